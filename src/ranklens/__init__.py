@@ -1,0 +1,54 @@
+"""ranklens: exact, fast ranking metrics for retrieval and RAG evaluation.
+
+Default numbers equal trec_eval's; every (qrels, run) pair is judged once into arrays and
+each metric is a vectorised function of them.
+
+>>> import ranklens
+>>> ranklens.evaluate({"q1": {"d1": 2, "d2": 1}}, {"q1": {"d1": 0.9, "d3": 0.5}},
+...                   ["ndcg@10", "mrr"]).aggregate
+{'ndcg@10': 0.7967075809905066, 'mrr': 1.0}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "evaluate": ("evaluation", "evaluate"),
+    "Evaluation": ("evaluation", "Evaluation"),
+    "judge": ("judging", "judge"),
+    "Judged": ("judging", "Judged"),
+    "JudgeOptions": ("judging", "JudgeOptions"),
+    "Qrels": ("qrels", "Qrels"),
+    "Run": ("run", "Run"),
+    "Metric": ("specs", "Metric"),
+    "parse_metric": ("specs", "parse_metric"),
+    "parse_metrics": ("specs", "parse_metrics"),
+    "read_qrels": ("io.trec", "read_qrels"),
+    "read_run": ("io.trec", "read_run"),
+    "write_qrels": ("io.trec", "write_qrels"),
+    "write_run": ("io.trec", "write_run"),
+    "RanklensError": ("errors", "RanklensError"),
+    "InputError": ("errors", "InputError"),
+    "MetricNameError": ("errors", "MetricNameError"),
+    "DuplicateDocumentError": ("errors", "DuplicateDocumentError"),
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'ranklens' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"ranklens.{target[0]}"), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,104 @@
+"""Vectorised helpers over ragged per-query arrays stored flat with offsets (CSR layout).
+
+``off`` has one entry more than there are queries; query ``i`` owns ``x[off[i]:off[i+1]]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def lengths(off: np.ndarray) -> np.ndarray:
+    """Number of entries of each segment."""
+    return np.diff(off)
+
+
+def seg_sum(x: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """Sum of each segment (0 for an empty one), summed left to right like a C loop."""
+    n = len(off) - 1
+    out = np.zeros(n, dtype=np.float64 if x.dtype.kind == "f" else np.int64)
+    if len(x) == 0 or n == 0:
+        return out
+    starts = off[:-1]
+    nonempty = off[1:] > starts
+    if nonempty.any():
+        out[nonempty] = np.add.reduceat(x, starts[nonempty])
+    return out
+
+
+def seg_max(x: np.ndarray, off: np.ndarray, empty: float = 0.0) -> np.ndarray:
+    """Maximum of each segment (``empty`` for an empty one)."""
+    n = len(off) - 1
+    out = np.full(n, empty, dtype=np.float64)
+    if len(x) == 0 or n == 0:
+        return out
+    starts = off[:-1]
+    nonempty = off[1:] > starts
+    if nonempty.any():
+        out[nonempty] = np.maximum.reduceat(x, starts[nonempty])
+    return out
+
+
+def seg_index(off: np.ndarray) -> np.ndarray:
+    """Segment number of every flat position."""
+    lens = lengths(off)
+    return np.repeat(np.arange(len(lens), dtype=np.int64), lens)
+
+
+def seg_positions(off: np.ndarray) -> np.ndarray:
+    """0-based position of every flat entry within its segment."""
+    total = int(off[-1]) if len(off) else 0
+    starts = np.repeat(off[:-1], lengths(off))
+    return np.arange(total, dtype=np.int64) - starts
+
+
+def seg_cumsum(x: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """Running sum that restarts at every segment (exact for integer input)."""
+    c = np.cumsum(x)
+    if len(c) == 0:
+        return c
+    lens = lengths(off)
+    base = np.concatenate(([0], c))[off[:-1]]
+    return c - np.repeat(base, lens)
+
+
+def seg_reverse_cummax(x: np.ndarray, off: np.ndarray, block: int = 1 << 22) -> np.ndarray:
+    """``out[i] = max(x[i:end_of_segment])`` within each segment, computed exactly.
+
+    Segments are laid into padded rows (in blocks of about ``block`` cells) and a reversed
+    running maximum runs along each row.
+    """
+    out = np.empty(len(x), dtype=np.float64)
+    lens = lengths(off)
+    n = len(lens)
+    i = 0
+    while i < n:
+        width = 1
+        j = i
+        while j < n and (j - i + 1) * max(width, int(lens[j])) <= max(block, int(lens[j])):
+            width = max(width, int(lens[j]))
+            j += 1
+        rows = lens[i:j]
+        pad = np.full((j - i, width), -np.inf)
+        col = seg_positions(off[i : j + 1] - off[i])
+        row = np.repeat(np.arange(j - i), rows)
+        seg = slice(int(off[i]), int(off[j]))
+        pad[row, col] = x[seg]
+        acc = np.maximum.accumulate(pad[:, ::-1], axis=1)[:, ::-1]
+        out[seg] = acc[row, col]
+        i = j
+    return out
+
+
+def at_cutoff(c: np.ndarray, off: np.ndarray, k: int | None) -> np.ndarray:
+    """Per segment, the value of a within-segment running array ``c`` at rank ``k``.
+
+    Rank ``k`` is 1-based and clamped to the segment length; an empty segment (or k == 0)
+    gives 0.
+    """
+    lens = lengths(off)
+    take = lens if k is None else np.minimum(lens, k)
+    out = np.zeros(len(lens), dtype=c.dtype if len(c) else np.float64)
+    ok = take > 0
+    out[ok] = c[off[:-1][ok] + take[ok] - 1]
+    return out

@@ -1,0 +1,26 @@
+"""Exceptions raised by ranklens.
+
+Every error that comes from bad input names what is at fault: the query, the document,
+the file and line, or the field.
+"""
+
+from __future__ import annotations
+
+
+class RanklensError(ValueError):
+    """Base class of every error ranklens raises on bad input."""
+
+
+class InputError(RanklensError):
+    """Malformed qrels, run or dataset input (names the file/line, query, document or field)."""
+
+
+class DuplicateDocumentError(InputError):
+    """A document appears twice in one query of a run or of the qrels."""
+
+
+class MetricNameError(RanklensError, KeyError):
+    """A metric name that ranklens cannot parse; the message lists the closest valid names."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""

@@ -1,0 +1,207 @@
+"""``ranklens.evaluate``: judge a (qrels, run) pair once, then compute any metrics on it."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .judging import JudgeOptions, Judged, judge
+from .qrels import QrelsLike
+from .run import RunLike
+from .specs import Metric, parse_metrics
+
+MetricsLike = str | Metric | Sequence[str | Metric]
+
+MIN_GEO_MEAN = 1e-5
+"""Floor applied to per-query values before a geometric mean (trec_eval's gm_map)."""
+
+
+def aggregate(values: np.ndarray, how: str) -> float:
+    """Combine per-query values: ``mean``, ``sum`` (trec_eval's counts) or ``gmean``
+    (``exp(mean(log(max(x, 1e-5))))``, trec_eval's gm_map)."""
+    if len(values) == 0:
+        return 0.0
+    if how == "sum":
+        return float(np.sum(values))
+    if how == "gmean":
+        return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
+    return float(np.mean(values))
+
+
+class Evaluation:
+    """Per-query values and aggregates of several metrics on one judged pair.
+
+    * ``query_ids``: the evaluated queries (sorted by id);
+    * ``per_query[name]``: an array aligned with ``query_ids``;
+    * ``aggregate[name]``: the mean over queries (the sum for counts such as ``num_rel``,
+      the geometric mean for ``gm_map``, as trec_eval reports them);
+    * ``counts``: queries evaluated, missing (scored 0 or skipped), ignored (in the run but
+      unlabelled), duplicates dropped;
+    * ``judged``: the judged arrays, so ``evaluation.evaluate(["ndcg@20"])`` costs no
+      second judging.
+    """
+
+    def __init__(self, judged: Judged, metrics: list[Metric], values: dict[str, np.ndarray]):
+        self.judged = judged
+        self.metrics = metrics
+        self.per_query = values
+        self.aggregate = {
+            mt.name: aggregate(values[mt.name], mt.aggregate) for mt in metrics
+        }
+
+    @classmethod
+    def from_judged(cls, judged: Judged, metrics: MetricsLike) -> Evaluation:
+        parsed = parse_metrics(metrics)
+        values = {mt.name: mt.compute(judged) for mt in parsed}
+        return cls(judged, parsed, values)
+
+    # ------------------------------------------------------------------ access
+    @property
+    def query_ids(self) -> list[str]:
+        return [str(q) for q in self.judged.query_ids]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.judged.counts.as_dict()
+
+    @property
+    def names(self) -> list[str]:
+        return [mt.name for mt in self.metrics]
+
+    def __getitem__(self, name: str) -> float:
+        return self.aggregate[name]
+
+    def __iter__(self):
+        return iter(self.aggregate)
+
+    def evaluate(self, metrics: MetricsLike) -> Evaluation:
+        """More metrics on the same judged pair."""
+        return Evaluation.from_judged(self.judged, metrics)
+
+    def query(self, query_id: str) -> dict[str, float]:
+        """All metric values of one query."""
+        idx = self.query_ids.index(str(query_id))
+        return {name: float(vals[idx]) for name, vals in self.per_query.items()}
+
+    # ------------------------------------------------------------------ output
+    def to_dict(self) -> dict[str, Any]:
+        """``{"aggregate": {metric: value}, "per_query": {query: {metric: value}},
+        "counts": {...}, "options": {...}}``."""
+        qids = self.query_ids
+        cols = {name: vals.tolist() for name, vals in self.per_query.items()}
+        per_query = {q: {name: cols[name][i] for name in cols} for i, q in enumerate(qids)}
+        opts = self.judged.options
+        return {
+            "aggregate": dict(self.aggregate),
+            "per_query": per_query,
+            "counts": self.counts,
+            "options": {
+                "relevance_level": opts.relevance_level,
+                "duplicates": opts.duplicates,
+                "missing": opts.missing,
+                "score_precision": opts.score_precision,
+            },
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def to_trec(self, per_query: bool = False) -> str:
+        """trec_eval's three-column layout (``measure  query|all  value``); counts print as
+        integers, everything else with 4 decimals."""
+        lines: list[str] = []
+        if per_query:
+            qids = self.query_ids
+            for i, q in enumerate(qids):
+                for mt in self.metrics:
+                    lines.append(_trec_line(mt, q, float(self.per_query[mt.name][i])))
+        for mt in self.metrics:
+            lines.append(_trec_line(mt, "all", self.aggregate[mt.name]))
+        return "\n".join(lines) + "\n"
+
+    def to_table(self, per_query: bool = False, digits: int = 4) -> str:
+        """A plain-text table of the aggregates (and per-query rows when asked)."""
+        names = self.names
+        header = ["query", *names]
+        rows: list[list[str]] = []
+        if per_query:
+            for i, q in enumerate(self.query_ids):
+                rows.append([q, *(_fmt(mt, float(self.per_query[mt.name][i]), digits)
+                                  for mt in self.metrics)])
+        rows.append(["all", *(_fmt(mt, self.aggregate[mt.name], digits) for mt in self.metrics)])
+        widths = [max(len(h), *(len(r[c]) for r in rows)) for c, h in enumerate(header)]
+        def line(cells: list[str]) -> str:
+            return "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            )
+        out = [line(header), line(["-" * w for w in widths])]
+        out += [line(r) for r in rows]
+        c = self.judged.counts
+        notes = [f"{c.queries_evaluated} queries evaluated"]
+        if c.queries_missing:
+            verb = "scored 0" if self.judged.options.missing == "zero" else "skipped"
+            notes.append(f"{c.queries_missing} labelled but absent from the run ({verb})")
+        if c.queries_ignored:
+            notes.append(f"{c.queries_ignored} in the run without labels (ignored)")
+        if c.duplicates_dropped:
+            notes.append(f"{c.duplicates_dropped} duplicate documents dropped")
+        return "\n".join(out) + "\n" + "; ".join(notes) + "\n"
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={v:.4f}" for k, v in self.aggregate.items())
+        return f"Evaluation({body}; {self.judged.counts.queries_evaluated} queries)"
+
+    def __str__(self) -> str:
+        return self.to_table()
+
+
+def _is_count(mt: Metric) -> bool:
+    return mt.aggregate == "sum"
+
+
+def _trec_line(mt: Metric, qid: str, value: float) -> str:
+    if _is_count(mt) and math.isfinite(value):
+        shown = str(int(round(value)))
+    else:
+        shown = f"{value:.4f}"
+    return f"{mt.name:<22}\t{qid}\t{shown}"
+
+
+def _fmt(mt: Metric, value: float, digits: int) -> str:
+    if _is_count(mt):
+        return str(int(round(value)))
+    return f"{value:.{digits}f}"
+
+
+def evaluate(
+    qrels: QrelsLike,
+    run: RunLike,
+    metrics: MetricsLike,
+    *,
+    options: JudgeOptions | None = None,
+    **judge_options: Any,
+) -> Evaluation:
+    """Evaluate ``run`` against ``qrels`` on ``metrics``.
+
+    ``qrels``: a :class:`~ranklens.Qrels`, a TREC qrels path, ``{query: {doc: grade}}``,
+    ``{query: [doc, ...]}`` or grouped ``{query: [[doc, ...], ...]}``.
+    ``run``: a :class:`~ranklens.Run`, a TREC run path, ``{query: {doc: score}}``,
+    ``{query: [(doc, score), ...]}`` or ranked lists ``{query: [doc, ...]}``.
+    ``metrics``: names such as ``"ndcg@10"``, ``"P(rel=2)@5"``, ``"map"``, trec_eval's
+    ``"ndcg_cut_10"`` (see :mod:`ranklens.specs`).
+    ``judge_options``: ``relevance_level`` (trec_eval ``-l``, default 1), ``duplicates``
+    (``"error"``/``"first"``), ``missing`` (``"zero"``/``"skip"``), ``score_precision``.
+
+    Returns an :class:`Evaluation`; the judged arrays are kept on it for further metrics.
+
+    >>> ev = evaluate({"q1": {"d1": 1, "d2": 1}}, {"q1": ["d1", "d3"]}, ["P@2", "recall@2"])
+    >>> ev["P@2"], ev["recall@2"]
+    (0.5, 0.5)
+    """
+    parsed = parse_metrics(metrics)
+    judged = judge(qrels, run, options, **judge_options)
+    return Evaluation.from_judged(judged, parsed)

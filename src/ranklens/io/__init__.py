@@ -1,0 +1,1 @@
+"""Readers and writers: TREC qrels/run files, JSON and JSONL."""

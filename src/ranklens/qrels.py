@@ -1,0 +1,286 @@
+"""Relevance labels (qrels), stored column-wise.
+
+A query's ground truth is a list of *units*. With plain labels (TREC qrels) each judged
+document is its own unit with its own grade. With grouped ground truth (AutoRAG's
+``retrieval_gt``, e.g. ``[["d1", "d2"], ["d3"]]``) a unit is a group of documents, any one
+of which finds the group; each group may carry a grade (default 1).
+
+Storage is one row per (query, unit, document) membership:
+
+* ``query_ids``: sorted distinct query ids; ``q``: each row's query code;
+* ``doc_ids``: sorted distinct document ids; ``d``: each row's document code;
+* ``unit``: each row's unit number (global, contiguous per query);
+* ``grade``: each row's grade (the unit's grade); negative grades mean "judged but never
+  relevant, zero gain" (trec_eval's pooled-but-unjudged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from ._vocab import as_id_array, encode
+from .errors import DuplicateDocumentError, InputError
+
+QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
+
+
+class Qrels:
+    """Relevance labels for a set of queries: graded labels or grouped ground truth.
+
+    Build one with :meth:`from_dict`, :meth:`from_groups`, :meth:`from_arrays`,
+    :func:`ranklens.read_qrels`, or let :meth:`coerce` pick from a plain Python object.
+    """
+
+    __slots__ = ("_query_row_off", "d", "doc_ids", "grade", "grouped", "q", "query_ids", "unit")
+
+    def __init__(
+        self,
+        query_ids: np.ndarray,
+        doc_ids: np.ndarray,
+        q: np.ndarray,
+        d: np.ndarray,
+        grade: np.ndarray,
+        unit: np.ndarray,
+        grouped: bool,
+    ) -> None:
+        self.query_ids = query_ids
+        self.doc_ids = doc_ids
+        self.q = q
+        self.d = d
+        self.grade = grade
+        self.unit = unit
+        self.grouped = grouped
+        self._query_row_off = np.searchsorted(q, np.arange(len(query_ids) + 1))
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_arrays(
+        cls,
+        query_ids: Sequence[Any] | np.ndarray,
+        doc_ids: Sequence[Any] | np.ndarray,
+        grades: Sequence[int] | np.ndarray,
+        groups: Sequence[int] | np.ndarray | None = None,
+        *,
+        empty_queries: Iterable[str] = (),
+        source: str = "qrels",
+    ) -> Qrels:
+        """Build qrels from parallel columns.
+
+        ``groups`` (optional) gives each row a group number, unique within its query; rows
+        with the same query and group number form one unit. Without it every row is its own
+        unit, and a document may appear only once per query. ``empty_queries`` lists queries
+        that have ground truth with no entries (they are evaluated with R = 0).
+        """
+        qs = as_id_array(query_ids, f"query id in {source}")
+        ds = as_id_array(doc_ids, f"document id in {source}")
+        g = np.asarray(grades)
+        if not (len(qs) == len(ds) == len(g)):
+            raise InputError(f"{source}: query, document and grade columns differ in length")
+        if g.dtype.kind == "f":
+            frac = np.flatnonzero(g != np.floor(g))
+            if len(frac):
+                i = int(frac[0])
+                raise InputError(
+                    f"{source}: grade {g[i]!r} of document {ds[i]!r} in query {qs[i]!r} "
+                    "is not an integer"
+                )
+        if len(g) and g.dtype.kind not in "iuf":
+            raise InputError(f"{source}: grades must be integers")
+        g = g.astype(np.int64)
+        extra = as_id_array(list(empty_queries), f"query id in {source}")
+        all_q = np.concatenate([qs, extra]) if len(extra) else qs
+        qcode_all, query_ids_v = encode(all_q)
+        qcode = qcode_all[: len(qs)]
+        dcode, doc_vocab = encode(ds)
+        if groups is None:
+            order = np.lexsort((dcode, qcode))
+            qs_sorted, ds_sorted = qcode[order], dcode[order]
+            dup = np.flatnonzero((qs_sorted[1:] == qs_sorted[:-1]) & (ds_sorted[1:] == ds_sorted[:-1]))
+            if len(dup):
+                i = order[dup[0] + 1]
+                raise DuplicateDocumentError(
+                    f"{source}: document {ds[i]!r} is labelled twice in query {qs[i]!r}"
+                )
+            unit = np.arange(len(order), dtype=np.int64)
+            return cls(query_ids_v, doc_vocab, qs_sorted, ds_sorted, g[order], unit, False)
+        grp = np.asarray(groups, dtype=np.int64)
+        if len(grp) != len(qs):
+            raise InputError(f"{source}: the group column differs in length")
+        order = np.lexsort((dcode, grp, qcode))
+        q_s, grp_s, d_s, g_s = qcode[order], grp[order], dcode[order], g[order]
+        same_unit = (q_s[1:] == q_s[:-1]) & (grp_s[1:] == grp_s[:-1])
+        dup = np.flatnonzero(same_unit & (d_s[1:] == d_s[:-1]))
+        if len(dup):
+            i = order[dup[0] + 1]
+            raise DuplicateDocumentError(
+                f"{source}: document {ds[i]!r} is listed twice in one group of query {qs[i]!r}"
+            )
+        mixed = np.flatnonzero(same_unit & (g_s[1:] != g_s[:-1]))
+        if len(mixed):
+            i = order[mixed[0] + 1]
+            raise InputError(f"{source}: group of document {ds[i]!r} in query {qs[i]!r} has "
+                             "members with different grades")
+        unit = np.concatenate(([0], np.cumsum(~same_unit))).astype(np.int64) if len(q_s) else \
+            np.zeros(0, dtype=np.int64)
+        return cls(query_ids_v, doc_vocab, q_s, d_s, g_s, unit, True)
+
+    @classmethod
+    def from_dict(cls, labels: Mapping[Any, Mapping[Any, int] | Sequence[Any]]) -> Qrels:
+        """From ``{query: {doc: grade}}``; a list of documents ``{query: [doc, ...]}`` means
+        grade 1 for each."""
+        qs: list[Any] = []
+        ds: list[Any] = []
+        gs: list[Any] = []
+        empty: list[Any] = []
+        for qid, entry in labels.items():
+            if isinstance(entry, Mapping):
+                items = list(entry.items())
+                if not items:
+                    empty.append(qid)
+                    continue
+                qs.extend([qid] * len(items))
+                for doc, grade in items:
+                    ds.append(doc)
+                    gs.append(_check_grade(grade, qid, doc))
+            elif isinstance(entry, Sequence) and not isinstance(entry, str):
+                if not entry:
+                    empty.append(qid)
+                    continue
+                if any(isinstance(x, (list, tuple, set, frozenset)) for x in entry):
+                    raise InputError(
+                        f"qrels: query {qid!r} gives a list of lists; use Qrels.from_groups "
+                        "for grouped ground truth"
+                    )
+                qs.extend([qid] * len(entry))
+                ds.extend(entry)
+                gs.extend([1] * len(entry))
+            else:
+                raise InputError(
+                    f"qrels: labels of query {qid!r} must be a dict of doc -> grade or a list of "
+                    f"doc ids, got {type(entry).__name__}"
+                )
+        return cls.from_arrays(qs, ds, np.asarray(gs, dtype=np.int64), empty_queries=empty)
+
+    @classmethod
+    def from_groups(
+        cls,
+        groups: Mapping[Any, Sequence[Any]],
+        grades: Mapping[Any, Sequence[int]] | None = None,
+    ) -> Qrels:
+        """From grouped ground truth ``{query: [[doc, ...], [doc, ...]]}``.
+
+        Each inner list is one group: retrieving any one of its documents finds the group.
+        A bare string stands for a one-document group. ``grades`` optionally gives each
+        query's group grades in the same order (default 1).
+        """
+        qs: list[Any] = []
+        ds: list[Any] = []
+        gs: list[int] = []
+        us: list[int] = []
+        empty: list[Any] = []
+        for qid, glist in groups.items():
+            if isinstance(glist, str) or not isinstance(glist, Sequence):
+                raise InputError(f"qrels: ground truth of query {qid!r} must be a list of groups")
+            if len(glist) == 0:
+                empty.append(qid)
+                continue
+            qgrades = None if grades is None else grades.get(qid)
+            if qgrades is not None and len(qgrades) != len(glist):
+                raise InputError(
+                    f"qrels: query {qid!r} has {len(glist)} groups but {len(qgrades)} grades"
+                )
+            for j, group in enumerate(glist):
+                members = [group] if isinstance(group, str) else list(group)
+                if not members:
+                    raise InputError(f"qrels: group {j} of query {qid!r} is empty")
+                grade = 1 if qgrades is None else _check_grade(qgrades[j], qid, f"group {j}")
+                for doc in members:
+                    qs.append(qid)
+                    ds.append(doc)
+                    gs.append(grade)
+                    us.append(j)
+        return cls.from_arrays(qs, ds, np.asarray(gs, dtype=np.int64), us, empty_queries=empty)
+
+    @classmethod
+    def coerce(cls, obj: QrelsLike) -> Qrels:
+        """Turn ``obj`` into :class:`Qrels`: a Qrels, a TREC qrels path, ``{q: {doc: grade}}``,
+        ``{q: [doc, ...]}`` or grouped ``{q: [[doc, ...], ...]}``."""
+        if isinstance(obj, Qrels):
+            return obj
+        if isinstance(obj, (str, Path)):
+            from .io.trec import read_qrels
+
+            return read_qrels(obj)
+        if isinstance(obj, Mapping):
+            for entry in obj.values():
+                if (
+                    isinstance(entry, Sequence)
+                    and not isinstance(entry, str)
+                    and entry
+                    and isinstance(entry[0], (list, tuple, set, frozenset))
+                ):
+                    return cls.from_groups(obj)
+            return cls.from_dict(obj)
+        raise InputError(f"cannot read qrels from {type(obj).__name__}")
+
+    # ------------------------------------------------------------------ views
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __repr__(self) -> str:
+        kind = "grouped" if self.grouped else "graded"
+        return f"Qrels({len(self.query_ids)} queries, {len(self.q)} {kind} entries)"
+
+    @property
+    def n_units(self) -> int:
+        """Number of units (documents, or groups for grouped ground truth)."""
+        return int(self.unit[-1]) + 1 if len(self.unit) else 0
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """``{query: {doc: grade}}`` (for grouped qrels: a document's highest group grade)."""
+        out: dict[str, dict[str, int]] = {str(qid): {} for qid in self.query_ids}
+        for qc, dc, g in zip(self.q.tolist(), self.d.tolist(), self.grade.tolist()):
+            row = out[self.query_ids[qc]]
+            doc = self.doc_ids[dc]
+            row[doc] = max(g, row.get(doc, g))
+        return out
+
+    def to_groups(self) -> dict[str, list[list[str]]]:
+        """``{query: [[doc, ...], ...]}`` (for plain qrels: one group per labelled document)."""
+        out: dict[str, list[list[str]]] = {str(qid): [] for qid in self.query_ids}
+        last = -1
+        for qc, dc, u in zip(self.q.tolist(), self.d.tolist(), self.unit.tolist()):
+            groups = out[self.query_ids[qc]]
+            if u != last:
+                groups.append([])
+                last = u
+            groups[-1].append(self.doc_ids[dc])
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Qrels):
+            return NotImplemented
+        return (
+            self.grouped == other.grouped
+            and np.array_equal(self.query_ids, other.query_ids)
+            and np.array_equal(self.doc_ids[self.d], other.doc_ids[other.d])
+            and np.array_equal(self.q, other.q)
+            and np.array_equal(self.grade, other.grade)
+            and np.array_equal(self.unit, other.unit)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _check_grade(grade: Any, qid: Any, doc: Any) -> int:
+    if isinstance(grade, (bool, np.bool_)):
+        return int(grade)
+    if isinstance(grade, (int, np.integer)):
+        return int(grade)
+    if isinstance(grade, (float, np.floating)) and float(grade).is_integer():
+        return int(grade)
+    raise InputError(f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is not an integer")

@@ -1,0 +1,234 @@
+"""Retrieval runs (rankings per query), stored column-wise.
+
+Rows are kept in the order given, grouped by query. ``query_ids``/``doc_ids`` are sorted
+vocabularies and ``q``/``d`` index into them; ``score`` holds each row's score. A run built
+from ranked lists without scores (``scored`` is False) gets descending pseudo-scores so that
+the given order is the ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from ._vocab import as_id_array, encode
+from .errors import InputError
+
+RunLike = Union["Run", Mapping[str, Any], str, Path]
+
+
+class Run:
+    """Rankings of documents for a set of queries.
+
+    Build one with :meth:`from_dict`, :meth:`from_arrays`, :func:`ranklens.read_run`, or let
+    :meth:`coerce` pick from a plain Python object.
+    """
+
+    __slots__ = ("_orders", "d", "doc_ids", "name", "q", "query_ids", "score", "scored")
+
+    def __init__(
+        self,
+        query_ids: np.ndarray,
+        doc_ids: np.ndarray,
+        q: np.ndarray,
+        d: np.ndarray,
+        score: np.ndarray,
+        scored: bool,
+        name: str = "run",
+    ) -> None:
+        self.query_ids = query_ids
+        self.doc_ids = doc_ids
+        self.q = q
+        self.d = d
+        self.score = score
+        self.scored = scored
+        self.name = name
+        self._orders: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def from_arrays(
+        cls,
+        query_ids: Sequence[Any] | np.ndarray,
+        doc_ids: Sequence[Any] | np.ndarray,
+        scores: Sequence[float] | np.ndarray | None = None,
+        *,
+        name: str = "run",
+        empty_queries: Iterable[Any] = (),
+        source: str = "run",
+        encoded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> Run:
+        """Build a run from parallel columns (rows of one query need not be adjacent).
+
+        Without ``scores`` the rows' order within each query is the ranking. ``empty_queries``
+        lists queries that were asked but retrieved nothing.
+        """
+        if encoded is not None:
+            qcode, query_vocab, dcode, doc_vocab = encoded
+            n = len(qcode)
+        else:
+            qs = as_id_array(query_ids, f"query id in {source}")
+            ds = as_id_array(doc_ids, f"document id in {source}")
+            if len(qs) != len(ds):
+                raise InputError(f"{source}: query and document columns differ in length")
+            n = len(qs)
+            extra = as_id_array(list(empty_queries), f"query id in {source}")
+            all_q = np.concatenate([qs, extra]) if len(extra) else qs
+            qcode_all, query_vocab = encode(all_q)
+            qcode = qcode_all[:n]
+            dcode, doc_vocab = encode(ds)
+        if scores is None:
+            scored = False
+            sc = None
+        else:
+            scored = True
+            sc = np.asarray(scores, dtype=np.float64)
+            if len(sc) != n:
+                raise InputError(f"{source}: the score column differs in length")
+            bad = np.flatnonzero(~np.isfinite(sc))
+            if len(bad):
+                i = int(bad[0])
+                raise InputError(
+                    f"{source}: score {sc[i]!r} of document {doc_vocab[dcode[i]]!r} in query "
+                    f"{query_vocab[qcode[i]]!r} is not a finite number"
+                )
+        if n and np.any(qcode[1:] < qcode[:-1]):
+            order = np.argsort(qcode, kind="stable")
+            qcode, dcode = qcode[order], dcode[order]
+            if sc is not None:
+                sc = sc[order]
+        if sc is None:
+            # Pseudo-scores: strictly decreasing within each query, so the given order ranks.
+            sc = -np.arange(n, dtype=np.float64)
+        return cls(query_vocab, doc_vocab, qcode, dcode, sc, scored, name)
+
+    @classmethod
+    def from_dict(cls, run: Mapping[Any, Any], *, name: str = "run") -> Run:
+        """From ``{query: {doc: score}}`` (scored), ``{query: [(doc, score), ...]}`` (scored)
+        or ``{query: [doc, ...]}`` (ranked, no scores)."""
+        if not run:
+            return cls.from_arrays([], [], [], name=name)
+        first = next((v for v in run.values() if len(v)), None)
+        empty = [qid for qid, v in run.items() if len(v) == 0]
+        if first is None:
+            return cls.from_arrays([], [], [], name=name, empty_queries=empty)
+        if isinstance(first, Mapping):
+            for qid, v in run.items():
+                if not isinstance(v, Mapping):
+                    raise InputError(f"run: query {qid!r} must map documents to scores like the "
+                                     "other queries")
+            lens = [len(v) for v in run.values()]
+            qs = np.repeat(np.asarray(_key_list(run), dtype=object), lens)
+            ds = list(chain.from_iterable(run.values()))
+            scores = np.fromiter(chain.from_iterable(v.values() for v in run.values()),
+                                 dtype=np.float64, count=len(ds))
+            return cls.from_arrays(qs, ds, scores, name=name, empty_queries=empty)
+        if isinstance(first, Sequence) and not isinstance(first, str):
+            qs_l: list[Any] = []
+            ds_l: list[Any] = []
+            sc_l: list[float] = []
+            has_scores = isinstance(first[0], (tuple, list))
+            for qid, hits in run.items():
+                if isinstance(hits, Mapping) or isinstance(hits, str):
+                    raise InputError(f"run: query {qid!r} must be a list like the other queries")
+                for j, hit in enumerate(hits):
+                    if has_scores:
+                        if not isinstance(hit, (tuple, list)) or len(hit) != 2:
+                            raise InputError(
+                                f"run: hit {j} of query {qid!r} must be a (doc, score) pair"
+                            )
+                        ds_l.append(hit[0])
+                        sc_l.append(_check_score(hit[1], qid, hit[0]))
+                    else:
+                        if isinstance(hit, (tuple, list)):
+                            raise InputError(f"run: hit {j} of query {qid!r} is a pair but the "
+                                             "first query's hits are plain ids")
+                        ds_l.append(hit)
+                qs_l.extend([qid] * len(hits))
+            return cls.from_arrays(qs_l, ds_l, sc_l if has_scores else None, name=name,
+                                   empty_queries=empty)
+        raise InputError(f"run: hits of a query must be a dict or a list, got {type(first).__name__}")
+
+    @classmethod
+    def coerce(cls, obj: RunLike, *, name: str | None = None) -> Run:
+        """Turn ``obj`` into a :class:`Run`: a Run, a TREC run path or a dict (see
+        :meth:`from_dict`)."""
+        if isinstance(obj, Run):
+            return obj
+        if isinstance(obj, (str, Path)):
+            from .io.trec import read_run
+
+            return read_run(obj)
+        if isinstance(obj, Mapping):
+            return cls.from_dict(obj, name=name or "run")
+        raise InputError(f"cannot read a run from {type(obj).__name__}")
+
+    # ------------------------------------------------------------------ ordering
+    def order(self, score_precision: str = "float64") -> np.ndarray:
+        """Row order that ranks each query trec_eval's way: score descending, then document
+        id descending (byte order); rows of one query stay contiguous, queries ascending.
+
+        ``score_precision="float32"`` compares scores as float32, as trec_eval 9 and
+        pytrec_eval do. Runs without scores keep the given order.
+        """
+        cached = self._orders.get(score_precision)
+        if cached is not None:
+            return cached
+        if not self.scored:
+            order = np.arange(len(self.q))
+        else:
+            sc = self.score if score_precision == "float64" else self.score.astype(np.float32)
+            order = _trec_order(self.q, sc, self.d)
+        self._orders[score_precision] = order
+        return order
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {len(self.query_ids)} queries, {len(self.q)} rows)"
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{query: {doc: score}}``, each query's documents in ranking order."""
+        out: dict[str, dict[str, float]] = {str(qid): {} for qid in self.query_ids}
+        o = self.order()
+        for qc, dc, s in zip(self.q[o].tolist(), self.d[o].tolist(), self.score[o].tolist()):
+            out[self.query_ids[qc]].setdefault(self.doc_ids[dc], s)
+        return out
+
+    def to_lists(self) -> dict[str, list[str]]:
+        """``{query: [doc, ...]}`` in ranking order."""
+        out: dict[str, list[str]] = {str(qid): [] for qid in self.query_ids}
+        o = self.order()
+        for qc, dc in zip(self.q[o].tolist(), self.d[o].tolist()):
+            out[self.query_ids[qc]].append(self.doc_ids[dc])
+        return out
+
+
+def _trec_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray:
+    n = len(q)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    # Fast path: rows already in trec order (the common case for files written by a ranker).
+    same_q = q[1:] == q[:-1]
+    ok = (q[1:] >= q[:-1]) & (
+        ~same_q | (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (d[1:] < d[:-1]))
+    )
+    if ok.all():
+        return np.arange(n)
+    return np.lexsort((-d, -score, q))
+
+
+def _key_list(m: Mapping[Any, Any]) -> list[Any]:
+    return list(m.keys())
+
+
+def _check_score(score: Any, qid: Any, doc: Any) -> float:
+    try:
+        return float(score)
+    except (TypeError, ValueError):
+        raise InputError(f"run: score {score!r} of document {doc!r} in query {qid!r} is not a "
+                         "number") from None
