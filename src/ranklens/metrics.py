@@ -291,3 +291,61 @@ def eleven_point_average(v: LevelView, k: int | None = None, legacy: bool = Fals
     """11-point interpolated average precision: the mean of ``iP(r)`` at r = 0, 0.1, …, 1
     (trec_eval ``11pt_avg``)."""
     return np.mean([interpolated_precision(v, k, r, legacy) for r in RECALL_POINTS], axis=0)
+
+
+def r_precision_mult(v: LevelView, k: int | None = None, m: float = 1.0) -> np.ndarray:
+    """Precision at a multiple of R (trec_eval ``Rprec_mult_m``): ``P@c`` with
+    ``c = ⌊m·R + 0.9⌋`` (÷c even beyond the retrieved list); 0 when c = 0."""
+    j = v.j
+    c = np.floor(m * v.R + 0.9).astype(np.int64)
+    take = np.minimum(c, j.lens)
+    got = np.zeros(j.n_queries, dtype=np.float64)
+    ok = take > 0
+    got[ok] = v.cum_rel[j.off[:-1][ok] + take[ok] - 1]
+    return _div(got, c)
+
+
+def unjudged_at(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Unjudged@k: ``(Σ_{i≤k} [no label or a negative label at i]) / k`` (trec_eval
+    ``unj_k``; ranks beyond the list count as judged). Without k, ÷n."""
+    j = v.j
+    unj = (j.label < 0).astype(np.float64)  # NOT_IN_QRELS is negative too
+    got = v.sum_top(unj, k)
+    return got / float(k) if k is not None else _div(got, j.lens)
+
+
+def rbp_residual(v: LevelView, k: int | None = None, p: float = 0.9) -> np.ndarray:
+    """RBP residual (trec_eval 10 ``rbp_resid``): the most RBP could still grow if every
+    unjudged document and every rank below the list were relevant,
+    ``p^n + (1 − p) Σ_{unjudged i} p^{i−1}``; trec_eval reports 0 when the list has no
+    unjudged document."""
+    j = v.j
+    unj = j.label < 0
+    if k is not None:
+        unj = unj & (j.pos < k)
+    weights = np.power(p, j.pos.astype(np.float64))
+    s = v.sum_top(np.where(unj, weights, 0.0), k)
+    depth = j.lens if k is None else np.minimum(j.lens, k)
+    n_unj = v.sum_top(unj.astype(np.float64), k)
+    return np.where(n_unj > 0, np.power(p, depth) + (1.0 - p) * s, 0.0)
+
+
+def set_map(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Unranked set AP (trec_eval ``set_map``): ``num_rel_ret² / (n · R)`` = set precision ×
+    set recall."""
+    return set_precision(v, k) * set_recall(v, k)
+
+
+def set_relative_precision(v: LevelView, k: int | None = None) -> np.ndarray:
+    """``num_rel_ret / min(n, R)`` (trec_eval ``set_relative_P``)."""
+    return _div(v.rel_at(k), np.minimum(num_ret(v, k), v.R))
+
+
+def num_nonrel_judged_ret(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Judged non-relevant documents retrieved (0 ≤ grade < ℓ; summed over queries)."""
+    return v.sum_top(v.nonrel.astype(np.float64), k)
+
+
+def num_q(v: LevelView, k: int | None = None) -> np.ndarray:
+    """1 per evaluated query; summed, the number of queries (trec_eval ``num_q``)."""
+    return np.ones(v.j.n_queries)

@@ -94,6 +94,19 @@ FAMILIES: dict[str, Family] = {
         _f("iprec", m.interpolated_precision, aliases=("iprec_at_recall",),
            params={"r": None, "legacy": False}, cutoff=False, trec_name="iprec_at_recall",
            trec_defaults=m.RECALL_POINTS),
+        _f("Rprec_mult", m.r_precision_mult, params={"m": None}, cutoff=False,
+           trec_name="Rprec_mult", trec_defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8,
+                                                  2.0)),
+        _f("unj", m.unjudged_at, uses_level=False, trec_name="unj", trec_defaults=(5, 10, 20)),
+        _f("rbp_resid", m.rbp_residual, params={"p": 0.9}, uses_level=False,
+           trec_plain="rbp_resid"),
+        _f("set_map", m.set_map, cutoff=False, trec_plain="set_map"),
+        _f("set_relative_P", m.set_relative_precision, cutoff=False,
+           trec_plain="set_relative_P"),
+        _f("num_nonrel_judged_ret", m.num_nonrel_judged_ret, aggregate="sum",
+           trec_plain="num_nonrel_judged_ret"),
+        _f("num_q", m.num_q, cutoff=False, aggregate="sum", uses_level=False,
+           trec_plain="num_q"),
         _f("11pt_avg", m.eleven_point_average, params={"legacy": False}, cutoff=False,
            trec_plain="11pt_avg"),
     ]
@@ -115,6 +128,8 @@ for _fam in FAMILIES.values():
     if _fam.trec_plain:
         _LOOKUP[_fam.trec_plain.lower()] = (_fam.name, {})
 _LOOKUP.update(_PRESETS)
+
+_TREC_VALUE_PARAM = {"iprec": "r", "Rprec_mult": "m"}  # trec suffix is a parameter, not k
 
 _TREC_CUT: dict[str, str] = {
     f.trec_name.lower(): f.name for f in FAMILIES.values() if f.trec_name
@@ -196,6 +211,8 @@ def _coerce_param(family: Family, key: str, raw: str, name: str) -> Any:
         raise MetricNameError(f"metric {name!r}: parameter {key}={raw!r} is not a number") from None
     if key == "p" and not 0.0 < value < 1.0:
         raise MetricNameError(f"metric {name!r}: p must lie strictly between 0 and 1")
+    if key == "m" and value < 0:
+        raise MetricNameError(f"metric {name!r}: m must be >= 0")
     if key == "r" and not 0.0 <= value <= 1.0:
         raise MetricNameError(f"metric {name!r}: r must lie between 0 and 1")
     return type(default)(value) if isinstance(default, (int, float)) and not isinstance(
@@ -216,8 +233,9 @@ def parse_metric(name: str | Metric) -> Metric:
     if mt:
         fam = FAMILIES[_TREC_CUT[mt.group(1).lower()]]
         val = mt.group(2)
-        if fam.name == "iprec":
-            return Metric("iprec", None, _params(fam, {"r": float(val)}), None, name)
+        if fam.name in _TREC_VALUE_PARAM:
+            key = _TREC_VALUE_PARAM[fam.name]
+            return Metric(fam.name, None, _params(fam, {key: float(val)}), None, name)
         if "." in val:
             raise MetricNameError(f"metric {name!r}: the cutoff must be a whole number")
         return Metric(fam.name, int(val), _params(fam, {}), None, name)
@@ -263,9 +281,10 @@ def parse_metric(name: str | Metric) -> Metric:
         k = int(k_text)
         if k <= 0:
             raise MetricNameError(f"metric {name!r}: the cutoff must be at least 1")
-    if fam.name == "iprec" and given.get("r") is None:
-        raise MetricNameError(f"metric {name!r}: iprec needs a recall level, e.g. iprec(r=0.5) "
-                              "or iprec_at_recall_0.50")
+    if fam.name in _TREC_VALUE_PARAM and given.get(_TREC_VALUE_PARAM[fam.name]) is None:
+        key = _TREC_VALUE_PARAM[fam.name]
+        raise MetricNameError(f"metric {name!r}: {fam.name} needs {key}=..., e.g. "
+                              f"{fam.name}({key}=0.5) or {fam.trec_name}_0.50")
     return Metric(fam.name, k, _params(fam, given), level, name)
 
 
@@ -284,7 +303,7 @@ def known_names() -> list[str]:
         if fam.trec_plain:
             names.add(fam.trec_plain)
         if fam.trec_name:
-            example = "0.10" if fam.name == "iprec" else "10"
+            example = "0.10" if fam.name in _TREC_VALUE_PARAM else "10"
             names.add(f"{fam.trec_name}_{example}")
         if fam.cutoff:
             names.add(f"{fam.name}@10")
@@ -334,7 +353,8 @@ def expand_metric_names(names: str | Iterable[str | Metric]) -> list[str | Metri
                 out.append(text)
                 continue
             for v in values:
-                out.append(f"{fam.trec_name}_{_fmt_recall(v) if fam.name == 'iprec' else v}")
+                shown = _fmt_recall(v) if fam.name in _TREC_VALUE_PARAM else v
+                out.append(f"{fam.trec_name}_{shown}")
             continue
         if dot and head.lower() in {f.trec_plain.lower() for f in FAMILIES.values()
                                     if f.trec_plain}:
@@ -365,7 +385,10 @@ def _all_trec() -> list[str]:
     names += [f"ndcg_cut_{k}" for k in TREC_CUTOFFS]
     names += [f"map_cut_{k}" for k in TREC_CUTOFFS]
     names += [f"relative_P_{k}" for k in TREC_CUTOFFS]
-    names += ["success_1", "success_5", "success_10", "set_P", "set_recall", "set_F", "rbp"]
+    names += ["success_1", "success_5", "success_10", "set_P", "set_recall", "set_F", "rbp",
+              "num_q", "num_nonrel_judged_ret", "set_map", "set_relative_P", "rbp_resid"]
+    names += [f"Rprec_mult_{m:.2f}" for m in FAMILIES["Rprec_mult"].trec_defaults]
+    names += ["unj_5", "unj_10", "unj_20"]
     return names
 
 

@@ -1,0 +1,135 @@
+"""Differential tests: ranklens against trec_eval 9.0.8 (pytrec_eval-terrier) on
+hypothesis-generated qrels and runs.
+
+Covered: graded labels with 0 and negatives, exact score ties (scores from a small set,
+exact in float32), runs shorter than k and k beyond the run, thresholds 1 and 2, queries on
+one side only. pytrec_eval crashes on a run query with no documents and on a qrels query
+with only negative labels; those cases are kept out here and tested by hand in
+test_judging.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ranklens
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+CUTS = (1, 3, 5, 10)
+TREC_MEASURES = {
+    f"P.{','.join(map(str, CUTS))}",
+    f"recall.{','.join(map(str, CUTS))}",
+    f"ndcg_cut.{','.join(map(str, CUTS))}",
+    f"map_cut.{','.join(map(str, CUTS))}",
+    f"relative_P.{','.join(map(str, CUTS))}",
+    "success.1,5,10",
+    "map", "ndcg", "recip_rank", "Rprec", "bpref", "set_P", "set_recall", "set_F",
+    "num_rel", "num_ret", "num_rel_ret", "iprec_at_recall", "11pt_avg",
+}
+RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def our_name(trec_key: str) -> str:
+    """trec_eval's output key -> the ranklens name evaluated for it."""
+    if trec_key.startswith("iprec_at_recall_"):
+        return f"iprec(r={trec_key.rsplit('_', 1)[1]},legacy=1)"
+    if trec_key == "11pt_avg":
+        return "11pt_avg(legacy=1)"
+    return trec_key
+
+
+TREC_KEYS = (
+    [f"{fam}_{k}" for fam in ("P", "recall", "ndcg_cut", "map_cut", "relative_P") for k in CUTS]
+    + ["success_1", "success_5", "success_10", "map", "ndcg", "recip_rank", "Rprec", "bpref",
+       "set_P", "set_recall", "set_F", "num_rel", "num_ret", "num_rel_ret", "11pt_avg"]
+    + [f"iprec_at_recall_{r:.2f}" for r in RECALLS]
+)
+SUMMED = {"num_rel", "num_ret", "num_rel_ret"}
+
+DOCS = [f"d{i}" for i in range(14)] + ["D1", "a", "zz"]  # ids whose byte order is not numeric
+QUERIES = [f"q{i}" for i in range(6)]
+SCORES = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, -1.0]  # few values: many exact ties
+
+
+@st.composite
+def qrels_and_run(draw):
+    qrels = {}
+    for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True)):
+        labels = draw(st.dictionaries(st.sampled_from(DOCS), st.integers(-1, 3),
+                                      min_size=1, max_size=10))
+        if all(v < 0 for v in labels.values()):
+            labels[draw(st.sampled_from(DOCS))] = draw(st.integers(0, 3))
+        qrels[q] = labels
+    run = {}
+    for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True)):
+        run[q] = draw(st.dictionaries(st.sampled_from(DOCS), st.sampled_from(SCORES),
+                                      min_size=1, max_size=14))
+    level = draw(st.sampled_from([1, 2]))
+    return qrels, run, level
+
+
+def trec_per_query(qrels, run, level):
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES, relevance_level=level)
+    return evaluator.evaluate(run)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(qrels_and_run())
+def test_per_query_and_mean_equal_trec_eval(case):
+    qrels, run, level = case
+    expected = trec_per_query(qrels, run, level)
+    names = [our_name(k) for k in TREC_KEYS]
+    ev = ranklens.evaluate(qrels, run, names, relevance_level=level, missing="skip",
+                           score_precision="float32")
+    assert sorted(ev.query_ids) == sorted(expected)
+    for key in TREC_KEYS:
+        name = our_name(key)
+        for qid in expected:
+            want = expected[qid][key]
+            got = ev.query(qid)[name]
+            assert math.isclose(got, want, rel_tol=0, abs_tol=1e-9), (key, qid, got, want)
+        if expected:
+            values = [expected[q][key] for q in expected]
+            want_mean = float(np.sum(values) if key in SUMMED else np.mean(values))
+            assert math.isclose(ev[name], want_mean, abs_tol=1e-9), (key, ev[name], want_mean)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(qrels_and_run())
+def test_missing_queries_score_zero_like_trec_eval_c(case):
+    """Default missing="zero": qrels queries absent from the run count as 0 in the mean
+    (trec_eval -c); num_rel still adds their relevant documents."""
+    qrels, run, level = case
+    expected = trec_per_query(qrels, run, level)
+    ev = ranklens.evaluate(qrels, run, ["map", "P_5", "ndcg_cut_10", "num_rel", "recip_rank"],
+                           relevance_level=level, score_precision="float32")
+    assert sorted(ev.query_ids) == sorted(qrels)
+    missing = [q for q in qrels if q not in run]
+    assert ev.counts["queries_missing"] == len(missing)
+    assert ev.counts["queries_ignored"] == len([q for q in run if q not in qrels])
+    n = len(qrels)
+    for key in ("map", "P_5", "ndcg_cut_10", "recip_rank"):
+        want = sum(expected[q][key] for q in expected) / n
+        assert math.isclose(ev[key], want, abs_tol=1e-9), key
+    want_rel = sum(expected[q]["num_rel"] for q in expected) + sum(
+        sum(1 for g in qrels[q].values() if g >= level) for q in missing)
+    assert ev["num_rel"] == want_rel
+
+
+def test_score_precision_float32_reproduces_pytrec_eval_ties():
+    """trec_eval 9/pytrec_eval compare scores as float32: 1.0 and 1.0 + 1e-9 tie there and the
+    tie goes to the higher doc id; trec_eval 10 (float64, our default) ranks them apart."""
+    qrels = {"q": {"b": 1}}
+    run = {"q": {"b": 1.0, "a": 1.0 + 1e-9}}
+    oracle = trec_per_query(qrels, run, 1)["q"]["recip_rank"]
+    f32 = ranklens.evaluate(qrels, run, ["recip_rank"], score_precision="float32")
+    f64 = ranklens.evaluate(qrels, run, ["recip_rank"])
+    assert oracle == 1.0
+    assert f32["recip_rank"] == 1.0
+    assert f64["recip_rank"] == 0.5

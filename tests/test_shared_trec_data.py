@@ -1,0 +1,129 @@
+"""Real runs with trec_eval 10.0's expected output (../shared/data): every measure printed
+there that ranklens implements must match, per query and for "all", to the printed
+precision (4 decimals; counts exactly)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+import ranklens
+from ranklens.errors import MetricNameError
+from ranklens.specs import parse_metric
+
+
+NOT_IMPLEMENTED = {"runid", "relstring", "infAP", "utility", "binG", "G", "ndcg_rel", "Rndcg"}
+
+
+def read_expected(path: Path) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    for line in path.read_text().splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3:
+            out[parts[0].strip()][parts[1].strip()] = parts[2].strip()
+    return out
+
+
+def check(qrels: Path, run: Path, expected: Path, min_measures: int, **options) -> None:
+    exp = read_expected(expected)
+    names = []
+    for name in exp:
+        try:
+            parse_metric(name)
+        except MetricNameError:
+            assert name.split("_")[0] in NOT_IMPLEMENTED, name
+            continue
+        names.append(name)
+    assert len(names) >= min_measures, names
+    ev = ranklens.evaluate(qrels, run, names, **options)
+    compared = 0
+    for name in names:
+        for qid, text in exp[name].items():
+            got = ev[name] if qid == "all" else ev.query(qid)[name]
+            if "." in text:
+                assert abs(got - float(text)) <= 5e-5 + 1e-9, (name, qid, got, text)
+            else:
+                assert round(got) == int(text), (name, qid, got, text)
+            compared += 1
+    assert compared >= min_measures
+
+
+def test_dl19_bm25_all_trec(shared):
+    d = shared("trec_dl19_passage_bm25")
+    check(d / "qrels.dl19-passage.txt", d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
+          d / "expected" / "trec_eval-10.0.q.all_trec.txt", min_measures=80)
+
+
+def test_dl19_bm25_all_trec_level_2(shared):
+    d = shared("trec_dl19_passage_bm25")
+    check(d / "qrels.dl19-passage.txt", d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
+          d / "expected" / "trec_eval-10.0.q.l2.all_trec.txt", min_measures=80,
+          relevance_level=2)
+
+
+def test_dl19_bm25_anserini_eval_file(shared):
+    d = shared("trec_dl19_passage_bm25")
+    check(d / "qrels.dl19-passage.txt", d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
+          d / "expected" / "llm-rankers.run.msmarco-v1-passage.bm25-default.dl19.eval",
+          min_measures=5, relevance_level=2)
+
+
+def test_dl19_published_headline_numbers(shared):
+    d = shared("trec_dl19_passage_bm25")
+    qrels = ranklens.read_qrels(d / "qrels.dl19-passage.txt")
+    run = ranklens.read_run(d / "run.msmarco-v1-passage.bm25-default.dl19.txt")
+    assert run.name == "Anserini"
+    ev = ranklens.evaluate(qrels, run, ["map", "recall_1000"], relevance_level=2)
+    assert round(ev["map"], 4) == 0.3013
+    assert round(ev["recall_1000"], 4) == 0.7501
+    assert round(ranklens.evaluate(qrels, run, ["ndcg@10"])["ndcg@10"], 4) == 0.5058
+
+
+def test_trec_covid_bm25_all_trec(shared):
+    d = shared("trec_covid_beir_bm25")
+    check(d / "qrels.beir-v1.0.0-trec-covid.test.txt", d / "run.beir.bm25-flat.trec-covid.txt",
+          d / "expected" / "trec_eval-10.0.q.all_trec.txt", min_measures=80)
+
+
+def test_trec_covid_anserini_eval_file(shared):
+    d = shared("trec_covid_beir_bm25")
+    check(d / "qrels.beir-v1.0.0-trec-covid.test.txt", d / "run.beir.bm25-flat.trec-covid.txt",
+          d / "expected" / "llm-rankers.run.beir.bm25-flat.trec-covid.eval", min_measures=3)
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "expected", "options", "min_measures"),
+    [
+        ("qrels.test", "results.test", "out.test", {}, 20),
+        ("qrels.test.with-comments", "results.test", "out.test", {}, 20),
+        ("qrels.test", "results.test", "out.test.a", {}, 80),
+        ("qrels.test", "results.test", "out.test.aq", {}, 80),
+        # results.trunc lacks a query and has junk after column 6; -c scores it 0
+        ("qrels.test", "results.trunc", "out.test.aqc", {}, 80),
+        # graded qrels with -1 labels, relevance level 2
+        ("qrels.rel_level", "results.test", "out.test.aql", {"relevance_level": 2}, 80),
+        # real TREC 2024 RAG run: comment lines, '#' inside ids, run-only queries
+        ("qrels.comment.test", "results.comment.test", "out.comment.test", {}, 20),
+    ],
+)
+def test_trec_eval_own_test_suite(shared, qrels, run, expected, options, min_measures):
+    d = shared("trec_eval_test")
+    check(d / qrels, d / run, d / expected, min_measures=min_measures, **options)
+
+
+def test_trec_eval_measure_parameters(shared):
+    """Parameterised measures of out.test.meas_params that ranklens spells the same way."""
+    d = shared("trec_eval_test")
+    exp = read_expected(d / "out.test.meas_params")
+    names = ["iprec_at_recall_0.10", "iprec_at_recall_0.20", "iprec_at_recall_0.25",
+             "iprec_at_recall_0.50", "iprec_at_recall_0.75", "P_3", "P_5", "P_7",
+             "recall_20", "recall_2000", "success_2", "success_5", "success_20",
+             "ndcg_cut_10", "ndcg_cut_20"]
+    assert set(names) <= set(exp)
+    ev = ranklens.evaluate(d / "qrels.test", d / "results.test", names)
+    for name in names:
+        for qid, text in exp[name].items():
+            got = ev[name] if qid == "all" else ev.query(qid)[name]
+            assert abs(got - float(text)) <= 5e-5 + 1e-9, (name, qid, got, text)
