@@ -29,8 +29,19 @@ TREC_MEASURES = {
     f"map_cut.{','.join(map(str, CUTS))}",
     f"relative_P.{','.join(map(str, CUTS))}",
     "success.1,5,10",
-    "map", "ndcg", "recip_rank", "Rprec", "bpref", "set_P", "set_recall", "set_F",
-    "num_rel", "num_ret", "num_rel_ret", "iprec_at_recall", "11pt_avg",
+    "map",
+    "ndcg",
+    "recip_rank",
+    "Rprec",
+    "bpref",
+    "set_P",
+    "set_recall",
+    "set_F",
+    "num_rel",
+    "num_ret",
+    "num_rel_ret",
+    "iprec_at_recall",
+    "11pt_avg",
 }
 RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -46,8 +57,23 @@ def our_name(trec_key: str) -> str:
 
 TREC_KEYS = (
     [f"{fam}_{k}" for fam in ("P", "recall", "ndcg_cut", "map_cut", "relative_P") for k in CUTS]
-    + ["success_1", "success_5", "success_10", "map", "ndcg", "recip_rank", "Rprec", "bpref",
-       "set_P", "set_recall", "set_F", "num_rel", "num_ret", "num_rel_ret", "11pt_avg"]
+    + [
+        "success_1",
+        "success_5",
+        "success_10",
+        "map",
+        "ndcg",
+        "recip_rank",
+        "Rprec",
+        "bpref",
+        "set_P",
+        "set_recall",
+        "set_F",
+        "num_rel",
+        "num_ret",
+        "num_rel_ret",
+        "11pt_avg",
+    ]
     + [f"iprec_at_recall_{r:.2f}" for r in RECALLS]
 )
 SUMMED = {"num_rel", "num_ret", "num_rel_ret"}
@@ -61,15 +87,17 @@ SCORES = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, -1.0]  # few values: many exact tie
 def qrels_and_run(draw):
     qrels = {}
     for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True)):
-        labels = draw(st.dictionaries(st.sampled_from(DOCS), st.integers(-1, 3),
-                                      min_size=1, max_size=10))
+        labels = draw(
+            st.dictionaries(st.sampled_from(DOCS), st.integers(-1, 3), min_size=1, max_size=10)
+        )
         if all(v < 0 for v in labels.values()):
             labels[draw(st.sampled_from(DOCS))] = draw(st.integers(0, 3))
         qrels[q] = labels
     run = {}
     for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True)):
-        run[q] = draw(st.dictionaries(st.sampled_from(DOCS), st.sampled_from(SCORES),
-                                      min_size=1, max_size=14))
+        run[q] = draw(
+            st.dictionaries(st.sampled_from(DOCS), st.sampled_from(SCORES), min_size=1, max_size=14)
+        )
     level = draw(st.sampled_from([1, 2]))
     return qrels, run, level
 
@@ -85,8 +113,9 @@ def test_per_query_and_mean_equal_trec_eval(case):
     qrels, run, level = case
     expected = trec_per_query(qrels, run, level)
     names = [our_name(k) for k in TREC_KEYS]
-    ev = ranklens.evaluate(qrels, run, names, relevance_level=level, missing="skip",
-                           score_precision="float32")
+    ev = ranklens.evaluate(
+        qrels, run, names, relevance_level=level, missing="skip", score_precision="float32"
+    )
     assert sorted(ev.query_ids) == sorted(expected)
     for key in TREC_KEYS:
         name = our_name(key)
@@ -107,8 +136,13 @@ def test_missing_queries_score_zero_like_trec_eval_c(case):
     (trec_eval -c); num_rel still adds their relevant documents."""
     qrels, run, level = case
     expected = trec_per_query(qrels, run, level)
-    ev = ranklens.evaluate(qrels, run, ["map", "P_5", "ndcg_cut_10", "num_rel", "recip_rank"],
-                           relevance_level=level, score_precision="float32")
+    ev = ranklens.evaluate(
+        qrels,
+        run,
+        ["map", "P_5", "ndcg_cut_10", "num_rel", "recip_rank"],
+        relevance_level=level,
+        score_precision="float32",
+    )
     assert sorted(ev.query_ids) == sorted(qrels)
     missing = [q for q in qrels if q not in run]
     assert ev.counts["queries_missing"] == len(missing)
@@ -118,7 +152,8 @@ def test_missing_queries_score_zero_like_trec_eval_c(case):
         want = sum(expected[q][key] for q in expected) / n
         assert math.isclose(ev[key], want, abs_tol=1e-9), key
     want_rel = sum(expected[q]["num_rel"] for q in expected) + sum(
-        sum(1 for g in qrels[q].values() if g >= level) for q in missing)
+        sum(1 for g in qrels[q].values() if g >= level) for q in missing
+    )
     assert ev["num_rel"] == want_rel
 
 

@@ -13,7 +13,6 @@ import ranklens
 from ranklens.errors import MetricNameError
 from ranklens.specs import parse_metric
 
-
 NOT_IMPLEMENTED = {"runid", "relstring", "infAP", "utility", "binG", "G", "ndcg_rel", "Rndcg"}
 
 
@@ -52,22 +51,34 @@ def check(qrels: Path, run: Path, expected: Path, min_measures: int, **options) 
 
 def test_dl19_bm25_all_trec(shared):
     d = shared("trec_dl19_passage_bm25")
-    check(d / "qrels.dl19-passage.txt", d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
-          d / "expected" / "trec_eval-10.0.q.all_trec.txt", min_measures=80)
+    check(
+        d / "qrels.dl19-passage.txt",
+        d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
+        d / "expected" / "trec_eval-10.0.q.all_trec.txt",
+        min_measures=80,
+    )
 
 
 def test_dl19_bm25_all_trec_level_2(shared):
     d = shared("trec_dl19_passage_bm25")
-    check(d / "qrels.dl19-passage.txt", d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
-          d / "expected" / "trec_eval-10.0.q.l2.all_trec.txt", min_measures=80,
-          relevance_level=2)
+    check(
+        d / "qrels.dl19-passage.txt",
+        d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
+        d / "expected" / "trec_eval-10.0.q.l2.all_trec.txt",
+        min_measures=80,
+        relevance_level=2,
+    )
 
 
 def test_dl19_bm25_anserini_eval_file(shared):
     d = shared("trec_dl19_passage_bm25")
-    check(d / "qrels.dl19-passage.txt", d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
-          d / "expected" / "llm-rankers.run.msmarco-v1-passage.bm25-default.dl19.eval",
-          min_measures=5, relevance_level=2)
+    check(
+        d / "qrels.dl19-passage.txt",
+        d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
+        d / "expected" / "llm-rankers.run.msmarco-v1-passage.bm25-default.dl19.eval",
+        min_measures=5,
+        relevance_level=2,
+    )
 
 
 def test_dl19_published_headline_numbers(shared):
@@ -83,14 +94,22 @@ def test_dl19_published_headline_numbers(shared):
 
 def test_trec_covid_bm25_all_trec(shared):
     d = shared("trec_covid_beir_bm25")
-    check(d / "qrels.beir-v1.0.0-trec-covid.test.txt", d / "run.beir.bm25-flat.trec-covid.txt",
-          d / "expected" / "trec_eval-10.0.q.all_trec.txt", min_measures=80)
+    check(
+        d / "qrels.beir-v1.0.0-trec-covid.test.txt",
+        d / "run.beir.bm25-flat.trec-covid.txt",
+        d / "expected" / "trec_eval-10.0.q.all_trec.txt",
+        min_measures=80,
+    )
 
 
 def test_trec_covid_anserini_eval_file(shared):
     d = shared("trec_covid_beir_bm25")
-    check(d / "qrels.beir-v1.0.0-trec-covid.test.txt", d / "run.beir.bm25-flat.trec-covid.txt",
-          d / "expected" / "llm-rankers.run.beir.bm25-flat.trec-covid.eval", min_measures=3)
+    check(
+        d / "qrels.beir-v1.0.0-trec-covid.test.txt",
+        d / "run.beir.bm25-flat.trec-covid.txt",
+        d / "expected" / "llm-rankers.run.beir.bm25-flat.trec-covid.eval",
+        min_measures=3,
+    )
 
 
 @pytest.mark.parametrize(
@@ -117,10 +136,23 @@ def test_trec_eval_measure_parameters(shared):
     """Parameterised measures of out.test.meas_params that ranklens spells the same way."""
     d = shared("trec_eval_test")
     exp = read_expected(d / "out.test.meas_params")
-    names = ["iprec_at_recall_0.10", "iprec_at_recall_0.20", "iprec_at_recall_0.25",
-             "iprec_at_recall_0.50", "iprec_at_recall_0.75", "P_3", "P_5", "P_7",
-             "recall_20", "recall_2000", "success_2", "success_5", "success_20",
-             "ndcg_cut_10", "ndcg_cut_20"]
+    names = [
+        "iprec_at_recall_0.10",
+        "iprec_at_recall_0.20",
+        "iprec_at_recall_0.25",
+        "iprec_at_recall_0.50",
+        "iprec_at_recall_0.75",
+        "P_3",
+        "P_5",
+        "P_7",
+        "recall_20",
+        "recall_2000",
+        "success_2",
+        "success_5",
+        "success_20",
+        "ndcg_cut_10",
+        "ndcg_cut_20",
+    ]
     assert set(names) <= set(exp)
     ev = ranklens.evaluate(d / "qrels.test", d / "results.test", names)
     for name in names:

@@ -6,7 +6,7 @@ each metric is a vectorised function of them.
 >>> import ranklens
 >>> ranklens.evaluate({"q1": {"d1": 2, "d2": 1}}, {"q1": {"d1": 0.9, "d3": 0.5}},
 ...                   ["ndcg@10", "mrr"]).aggregate
-{'ndcg@10': 0.7967075809905066, 'mrr': 1.0}
+{'ndcg@10': 0.7601875334318685, 'mrr': 1.0}
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from .errors import InputError
 
 def _pyarrow() -> Any | None:
     try:
-        import pyarrow  # noqa: F401
-        import pyarrow.compute  # noqa: F401
+        import pyarrow
+        import pyarrow.compute
     except ImportError:  # pragma: no cover - exercised when the extra is missing
         return None
     return pyarrow
@@ -30,18 +30,14 @@ def as_id_array(values: Iterable[Any], what: str) -> np.ndarray:
     Anything else (None, floats, bytes, empty strings) is an :class:`InputError` naming
     ``what`` (e.g. ``"document id in query 'q1'"``).
     """
-    arr = values if isinstance(values, np.ndarray) and values.dtype == object else None
-    if arr is None:
-        if isinstance(values, np.ndarray) and values.dtype.kind in "US":
-            arr = values.astype(str).astype(object)
-        elif isinstance(values, np.ndarray) and values.dtype.kind in "iu":
-            arr = values.astype(str).astype(object)
-        else:
-            arr = np.empty(len(values) if isinstance(values, Sequence) else 0, dtype=object)
-            seq = values if isinstance(values, Sequence) else list(values)
-            if len(arr) != len(seq):
-                arr = np.empty(len(seq), dtype=object)
-            arr[:] = seq
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        arr = values
+    elif isinstance(values, np.ndarray) and values.dtype.kind in "USiu":
+        arr = values.astype(str).astype(object)
+    else:
+        seq = values if isinstance(values, Sequence) else list(values)
+        arr = np.empty(len(seq), dtype=object)
+        arr[:] = seq
     if len(arr) == 0:
         return arr
     kinds = set(map(type, arr))
@@ -74,8 +70,7 @@ def encode(values: np.ndarray | Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
     pa = _pyarrow()
     if pa is not None and not _is_arrow(values):
-        values = pa.array(values, type=pa.string()) if not isinstance(values, np.ndarray) \
-            else pa.array(values, type=pa.string(), from_pandas=False)
+        values = pa.array(values, type=pa.string())
     if pa is not None and _is_arrow(values):
         return encode_arrow(values)
     table: dict[str, int] = {}

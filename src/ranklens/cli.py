@@ -25,26 +25,54 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    ev = sub.add_parser("evaluate", help="evaluate a run against qrels",
-                        description="Evaluate RUN against QRELS (TREC, JSON or JSONL files).")
+    ev = sub.add_parser(
+        "evaluate",
+        help="evaluate a run against qrels",
+        description="Evaluate RUN against QRELS (TREC, JSON or JSONL files).",
+    )
     ev.add_argument("qrels", help="qrels file (TREC 'qid iter doc rel', .json or .jsonl)")
     ev.add_argument("run", help="run file (TREC 'qid Q0 doc rank score tag', .json or .jsonl)")
-    ev.add_argument("-m", "--metric", action="append", dest="metrics", metavar="METRIC",
-                    help="metric name, repeatable: ndcg@10, P(rel=2)@5, map, or trec_eval's "
-                         "ndcg_cut_10, P.5,10, all_trec (default: "
-                         + ", ".join(DEFAULT_METRICS) + ")")
-    ev.add_argument("-l", "--relevance-level", type=int, default=1, metavar="LEVEL",
-                    help="smallest grade that counts as relevant for binary measures "
-                         "(trec_eval -l; default 1)")
-    ev.add_argument("--skip-missing", action="store_true",
-                    help="leave out labelled queries absent from the run (default: score "
-                         "them 0, as trec_eval -c)")
-    ev.add_argument("--duplicates", choices=["error", "first"], default="error",
-                    help="a document twice in one query: error (default) or keep the first")
-    ev.add_argument("--format", choices=["table", "json", "trec"], default="table",
-                    help="output format (default: table)")
-    ev.add_argument("-q", "--per-query", action="store_true",
-                    help="also print each query's values (table and trec formats)")
+    ev.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="metric name, repeatable: ndcg@10, P(rel=2)@5, map, or trec_eval's "
+        "ndcg_cut_10, P.5,10, all_trec (default: " + ", ".join(DEFAULT_METRICS) + ")",
+    )
+    ev.add_argument(
+        "-l",
+        "--relevance-level",
+        type=int,
+        default=1,
+        metavar="LEVEL",
+        help="smallest grade that counts as relevant for binary measures (trec_eval -l; default 1)",
+    )
+    ev.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="leave out labelled queries absent from the run (default: score "
+        "them 0, as trec_eval -c)",
+    )
+    ev.add_argument(
+        "--duplicates",
+        choices=["error", "first"],
+        default="error",
+        help="a document twice in one query: error (default) or keep the first",
+    )
+    ev.add_argument(
+        "--format",
+        choices=["table", "json", "trec"],
+        default="table",
+        help="output format (default: table)",
+    )
+    ev.add_argument(
+        "-q",
+        "--per-query",
+        action="store_true",
+        help="also print each query's values (table and trec formats)",
+    )
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)

@@ -38,12 +38,17 @@ def run_demo(out=None) -> int:
     header = "run".ljust(width) + "  " + "  ".join(m.rjust(9) for m in DEMO_METRICS)
     out.write(header + "\n" + "-" * len(header) + "\n")
     for name, ev in rows:
-        out.write(name.ljust(width) + "  " + "  ".join(f"{ev[m]:9.4f}" for m in DEMO_METRICS)
-                  + "\n")
+        out.write(
+            name.ljust(width) + "  " + "  ".join(f"{ev[m]:9.4f}" for m in DEMO_METRICS) + "\n"
+        )
     counts = rows[0][1].counts
-    out.write(f"\n{counts['queries_evaluated']} queries; values are trec_eval's (ties broken by "
-              "document id, P@k divided by k, AP divided by all relevant documents).\n")
-    out.write("\nNext:\n"
-              f"  ranklens evaluate {paths['qrels']} {paths['bm25']} -m ndcg_cut.10 -m map -q\n"
-              "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n")
+    out.write(
+        f"\n{counts['queries_evaluated']} queries; values are trec_eval's (ties broken by "
+        "document id, P@k divided by k, AP divided by all relevant documents).\n"
+    )
+    out.write(
+        "\nNext:\n"
+        f"  ranklens evaluate {paths['qrels']} {paths['bm25']} -m ndcg_cut.10 -m map -q\n"
+        "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
+    )
     return 0

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .judging import JudgeOptions, Judged, judge
+from .judging import Judged, JudgeOptions, judge
 from .qrels import QrelsLike
 from .run import RunLike
 from .specs import Metric, parse_metrics
@@ -49,9 +49,7 @@ class Evaluation:
         self.judged = judged
         self.metrics = metrics
         self.per_query = values
-        self.aggregate = {
-            mt.name: aggregate(values[mt.name], mt.aggregate) for mt in metrics
-        }
+        self.aggregate = {mt.name: aggregate(values[mt.name], mt.aggregate) for mt in metrics}
 
     @classmethod
     def from_judged(cls, judged: Judged, metrics: MetricsLike) -> Evaluation:
@@ -130,14 +128,23 @@ class Evaluation:
         rows: list[list[str]] = []
         if per_query:
             for i, q in enumerate(self.query_ids):
-                rows.append([q, *(_fmt(mt, float(self.per_query[mt.name][i]), digits)
-                                  for mt in self.metrics)])
+                rows.append(
+                    [
+                        q,
+                        *(
+                            _fmt(mt, float(self.per_query[mt.name][i]), digits)
+                            for mt in self.metrics
+                        ),
+                    ]
+                )
         rows.append(["all", *(_fmt(mt, self.aggregate[mt.name], digits) for mt in self.metrics)])
         widths = [max(len(h), *(len(r[c]) for r in rows)) for c, h in enumerate(header)]
+
         def line(cells: list[str]) -> str:
             return "  ".join(
                 c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
             )
+
         out = [line(header), line(["-" * w for w in widths])]
         out += [line(r) for r in rows]
         c = self.judged.counts
@@ -164,16 +171,13 @@ def _is_count(mt: Metric) -> bool:
 
 
 def _trec_line(mt: Metric, qid: str, value: float) -> str:
-    if _is_count(mt) and math.isfinite(value):
-        shown = str(int(round(value)))
-    else:
-        shown = f"{value:.4f}"
+    shown = str(round(value)) if _is_count(mt) and math.isfinite(value) else f"{value:.4f}"
     return f"{mt.name:<22}\t{qid}\t{shown}"
 
 
 def _fmt(mt: Metric, value: float, digits: int) -> str:
     if _is_count(mt):
-        return str(int(round(value)))
+        return str(round(value))
     return f"{value:.{digits}f}"
 
 

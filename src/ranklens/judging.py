@@ -184,8 +184,7 @@ class Judged:
         return Evaluation.from_judged(self, metrics)
 
     def __repr__(self) -> str:
-        return (f"Judged({self.n_queries} queries, {len(self.label)} ranks, "
-                f"run={self.run_name!r})")
+        return f"Judged({self.n_queries} queries, {len(self.label)} ranks, run={self.run_name!r})"
 
 
 class LevelView:

@@ -99,7 +99,8 @@ class Qrels:
         if groups is None:
             order = np.lexsort((dcode, qcode))
             qs_sorted, ds_sorted = qcode[order], dcode[order]
-            dup = np.flatnonzero((qs_sorted[1:] == qs_sorted[:-1]) & (ds_sorted[1:] == ds_sorted[:-1]))
+            same_q = qs_sorted[1:] == qs_sorted[:-1]
+            dup = np.flatnonzero(same_q & (ds_sorted[1:] == ds_sorted[:-1]))
             if len(dup):
                 i = order[dup[0] + 1]
                 raise DuplicateDocumentError(
@@ -122,10 +123,15 @@ class Qrels:
         mixed = np.flatnonzero(same_unit & (g_s[1:] != g_s[:-1]))
         if len(mixed):
             i = order[mixed[0] + 1]
-            raise InputError(f"{source}: group of document {ds[i]!r} in query {qs[i]!r} has "
-                             "members with different grades")
-        unit = np.concatenate(([0], np.cumsum(~same_unit))).astype(np.int64) if len(q_s) else \
-            np.zeros(0, dtype=np.int64)
+            raise InputError(
+                f"{source}: group of document {ds[i]!r} in query {qs[i]!r} has "
+                "members with different grades"
+            )
+        unit = (
+            np.concatenate(([0], np.cumsum(~same_unit))).astype(np.int64)
+            if len(q_s)
+            else np.zeros(0, dtype=np.int64)
+        )
         return cls(query_ids_v, doc_vocab, q_s, d_s, g_s, unit, True)
 
     @classmethod
@@ -283,4 +289,6 @@ def _check_grade(grade: Any, qid: Any, doc: Any) -> int:
         return int(grade)
     if isinstance(grade, (float, np.floating)) and float(grade).is_integer():
         return int(grade)
-    raise InputError(f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is not an integer")
+    raise InputError(
+        f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is not an integer"
+    )

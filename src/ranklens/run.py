@@ -118,13 +118,17 @@ class Run:
         if isinstance(first, Mapping):
             for qid, v in run.items():
                 if not isinstance(v, Mapping):
-                    raise InputError(f"run: query {qid!r} must map documents to scores like the "
-                                     "other queries")
+                    raise InputError(
+                        f"run: query {qid!r} must map documents to scores like the other queries"
+                    )
             lens = [len(v) for v in run.values()]
             qs = np.repeat(np.asarray(_key_list(run), dtype=object), lens)
             ds = list(chain.from_iterable(run.values()))
-            scores = np.fromiter(chain.from_iterable(v.values() for v in run.values()),
-                                 dtype=np.float64, count=len(ds))
+            scores = np.fromiter(
+                chain.from_iterable(v.values() for v in run.values()),
+                dtype=np.float64,
+                count=len(ds),
+            )
             return cls.from_arrays(qs, ds, scores, name=name, empty_queries=empty)
         if isinstance(first, Sequence) and not isinstance(first, str):
             qs_l: list[Any] = []
@@ -132,7 +136,7 @@ class Run:
             sc_l: list[float] = []
             has_scores = isinstance(first[0], (tuple, list))
             for qid, hits in run.items():
-                if isinstance(hits, Mapping) or isinstance(hits, str):
+                if isinstance(hits, (Mapping, str)):
                     raise InputError(f"run: query {qid!r} must be a list like the other queries")
                 for j, hit in enumerate(hits):
                     if has_scores:
@@ -144,13 +148,18 @@ class Run:
                         sc_l.append(_check_score(hit[1], qid, hit[0]))
                     else:
                         if isinstance(hit, (tuple, list)):
-                            raise InputError(f"run: hit {j} of query {qid!r} is a pair but the "
-                                             "first query's hits are plain ids")
+                            raise InputError(
+                                f"run: hit {j} of query {qid!r} is a pair but the "
+                                "first query's hits are plain ids"
+                            )
                         ds_l.append(hit)
                 qs_l.extend([qid] * len(hits))
-            return cls.from_arrays(qs_l, ds_l, sc_l if has_scores else None, name=name,
-                                   empty_queries=empty)
-        raise InputError(f"run: hits of a query must be a dict or a list, got {type(first).__name__}")
+            return cls.from_arrays(
+                qs_l, ds_l, sc_l if has_scores else None, name=name, empty_queries=empty
+            )
+        raise InputError(
+            f"run: hits of a query must be a dict or a list, got {type(first).__name__}"
+        )
 
     @classmethod
     def coerce(cls, obj: RunLike, *, name: str | None = None) -> Run:
@@ -230,5 +239,6 @@ def _check_score(score: Any, qid: Any, doc: Any) -> float:
     try:
         return float(score)
     except (TypeError, ValueError):
-        raise InputError(f"run: score {score!r} of document {doc!r} in query {qid!r} is not a "
-                         "number") from None
+        raise InputError(
+            f"run: score {score!r} of document {doc!r} in query {qid!r} is not a number"
+        ) from None

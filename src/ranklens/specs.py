@@ -58,25 +58,64 @@ def _f(name: str, fn: Callable[..., np.ndarray], **kw: Any) -> Family:
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in [
-        _f("P", m.precision, aliases=("precision", "prec"), trec_name="P",
-           trec_defaults=TREC_CUTOFFS),
+        _f(
+            "P",
+            m.precision,
+            aliases=("precision", "prec"),
+            trec_name="P",
+            trec_defaults=TREC_CUTOFFS,
+        ),
         _f("recall", m.recall, aliases=("r",), trec_name="recall", trec_defaults=TREC_CUTOFFS),
         _f("f1", m.f1, aliases=("f",)),
-        _f("success", m.success, aliases=("hit_rate", "hitrate", "hit-rate"),
-           trec_name="success", trec_defaults=(1, 5, 10)),
-        _f("rr", m.reciprocal_rank, aliases=("mrr", "recip_rank", "reciprocal_rank"),
-           trec_plain="recip_rank"),
-        _f("ap", m.average_precision, aliases=("map", "average_precision"),
-           trec_name="map_cut", trec_plain="map", trec_defaults=TREC_CUTOFFS),
-        _f("gm_ap", m.average_precision, aliases=("gm_map",), aggregate="gmean",
-           cutoff=False, trec_plain="gm_map"),
-        _f("ndcg", m.ndcg, params={"gain": "linear"}, uses_level=False,
-           trec_name="ndcg_cut", trec_plain="ndcg", trec_defaults=TREC_CUTOFFS),
+        _f(
+            "success",
+            m.success,
+            aliases=("hit_rate", "hitrate", "hit-rate"),
+            trec_name="success",
+            trec_defaults=(1, 5, 10),
+        ),
+        _f(
+            "rr",
+            m.reciprocal_rank,
+            aliases=("mrr", "recip_rank", "reciprocal_rank"),
+            trec_plain="recip_rank",
+        ),
+        _f(
+            "ap",
+            m.average_precision,
+            aliases=("map", "average_precision"),
+            trec_name="map_cut",
+            trec_plain="map",
+            trec_defaults=TREC_CUTOFFS,
+        ),
+        _f(
+            "gm_ap",
+            m.average_precision,
+            aliases=("gm_map",),
+            aggregate="gmean",
+            cutoff=False,
+            trec_plain="gm_map",
+        ),
+        _f(
+            "ndcg",
+            m.ndcg,
+            params={"gain": "linear"},
+            uses_level=False,
+            trec_name="ndcg_cut",
+            trec_plain="ndcg",
+            trec_defaults=TREC_CUTOFFS,
+        ),
         _f("dcg", m.dcg, params={"gain": "linear"}, uses_level=False),
-        _f("idcg", m.ideal_dcg, aliases=("ideal_dcg",), params={"gain": "linear"},
-           uses_level=False),
-        _f("rprec", m.r_precision, aliases=("r-precision", "r_precision", "rprecision"),
-           cutoff=False, trec_plain="Rprec"),
+        _f(
+            "idcg", m.ideal_dcg, aliases=("ideal_dcg",), params={"gain": "linear"}, uses_level=False
+        ),
+        _f(
+            "rprec",
+            m.r_precision,
+            aliases=("r-precision", "r_precision", "rprecision"),
+            cutoff=False,
+            trec_plain="Rprec",
+        ),
         _f("bpref", m.bpref, trec_plain="bpref"),
         _f("gm_bpref", m.bpref, aggregate="gmean", cutoff=False, trec_plain="gm_bpref"),
         _f("err", m.err, params={"max": None}, uses_level=False),
@@ -86,29 +125,46 @@ FAMILIES: dict[str, Family] = {
         _f("num_ret", m.num_ret, aggregate="sum", uses_level=False, trec_plain="num_ret"),
         _f("num_rel_ret", m.num_rel_ret, aggregate="sum", trec_plain="num_rel_ret"),
         _f("set_P", m.set_precision, cutoff=False, trec_plain="set_P"),
-        _f("set_recall", m.set_recall, aliases=("set_r",), cutoff=False,
-           trec_plain="set_recall"),
+        _f("set_recall", m.set_recall, aliases=("set_r",), cutoff=False, trec_plain="set_recall"),
         _f("set_F", m.set_f, params={"beta": 1.0}, cutoff=False, trec_plain="set_F"),
-        _f("relative_P", m.relative_precision, trec_name="relative_P",
-           trec_defaults=TREC_CUTOFFS),
-        _f("iprec", m.interpolated_precision, aliases=("iprec_at_recall",),
-           params={"r": None, "legacy": False}, cutoff=False, trec_name="iprec_at_recall",
-           trec_defaults=m.RECALL_POINTS),
-        _f("Rprec_mult", m.r_precision_mult, params={"m": None}, cutoff=False,
-           trec_name="Rprec_mult", trec_defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8,
-                                                  2.0)),
+        _f("relative_P", m.relative_precision, trec_name="relative_P", trec_defaults=TREC_CUTOFFS),
+        _f(
+            "iprec",
+            m.interpolated_precision,
+            aliases=("iprec_at_recall",),
+            params={"r": None, "legacy": False},
+            cutoff=False,
+            trec_name="iprec_at_recall",
+            trec_defaults=m.RECALL_POINTS,
+        ),
+        _f(
+            "Rprec_mult",
+            m.r_precision_mult,
+            params={"m": None},
+            cutoff=False,
+            trec_name="Rprec_mult",
+            trec_defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+        ),
         _f("unj", m.unjudged_at, uses_level=False, trec_name="unj", trec_defaults=(5, 10, 20)),
-        _f("rbp_resid", m.rbp_residual, params={"p": 0.9}, uses_level=False,
-           trec_plain="rbp_resid"),
+        _f(
+            "rbp_resid", m.rbp_residual, params={"p": 0.9}, uses_level=False, trec_plain="rbp_resid"
+        ),
         _f("set_map", m.set_map, cutoff=False, trec_plain="set_map"),
-        _f("set_relative_P", m.set_relative_precision, cutoff=False,
-           trec_plain="set_relative_P"),
-        _f("num_nonrel_judged_ret", m.num_nonrel_judged_ret, aggregate="sum",
-           trec_plain="num_nonrel_judged_ret"),
-        _f("num_q", m.num_q, cutoff=False, aggregate="sum", uses_level=False,
-           trec_plain="num_q"),
-        _f("11pt_avg", m.eleven_point_average, params={"legacy": False}, cutoff=False,
-           trec_plain="11pt_avg"),
+        _f("set_relative_P", m.set_relative_precision, cutoff=False, trec_plain="set_relative_P"),
+        _f(
+            "num_nonrel_judged_ret",
+            m.num_nonrel_judged_ret,
+            aggregate="sum",
+            trec_plain="num_nonrel_judged_ret",
+        ),
+        _f("num_q", m.num_q, cutoff=False, aggregate="sum", uses_level=False, trec_plain="num_q"),
+        _f(
+            "11pt_avg",
+            m.eleven_point_average,
+            params={"legacy": False},
+            cutoff=False,
+            trec_plain="11pt_avg",
+        ),
     ]
 }
 
@@ -131,11 +187,10 @@ _LOOKUP.update(_PRESETS)
 
 _TREC_VALUE_PARAM = {"iprec": "r", "Rprec_mult": "m"}  # trec suffix is a parameter, not k
 
-_TREC_CUT: dict[str, str] = {
-    f.trec_name.lower(): f.name for f in FAMILIES.values() if f.trec_name
-}
+_TREC_CUT: dict[str, str] = {f.trec_name.lower(): f.name for f in FAMILIES.values() if f.trec_name}
 _TREC_CUT_RE = re.compile(
-    r"^(" + "|".join(sorted(map(re.escape, _TREC_CUT), key=len, reverse=True))
+    r"^("
+    + "|".join(sorted(map(re.escape, _TREC_CUT), key=len, reverse=True))
     + r")_(\d+(?:\.\d+)?)$",
     re.IGNORECASE,
 )
@@ -215,8 +270,11 @@ def _coerce_param(family: Family, key: str, raw: str, name: str) -> Any:
         raise MetricNameError(f"metric {name!r}: m must be >= 0")
     if key == "r" and not 0.0 <= value <= 1.0:
         raise MetricNameError(f"metric {name!r}: r must lie between 0 and 1")
-    return type(default)(value) if isinstance(default, (int, float)) and not isinstance(
-        default, bool) else value
+    return (
+        type(default)(value)
+        if isinstance(default, (int, float)) and not isinstance(default, bool)
+        else value
+    )
 
 
 def parse_metric(name: str | Metric) -> Metric:
@@ -253,26 +311,31 @@ def parse_metric(name: str | Metric) -> Metric:
     if param_text and param_text.strip():
         for item in param_text.split(","):
             if "=" not in item:
-                raise MetricNameError(f"metric {name!r}: parameter {item.strip()!r} must be "
-                                      "written key=value")
+                raise MetricNameError(
+                    f"metric {name!r}: parameter {item.strip()!r} must be written key=value"
+                )
             key, raw = (s.strip() for s in item.split("=", 1))
             key = key.lower()
             if key in ("rel", "l", "level"):
                 if not fam.uses_level:
-                    raise MetricNameError(f"metric {name!r}: {fam.name} does not use a "
-                                          "relevance level (its gains are the raw grades)")
+                    raise MetricNameError(
+                        f"metric {name!r}: {fam.name} does not use a "
+                        "relevance level (its gains are the raw grades)"
+                    )
                 try:
                     level = int(raw)
                 except ValueError:
-                    raise MetricNameError(f"metric {name!r}: rel={raw!r} is not an integer") \
-                        from None
+                    raise MetricNameError(
+                        f"metric {name!r}: rel={raw!r} is not an integer"
+                    ) from None
                 if level < 0:
                     raise MetricNameError(f"metric {name!r}: rel must be >= 0")
                 continue
             if key not in fam.params:
                 allowed = ", ".join(["rel"] * fam.uses_level + list(fam.params)) or "none"
-                raise MetricNameError(f"metric {name!r}: unknown parameter {key!r} "
-                                      f"(allowed: {allowed})")
+                raise MetricNameError(
+                    f"metric {name!r}: unknown parameter {key!r} (allowed: {allowed})"
+                )
             given[key] = _coerce_param(fam, key, raw, name)
     k = None
     if k_text is not None:
@@ -283,8 +346,10 @@ def parse_metric(name: str | Metric) -> Metric:
             raise MetricNameError(f"metric {name!r}: the cutoff must be at least 1")
     if fam.name in _TREC_VALUE_PARAM and given.get(_TREC_VALUE_PARAM[fam.name]) is None:
         key = _TREC_VALUE_PARAM[fam.name]
-        raise MetricNameError(f"metric {name!r}: {fam.name} needs {key}=..., e.g. "
-                              f"{fam.name}({key}=0.5) or {fam.trec_name}_0.50")
+        raise MetricNameError(
+            f"metric {name!r}: {fam.name} needs {key}=..., e.g. "
+            f"{fam.name}({key}=0.5) or {fam.trec_name}_0.50"
+        )
     return Metric(fam.name, k, _params(fam, given), level, name)
 
 
@@ -317,18 +382,31 @@ def _unknown(name: str) -> str:
     pool = known_names()
     lower = {n.lower(): n for n in pool}
     close = difflib.get_close_matches(base.lower(), list(lower), n=5, cutoff=0.5)
-    close += [n for n in difflib.get_close_matches(name.lower(), list(lower), n=5, cutoff=0.5)
-              if n not in close]
-    hint = ", ".join(lower[c] for c in close[:6]) if close else ", ".join(
-        ["ndcg@10", "P@5", "recall@100", "mrr@10", "map", "bpref"])
+    close += [
+        n
+        for n in difflib.get_close_matches(name.lower(), list(lower), n=5, cutoff=0.5)
+        if n not in close
+    ]
+    hint = (
+        ", ".join(lower[c] for c in close[:6])
+        if close
+        else ", ".join(["ndcg@10", "P@5", "recall@100", "mrr@10", "map", "bpref"])
+    )
     return f"unknown metric {name!r}; closest valid names: {hint}"
 
 
+# Bare names that are metrics on their own (over the whole ranking), not trec_eval families
+# to expand: "P" is set precision, "recall" set recall, "success" a hit anywhere.
+_MEANINGFUL_BARE = {"P", "recall", "success"}
+
+
 def expand_metric_names(names: str | Iterable[str | Metric]) -> list[str | Metric]:
-    """Expand trec_eval ``-m`` forms: ``P.5,10`` → ``P_5``, ``P_10``; a bare trec_eval family
-    (``P``, ``recall``, ``ndcg_cut``, ``map_cut``, ``success``, ``relative_P``,
-    ``iprec_at_recall``) → its default cutoffs; ``all_trec`` → every trec_eval measure
-    ranklens implements. Other names pass through unchanged."""
+    """Expand trec_eval ``-m`` forms: ``P.5,10`` → ``P_5``, ``P_10``; a bare trec_eval-only
+    family (``ndcg_cut``, ``map_cut``, ``relative_P``, ``iprec_at_recall``, ``Rprec_mult``,
+    ``unj``) → trec_eval's default cutoffs; ``all_trec`` → every trec_eval measure ranklens
+    implements; ``official`` → trec_eval's default set. Bare ``P``, ``recall`` and
+    ``success`` are measures over the whole ranking (write ``P.5,10`` for trec_eval's
+    cutoffs). Other names pass through unchanged."""
     if isinstance(names, (str, Metric)):
         names = [names]
     out: list[str | Metric] = []
@@ -347,7 +425,7 @@ def expand_metric_names(names: str | Iterable[str | Metric]) -> list[str | Metri
             fam = FAMILIES[fam_name]
             if dot:
                 values = [v.strip() for v in tail.split(",") if v.strip()]
-            elif text.lower() == head.lower():
+            elif text.lower() == head.lower() and fam.name not in _MEANINGFUL_BARE:
                 values = [_fmt_cut(v) for v in fam.trec_defaults]
             else:
                 out.append(text)
@@ -356,8 +434,9 @@ def expand_metric_names(names: str | Iterable[str | Metric]) -> list[str | Metri
                 shown = _fmt_recall(v) if fam.name in _TREC_VALUE_PARAM else v
                 out.append(f"{fam.trec_name}_{shown}")
             continue
-        if dot and head.lower() in {f.trec_plain.lower() for f in FAMILIES.values()
-                                    if f.trec_plain}:
+        if dot and head.lower() in {
+            f.trec_plain.lower() for f in FAMILIES.values() if f.trec_plain
+        }:
             out.append(head)  # e.g. "map." with no values
             continue
         out.append(text)
@@ -376,8 +455,7 @@ def _fmt_recall(v: str) -> str:
 
 
 def _all_trec() -> list[str]:
-    names = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-             "recip_rank"]
+    names = ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"]
     names += [f"iprec_at_recall_{r:.2f}" for r in m.RECALL_POINTS]
     names += [f"P_{k}" for k in TREC_CUTOFFS]
     names += [f"recall_{k}" for k in TREC_CUTOFFS]
@@ -385,17 +463,38 @@ def _all_trec() -> list[str]:
     names += [f"ndcg_cut_{k}" for k in TREC_CUTOFFS]
     names += [f"map_cut_{k}" for k in TREC_CUTOFFS]
     names += [f"relative_P_{k}" for k in TREC_CUTOFFS]
-    names += ["success_1", "success_5", "success_10", "set_P", "set_recall", "set_F", "rbp",
-              "num_q", "num_nonrel_judged_ret", "set_map", "set_relative_P", "rbp_resid"]
+    names += [
+        "success_1",
+        "success_5",
+        "success_10",
+        "set_P",
+        "set_recall",
+        "set_F",
+        "rbp",
+        "num_q",
+        "num_nonrel_judged_ret",
+        "set_map",
+        "set_relative_P",
+        "rbp_resid",
+    ]
     names += [f"Rprec_mult_{m:.2f}" for m in FAMILIES["Rprec_mult"].trec_defaults]
     names += ["unj_5", "unj_10", "unj_20"]
     return names
 
 
 def _official() -> list[str]:
-    return ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-            "recip_rank", *[f"iprec_at_recall_{r:.2f}" for r in m.RECALL_POINTS],
-            *[f"P_{k}" for k in TREC_CUTOFFS]]
+    return [
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        *[f"iprec_at_recall_{r:.2f}" for r in m.RECALL_POINTS],
+        *[f"P_{k}" for k in TREC_CUTOFFS],
+    ]
 
 
 def parse_metrics(names: str | Metric | Sequence[str | Metric]) -> list[Metric]:

@@ -104,7 +104,7 @@ def read_qrels_json(path: str | Path) -> Qrels:
             raise InputError(f"{p}:{lineno}: missing field 'relevant' (or 'groups')")
     if groups and labels:
         for qid, r in labels.items():
-            groups[qid] = [[d] for d in r] if isinstance(r, list) else [[d] for d in r]
+            groups[qid] = [[d] for d in r]
             if isinstance(r, dict):
                 grades[qid] = list(r.values())
         return Qrels.from_groups(groups, grades or None)
@@ -138,8 +138,7 @@ def read_run_json(path: str | Path, name: str | None = None) -> Run:
                     raise InputError(f"{p}:{lineno}: hit {j} needs an 'id' field")
                 score = h.get("score")
                 if not isinstance(score, (int, float)) or isinstance(score, bool):
-                    raise InputError(f"{p}:{lineno}: hit {j} ({h['id']!r}) needs a numeric "
-                                     "'score'")
+                    raise InputError(f"{p}:{lineno}: hit {j} ({h['id']!r}) needs a numeric 'score'")
                 row.append((h["id"], float(score)))
             scored[qid] = row
         else:
@@ -147,8 +146,7 @@ def read_run_json(path: str | Path, name: str | None = None) -> Run:
     if scored and ranked:
         nonempty = [q for q, v in ranked.items() if v]
         if nonempty:
-            raise InputError(f"{p}: query {nonempty[0]!r} lists plain ids while others have "
-                             "scores")
+            raise InputError(f"{p}: query {nonempty[0]!r} lists plain ids while others have scores")
         scored.update({q: [] for q in ranked})
     return Run.from_dict(scored if scored else ranked, name=run_name)
 
@@ -175,5 +173,9 @@ def write_run_jsonl(run: Run, path: str | Path) -> None:
     """Write a run as JSONL, each query's hits in ranking order."""
     with open(path, "w", encoding="utf-8") as fh:
         for q, hits in run.to_dict().items():
-            fh.write(json.dumps({"query_id": q, "hits": [{"id": d, "score": s}
-                                                        for d, s in hits.items()]}) + "\n")
+            fh.write(
+                json.dumps(
+                    {"query_id": q, "hits": [{"id": d, "score": s} for d, s in hits.items()]}
+                )
+                + "\n"
+            )

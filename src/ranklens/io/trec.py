@@ -47,27 +47,30 @@ def read_qrels(path: PathLike) -> Qrels:
     fast = _read_fast(p, 4, ["qid", "iter", "docno", "rel"], {"rel": "int64"})
     if fast is not None:
         try:
-            return Qrels.from_arrays(fast["qid"], fast["docno"], fast["rel"],
-                                     source=str(p))
+            return Qrels.from_arrays(fast["qid"], fast["docno"], fast["rel"], source=str(p))
         except InputError:
             pass  # let the line parser name the line
     qids, docs, grades = [], [], []
     for lineno, fields in _lines(p):
         if len(fields) != 4:
-            raise InputError(f"{p}:{lineno}: expected 4 fields (qid iter docno rel), "
-                             f"found {len(fields)}")
+            raise InputError(
+                f"{p}:{lineno}: expected 4 fields (qid iter docno rel), found {len(fields)}"
+            )
         try:
             grades.append(int(fields[3]))
         except ValueError:
-            raise InputError(f"{p}:{lineno}: relevance {fields[3]!r} of document "
-                             f"{fields[2]!r} is not an integer") from None
+            raise InputError(
+                f"{p}:{lineno}: relevance {fields[3]!r} of document {fields[2]!r} is not an integer"
+            ) from None
         qids.append(fields[0])
         docs.append(fields[2])
     seen: dict[tuple[str, str], int] = {}
     for i, key in enumerate(zip(qids, docs)):
         if key in seen:
-            raise InputError(f"{p}: document {key[1]!r} is judged twice for query {key[0]!r} "
-                             f"(lines {_line_of(p, seen[key])} and {_line_of(p, i)})")
+            raise InputError(
+                f"{p}: document {key[1]!r} is judged twice for query {key[0]!r} "
+                f"(lines {_line_of(p, seen[key])} and {_line_of(p, i)})"
+            )
         seen[key] = i
     return Qrels.from_arrays(qids, docs, np.asarray(grades, dtype=np.int64), source=str(p))
 
@@ -83,35 +86,50 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
         from .jsonl import read_run_json
 
         return read_run_json(p, name=name)
-    fast = _read_fast(p, 6, ["qid", "iter", "docno", "rank", "sim", "run_id"],
-                      {"sim": "float64"})
+    fast = _read_fast(p, 6, ["qid", "iter", "docno", "rank", "sim", "run_id"], {"sim": "float64"})
     if fast is not None:
         run_name = name or (fast["last_run_id"] or p.name)
         try:
-            return Run.from_arrays(None, None, fast["sim"], name=run_name, source=str(p),
-                                   encoded=(*fast["qid_enc"], *fast["docno_enc"]))
+            return Run.from_arrays(
+                None,
+                None,
+                fast["sim"],
+                name=run_name,
+                source=str(p),
+                encoded=(*fast["qid_enc"], *fast["docno_enc"]),
+            )
         except InputError:
             pass
     qids, docs, scores = [], [], []
     run_id = None
     for lineno, fields in _lines(p):
         if len(fields) < 6:
-            raise InputError(f"{p}:{lineno}: expected 6 fields (qid iter docno rank sim "
-                             f"run_id), found {len(fields)}")
+            raise InputError(
+                f"{p}:{lineno}: expected 6 fields (qid iter docno rank sim "
+                f"run_id), found {len(fields)}"
+            )
         try:
             s = float(fields[4])
         except ValueError:
-            raise InputError(f"{p}:{lineno}: score {fields[4]!r} of document {fields[2]!r} "
-                             "is not a number") from None
+            raise InputError(
+                f"{p}:{lineno}: score {fields[4]!r} of document {fields[2]!r} is not a number"
+            ) from None
         if not math.isfinite(s):
-            raise InputError(f"{p}:{lineno}: score {fields[4]!r} of document {fields[2]!r} "
-                             "is not a finite number")
+            raise InputError(
+                f"{p}:{lineno}: score {fields[4]!r} of document {fields[2]!r} "
+                "is not a finite number"
+            )
         qids.append(fields[0])
         docs.append(fields[2])
         scores.append(s)
         run_id = fields[5]
-    return Run.from_arrays(qids, docs, np.asarray(scores, dtype=np.float64),
-                           name=name or run_id or p.name, source=str(p))
+    return Run.from_arrays(
+        qids,
+        docs,
+        np.asarray(scores, dtype=np.float64),
+        name=name or run_id or p.name,
+        source=str(p),
+    )
 
 
 def _open_text(p: Path) -> Any:
@@ -175,11 +193,12 @@ def _read_fast(p: Path, n_fields: int, names: list[str], types: dict[str, str]) 
         table = pcsv.read_csv(
             p,
             read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False,
-                                            ignore_empty_lines=True),
-            convert_options=pcsv.ConvertOptions(column_types=col_types,
-                                                include_columns=include,
-                                                strings_can_be_null=False),
+            parse_options=pcsv.ParseOptions(
+                delimiter=delim, quote_char=False, ignore_empty_lines=True
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types=col_types, include_columns=include, strings_can_be_null=False
+            ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
         return None
@@ -206,8 +225,10 @@ def _read_fast(p: Path, n_fields: int, names: list[str], types: dict[str, str]) 
 def write_qrels(qrels: Qrels, path: PathLike) -> None:
     """Write plain (ungrouped) qrels as a TREC qrels file (``qid 0 docno rel``)."""
     if qrels.grouped:
-        raise InputError("grouped ground truth cannot be written as TREC qrels (one label per "
-                         "document); write it as JSONL with ranklens.io.jsonl.write_qrels_jsonl")
+        raise InputError(
+            "grouped ground truth cannot be written as TREC qrels (one label per "
+            "document); write it as JSONL with ranklens.io.jsonl.write_qrels_jsonl"
+        )
     with open(path, "w", encoding="utf-8") as fh:
         for qc, dc, g in zip(qrels.q.tolist(), qrels.d.tolist(), qrels.grade.tolist()):
             fh.write(f"{qrels.query_ids[qc]} 0 {qrels.doc_ids[dc]} {g}\n")

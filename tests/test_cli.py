@@ -1,0 +1,125 @@
+"""The ``ranklens`` command: evaluate (table, json, trec) and demo."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ranklens.cli import main
+from ranklens.demo import demo_paths
+
+
+def run_cli(capsys, *args):
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_json_output_reports_trec_names_as_given(capsys):
+    p = demo_paths()
+    code, out, _ = run_cli(
+        capsys,
+        "evaluate",
+        str(p["qrels"]),
+        str(p["bm25"]),
+        "-m",
+        "ndcg_cut_10",
+        "-m",
+        "P.5,10",
+        "-m",
+        "mrr@10",
+        "--format",
+        "json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert set(data["aggregate"]) == {"ndcg_cut_10", "P_5", "P_10", "mrr@10"}
+    assert set(data["per_query"]) == {f"q{i:02d}" for i in range(1, 13)}
+    mean = sum(v["ndcg_cut_10"] for v in data["per_query"].values()) / 12
+    assert data["aggregate"]["ndcg_cut_10"] == pytest.approx(mean)
+    assert data["counts"]["queries_evaluated"] == 12
+
+
+def test_trec_output_layout(capsys):
+    p = demo_paths()
+    _, out, _ = run_cli(
+        capsys,
+        "evaluate",
+        str(p["qrels"]),
+        str(p["bm25"]),
+        "-m",
+        "map",
+        "-m",
+        "num_rel",
+        "--format",
+        "trec",
+        "-q",
+    )
+    lines = out.splitlines()
+    assert lines[-2].startswith("map                   \tall\t0.")
+    assert lines[-1].split("\t")[2].isdigit()
+    assert len(lines) == 2 * 12 + 2
+
+
+def test_level_and_skip_missing_flags(capsys, tmp_path):
+    (tmp_path / "q").write_text("a 0 d1 1\na 0 d2 2\nb 0 d3 2\n")
+    (tmp_path / "r").write_text("a Q0 d1 1 2 t\na Q0 d2 2 1 t\n")
+    _, out, _ = run_cli(
+        capsys,
+        "evaluate",
+        str(tmp_path / "q"),
+        str(tmp_path / "r"),
+        "-m",
+        "P@2",
+        "-l",
+        "2",
+        "--format",
+        "json",
+    )
+    assert json.loads(out)["aggregate"]["P@2"] == 0.25
+    _, out, _ = run_cli(
+        capsys,
+        "evaluate",
+        str(tmp_path / "q"),
+        str(tmp_path / "r"),
+        "-m",
+        "P@2",
+        "-l",
+        "2",
+        "--skip-missing",
+        "--format",
+        "json",
+    )
+    assert json.loads(out)["aggregate"]["P@2"] == 0.5
+
+
+def test_errors_go_to_stderr_with_status_2(capsys, tmp_path):
+    (tmp_path / "q").write_text("a 0 d1 1\n")
+    (tmp_path / "r").write_text("a Q0 d1 1 two t\n")
+    code, out, err = run_cli(capsys, "evaluate", str(tmp_path / "q"), str(tmp_path / "r"))
+    assert code == 2 and out == ""
+    assert "r:1: score 'two'" in err
+    code, _, err = run_cli(
+        capsys, "evaluate", str(tmp_path / "q"), str(tmp_path / "q"), "-m", "ndgc@10"
+    )
+    assert code == 2 and "closest valid names: ndcg" in err
+
+
+def test_table_output(capsys):
+    p = demo_paths()
+    code, out, _ = run_cli(capsys, "evaluate", str(p["qrels"]), str(p["bm25"]))
+    assert code == 0 and "ndcg@10" in out and "12 queries evaluated" in out
+
+
+def test_demo_runs_as_a_console_script():
+    proc = subprocess.run(
+        [sys.executable, "-m", "ranklens.cli", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "bm25" in proc.stdout and "ndcg@10" in proc.stdout and "Next:" in proc.stdout

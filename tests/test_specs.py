@@ -1,0 +1,112 @@
+"""Metric names: ranklens/ir_measures style, trec_eval names and -m forms, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from ranklens import MetricNameError, parse_metric
+from ranklens.specs import FAMILIES, expand_metric_names, known_names, parse_metrics
+
+
+@pytest.mark.parametrize(
+    ("name", "family", "k", "params", "level"),
+    [
+        ("ndcg@10", "ndcg", 10, {"gain": "linear"}, None),
+        ("nDCG@10", "ndcg", 10, {"gain": "linear"}, None),
+        ("ndcg_cut_10", "ndcg", 10, {"gain": "linear"}, None),
+        ("ndcg_exp@10", "ndcg", 10, {"gain": "exp"}, None),
+        ("ndcg(gain=exp)@5", "ndcg", 5, {"gain": "exp"}, None),
+        ("P@5", "P", 5, {}, None),
+        ("p_5", "P", 5, {}, None),
+        ("P(rel=2)@10", "P", 10, {}, 2),
+        ("recall@100", "recall", 100, {}, None),
+        ("recall_1000", "recall", 1000, {}, None),
+        ("mrr@10", "rr", 10, {}, None),
+        ("recip_rank", "rr", None, {}, None),
+        ("RR@10", "rr", 10, {}, None),
+        ("map", "ap", None, {}, None),
+        ("map@100", "ap", 100, {}, None),
+        ("map_cut_100", "ap", 100, {}, None),
+        ("AP@100", "ap", 100, {}, None),
+        ("rprec", "rprec", None, {}, None),
+        ("Rprec", "rprec", None, {}, None),
+        ("bpref", "bpref", None, {}, None),
+        ("err@20", "err", 20, {"max": None}, None),
+        ("err(max=4)@20", "err", 20, {"max": 4}, None),
+        ("rbp(p=0.8)", "rbp", None, {"p": 0.8}, None),
+        ("rbp", "rbp", None, {"p": 0.9}, None),
+        ("hit_rate@5", "success", 5, {}, None),
+        ("success_10", "success", 10, {}, None),
+        ("set_F", "set_F", None, {"beta": 1.0}, None),
+        ("num_rel_ret", "num_rel_ret", None, {}, None),
+        ("iprec_at_recall_0.10", "iprec", None, {"r": 0.1, "legacy": False}, None),
+        ("iprec(r=0.5,legacy=1)", "iprec", None, {"r": 0.5, "legacy": True}, None),
+        ("11pt_avg", "11pt_avg", None, {"legacy": False}, None),
+        ("judged@10", "judged", 10, {}, None),
+        ("f1@5", "f1", 5, {}, None),
+        ("Rprec_mult_0.20", "Rprec_mult", None, {"m": 0.2}, None),
+    ],
+)
+def test_names_parse(name, family, k, params, level):
+    m = parse_metric(name)
+    assert (m.family, m.k, dict(m.params), m.level) == (family, k, params, level)
+    assert m.name == name
+    again = parse_metric(m.canonical())  # the canonical spelling parses to the same metric
+    assert (again.family, again.k, again.params, again.level) == (m.family, m.k, m.params, m.level)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("ndgc@10", "closest valid names: ndcg"),
+        ("precison@5", "closest valid names: precision"),
+        ("ndcg@0", "cutoff must be at least 1"),
+        ("rprec@10", "rprec takes no cutoff"),
+        ("rbp(p=1.5)", "p must lie strictly between 0 and 1"),
+        ("P(foo=1)@5", "unknown parameter 'foo'"),
+        ("ndcg(rel=2)@5", "does not use a relevance level"),
+        ("P(rel=x)@5", "rel='x' is not an integer"),
+        ("iprec", "iprec needs r="),
+        ("P_5.5", "whole number"),
+        ("", "unknown metric"),
+    ],
+)
+def test_bad_names_explain_themselves(name, message):
+    with pytest.raises(MetricNameError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_metric(name)
+
+
+def test_trec_m_forms_expand():
+    assert expand_metric_names(["P.5,10", "ndcg_cut.10", "map"]) == [
+        "P_5",
+        "P_10",
+        "ndcg_cut_10",
+        "map",
+    ]
+    assert expand_metric_names("iprec_at_recall..1,.5") == [
+        "iprec_at_recall_0.10",
+        "iprec_at_recall_0.50",
+    ]
+    assert expand_metric_names("ndcg_cut") == [
+        f"ndcg_cut_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+    ]
+    assert expand_metric_names(["recall", "P", "success"]) == ["recall", "P", "success"]
+    all_trec = parse_metrics("all_trec")
+    assert len(all_trec) > 80
+    assert {m.name for m in all_trec} >= {"map", "P_10", "ndcg_cut_10", "bpref", "rbp"}
+
+
+def test_repeats_are_dropped_and_order_kept():
+    assert [m.name for m in parse_metrics(["map", "P@5", "map"])] == ["map", "P@5"]
+
+
+def test_every_family_is_documented_with_a_formula_or_reference():
+    for fam in FAMILIES.values():
+        assert len(fam.doc) > 40, fam.name
+
+
+def test_known_names_all_parse():
+    for name in known_names():
+        if name in ("iprec", "iprec_at_recall", "Rprec_mult"):
+            continue
+        parse_metric(name)
