@@ -288,23 +288,6 @@ def judge(
     keep = ev >= 0
     if not keep.all():
         rq, rd, ev = rq[keep], rd[keep], ev[keep]
-    dropped = 0
-    if len(ev):
-        key = ev * np.int64(max(len(R.doc_ids), 1)) + rd
-        dup_first = _duplicate_mask(key)
-        if dup_first is not None:
-            if opts.duplicates == "error":
-                i = int(np.flatnonzero(dup_first)[0])
-                raise DuplicateDocumentError(
-                    f"run {R.name!r}: document {R.doc_ids[rd[i]]!r} appears more than once in "
-                    f"query {Q.query_ids[eval_q[ev[i]]]!r}; pass duplicates='first' to keep its "
-                    "highest-ranked occurrence"
-                )
-            dropped = int(dup_first.sum())
-            rq, rd, ev = rq[~dup_first], rd[~dup_first], ev[~dup_first]
-    off = np.searchsorted(ev, np.arange(n_q + 1)).astype(np.int64)
-    n = len(ev)
-
     # --- qrels rows of evaluated queries --------------------------------------------------
     qsel = qq_to_eval[Q.q] >= 0
     qrow_q = qq_to_eval[Q.q[qsel]]
@@ -334,15 +317,47 @@ def judge(
     qd_to_rd = translate(Q.doc_ids, R.doc_ids)  # qrels doc code -> run doc code
     qrow_rd = qd_to_rd[qrow_d]
     in_run = qrow_rd >= 0
-    width = np.int64(max(len(R.doc_ids), 1))
-    qkey = qrow_q[in_run] * width + qrow_rd[in_run]
     qidx_rows = np.flatnonzero(in_run)
-    ko = np.argsort(qkey, kind="stable")
-    qkey, qidx_rows = qkey[ko], qidx_rows[ko]
-    rkey = ev * width + rd
-    lo = np.searchsorted(qkey, rkey, "left")
-    hi = np.searchsorted(qkey, rkey, "right")
-    cnt = hi - lo
+    packed = None
+    if not Q.grouped:
+        packed = _packed_join(ev, rd, qrow_q[in_run], qrow_rd[in_run], n_q, len(R.doc_ids),
+                              check_duplicates=not R.unique_docs)
+    if packed is not None:
+        match, dup_first = packed
+    else:
+        match = None
+        dup_first = None if R.unique_docs or not len(ev) else _duplicate_mask(
+            ev * np.int64(max(len(R.doc_ids), 1)) + rd
+        )
+    dropped = 0
+    if dup_first is not None:
+        if opts.duplicates == "error":
+            i = int(np.flatnonzero(dup_first)[0])
+            raise DuplicateDocumentError(
+                f"run {R.name!r}: document {R.doc_ids[rd[i]]!r} appears more than once in "
+                f"query {Q.query_ids[eval_q[ev[i]]]!r}; pass duplicates='first' to keep its "
+                "highest-ranked occurrence"
+            )
+        dropped = int(dup_first.sum())
+        keep_rows = ~dup_first
+        rq, rd, ev = rq[keep_rows], rd[keep_rows], ev[keep_rows]
+        if match is not None:
+            match = match[keep_rows]
+    off = np.searchsorted(ev, np.arange(n_q + 1)).astype(np.int64)
+    n = len(ev)
+    if match is not None:
+        m = match >= 0
+        lo = np.zeros(n, dtype=np.int64)
+        lo[m] = match[m]
+        cnt = m.astype(np.int64)
+    else:
+        width = np.int64(max(len(R.doc_ids), 1))
+        qkey = qrow_q[in_run] * width + qrow_rd[in_run]
+        ko = np.argsort(qkey, kind="stable")
+        qkey, qidx_rows = qkey[ko], qidx_rows[ko]
+        rkey = ev * width + rd
+        lo = np.searchsorted(qkey, rkey, "left")
+        cnt = np.searchsorted(qkey, rkey, "right") - lo
 
     label = np.full(n, NOT_IN_QRELS, dtype=np.int64)
     gain_grade = np.zeros(n, dtype=np.int64)
@@ -410,8 +425,61 @@ def judge(
     )
 
 
+def _packed_join(
+    ev: np.ndarray,
+    rd: np.ndarray,
+    qq: np.ndarray,
+    qd: np.ndarray,
+    n_q: int,
+    n_docs: int,
+    check_duplicates: bool,
+) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """Sort-merge join of run rows (ev, rd) with unique qrels keys (qq, qd) in one sort.
+
+    Each entry packs (query, doc, side, row) into one int64, so a plain ``np.sort`` (much
+    faster than argsort or searchsorted on 10^7 rows) lines every run row up behind its
+    qrels row. Returns, per run row, the index of its qrels row (-1 if none) and the mask of
+    rows repeating an earlier (higher-ranked) row's document (None if there are none), or
+    None when the keys do not fit in 63 bits.
+    """
+    n, m = len(ev), len(qq)
+    qbits = max(int(n_q).bit_length(), 1)
+    dbits = max(int(n_docs).bit_length(), 1)
+    ibits = max(int(max(n, m)).bit_length(), 1)
+    if qbits + dbits + ibits + 1 > 63:
+        return None
+    shift = np.int64(ibits + 1)
+    side = np.int64(1) << np.int64(ibits)
+    run_keys = (((ev << dbits) | rd) << shift) | side | np.arange(n, dtype=np.int64)
+    qrel_keys = (((qq << dbits) | qd) << shift) | np.arange(m, dtype=np.int64)
+    s = np.sort(np.concatenate([qrel_keys, run_keys]))
+    pair = s >> shift
+    is_run = (s & side) != 0
+    idx = s & (side - 1)
+    pos = np.where(is_run, -1, np.arange(len(s)))
+    last_q = np.maximum.accumulate(pos)  # latest qrels entry at or before each position
+    run_pos = np.flatnonzero(is_run)
+    lq = last_q[run_pos]
+    hit = lq >= 0
+    hit[hit] = pair[lq[hit]] == pair[run_pos[hit]]
+    match = np.full(n, -1, dtype=np.int64)
+    rows = idx[run_pos]
+    match[rows[hit]] = idx[lq[hit]]
+    dup = None
+    if check_duplicates and len(run_pos) > 1:
+        again = np.zeros(len(run_pos), dtype=bool)
+        again[1:] = (run_pos[1:] == run_pos[:-1] + 1) & (pair[run_pos[1:]] == pair[run_pos[:-1]])
+        if again.any():
+            dup = np.zeros(n, dtype=bool)
+            dup[rows[again]] = True
+    return match, dup
+
+
 def _duplicate_mask(key: np.ndarray) -> np.ndarray | None:
     """Mask of rows whose key already occurred at an earlier row, or None if none did."""
+    sk = np.sort(key)  # a plain sort settles the common no-duplicate case quickly
+    if not (sk[1:] == sk[:-1]).any():
+        return None
     o = np.argsort(key, kind="stable")
     ks = key[o]
     dup_sorted = np.zeros(len(ks), dtype=bool)

@@ -17,12 +17,13 @@ Storage is one row per (query, unit, document) membership:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any, Union
 
 import numpy as np
 
-from ._vocab import as_id_array, encode
+from ._vocab import encode_ids
 from .errors import DuplicateDocumentError, InputError
 
 QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
@@ -75,11 +76,20 @@ class Qrels:
         unit, and a document may appear only once per query. ``empty_queries`` lists queries
         that have ground truth with no entries (they are evaluated with R = 0).
         """
-        qs = as_id_array(query_ids, f"query id in {source}")
-        ds = as_id_array(doc_ids, f"document id in {source}")
         g = np.asarray(grades)
-        if not (len(qs) == len(ds) == len(g)):
+        if not (len(query_ids) == len(doc_ids) == len(g)):
             raise InputError(f"{source}: query, document and grade columns differ in length")
+        extra = list(empty_queries)
+        all_q = list(query_ids) + extra if extra else query_ids
+        qcode_all, query_ids_v = encode_ids(all_q, f"query id in {source}")
+        qcode = qcode_all[: len(g)]
+        dcode, doc_vocab = encode_ids(
+            doc_ids,
+            f"document id in {source}",
+            lambda i: f"in query {query_ids_v[qcode[i]]!r}",
+        )
+        ds = doc_vocab[dcode]
+        qs = query_ids_v[qcode]
         if g.dtype.kind == "f":
             frac = np.flatnonzero(g != np.floor(g))
             if len(frac):
@@ -88,14 +98,9 @@ class Qrels:
                     f"{source}: grade {g[i]!r} of document {ds[i]!r} in query {qs[i]!r} "
                     "is not an integer"
                 )
-        if len(g) and g.dtype.kind not in "iuf":
+        if len(g) and g.dtype.kind not in "iufb":
             raise InputError(f"{source}: grades must be integers")
         g = g.astype(np.int64)
-        extra = as_id_array(list(empty_queries), f"query id in {source}")
-        all_q = np.concatenate([qs, extra]) if len(extra) else qs
-        qcode_all, query_ids_v = encode(all_q)
-        qcode = qcode_all[: len(qs)]
-        dcode, doc_vocab = encode(ds)
         if groups is None:
             order = np.lexsort((dcode, qcode))
             qs_sorted, ds_sorted = qcode[order], dcode[order]
@@ -138,6 +143,8 @@ class Qrels:
     def from_dict(cls, labels: Mapping[Any, Mapping[Any, int] | Sequence[Any]]) -> Qrels:
         """From ``{query: {doc: grade}}``; a list of documents ``{query: [doc, ...]}`` means
         grade 1 for each."""
+        if labels and all(isinstance(e, Mapping) for e in labels.values()):
+            return cls._from_label_dicts(labels)
         qs: list[Any] = []
         ds: list[Any] = []
         gs: list[Any] = []
@@ -170,6 +177,23 @@ class Qrels:
                     f"doc ids, got {type(entry).__name__}"
                 )
         return cls.from_arrays(qs, ds, np.asarray(gs, dtype=np.int64), empty_queries=empty)
+
+    @classmethod
+    def _from_label_dicts(cls, labels: Mapping[Any, Mapping[Any, Any]]) -> Qrels:
+        """Fast path of :meth:`from_dict` for ``{query: {doc: grade}}`` (one pass in C)."""
+        values = list(labels.values())
+        lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+        keys = list(labels.keys())
+        qs = [k for k, n in zip(keys, lens.tolist()) for _ in range(n)]
+        empty = [k for k, n in zip(keys, lens.tolist()) if n == 0]
+        ds = list(chain.from_iterable(values))
+        raw = list(chain.from_iterable(v.values() for v in values))
+        grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
+        if grades.dtype.kind not in "iub":
+            for (qid, doc), grade in zip(zip(qs, ds), raw):
+                _check_grade(grade, qid, doc)
+            grades = np.array([int(x) for x in raw], dtype=np.int64)
+        return cls.from_arrays(qs, ds, grades, empty_queries=empty)
 
     @classmethod
     def from_groups(

@@ -15,7 +15,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._vocab import as_id_array, encode
+from ._vocab import encode_ids
 from .errors import InputError
 
 RunLike = Union["Run", Mapping[str, Any], str, Path]
@@ -28,7 +28,17 @@ class Run:
     :meth:`coerce` pick from a plain Python object.
     """
 
-    __slots__ = ("_orders", "d", "doc_ids", "name", "q", "query_ids", "score", "scored")
+    __slots__ = (
+        "_orders",
+        "d",
+        "doc_ids",
+        "name",
+        "q",
+        "query_ids",
+        "score",
+        "scored",
+        "unique_docs",
+    )
 
     def __init__(
         self,
@@ -39,6 +49,7 @@ class Run:
         score: np.ndarray,
         scored: bool,
         name: str = "run",
+        unique_docs: bool = False,
     ) -> None:
         self.query_ids = query_ids
         self.doc_ids = doc_ids
@@ -47,6 +58,7 @@ class Run:
         self.score = score
         self.scored = scored
         self.name = name
+        self.unique_docs = unique_docs  # True when no document can repeat within a query
         self._orders: dict[str, np.ndarray] = {}
 
     @classmethod
@@ -60,6 +72,7 @@ class Run:
         empty_queries: Iterable[Any] = (),
         source: str = "run",
         encoded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+        unique_docs: bool = False,
     ) -> Run:
         """Build a run from parallel columns (rows of one query need not be adjacent).
 
@@ -70,16 +83,18 @@ class Run:
             qcode, query_vocab, dcode, doc_vocab = encoded
             n = len(qcode)
         else:
-            qs = as_id_array(query_ids, f"query id in {source}")
-            ds = as_id_array(doc_ids, f"document id in {source}")
-            if len(qs) != len(ds):
+            if len(query_ids) != len(doc_ids):
                 raise InputError(f"{source}: query and document columns differ in length")
-            n = len(qs)
-            extra = as_id_array(list(empty_queries), f"query id in {source}")
-            all_q = np.concatenate([qs, extra]) if len(extra) else qs
-            qcode_all, query_vocab = encode(all_q)
+            n = len(doc_ids)
+            extra = list(empty_queries)
+            all_q = list(query_ids) + extra if extra else query_ids
+            qcode_all, query_vocab = encode_ids(all_q, f"query id in {source}")
             qcode = qcode_all[:n]
-            dcode, doc_vocab = encode(ds)
+            dcode, doc_vocab = encode_ids(
+                doc_ids,
+                f"document id in {source}",
+                lambda i: f"in query {query_vocab[qcode[i]]!r}",
+            )
         if scores is None:
             scored = False
             sc = None
@@ -103,7 +118,7 @@ class Run:
         if sc is None:
             # Pseudo-scores: strictly decreasing within each query, so the given order ranks.
             sc = -np.arange(n, dtype=np.float64)
-        return cls(query_vocab, doc_vocab, qcode, dcode, sc, scored, name)
+        return cls(query_vocab, doc_vocab, qcode, dcode, sc, scored, name, unique_docs)
 
     @classmethod
     def from_dict(cls, run: Mapping[Any, Any], *, name: str = "run") -> Run:
@@ -121,15 +136,35 @@ class Run:
                     raise InputError(
                         f"run: query {qid!r} must map documents to scores like the other queries"
                     )
-            lens = [len(v) for v in run.values()]
-            qs = np.repeat(np.asarray(_key_list(run), dtype=object), lens)
-            ds = list(chain.from_iterable(run.values()))
-            scores = np.fromiter(
-                chain.from_iterable(v.values() for v in run.values()),
-                dtype=np.float64,
-                count=len(ds),
+            values = list(run.values())
+            lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+            qcode_u, query_vocab = encode_ids(list(run.keys()), "query id in run")
+            qcode = np.repeat(qcode_u, lens)
+            ds = list(chain.from_iterable(values))
+            dcode, doc_vocab = encode_ids(
+                ds, "document id in run", lambda i: f"in query {query_vocab[qcode[i]]!r}"
             )
-            return cls.from_arrays(qs, ds, scores, name=name, empty_queries=empty)
+            try:
+                scores = np.fromiter(
+                    chain.from_iterable(v.values() for v in values),
+                    dtype=np.float64,
+                    count=len(ds),
+                )
+            except (TypeError, ValueError):
+                for qid, v in run.items():
+                    for doc, s in v.items():
+                        _check_score(s, qid, doc)
+                raise
+            # dict keys are unique, so no document repeats within a query
+            return cls.from_arrays(
+                None,
+                None,
+                scores,
+                name=name,
+                source="run",
+                encoded=(qcode, query_vocab, dcode, doc_vocab),
+                unique_docs=True,
+            )
         if isinstance(first, Sequence) and not isinstance(first, str):
             qs_l: list[Any] = []
             ds_l: list[Any] = []
@@ -228,11 +263,21 @@ def _trec_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray:
     )
     if ok.all():
         return np.arange(n)
-    return np.lexsort((-d, -score, q))
-
-
-def _key_list(m: Mapping[Any, Any]) -> list[Any]:
-    return list(m.keys())
+    by_score = (q[1:] >= q[:-1]) & (~same_q | (score[1:] <= score[:-1]))
+    if not by_score.all():
+        return np.lexsort((-d, -score, q))
+    # Ranked by score already; only runs of tied scores need their documents reordered.
+    tie = same_q & (score[1:] == score[:-1])
+    member = np.zeros(n, dtype=bool)
+    member[1:] |= tie
+    member[:-1] |= tie
+    idx = np.flatnonzero(member)
+    starts = np.ones(len(idx), dtype=bool)
+    starts[1:] = ~tie[idx[1:] - 1]
+    group = np.cumsum(starts)
+    order = np.arange(n)
+    order[idx] = idx[np.lexsort((-d[idx], group))]
+    return order
 
 
 def _check_score(score: Any, qid: Any, doc: Any) -> float:

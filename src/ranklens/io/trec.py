@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._vocab import _pyarrow, encode_arrow
+from .._vocab import _pyarrow, arrow_to_numpy, encode_arrow
 from ..errors import InputError
 from ..qrels import Qrels
 from ..run import Run
@@ -215,10 +215,13 @@ def _read_fast(p: Path, n_fields: int, names: list[str], types: dict[str, str]) 
             rid = tail[5].decode("utf-8", "replace") if len(tail) >= 6 else None
         out["last_run_id"] = rid
     else:
-        out["qid"] = qcol.to_numpy(zero_copy_only=False).astype(object)
-        out["docno"] = dcol.to_numpy(zero_copy_only=False).astype(object)
+        out["qid"] = qcol.combine_chunks()
+        out["docno"] = dcol.combine_chunks()
     for k in types:
-        out[k] = table.column(k).to_numpy()
+        try:
+            out[k] = arrow_to_numpy(table.column(k))
+        except ValueError:
+            return None
     return out
 
 
