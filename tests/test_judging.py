@@ -8,7 +8,6 @@ import pytest
 
 import ranklens
 from ranklens import DuplicateDocumentError, InputError, Qrels, Run
-from ranklens.judging import NOT_IN_QRELS
 
 approx = pytest.approx
 
@@ -53,7 +52,9 @@ def test_missing_query_scores_zero_by_default_and_can_be_skipped():
         "queries_evaluated": 2,
         "queries_missing": 1,
         "queries_ignored": 1,
+        "queries_no_relevant_skipped": 0,
         "duplicates_dropped": 0,
+        "duplicates_kept": 0,
     }
     assert ev.judged.counts.missing_ids == ["q2"] and ev.judged.counts.ignored_ids == ["q3"]
     skipped = ranklens.evaluate(qrels, run, ["P@1"], missing="skip")
@@ -183,8 +184,10 @@ def test_judged_arrays_are_reused_for_more_metrics():
     assert more.judged is ev.judged
     assert more["judged@3"] == approx(2 / 3)
     j = ev.judged
-    assert j.label.tolist() == [2, NOT_IN_QRELS, 0]
-    assert j.view(1).rel.tolist() == [True, False, False]
+    # sparse tables: only the judged documents retrieved, with their ranks
+    assert j.e_rank.tolist() == [1, 3] and j.e_label.tolist() == [2, 0]
+    assert j.lens.tolist() == [3]
+    assert [x.tolist() for x in j.view(1).credit] == [[0], [1]]
 
 
 def test_run_round_trips_through_dict_and_lists():

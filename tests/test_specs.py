@@ -11,9 +11,9 @@ from ranklens.specs import FAMILIES, expand_metric_names, known_names, parse_met
 @pytest.mark.parametrize(
     ("name", "family", "k", "params", "level"),
     [
-        ("ndcg@10", "ndcg", 10, {"gain": "linear"}, None),
-        ("nDCG@10", "ndcg", 10, {"gain": "linear"}, None),
-        ("ndcg_cut_10", "ndcg", 10, {"gain": "linear"}, None),
+        ("ndcg@10", "ndcg", 10, {"gain": None}, None),
+        ("nDCG@10", "ndcg", 10, {"gain": None}, None),
+        ("ndcg_cut_10", "ndcg", 10, {"gain": None}, None),
         ("ndcg_exp@10", "ndcg", 10, {"gain": "exp"}, None),
         ("ndcg(gain=exp)@5", "ndcg", 5, {"gain": "exp"}, None),
         ("P@5", "P", 5, {}, None),

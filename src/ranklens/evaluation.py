@@ -99,9 +99,9 @@ class Evaluation:
             "counts": self.counts,
             "options": {
                 "relevance_level": opts.relevance_level,
-                "duplicates": opts.duplicates,
-                "missing": opts.missing,
                 "score_precision": opts.score_precision,
+                "convention": opts.convention.name,
+                "switches": opts.convention.switches(),
             },
         }
 

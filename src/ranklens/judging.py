@@ -15,7 +15,8 @@ Rules (each one is trec_eval's unless an option says otherwise):
   gain, and are neither relevant nor non-relevant for bpref (trec_eval's "pooled but
   unjudged").
 * **Duplicates.** A document twice in one query of a run is an error naming both by
-  default; ``duplicates="first"`` keeps its highest-ranked occurrence and counts the rest.
+  default; ``duplicates="first"`` keeps its highest-ranked occurrence and counts the rest
+  (conventions may keep them: see :mod:`ranklens.conventions`).
 * **Missing queries.** A query with labels but absent from the run is scored 0 and counted
   in the mean (trec_eval ``-c``) by default; ``missing="skip"`` leaves it out. Queries of
   the run with no labels are ignored. Both counts are reported.
@@ -26,24 +27,27 @@ Rules (each one is trec_eval's unless an option says otherwise):
   them at its rank: the rank counts as one relevant document for precision, as the number of
   groups it newly finds for recall and AP, and its gain is the highest grade among them.
   This keeps every measure within [0, 1] (the ideal ranking holds one group per rank).
+
+The judged arrays are sparse: besides each query's list length, only the retrieved documents
+that have a label are kept (with their rank), so every metric costs time in proportion to
+the judged documents retrieved, not to the length of the run.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from . import _segments as seg
 from ._vocab import translate
+from .conventions import Convention, get_convention
 from .errors import DuplicateDocumentError, InputError
 from .qrels import Qrels, QrelsLike
 from .run import Run, RunLike
 
-NOT_IN_QRELS = np.iinfo(np.int64).min
-"""Label of a retrieved document that has no entry in the qrels."""
+_SWITCHES = set(Convention.__dataclass_fields__) - {"name"}
 
 
 @dataclass(frozen=True)
@@ -53,37 +57,55 @@ class JudgeOptions:
     Attributes:
         relevance_level: ℓ, the smallest grade that counts as relevant for binary measures
             (trec_eval ``-l``; default 1). A metric may override it (``P(rel=2)@10``).
-        duplicates: ``"error"`` (default) or ``"first"`` (keep the highest-ranked occurrence).
-        missing: ``"zero"`` (default: a labelled query absent from the run scores 0 and
-            counts in the mean, trec_eval ``-c``) or ``"skip"``.
         score_precision: ``"float64"`` (default, trec_eval 10) or ``"float32"`` (scores
             compared as float32 when ranking, as trec_eval 9 and pytrec_eval do).
+        convention: the switches of :mod:`ranklens.conventions` (default ``trec``); any
+            switch may also be given directly, e.g. ``duplicates="first"``,
+            ``missing="skip"``.
     """
 
     relevance_level: int = 1
-    duplicates: Literal["error", "first"] = "error"
-    missing: Literal["zero", "skip"] = "zero"
-    score_precision: Literal["float64", "float32"] = "float64"
+    score_precision: str = "float64"
+    convention: Convention = field(default_factory=lambda: get_convention("trec"))
 
     def __post_init__(self) -> None:
-        if isinstance(self.relevance_level, bool) or not isinstance(
-            self.relevance_level, (int, np.integer)
-        ):
-            raise InputError(f"relevance_level must be an integer, got {self.relevance_level!r}")
-        if self.relevance_level < 0:
-            raise InputError(f"relevance_level must be >= 0, got {self.relevance_level}")
-        for name, allowed in (
-            ("duplicates", ("error", "first")),
-            ("missing", ("zero", "skip")),
-            ("score_precision", ("float64", "float32")),
-        ):
-            value = getattr(self, name)
-            if value not in allowed:
-                raise InputError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+        lv = self.relevance_level
+        if isinstance(lv, bool) or not isinstance(lv, (int, np.integer)):
+            raise InputError(f"relevance_level must be an integer, got {lv!r}")
+        if lv < 0:
+            raise InputError(f"relevance_level must be >= 0, got {lv}")
+        if self.score_precision not in ("float64", "float32"):
+            raise InputError(
+                f"score_precision must be one of float64, float32; got {self.score_precision!r}"
+            )
+        if not isinstance(self.convention, Convention):
+            object.__setattr__(self, "convention", get_convention(self.convention))
 
-    def with_(self, **changes: Any) -> JudgeOptions:
-        """A copy with some options changed."""
-        return replace(self, **changes)
+    @classmethod
+    def build(cls, options: JudgeOptions | None = None, **kwargs: Any) -> JudgeOptions:
+        """Options from a base plus keyword arguments; convention switches given by name
+        (``duplicates="first"``) derive a convention from the base one."""
+        opts = options or cls()
+        switches = {k: kwargs.pop(k) for k in list(kwargs) if k in _SWITCHES}
+        if "convention" in kwargs:
+            kwargs["convention"] = get_convention(kwargs["convention"])
+        unknown = set(kwargs) - {"relevance_level", "score_precision", "convention"}
+        if unknown:
+            raise TypeError(f"unknown judging option(s): {', '.join(sorted(unknown))}")
+        opts = replace(opts, **kwargs) if kwargs else opts
+        if switches:
+            changed = {k: v for k, v in switches.items() if getattr(opts.convention, k) != v}
+            if changed:
+                opts = replace(opts, convention=opts.convention.with_(**changed))
+        return opts
+
+    @property
+    def duplicates(self) -> str:
+        return self.convention.duplicates
+
+    @property
+    def missing(self) -> str:
+        return self.convention.missing
 
 
 @dataclass
@@ -93,81 +115,77 @@ class JudgeCounts:
     queries_evaluated: int = 0
     queries_missing: int = 0
     queries_ignored: int = 0
+    queries_no_relevant_skipped: int = 0
     duplicates_dropped: int = 0
+    duplicates_kept: int = 0
     missing_ids: list[str] = field(default_factory=list)
     ignored_ids: list[str] = field(default_factory=list)
+    no_relevant_ids: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "queries_evaluated": self.queries_evaluated,
             "queries_missing": self.queries_missing,
             "queries_ignored": self.queries_ignored,
+            "queries_no_relevant_skipped": self.queries_no_relevant_skipped,
             "duplicates_dropped": self.duplicates_dropped,
+            "duplicates_kept": self.duplicates_kept,
         }
 
 
-class Judged:
-    """A judged (qrels, run) pair: per-rank and per-query arrays, independent of ℓ.
+def _by_query_rank(q: np.ndarray, rank: np.ndarray, *more: np.ndarray) -> tuple:
+    o = np.lexsort((rank, q))
+    return (q[o], rank[o], *(m[o] for m in more))
 
-    Per rank (flat, ``n`` entries): ``label`` (the document's grade, ``NOT_IN_QRELS`` when it
-    has none), ``gain_grade`` (grade of the units first found there, 0 otherwise), ``qidx``
-    and ``pos`` (0-based rank). Units first found: ``unit_pos``/``unit_grade``. Per query:
-    ``off``, ``missing``; the qrels' units (``unit_q``, ``unit_g``), judged documents
-    (``doc_q``, ``doc_label``) and the ideal grades (``ideal_off``, ``ideal_grade``, sorted
-    descending, positive only).
+
+class Judged:
+    """A judged (qrels, run) pair, independent of ℓ; sparse per-rank tables sorted by
+    (query, rank):
+
+    * ``lens``: documents retrieved per query (duplicates kept by the convention included);
+    * entries (``e_q``, ``e_rank``, ``e_label``, ``e_repeat``): every retrieved document that
+      has a label (its highest grade), with rank (1-based) and whether it repeats an earlier
+      document of the list;
+    * units first found (``u_q``, ``u_rank``, ``u_grade``, ``u_id``): each ground-truth unit at
+      the rank where it is first retrieved;
+    * matches (``m_q``, ``m_rank``, ``m_unit``, ``m_grade``): every (retrieved row, unit it
+      belongs to) pair, repeats included;
+    * gains (``g_q``, ``g_rank``, ``g_grade``): per rank, the highest grade among units first
+      found there;
+    * repeats (``rep_q``, ``rep_rank``): every repeated row kept by the convention;
+    * per query from the qrels: units (``unit_q``, ``unit_g``), judged documents (``doc_q``,
+      ``doc_label``), ideal grades (``ideal_off``, ``ideal_grade``, descending) and
+      ``n_gt_ids`` (ground-truth ids with a positive grade).
     """
 
     def __init__(self, **arrays: Any) -> None:
-        self.query_ids: np.ndarray = arrays["query_ids"]
-        self.off: np.ndarray = arrays["off"]
-        self.label: np.ndarray = arrays["label"]
-        self.gain_grade: np.ndarray = arrays["gain_grade"]
-        self.unit_pos: np.ndarray = arrays["unit_pos"]
-        self.unit_grade: np.ndarray = arrays["unit_grade"]
-        self.unit_q: np.ndarray = arrays["unit_q"]
-        self.unit_g: np.ndarray = arrays["unit_g"]
-        self.doc_q: np.ndarray = arrays["doc_q"]
-        self.doc_label: np.ndarray = arrays["doc_label"]
-        self.ideal_off: np.ndarray = arrays["ideal_off"]
-        self.ideal_grade: np.ndarray = arrays["ideal_grade"]
-        self.missing: np.ndarray = arrays["missing"]
-        self.options: JudgeOptions = arrays["options"]
-        self.counts: JudgeCounts = arrays["counts"]
-        self.run_name: str = arrays.get("run_name", "run")
-        self.max_grade: int = arrays["max_grade"]
+        self.__dict__.update(arrays)
         self._views: dict[int, LevelView] = {}
+
+    query_ids: np.ndarray
+    lens: np.ndarray
+    missing: np.ndarray
+    options: JudgeOptions
+    counts: JudgeCounts
+    run_name: str
+    max_grade: int
 
     @property
     def n_queries(self) -> int:
         return len(self.query_ids)
 
-    @cached_property
-    def lens(self) -> np.ndarray:
-        """Number of documents retrieved per query."""
-        return seg.lengths(self.off)
+    @property
+    def convention(self) -> Convention:
+        return self.options.convention
 
     @cached_property
-    def qidx(self) -> np.ndarray:
-        return seg.seg_index(self.off)
+    def width(self) -> int:
+        """A stride for (query, rank) keys: larger than any rank."""
+        return int(self.lens.max(initial=0)) + 2
 
-    @cached_property
-    def pos(self) -> np.ndarray:
-        return seg.seg_positions(self.off)
-
-    @cached_property
-    def rank(self) -> np.ndarray:
-        """1-based rank of every flat entry, as float64."""
-        return self.pos.astype(np.float64) + 1.0
-
-    @cached_property
-    def discount(self) -> np.ndarray:
-        """log2(rank + 1) of every flat entry."""
-        return np.log2(self.rank + 1.0)
-
-    @cached_property
-    def judged(self) -> np.ndarray:
-        """Whether each retrieved document has an entry in the qrels."""
-        return self.label != NOT_IN_QRELS
+    def depth(self, k: int | None) -> np.ndarray:
+        """Documents in the top k of each query (the list length without k)."""
+        return self.lens if k is None else np.minimum(self.lens, k)
 
     def view(self, level: int | None = None) -> LevelView:
         """Arrays at relevance level ``level`` (default: the options' level)."""
@@ -184,7 +202,23 @@ class Judged:
         return Evaluation.from_judged(self, metrics)
 
     def __repr__(self) -> str:
-        return f"Judged({self.n_queries} queries, {len(self.label)} ranks, run={self.run_name!r})"
+        return (
+            f"Judged({self.n_queries} queries, {int(self.lens.sum())} ranks, "
+            f"{len(self.e_q)} judged, run={self.run_name!r}, convention={self.convention.name})"
+        )
+
+
+def count_top(
+    q: np.ndarray, rank: np.ndarray, n_q: int, k: int | None, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """Per query, the number (or weighted sum) of entries ranked within the top k."""
+    if k is not None:
+        keep = rank <= k
+        q = q[keep]
+        if weights is not None:
+            weights = weights[keep]
+    out = np.bincount(q, weights=weights, minlength=n_q)
+    return out.astype(np.float64)
 
 
 class LevelView:
@@ -195,59 +229,84 @@ class LevelView:
         self.level = level
 
     @cached_property
-    def hits(self) -> np.ndarray:
-        """Number of relevant units first found at each rank (0/1 for plain labels)."""
-        j = self.j
-        keep = j.unit_grade >= self.level
-        return np.bincount(j.unit_pos[keep], minlength=len(j.label)).astype(np.int64)
-
-    @cached_property
-    def rel(self) -> np.ndarray:
-        """Whether each rank holds a relevant document (one that finds a relevant unit)."""
-        return self.hits > 0
-
-    @cached_property
-    def nonrel(self) -> np.ndarray:
-        """Whether each rank holds a judged non-relevant document (0 <= grade < ℓ)."""
-        lab = self.j.label
-        return (lab >= 0) & (lab < self.level) & ~self.rel
-
-    @cached_property
     def R(self) -> np.ndarray:
         """Number of relevant units per query (grade >= ℓ), retrieved or not."""
         j = self.j
-        keep = j.unit_g >= self.level
-        return np.bincount(j.unit_q[keep], minlength=j.n_queries).astype(np.int64)
+        return np.bincount(j.unit_q[j.unit_g >= self.level], minlength=j.n_queries)
 
     @cached_property
     def N_nonrel(self) -> np.ndarray:
         """Number of judged non-relevant documents per query (0 <= grade < ℓ)."""
         j = self.j
         keep = (j.doc_label >= 0) & (j.doc_label < self.level)
-        return np.bincount(j.doc_q[keep], minlength=j.n_queries).astype(np.int64)
+        return np.bincount(j.doc_q[keep], minlength=j.n_queries)
 
     @cached_property
-    def cum_hits(self) -> np.ndarray:
-        return seg.seg_cumsum(self.hits, self.j.off)
-
-    @cached_property
-    def cum_rel(self) -> np.ndarray:
-        return seg.seg_cumsum(self.rel.astype(np.int64), self.j.off)
-
-    def hits_at(self, k: int | None) -> np.ndarray:
-        """Relevant units found in the top k (whole list when k is None)."""
-        return seg.at_cutoff(self.cum_hits, self.j.off, k)
-
-    def rel_at(self, k: int | None) -> np.ndarray:
-        """Relevant documents in the top k."""
-        return seg.at_cutoff(self.cum_rel, self.j.off, k)
-
-    def sum_top(self, x: np.ndarray, k: int | None) -> np.ndarray:
-        """Per query, the sum of per-rank values ``x`` over the top k."""
+    def hits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(query, rank) of every relevant unit at the rank where it is first found."""
         j = self.j
-        if k is not None:
-            x = np.where(j.pos < k, x, 0)
-        return seg.seg_sum(x, j.off)
+        keep = j.u_grade >= self.level
+        return j.u_q[keep], j.u_rank[keep]
+
+    @cached_property
+    def credit(self) -> tuple[np.ndarray, np.ndarray]:
+        """(query, rank) of the ranks that count as relevant documents: where a relevant
+        unit is first found or, when the convention counts duplicates, every occurrence of
+        a relevant document."""
+        j = self.j
+        if j.convention.duplicates == "count":
+            keep = j.e_label >= self.level
+            return j.e_q[keep], j.e_rank[keep]
+        hq, hr = self.hits
+        if len(hq) < 2:
+            return hq, hr
+        new = np.ones(len(hq), dtype=bool)
+        new[1:] = (hq[1:] != hq[:-1]) | (hr[1:] != hr[:-1])
+        return hq[new], hr[new]
+
+    @cached_property
+    def distinct(self) -> tuple[np.ndarray, np.ndarray]:
+        """(query, rank) of distinct relevant documents retrieved (repeats not counted)."""
+        j = self.j
+        if j.convention.duplicates == "count":
+            keep = (j.e_label >= self.level) & ~j.e_repeat
+            return j.e_q[keep], j.e_rank[keep]
+        return self.credit
+
+    @cached_property
+    def credit_count(self) -> np.ndarray:
+        """1-based running count of credited documents within each query."""
+        cq, _ = self.credit
+        return seg_running_count(cq)
+
+    def credited_at(self, q: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """Number of credited documents ranked at or above (q, rank)."""
+        cq, cr = self.credit
+        w = self.j.width
+        keys = cq * w + cr
+        pos = np.searchsorted(keys, q * w + rank, "right")
+        start = np.searchsorted(keys, q * w, "left")
+        return pos - start
+
+    @cached_property
+    def nonrel(self) -> tuple[np.ndarray, np.ndarray]:
+        """(query, rank) of judged non-relevant documents retrieved (0 <= grade < ℓ, not
+        credited as relevant)."""
+        j = self.j
+        keep = (j.e_label >= 0) & (j.e_label < self.level)
+        return j.e_q[keep], j.e_rank[keep]
+
+
+def seg_running_count(q_sorted: np.ndarray) -> np.ndarray:
+    """For a sorted array of query indices, the 1-based position of each entry in its run."""
+    n = len(q_sorted)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = q_sorted[1:] != q_sorted[:-1]
+    idx = np.arange(n)
+    first = np.maximum.accumulate(np.where(starts, idx, 0))
+    return idx - first + 1
 
 
 # ---------------------------------------------------------------------------- judge
@@ -261,10 +320,12 @@ def judge(
 ) -> Judged:
     """Judge ``run`` against ``qrels`` into the arrays every metric works on.
 
-    ``options`` (or keyword arguments of :class:`JudgeOptions`) set the rules; see the module
-    docstring for each rule and its default.
+    ``options`` (or keyword arguments: ``relevance_level``, ``score_precision``,
+    ``convention`` and any convention switch such as ``duplicates="first"``) set the rules;
+    see the module docstring for each rule and its default.
     """
-    opts = (options or JudgeOptions()).with_(**kwargs) if kwargs else (options or JudgeOptions())
+    opts = JudgeOptions.build(options, **kwargs)
+    conv = opts.convention
     Q = Qrels.coerce(qrels)
     R = Run.coerce(run)
 
@@ -274,150 +335,180 @@ def judge(
     present[rq_to_qq[rq_to_qq >= 0]] = True
     ignored_ids = [str(x) for x in R.query_ids[rq_to_qq < 0]]
     missing_ids = [str(x) for x in Q.query_ids[~present]]
-    eval_q = np.arange(len(Q.query_ids)) if opts.missing == "zero" else np.flatnonzero(present)
+    keep_q = np.ones(len(Q.query_ids), dtype=bool) if conv.missing == "zero" else present.copy()
+    no_rel_ids: list[str] = []
+    if conv.no_relevant == "skip":
+        has_rel = np.zeros(len(Q.query_ids), dtype=bool)
+        has_rel[Q.q[Q.grade >= opts.relevance_level]] = True
+        no_rel = keep_q & ~has_rel
+        no_rel_ids = [str(x) for x in Q.query_ids[no_rel]]
+        keep_q &= has_rel
+    eval_q = np.flatnonzero(keep_q)
     qq_to_eval = np.full(len(Q.query_ids), -1, dtype=np.int64)
     qq_to_eval[eval_q] = np.arange(len(eval_q))
     n_q = len(eval_q)
 
     # --- run rows in ranking order, mapped to evaluated queries -------------------------
-    order = R.order(opts.score_precision)
-    rq = R.q[order]
-    rd = R.d[order]
-    ev = qq_to_eval[np.where(rq_to_qq[rq] >= 0, rq_to_qq[rq], 0)]
-    ev[rq_to_qq[rq] < 0] = -1
-    keep = ev >= 0
-    if not keep.all():
-        rq, rd, ev = rq[keep], rd[keep], ev[keep]
+    order = None if conv.ordering == "given" else R.order(opts.score_precision)
+    rq = R.q if order is None or _is_identity(order) else R.q[order]
+    rd = R.d if order is None or _is_identity(order) else R.d[order]
+    rq_to_ev = np.where(rq_to_qq >= 0, qq_to_eval[np.maximum(rq_to_qq, 0)], -1)
+    ev = rq_to_ev[rq]
+    if len(ev) and ev.min() < 0:
+        keep = ev >= 0
+        ev, rd = ev[keep], rd[keep]
+
     # --- qrels rows of evaluated queries --------------------------------------------------
     qsel = qq_to_eval[Q.q] >= 0
     qrow_q = qq_to_eval[Q.q[qsel]]
     qrow_d = Q.d[qsel]
     qrow_g = Q.grade[qsel]
     qrow_u = Q.unit[qsel]
-
-    # units (one per row for plain labels; group rows share a unit)
-    if Q.grouped:
-        first_of_unit = np.ones(len(qrow_u), dtype=bool)
-        first_of_unit[1:] = qrow_u[1:] != qrow_u[:-1]
-        unit_q = qrow_q[first_of_unit]
-        unit_g = qrow_g[first_of_unit]
-        unit_local = np.cumsum(first_of_unit) - 1  # dense unit number of each row
-        # judged documents: one entry per (query, doc), the highest grade of its groups
+    first_of_unit = np.ones(len(qrow_u), dtype=bool)
+    first_of_unit[1:] = qrow_u[1:] != qrow_u[:-1]
+    unit_q = qrow_q[first_of_unit]
+    unit_g = qrow_g[first_of_unit]
+    qrow_unit = np.cumsum(first_of_unit) - 1  # dense unit id of each qrels row
+    if Q.grouped:  # judged documents: one per (query, doc), the highest grade of its groups
         dk = qrow_q * np.int64(max(len(Q.doc_ids), 1)) + qrow_d
         o = np.lexsort((-qrow_g, dk))
         firsts = np.ones(len(o), dtype=bool)
         firsts[1:] = dk[o][1:] != dk[o][:-1]
         doc_q, doc_label = qrow_q[o][firsts], qrow_g[o][firsts]
     else:
-        unit_q, unit_g = qrow_q, qrow_g
-        unit_local = np.arange(len(qrow_q))
         doc_q, doc_label = qrow_q, qrow_g
 
-    # --- join: run rows x qrels rows on (query, doc) -------------------------------------
+    # --- join run rows with qrels rows on (query, doc) ------------------------------------
     qd_to_rd = translate(Q.doc_ids, R.doc_ids)  # qrels doc code -> run doc code
     qrow_rd = qd_to_rd[qrow_d]
+    dbits = max(len(R.doc_ids).bit_length(), 1)
+    rkey = (ev.astype(np.int64) << dbits) | rd
+    skey, srow = _sorted_with_rows(rkey)
+    dropped = kept_dups = 0
+    repeat_rows = np.zeros(0, dtype=np.int64)
+    if len(skey) > 1 and not R.unique_docs:
+        again = skey[1:] == skey[:-1]
+        if again.any():
+            repeat_rows = np.sort(srow[1:][again])
+            if conv.duplicates == "error":
+                i = int(repeat_rows[0])
+                raise DuplicateDocumentError(
+                    f"run {R.name!r}: document {R.doc_ids[rd[i]]!r} appears more than once in "
+                    f"query {Q.query_ids[eval_q[ev[i]]]!r}; pass duplicates='first' to keep its "
+                    "highest-ranked occurrence"
+                )
+            if conv.duplicates == "first":
+                dropped = len(repeat_rows)
+                keep_rows = np.ones(len(ev), dtype=bool)
+                keep_rows[repeat_rows] = False
+                new_index = np.cumsum(keep_rows) - 1
+                keep_sorted = np.ones(len(skey), dtype=bool)
+                keep_sorted[1:] = ~again
+                skey, srow = skey[keep_sorted], new_index[srow[keep_sorted]]
+                ev, rd = ev[keep_rows], rd[keep_rows]
+                repeat_rows = np.zeros(0, dtype=np.int64)
+            else:
+                kept_dups = len(repeat_rows)
+    lens = np.bincount(ev, minlength=n_q).astype(np.int64)
+    off = np.concatenate(([0], np.cumsum(lens)))
     in_run = qrow_rd >= 0
-    qidx_rows = np.flatnonzero(in_run)
-    packed = None
-    if not Q.grouped:
-        packed = _packed_join(ev, rd, qrow_q[in_run], qrow_rd[in_run], n_q, len(R.doc_ids),
-                              check_duplicates=not R.unique_docs)
-    if packed is not None:
-        match, dup_first = packed
-    else:
-        match = None
-        dup_first = None if R.unique_docs or not len(ev) else _duplicate_mask(
-            ev * np.int64(max(len(R.doc_ids), 1)) + rd
-        )
-    dropped = 0
-    if dup_first is not None:
-        if opts.duplicates == "error":
-            i = int(np.flatnonzero(dup_first)[0])
-            raise DuplicateDocumentError(
-                f"run {R.name!r}: document {R.doc_ids[rd[i]]!r} appears more than once in "
-                f"query {Q.query_ids[eval_q[ev[i]]]!r}; pass duplicates='first' to keep its "
-                "highest-ranked occurrence"
-            )
-        dropped = int(dup_first.sum())
-        keep_rows = ~dup_first
-        rq, rd, ev = rq[keep_rows], rd[keep_rows], ev[keep_rows]
-        if match is not None:
-            match = match[keep_rows]
-    off = np.searchsorted(ev, np.arange(n_q + 1)).astype(np.int64)
-    n = len(ev)
-    if match is not None:
-        m = match >= 0
-        lo = np.zeros(n, dtype=np.int64)
-        lo[m] = match[m]
-        cnt = m.astype(np.int64)
-    else:
-        width = np.int64(max(len(R.doc_ids), 1))
-        qkey = qrow_q[in_run] * width + qrow_rd[in_run]
-        ko = np.argsort(qkey, kind="stable")
-        qkey, qidx_rows = qkey[ko], qidx_rows[ko]
-        rkey = ev * width + rd
-        lo = np.searchsorted(qkey, rkey, "left")
-        cnt = np.searchsorted(qkey, rkey, "right") - lo
+    qkey = (qrow_q[in_run].astype(np.int64) << dbits) | qrow_rd[in_run]
+    lo = np.searchsorted(skey, qkey, "left")
+    hi = np.searchsorted(skey, qkey, "right")
+    cnt = hi - lo
+    qrows = np.repeat(np.flatnonzero(in_run), cnt)
+    within = np.arange(len(qrows)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    m_row = srow[np.repeat(lo, cnt) + within]  # run row of each match
+    m_q = qrow_q[qrows].astype(np.int64)
+    m_rank = m_row - off[m_q] + 1
+    m_unit = qrow_unit[qrows]
+    m_grade = qrow_g[qrows]
+    is_rep = np.zeros(len(ev), dtype=bool)
+    is_rep[repeat_rows] = True
+    m_repeat = is_rep[m_row]
+    m_q, m_rank, m_unit, m_grade, m_repeat = _by_query_rank(m_q, m_rank, m_unit, m_grade, m_repeat)
 
-    label = np.full(n, NOT_IN_QRELS, dtype=np.int64)
-    gain_grade = np.zeros(n, dtype=np.int64)
-    if not Q.grouped:
-        m = cnt > 0
-        rows = qidx_rows[lo[m]]
-        label[m] = qrow_g[rows]
-        unit_pos = np.flatnonzero(m)
-        unit_grade = qrow_g[rows]
-        gain_grade[m] = np.maximum(qrow_g[rows], 0)
+    # entries: one per retrieved row with a label (its highest grade)
+    if len(m_q):
+        new = np.ones(len(m_q), dtype=bool)
+        new[1:] = (m_q[1:] != m_q[:-1]) | (m_rank[1:] != m_rank[:-1])
+        starts = np.flatnonzero(new)
+        e_q, e_rank, e_repeat = m_q[starts], m_rank[starts], m_repeat[starts]
+        e_label = np.maximum.reduceat(m_grade, starts)
     else:
-        match_pos = np.repeat(np.arange(n), cnt)
-        starts = np.repeat(lo, cnt)
-        within = np.arange(len(match_pos)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        rows = qidx_rows[starts + within]
-        g = qrow_g[rows]
-        if len(match_pos):
-            np.maximum.at(label, match_pos, g)
-        u = unit_local[rows]
-        # a unit is found at its first (lowest) matched position
-        o = np.lexsort((match_pos, u))
-        first = np.ones(len(o), dtype=bool)
-        first[1:] = u[o][1:] != u[o][:-1]
-        unit_pos = match_pos[o][first]
-        unit_grade = g[o][first]
-        so = np.argsort(unit_pos, kind="stable")
-        unit_pos, unit_grade = unit_pos[so], unit_grade[so]
-        if len(unit_pos):
-            np.maximum.at(gain_grade, unit_pos, np.maximum(unit_grade, 0))
+        e_q = e_rank = e_label = np.zeros(0, dtype=np.int64)
+        e_repeat = np.zeros(0, dtype=bool)
 
-    # --- ideal gains per query ------------------------------------------------------------
-    pos_units = unit_g > 0
-    iq, ig = unit_q[pos_units], unit_g[pos_units]
+    # units first found: each unit at its lowest matched rank
+    o = np.lexsort((m_rank, m_unit))
+    firsts = np.ones(len(o), dtype=bool)
+    firsts[1:] = m_unit[o][1:] != m_unit[o][:-1]
+    fo = o[firsts]
+    u_q, u_rank, u_grade, u_id = _by_query_rank(m_q[fo], m_rank[fo], m_grade[fo], m_unit[fo])
+
+    # gains: per rank, the highest grade among units first found there
+    if len(u_q):
+        new = np.ones(len(u_q), dtype=bool)
+        new[1:] = (u_q[1:] != u_q[:-1]) | (u_rank[1:] != u_rank[:-1])
+        starts = np.flatnonzero(new)
+        g_q, g_rank = u_q[starts], u_rank[starts]
+        g_grade = np.maximum.reduceat(u_grade, starts)
+        nz = g_grade != 0 if conv.negative_gain else g_grade > 0
+        g_q, g_rank, g_grade = g_q[nz], g_rank[nz], g_grade[nz]
+    else:
+        g_q = g_rank = g_grade = np.zeros(0, dtype=np.int64)
+
+    rep_q = ev[repeat_rows].astype(np.int64)
+    rep_rank = repeat_rows - off[rep_q] + 1
+
+    # ideal grades per query, descending
+    ideal_sel = unit_g != 0 if conv.negative_gain else unit_g > 0
+    iq, ig = unit_q[ideal_sel], unit_g[ideal_sel]
     io = np.lexsort((-ig, iq))
     ideal_grade = ig[io]
     ideal_off = np.searchsorted(iq[io], np.arange(n_q + 1)).astype(np.int64)
+    n_gt_ids = np.bincount(qrow_q[qrow_g > 0], minlength=n_q)
 
-    missing = ~present[eval_q]
     counts = JudgeCounts(
         queries_evaluated=n_q,
         queries_missing=len(missing_ids),
         queries_ignored=len(ignored_ids),
+        queries_no_relevant_skipped=len(no_rel_ids),
         duplicates_dropped=dropped,
+        duplicates_kept=kept_dups,
         missing_ids=missing_ids,
         ignored_ids=ignored_ids,
+        no_relevant_ids=no_rel_ids,
     )
+    i64 = np.int64
     return Judged(
         query_ids=Q.query_ids[eval_q],
-        off=off,
-        label=label,
-        gain_grade=gain_grade,
-        unit_pos=unit_pos.astype(np.int64),
-        unit_grade=unit_grade.astype(np.int64),
-        unit_q=unit_q.astype(np.int64),
-        unit_g=unit_g.astype(np.int64),
-        doc_q=doc_q.astype(np.int64),
-        doc_label=doc_label.astype(np.int64),
+        lens=lens,
+        missing=~present[eval_q],
+        e_q=e_q.astype(i64),
+        e_rank=e_rank.astype(i64),
+        e_label=e_label.astype(i64),
+        e_repeat=e_repeat,
+        u_q=u_q.astype(i64),
+        u_rank=u_rank.astype(i64),
+        u_grade=u_grade.astype(i64),
+        u_id=u_id.astype(i64),
+        m_q=m_q,
+        m_rank=m_rank.astype(i64),
+        m_unit=m_unit.astype(i64),
+        m_grade=m_grade.astype(i64),
+        g_q=g_q.astype(i64),
+        g_rank=g_rank.astype(i64),
+        g_grade=g_grade.astype(i64),
+        rep_q=rep_q,
+        rep_rank=rep_rank.astype(i64),
+        unit_q=unit_q.astype(i64),
+        unit_g=unit_g.astype(i64),
+        doc_q=doc_q.astype(i64),
+        doc_label=doc_label.astype(i64),
         ideal_off=ideal_off,
-        ideal_grade=ideal_grade.astype(np.int64),
-        missing=missing,
+        ideal_grade=ideal_grade.astype(i64),
+        n_gt_ids=n_gt_ids,
         options=opts,
         counts=counts,
         run_name=R.name,
@@ -425,67 +516,25 @@ def judge(
     )
 
 
-def _packed_join(
-    ev: np.ndarray,
-    rd: np.ndarray,
-    qq: np.ndarray,
-    qd: np.ndarray,
-    n_q: int,
-    n_docs: int,
-    check_duplicates: bool,
-) -> tuple[np.ndarray, np.ndarray | None] | None:
-    """Sort-merge join of run rows (ev, rd) with unique qrels keys (qq, qd) in one sort.
+def _is_identity(order: np.ndarray) -> bool:
+    return len(order) == 0 or (
+        order[0] == 0 and order[-1] == len(order) - 1 and bool(np.all(order[1:] > order[:-1]))
+    )
 
-    Each entry packs (query, doc, side, row) into one int64, so a plain ``np.sort`` (much
-    faster than argsort or searchsorted on 10^7 rows) lines every run row up behind its
-    qrels row. Returns, per run row, the index of its qrels row (-1 if none) and the mask of
-    rows repeating an earlier (higher-ranked) row's document (None if there are none), or
-    None when the keys do not fit in 63 bits.
+
+def _sorted_with_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(sorted keys, row of each)``, ties kept in row order.
+
+    When key and row index fit in 63 bits together they are packed into one int64 and
+    sorted with a plain ``np.sort``, several times faster than ``argsort`` on 10^7 rows.
     """
-    n, m = len(ev), len(qq)
-    qbits = max(int(n_q).bit_length(), 1)
-    dbits = max(int(n_docs).bit_length(), 1)
-    ibits = max(int(max(n, m)).bit_length(), 1)
-    if qbits + dbits + ibits + 1 > 63:
-        return None
-    shift = np.int64(ibits + 1)
-    side = np.int64(1) << np.int64(ibits)
-    run_keys = (((ev << dbits) | rd) << shift) | side | np.arange(n, dtype=np.int64)
-    qrel_keys = (((qq << dbits) | qd) << shift) | np.arange(m, dtype=np.int64)
-    s = np.sort(np.concatenate([qrel_keys, run_keys]))
-    pair = s >> shift
-    is_run = (s & side) != 0
-    idx = s & (side - 1)
-    pos = np.where(is_run, -1, np.arange(len(s)))
-    last_q = np.maximum.accumulate(pos)  # latest qrels entry at or before each position
-    run_pos = np.flatnonzero(is_run)
-    lq = last_q[run_pos]
-    hit = lq >= 0
-    hit[hit] = pair[lq[hit]] == pair[run_pos[hit]]
-    match = np.full(n, -1, dtype=np.int64)
-    rows = idx[run_pos]
-    match[rows[hit]] = idx[lq[hit]]
-    dup = None
-    if check_duplicates and len(run_pos) > 1:
-        again = np.zeros(len(run_pos), dtype=bool)
-        again[1:] = (run_pos[1:] == run_pos[:-1] + 1) & (pair[run_pos[1:]] == pair[run_pos[:-1]])
-        if again.any():
-            dup = np.zeros(n, dtype=bool)
-            dup[rows[again]] = True
-    return match, dup
-
-
-def _duplicate_mask(key: np.ndarray) -> np.ndarray | None:
-    """Mask of rows whose key already occurred at an earlier row, or None if none did."""
-    sk = np.sort(key)  # a plain sort settles the common no-duplicate case quickly
-    if not (sk[1:] == sk[:-1]).any():
-        return None
+    n = len(key)
+    if n == 0:
+        return key, np.zeros(0, dtype=np.int64)
+    ibits = max(int(n).bit_length(), 1)
+    kmax = int(key.max())
+    if kmax.bit_length() + ibits <= 63:
+        packed = np.sort((key << ibits) | np.arange(n, dtype=np.int64))
+        return packed >> ibits, packed & ((1 << ibits) - 1)
     o = np.argsort(key, kind="stable")
-    ks = key[o]
-    dup_sorted = np.zeros(len(ks), dtype=bool)
-    dup_sorted[1:] = ks[1:] == ks[:-1]
-    if not dup_sorted.any():
-        return None
-    mask = np.zeros(len(key), dtype=bool)
-    mask[o[dup_sorted]] = True
-    return mask
+    return key[o], o

@@ -99,16 +99,14 @@ FAMILIES: dict[str, Family] = {
         _f(
             "ndcg",
             m.ndcg,
-            params={"gain": "linear"},
+            params={"gain": None},
             uses_level=False,
             trec_name="ndcg_cut",
             trec_plain="ndcg",
             trec_defaults=TREC_CUTOFFS,
         ),
-        _f("dcg", m.dcg, params={"gain": "linear"}, uses_level=False),
-        _f(
-            "idcg", m.ideal_dcg, aliases=("ideal_dcg",), params={"gain": "linear"}, uses_level=False
-        ),
+        _f("dcg", m.dcg, params={"gain": None}, uses_level=False),
+        _f("idcg", m.ideal_dcg, aliases=("ideal_dcg",), params={"gain": None}, uses_level=False),
         _f(
             "rprec",
             m.r_precision,
@@ -253,8 +251,10 @@ def _fmt(v: Any) -> str:
 def _coerce_param(family: Family, key: str, raw: str, name: str) -> Any:
     default = family.params.get(key)
     if key == "gain":
-        if raw.lower() not in ("linear", "exp"):
-            raise MetricNameError(f"metric {name!r}: gain must be 'linear' or 'exp', got {raw!r}")
+        if raw.lower() not in ("linear", "exp", "binary"):
+            raise MetricNameError(
+                f"metric {name!r}: gain must be 'linear', 'exp' or 'binary', got {raw!r}"
+            )
         return raw.lower()
     if key == "legacy":
         return raw.lower() in ("1", "true", "yes", "9")
