@@ -102,3 +102,21 @@ def at_cutoff(c: np.ndarray, off: np.ndarray, k: int | None) -> np.ndarray:
     ok = take > 0
     out[ok] = c[off[:-1][ok] + take[ok] - 1]
     return out
+
+
+def sorted_with_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(sorted keys, row of each)``, ties kept in row order.
+
+    When key and row index fit in 63 bits together they are packed into one int64 and
+    sorted with a plain ``np.sort``, several times faster than ``argsort`` on 10^7 rows.
+    """
+    n = len(key)
+    if n == 0:
+        return key, np.zeros(0, dtype=np.int64)
+    ibits = max(int(n).bit_length(), 1)
+    kmax = int(key.max())
+    if kmax.bit_length() + ibits <= 63:
+        packed = np.sort((key << ibits) | np.arange(n, dtype=np.int64))
+        return packed >> ibits, packed & ((1 << ibits) - 1)
+    o = np.argsort(key, kind="stable")
+    return key[o], o

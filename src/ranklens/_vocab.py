@@ -11,7 +11,9 @@ the TREC reader) use pyarrow's hash-based dictionary encoding.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
+from itertools import count
 from typing import Any
 
 import numpy as np
@@ -44,30 +46,30 @@ def describe_bad_id(value: Any, what: str) -> str:
     return f"{what} must be a string or an integer, got {value!r}"
 
 
-def encode(values: Sequence[Any] | np.ndarray | Any) -> tuple[np.ndarray, np.ndarray]:
+def encode(
+    values: Sequence[Any] | np.ndarray | Any, n: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Intern ``values`` into ``(codes, vocab)``: ``vocab`` is the sorted array of distinct
     ids (object dtype, ``str``), ``codes`` int64 with ``vocab[codes] == values``.
 
-    Integers are converted with ``str``; anything else (None, floats, bytes, ``""``) raises
+    ``values`` may be a one-shot iterable when its length ``n`` is given. Integers are
+    converted with ``str``; anything else (None, floats, bytes, ``""``) raises
     :class:`BadIdError` with the offending value.
     """
     if _is_arrow(values):
         return encode_arrow(values)
     if isinstance(values, np.ndarray) and values.dtype.kind in "USiu":
         values = values.astype(str).astype(object)
-    n = len(values)
+    if n is None:
+        n = len(values) if hasattr(values, "__len__") else -1
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-    table = dict.fromkeys(values)
+    # one pass at C speed: a missing key gets the next number
+    table: defaultdict[Any, int] = defaultdict(count().__next__)
+    raw = np.fromiter(map(table.__getitem__, values), dtype=np.int64, count=n)
     keys = list(table)
     if set(map(type, keys)) != {str} or "" in table:
         keys, remap = _normalise_keys(keys)
-    else:
-        remap = None
-    for i, k in enumerate(table):
-        table[k] = i
-    raw = np.fromiter(map(table.__getitem__, values), dtype=np.int64, count=n)
-    if remap is not None:
         raw = remap[raw]
     vocab = np.empty(len(keys), dtype=object)
     vocab[:] = keys

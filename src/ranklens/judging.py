@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _segments as seg
 from ._vocab import translate
 from .conventions import Convention, get_convention
 from .errors import DuplicateDocumentError, InputError
@@ -134,7 +135,10 @@ class JudgeCounts:
 
 
 def _by_query_rank(q: np.ndarray, rank: np.ndarray, *more: np.ndarray) -> tuple:
-    o = np.lexsort((rank, q))
+    if len(q) == 0:
+        return (q, rank, *more)
+    rbits = max(int(rank.max()).bit_length(), 1)
+    _, o = seg.sorted_with_rows((q.astype(np.int64) << rbits) | rank)
     return (q[o], rank[o], *(m[o] for m in more))
 
 
@@ -383,7 +387,7 @@ def judge(
     qrow_rd = qd_to_rd[qrow_d]
     dbits = max(len(R.doc_ids).bit_length(), 1)
     rkey = (ev.astype(np.int64) << dbits) | rd
-    skey, srow = _sorted_with_rows(rkey)
+    skey, srow = seg.sorted_with_rows(rkey)
     dropped = kept_dups = 0
     repeat_rows = np.zeros(0, dtype=np.int64)
     if len(skey) > 1 and not R.unique_docs:
@@ -520,21 +524,3 @@ def _is_identity(order: np.ndarray) -> bool:
     return len(order) == 0 or (
         order[0] == 0 and order[-1] == len(order) - 1 and bool(np.all(order[1:] > order[:-1]))
     )
-
-
-def _sorted_with_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(sorted keys, row of each)``, ties kept in row order.
-
-    When key and row index fit in 63 bits together they are packed into one int64 and
-    sorted with a plain ``np.sort``, several times faster than ``argsort`` on 10^7 rows.
-    """
-    n = len(key)
-    if n == 0:
-        return key, np.zeros(0, dtype=np.int64)
-    ibits = max(int(n).bit_length(), 1)
-    kmax = int(key.max())
-    if kmax.bit_length() + ibits <= 63:
-        packed = np.sort((key << ibits) | np.arange(n, dtype=np.int64))
-        return packed >> ibits, packed & ((1 << ibits) - 1)
-    o = np.argsort(key, kind="stable")
-    return key[o], o

@@ -23,7 +23,8 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._vocab import encode_ids
+from ._segments import sorted_with_rows
+from ._vocab import BadIdError, encode, encode_ids
 from .errors import DuplicateDocumentError, InputError
 
 QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
@@ -68,6 +69,7 @@ class Qrels:
         *,
         empty_queries: Iterable[str] = (),
         source: str = "qrels",
+        encoded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> Qrels:
         """Build qrels from parallel columns.
 
@@ -77,44 +79,53 @@ class Qrels:
         that have ground truth with no entries (they are evaluated with R = 0).
         """
         g = np.asarray(grades)
-        if not (len(query_ids) == len(doc_ids) == len(g)):
-            raise InputError(f"{source}: query, document and grade columns differ in length")
-        extra = list(empty_queries)
-        all_q = list(query_ids) + extra if extra else query_ids
-        qcode_all, query_ids_v = encode_ids(all_q, f"query id in {source}")
-        qcode = qcode_all[: len(g)]
-        dcode, doc_vocab = encode_ids(
-            doc_ids,
-            f"document id in {source}",
-            lambda i: f"in query {query_ids_v[qcode[i]]!r}",
-        )
-        ds = doc_vocab[dcode]
-        qs = query_ids_v[qcode]
+        if encoded is not None:
+            qcode, query_ids_v, dcode, doc_vocab = encoded
+        else:
+            if not (len(query_ids) == len(doc_ids) == len(g)):
+                raise InputError(f"{source}: query, document and grade columns differ in length")
+            extra = list(empty_queries)
+            all_q = list(query_ids) + extra if extra else query_ids
+            qcode_all, query_ids_v = encode_ids(all_q, f"query id in {source}")
+            qcode = qcode_all[: len(g)]
+            dcode, doc_vocab = encode_ids(
+                doc_ids,
+                f"document id in {source}",
+                lambda i: f"in query {query_ids_v[qcode[i]]!r}",
+            )
+
+        def ds(i: int) -> str:
+            return str(doc_vocab[dcode[i]])
+
+        def qs(i: int) -> str:
+            return str(query_ids_v[qcode[i]])
+
         if g.dtype.kind == "f":
             frac = np.flatnonzero(g != np.floor(g))
             if len(frac):
                 i = int(frac[0])
                 raise InputError(
-                    f"{source}: grade {g[i]!r} of document {ds[i]!r} in query {qs[i]!r} "
+                    f"{source}: grade {g[i]!r} of document {ds(i)!r} in query {qs(i)!r} "
                     "is not an integer"
                 )
         if len(g) and g.dtype.kind not in "iufb":
             raise InputError(f"{source}: grades must be integers")
         g = g.astype(np.int64)
         if groups is None:
-            order = np.lexsort((dcode, qcode))
+            dbits = max(len(doc_vocab).bit_length(), 1)
+            _, order = sorted_with_rows((qcode.astype(np.int64) << dbits) | dcode)
             qs_sorted, ds_sorted = qcode[order], dcode[order]
             same_q = qs_sorted[1:] == qs_sorted[:-1]
             dup = np.flatnonzero(same_q & (ds_sorted[1:] == ds_sorted[:-1]))
             if len(dup):
                 i = order[dup[0] + 1]
                 raise DuplicateDocumentError(
-                    f"{source}: document {ds[i]!r} is labelled twice in query {qs[i]!r}"
+                    f"{source}: document {ds(i)!r} is labelled twice in query {qs(i)!r}"
                 )
             unit = np.arange(len(order), dtype=np.int64)
             return cls(query_ids_v, doc_vocab, qs_sorted, ds_sorted, g[order], unit, False)
         grp = np.asarray(groups, dtype=np.int64)
-        if len(grp) != len(qs):
+        if len(grp) != len(g):
             raise InputError(f"{source}: the group column differs in length")
         order = np.lexsort((dcode, grp, qcode))
         q_s, grp_s, d_s, g_s = qcode[order], grp[order], dcode[order], g[order]
@@ -123,13 +134,13 @@ class Qrels:
         if len(dup):
             i = order[dup[0] + 1]
             raise DuplicateDocumentError(
-                f"{source}: document {ds[i]!r} is listed twice in one group of query {qs[i]!r}"
+                f"{source}: document {ds(i)!r} is listed twice in one group of query {qs(i)!r}"
             )
         mixed = np.flatnonzero(same_unit & (g_s[1:] != g_s[:-1]))
         if len(mixed):
             i = order[mixed[0] + 1]
             raise InputError(
-                f"{source}: group of document {ds[i]!r} in query {qs[i]!r} has "
+                f"{source}: group of document {ds(i)!r} in query {qs(i)!r} has "
                 "members with different grades"
             )
         unit = (
@@ -183,17 +194,24 @@ class Qrels:
         """Fast path of :meth:`from_dict` for ``{query: {doc: grade}}`` (one pass in C)."""
         values = list(labels.values())
         lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-        keys = list(labels.keys())
-        qs = [k for k, n in zip(keys, lens.tolist()) for _ in range(n)]
-        empty = [k for k, n in zip(keys, lens.tolist()) if n == 0]
-        ds = list(chain.from_iterable(values))
+        qcode_u, query_vocab = encode_ids(list(labels.keys()), "query id in qrels")
+        qcode = np.repeat(qcode_u, lens)
+        n = int(lens.sum())
+        try:
+            dcode, doc_vocab = encode(chain.from_iterable(values), n)
+        except BadIdError:
+            dcode, doc_vocab = encode_ids(
+                list(chain.from_iterable(values)),
+                "document id in qrels",
+                lambda i: f"in query {query_vocab[qcode[i]]!r}",
+            )
         raw = list(chain.from_iterable(v.values() for v in values))
         grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
         if grades.dtype.kind not in "iub":
-            for (qid, doc), grade in zip(zip(qs, ds), raw):
-                _check_grade(grade, qid, doc)
+            for i, grade in enumerate(raw):
+                _check_grade(grade, query_vocab[qcode[i]], doc_vocab[dcode[i]])
             grades = np.array([int(x) for x in raw], dtype=np.int64)
-        return cls.from_arrays(qs, ds, grades, empty_queries=empty)
+        return cls.from_arrays(None, None, grades, encoded=(qcode, query_vocab, dcode, doc_vocab))
 
     @classmethod
     def from_groups(

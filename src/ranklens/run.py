@@ -15,7 +15,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._vocab import encode_ids
+from ._vocab import BadIdError, encode, encode_ids
 from .errors import InputError
 
 RunLike = Union["Run", Mapping[str, Any], str, Path]
@@ -140,15 +140,20 @@ class Run:
             lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
             qcode_u, query_vocab = encode_ids(list(run.keys()), "query id in run")
             qcode = np.repeat(qcode_u, lens)
-            ds = list(chain.from_iterable(values))
-            dcode, doc_vocab = encode_ids(
-                ds, "document id in run", lambda i: f"in query {query_vocab[qcode[i]]!r}"
-            )
+            n_rows = int(lens.sum())
+            try:
+                dcode, doc_vocab = encode(chain.from_iterable(values), n_rows)
+            except BadIdError:
+                dcode, doc_vocab = encode_ids(
+                    list(chain.from_iterable(values)),
+                    "document id in run",
+                    lambda i: f"in query {query_vocab[qcode[i]]!r}",
+                )
             try:
                 scores = np.fromiter(
                     chain.from_iterable(v.values() for v in values),
                     dtype=np.float64,
-                    count=len(ds),
+                    count=n_rows,
                 )
             except (TypeError, ValueError):
                 for qid, v in run.items():
