@@ -74,6 +74,22 @@ def _build_parser() -> argparse.ArgumentParser:
         help="also print each query's values (table and trec formats)",
     )
 
+    ex = sub.add_parser(
+        "explain",
+        help="one metric under each convention, and why they differ",
+        description="Compute one metric under several conventions side by "
+        "side and name the switch behind each difference.",
+    )
+    ex.add_argument("qrels", nargs="?", help="qrels file (default: a built-in tricky example)")
+    ex.add_argument("run", nargs="?", help="run file")
+    ex.add_argument("--metric", "-m", required=True, help="e.g. mrr@10, ndcg@5, map")
+    ex.add_argument(
+        "--conventions",
+        default="trec,llamaindex,haystack,autorag",
+        help="comma-separated, the first is the baseline",
+    )
+    ex.add_argument("-l", "--relevance-level", type=int, default=1, metavar="LEVEL")
+
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     return parser
@@ -88,8 +104,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         args.run,
         metrics,
         relevance_level=args.relevance_level,
-        missing="skip" if args.skip_missing else "zero",
-        duplicates=args.duplicates,
+        convention=args.convention,
+        **({"missing": "skip"} if args.skip_missing else {}),
+        **({"duplicates": args.duplicates} if args.duplicates else {}),
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(ev.to_dict(), indent=2) + "\n")
@@ -110,6 +127,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "evaluate":
             return _cmd_evaluate(args)
+        if args.command == "explain":
+            from .explain import explain, format_explanation
+
+            if (args.qrels is None) != (args.run is None):
+                parser.error("explain takes both QRELS and RUN, or neither")
+            result = explain(
+                args.metric,
+                args.qrels,
+                args.run,
+                [c.strip() for c in args.conventions.split(",") if c.strip()],
+                relevance_level=args.relevance_level,
+            )
+            sys.stdout.write(format_explanation(result, args.qrels is None))
+            return 0
         if args.command == "demo":
             from .demo import run_demo
 

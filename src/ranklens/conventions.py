@@ -26,8 +26,9 @@ Switches (trec_eval's value first):
 * ``ideal``: nDCG's ideal ranking: ``"qrels_cut"`` (all positive grades of the qrels, cut at
   k), ``"qrels"`` (all of them, not cut: LlamaIndex, Haystack), ``"min_gt_retrieved"``
   (min(#ground-truth ids, #retrieved) ones: AutoRAG).
-* ``negative_gain``: ``False`` (negative grades give no gain, trec_eval) or ``True``
-  (Haystack uses them as negative gains).
+* ``negative_gain``: ``False`` (negative grades give no gain, trec_eval) or ``True`` (a
+  negative grade is a negative gain, as Haystack treats a ground-truth document with a
+  negative score; qrels negatives are not ground truth there, so the preset leaves it off).
 * ``no_relevant``: a labelled query without any relevant document: ``"zero"`` (scored 0,
   counted) or ``"skip"`` (left out and counted: AutoRAG returns None for it, LlamaIndex
   raises ValueError).
@@ -111,7 +112,6 @@ HAYSTACK = Convention(
     ordering="given",
     duplicates="redundant",
     ideal="qrels",
-    negative_gain=True,
 )
 AUTORAG = Convention(
     "autorag",
