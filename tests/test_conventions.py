@@ -83,7 +83,7 @@ def test_reference_table(tool):
 
 
 def test_trec_stops_on_the_duplicate_like_trec_eval():
-    with pytest.raises(ranklens.DuplicateDocumentError, match="'g1'.*'q4'"):
+    with pytest.raises(ranklens.DuplicateDocumentError, match=r"'g1'.*'q4'"):
         values("trec", ["map"])
 
 
