@@ -26,21 +26,13 @@ from typing import Any
 from ..errors import InputError
 from ..qrels import Qrels
 from ..run import Run
+from ._files import open_text, read_text
 
 _QID_KEYS = ("query_id", "qid", "id")
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    opener = open
-    if path.name.endswith(".gz"):
-        import gzip
-
-        opener = gzip.open  # type: ignore[assignment]
-    try:
-        fh = opener(path, "rt", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    with fh:
+    with open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -65,10 +57,7 @@ def _qid(path: Path, lineno: int, rec: dict[str, Any]) -> str:
 
 def _load_json(path: Path) -> Any:
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+        return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
 

@@ -25,6 +25,7 @@ from .._vocab import _pyarrow, arrow_to_numpy, encode_arrow
 from ..errors import InputError
 from ..qrels import Qrels
 from ..run import Run
+from ._files import open_text
 
 PathLike = str | os.PathLike
 
@@ -132,21 +133,9 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
     )
 
 
-def _open_text(p: Path) -> Any:
-    if p.name.endswith(".gz"):
-        import gzip
-
-        return gzip.open(p, "rt", encoding="utf-8")
-    return open(p, encoding="utf-8")
-
-
 def _lines(p: Path):
     """Yield (line number, fields) for every content line."""
-    try:
-        fh = _open_text(p)
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read the file ({exc.strerror or exc})") from None
-    with fh:
+    with open_text(p) as fh:
         try:
             for lineno, line in enumerate(fh, 1):
                 stripped = line.strip()

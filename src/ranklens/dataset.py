@@ -1,0 +1,155 @@
+"""Labelled query sets: queries (id → text), qrels and optionally a corpus.
+
+Readers for the common formats live in :mod:`ranklens.io` (BEIR folders, AutoRAG parquet,
+LlamaIndex QA JSON, JSONL, CSV, TREC topics); :func:`read_dataset` picks one by looking at
+the path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .qrels import Qrels
+
+
+@dataclass
+class Dataset:
+    """Queries, their relevance labels and (optionally) the corpus they point into.
+
+    ``corpus`` maps a document id to ``{"text": ..., "title": ..., "metadata": {...}}``.
+    """
+
+    queries: dict[str, str]
+    qrels: Qrels
+    corpus: dict[str, dict[str, Any]] | None = None
+    name: str = "dataset"
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unlabelled = [q for q in self.qrels.query_ids if str(q) not in self.queries]
+        if unlabelled:
+            raise InputError(
+                f"dataset {self.name!r}: {len(unlabelled)} labelled queries have no text, "
+                f"e.g. {unlabelled[0]!r}"
+            )
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def __repr__(self) -> str:
+        corpus = f", {len(self.corpus)} documents" if self.corpus is not None else ""
+        return (
+            f"Dataset({self.name!r}: {len(self.queries)} queries, "
+            f"{len(self.qrels.query_ids)} labelled{corpus})"
+        )
+
+    @property
+    def labelled_queries(self) -> dict[str, str]:
+        """The queries that have labels, id → text."""
+        return {str(q): self.queries[str(q)] for q in self.qrels.query_ids}
+
+    def subset(self, query_ids: list[str]) -> Dataset:
+        """The dataset restricted to some queries (the corpus is shared)."""
+        keep = set(map(str, query_ids))
+        groups = self.qrels.to_groups()
+        grades = _unit_grades(self.qrels)
+        if self.qrels.grouped:
+            qrels = Qrels.from_groups(
+                {q: g for q, g in groups.items() if q in keep},
+                {q: g for q, g in grades.items() if q in keep},
+            )
+        else:
+            qrels = Qrels.from_dict({q: v for q, v in self.qrels.to_dict().items() if q in keep})
+        return Dataset(
+            {q: t for q, t in self.queries.items() if q in keep},
+            qrels,
+            self.corpus,
+            self.name,
+            dict(self.info),
+        )
+
+    def to_pandas(self) -> Any:
+        """One row per (query, group, document): ``query_id, query, group, doc_id, grade``
+        (plus ``text`` when the corpus is known)."""
+        import pandas as pd
+
+        rows = []
+        q = self.qrels
+        for qc, dc, g, u in zip(q.q.tolist(), q.d.tolist(), q.grade.tolist(), q.unit.tolist()):
+            qid, doc = str(q.query_ids[qc]), str(q.doc_ids[dc])
+            row = {
+                "query_id": qid,
+                "query": self.queries.get(qid),
+                "group": u,
+                "doc_id": doc,
+                "grade": g,
+            }
+            if self.corpus is not None:
+                row["text"] = (self.corpus.get(doc) or {}).get("text")
+            rows.append(row)
+        df = pd.DataFrame(rows)
+        if len(df):
+            df["group"] = df.groupby("query_id")["group"].rank(method="dense").astype(int) - 1
+        return df
+
+    @classmethod
+    def from_pandas(cls, df: Any, name: str = "dataframe") -> Dataset:
+        """From a DataFrame with ``query_id``, ``query``, ``doc_id`` and optional ``grade``
+        (default 1) and ``group`` columns (rows sharing a query and group form one group)."""
+        for col in ("query_id", "query", "doc_id"):
+            if col not in df.columns:
+                raise InputError(f"{name}: missing column {col!r}")
+        grades = df["grade"].tolist() if "grade" in df.columns else [1] * len(df)
+        groups = df["group"].tolist() if "group" in df.columns else None
+        qrels = Qrels.from_arrays(
+            [str(x) for x in df["query_id"]],
+            [str(x) for x in df["doc_id"]],
+            grades,
+            groups,
+            source=name,
+        )
+        queries = {str(q): str(t) for q, t in zip(df["query_id"], df["query"])}
+        return cls(queries, qrels, None, name)
+
+
+def _unit_grades(qrels: Qrels) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {str(q): [] for q in qrels.query_ids}
+    last = -1
+    for qc, u, g in zip(qrels.q.tolist(), qrels.unit.tolist(), qrels.grade.tolist()):
+        if u != last:
+            out[str(qrels.query_ids[qc])].append(g)
+            last = u
+    return out
+
+
+def read_dataset(path: str | Path, **kwargs: Any) -> Dataset:
+    """Read a dataset, choosing the reader from the path: a folder with ``corpus.jsonl`` and
+    ``qrels/`` (BEIR), with ``qa.parquet`` (AutoRAG), a ``.json`` file with
+    ``relevant_docs`` (LlamaIndex QA), a ``.jsonl`` or a ``.csv`` file."""
+    from .io import autorag, beir, llamaindex, tables
+
+    p = Path(path)
+    if p.is_dir():
+        if (p / "qa.parquet").exists():
+            return autorag.read_autorag(p, **kwargs)
+        if (p / "corpus.jsonl").exists() or (p / "qrels").is_dir():
+            return beir.read_beir(p, **kwargs)
+        raise InputError(
+            f"{p}: not a BEIR folder (corpus.jsonl, queries.jsonl, qrels/) nor "
+            "an AutoRAG folder (qa.parquet)"
+        )
+    name = p.name.lower()
+    if name.endswith(".parquet"):
+        return autorag.read_autorag(p, **kwargs)
+    if name.endswith(".json"):
+        return llamaindex.read_llamaindex_qa(p, **kwargs)
+    if name.endswith(".jsonl"):
+        return tables.read_jsonl_dataset(p, **kwargs)
+    if name.endswith(".csv") or name.endswith(".tsv"):
+        return tables.read_csv_dataset(p, **kwargs)
+    raise InputError(
+        f"{p}: unknown dataset format (expected a folder, .json, .jsonl, .csv, .parquet)"
+    )

@@ -1,0 +1,159 @@
+"""Datasets as JSONL or CSV, and TREC topic files.
+
+* JSONL, one query per line: ``{"query_id": "q1", "query": "text", "relevant": {"d1": 2}}``
+  (or ``"relevant": ["d1", ...]``, or grouped ``"groups": [["d1", "d2"], ["d3"]]`` with
+  optional ``"grades"``); ``qid``/``id`` and ``text`` are accepted aliases.
+* CSV/TSV with a header: ``query_id, query, doc_id`` and optional ``grade`` (default 1) and
+  ``group`` (rows of a query sharing a group number form one group).
+* TREC topics: ``qid<TAB>text`` lines (TREC DL, BEIR/Anserini ``.tsv``) or SGML ``<top>``
+  blocks with ``<num>`` and ``<title>``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..dataset import Dataset
+from ..errors import InputError
+from ..qrels import Qrels
+from ._files import open_text, read_text
+from .jsonl import _qid, _records
+
+
+def read_jsonl_dataset(path: str | Path) -> Dataset:
+    """Read a JSONL dataset (see the module docstring)."""
+    p = Path(path)
+    queries: dict[str, str] = {}
+    labels: dict[str, Any] = {}
+    groups: dict[str, Any] = {}
+    grades: dict[str, Any] = {}
+    for lineno, rec in _records(p):
+        qid = _qid(p, lineno, rec)
+        if qid in queries:
+            raise InputError(f"{p}:{lineno}: query {qid!r} appears on more than one line")
+        text = rec.get("query", rec.get("text"))
+        if not isinstance(text, str):
+            raise InputError(f"{p}:{lineno}: field 'query' must be a string")
+        queries[qid] = text
+        if "groups" in rec:
+            if not isinstance(rec["groups"], list):
+                raise InputError(f"{p}:{lineno}: field 'groups' must be a list of lists of ids")
+            groups[qid] = rec["groups"]
+            if "grades" in rec:
+                grades[qid] = rec["grades"]
+        elif "relevant" in rec:
+            if not isinstance(rec["relevant"], (dict, list)):
+                raise InputError(f"{p}:{lineno}: field 'relevant' must be an object or a list")
+            labels[qid] = rec["relevant"]
+        else:
+            raise InputError(f"{p}:{lineno}: missing field 'relevant' (or 'groups')")
+    if groups:
+        for qid, r in labels.items():
+            groups[qid] = [[d] for d in r]
+            if isinstance(r, dict):
+                grades[qid] = list(r.values())
+        qrels = Qrels.from_groups(groups, grades or None)
+    else:
+        qrels = Qrels.from_dict(labels)
+    return Dataset(queries, qrels, None, name=p.stem, info={"format": "jsonl"})
+
+
+def write_jsonl_dataset(dataset: Dataset, path: str | Path) -> None:
+    """Write a dataset as JSONL (``relevant`` for plain labels, ``groups`` when grouped)."""
+    from ..dataset import _unit_grades
+
+    q = dataset.qrels
+    with open(path, "w", encoding="utf-8") as fh:
+        if q.grouped:
+            grades = _unit_grades(q)
+            for qid, glist in q.to_groups().items():
+                fh.write(
+                    json.dumps(
+                        {
+                            "query_id": qid,
+                            "query": dataset.queries[qid],
+                            "groups": glist,
+                            "grades": grades[qid],
+                        }
+                    )
+                    + "\n"
+                )
+        else:
+            for qid, lab in q.to_dict().items():
+                fh.write(
+                    json.dumps({"query_id": qid, "query": dataset.queries[qid], "relevant": lab})
+                    + "\n"
+                )
+
+
+def read_csv_dataset(path: str | Path) -> Dataset:
+    """Read a CSV (or tab-separated ``.tsv``) dataset (see the module docstring)."""
+    p = Path(path)
+    delim = "\t" if p.name.lower().endswith(".tsv") else ","
+    qs, ds, gs, us = [], [], [], []
+    queries: dict[str, str] = {}
+    with open_text(p, newline="") as fh:
+        reader = csv.DictReader(fh, delimiter=delim)
+        for col in ("query_id", "query", "doc_id"):
+            if col not in (reader.fieldnames or []):
+                raise InputError(f"{p}: missing column {col!r}")
+        for row in reader:
+            line = reader.line_num
+            qid, doc = row["query_id"], row["doc_id"]
+            if not qid or not doc:
+                raise InputError(f"{p}:{line}: empty field {'query_id' if not qid else 'doc_id'!r}")
+            if qid in queries and queries[qid] != row["query"]:
+                raise InputError(f"{p}:{line}: query {qid!r} has two different texts")
+            queries[qid] = row["query"]
+            grade = row.get("grade") or "1"
+            try:
+                gs.append(int(grade))
+            except ValueError:
+                raise InputError(f"{p}:{line}: field 'grade' {grade!r} is not an integer") from None
+            if "group" in row and row["group"] not in (None, ""):
+                try:
+                    us.append(int(row["group"]))
+                except ValueError:
+                    raise InputError(
+                        f"{p}:{line}: field 'group' {row['group']!r} is not an integer"
+                    ) from None
+            qs.append(qid)
+            ds.append(doc)
+    if us and len(us) != len(qs):
+        raise InputError(f"{p}: column 'group' is filled on some rows only")
+    qrels = Qrels.from_arrays(qs, ds, gs, us or None, source=str(p))
+    return Dataset(queries, qrels, None, name=p.stem, info={"format": "csv"})
+
+
+_TOP = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+_NUM = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.I)
+_TITLE = re.compile(r"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<|\Z)", re.S | re.I)
+
+
+def read_topics(path: str | Path) -> dict[str, str]:
+    """Read TREC topics: ``qid<TAB>text`` lines, or SGML ``<top>`` blocks (``<num>``,
+    ``<title>``)."""
+    p = Path(path)
+    text = read_text(p)
+    topics: dict[str, str] = {}
+    if "<top>" in text.lower():
+        for i, block in enumerate(_TOP.findall(text), 1):
+            num, title = _NUM.search(block), _TITLE.search(block)
+            if not num or not title:
+                raise InputError(f"{p}: topic block {i} lacks <num> or <title>")
+            topics[num.group(1)] = " ".join(title.group(1).split())
+        return topics
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split("\t", 1)
+        if len(parts) != 2 or not parts[0]:
+            raise InputError(f"{p}:{lineno}: expected 'qid<TAB>text'")
+        if parts[0] in topics:
+            raise InputError(f"{p}:{lineno}: topic {parts[0]!r} appears twice")
+        topics[parts[0]] = parts[1].strip()
+    return topics
