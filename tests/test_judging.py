@@ -201,3 +201,10 @@ def test_qrels_round_trips_through_dict_and_groups():
     assert Qrels.from_dict(qrels.to_dict()) == qrels
     grouped = Qrels.from_groups({"q": [["a", "b"], ["c"]]})
     assert Qrels.from_groups(grouped.to_groups()) == grouped
+
+
+def test_rows_of_a_query_need_not_be_adjacent_or_sorted():
+    run = Run.from_arrays(["q10", "q2", "q10", "q1"], ["x", "y", "z", "w"])
+    assert run.to_lists() == {"q1": ["w"], "q10": ["x", "z"], "q2": ["y"]}
+    run = Run.from_dict({"q2": ["a", "b"], "q10": ["c"], "q1": ["d", "e"]})
+    assert run.to_lists() == {"q1": ["d", "e"], "q10": ["c"], "q2": ["a", "b"]}

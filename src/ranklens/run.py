@@ -111,7 +111,7 @@ class Run:
                     f"{query_vocab[qcode[i]]!r} is not a finite number"
                 )
         if n and np.any(qcode[1:] < qcode[:-1]):
-            order = np.argsort(qcode, kind="stable")
+            order = _group_by_query(qcode)
             qcode, dcode = qcode[order], dcode[order]
             if sc is not None:
                 sc = sc[order]
@@ -255,6 +255,24 @@ class Run:
         for qc, dc in zip(self.q[o].tolist(), self.d[o].tolist()):
             out[self.query_ids[qc]].append(self.doc_ids[dc])
         return out
+
+
+def _group_by_query(qcode: np.ndarray) -> np.ndarray:
+    """A stable permutation that sorts rows by query code. When each query's rows already
+    form one contiguous block (dicts, most files) whole blocks are moved, with no sort of
+    the rows."""
+    n = len(qcode)
+    starts = np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1))
+    block_q = qcode[starts]
+    if len(np.unique(block_q)) == len(block_q):
+        lens = np.diff(np.append(starts, n))
+        bo = np.argsort(block_q)
+        new_lens = lens[bo]
+        new_off = np.concatenate(([0], np.cumsum(new_lens)[:-1]))
+        return np.repeat(starts[bo] - new_off, new_lens) + np.arange(n)
+    from ._segments import sorted_with_rows
+
+    return sorted_with_rows(qcode.astype(np.int64))[1]
 
 
 def _trec_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray:
