@@ -123,3 +123,21 @@ def test_demo_runs_as_a_console_script():
         check=True,
     )
     assert "bm25" in proc.stdout and "ndcg@10" in proc.stdout and "Next:" in proc.stdout
+
+
+def test_convention_and_duplicates_flags(capsys, tmp_path):
+    (tmp_path / "q").write_text("a 0 d1 1\na 0 d2 1\n")
+    (tmp_path / "r").write_text("a Q0 d9 1 3 t\na Q0 d1 2 2 t\n")
+    args = ["evaluate", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "P@5", "--format", "json"]
+    _, out, _ = run_cli(capsys, *args)
+    assert json.loads(out)["aggregate"]["P@5"] == 0.2  # trec: ÷ k
+    _, out, _ = run_cli(capsys, *args, "--convention", "llamaindex")
+    data = json.loads(out)
+    assert data["aggregate"]["P@5"] == 0.5  # LlamaIndex: ÷ distinct retrieved
+    assert data["options"]["convention"] == "llamaindex"
+    (tmp_path / "r2").write_text("a Q0 d1 1 3 t\na Q0 d1 2 2 t\n")
+    code, _, err = run_cli(capsys, "evaluate", str(tmp_path / "q"), str(tmp_path / "r2"))
+    assert code == 2 and "appears more than once" in err
+    _, out, _ = run_cli(capsys, "evaluate", str(tmp_path / "q"), str(tmp_path / "r2"), "-m",
+                        "num_ret", "--duplicates", "first", "--format", "json")
+    assert json.loads(out)["aggregate"]["num_ret"] == 1

@@ -116,7 +116,11 @@ def sorted_with_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ibits = max(int(n).bit_length(), 1)
     kmax = int(key.max())
     if kmax.bit_length() + ibits <= 63:
-        packed = np.sort((key << ibits) | np.arange(n, dtype=np.int64))
-        return packed >> ibits, packed & ((1 << ibits) - 1)
+        packed = key << ibits
+        packed |= np.arange(n, dtype=np.int64)
+        packed.sort()
+        rows = packed & ((1 << ibits) - 1)
+        packed >>= ibits  # in place: the sorted keys
+        return packed, rows
     o = np.argsort(key, kind="stable")
     return key[o], o

@@ -57,9 +57,15 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--duplicates",
-        choices=["error", "first"],
-        default="error",
-        help="a document twice in one query: error (default) or keep the first",
+        choices=["error", "first", "redundant", "count"],
+        help="a document twice in one query: error (trec default), keep the first, keep it "
+        "but never credit it again, or count it again",
+    )
+    ev.add_argument(
+        "--convention",
+        default="trec",
+        metavar="NAME",
+        help="trec (default), llamaindex, haystack or autorag: reproduce that tool's numbers",
     )
     ev.add_argument(
         "--format",

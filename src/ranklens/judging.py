@@ -354,10 +354,10 @@ def judge(
 
     # --- run rows in ranking order, mapped to evaluated queries -------------------------
     order = None if conv.ordering == "given" else R.order(opts.score_precision)
-    rq = R.q if order is None or _is_identity(order) else R.q[order]
-    rd = R.d if order is None or _is_identity(order) else R.d[order]
+    identity = order is None or _is_identity(order)
     rq_to_ev = np.where(rq_to_qq >= 0, qq_to_eval[np.maximum(rq_to_qq, 0)], -1)
-    ev = rq_to_ev[rq]
+    rd = R.d if identity else R.d[order]
+    ev = rq_to_ev[R.q if identity else R.q[order]]
     if len(ev) and ev.min() < 0:
         keep = ev >= 0
         ev, rd = ev[keep], rd[keep]
@@ -386,8 +386,10 @@ def judge(
     qd_to_rd = translate(Q.doc_ids, R.doc_ids)  # qrels doc code -> run doc code
     qrow_rd = qd_to_rd[qrow_d]
     dbits = max(len(R.doc_ids).bit_length(), 1)
-    rkey = (ev.astype(np.int64) << dbits) | rd
+    rkey = ev.astype(np.int64) << dbits
+    rkey |= rd
     skey, srow = seg.sorted_with_rows(rkey)
+    del rkey
     dropped = kept_dups = 0
     repeat_rows = np.zeros(0, dtype=np.int64)
     if len(skey) > 1 and not R.unique_docs:

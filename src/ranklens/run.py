@@ -118,6 +118,9 @@ class Run:
         if sc is None:
             # Pseudo-scores: strictly decreasing within each query, so the given order ranks.
             sc = -np.arange(n, dtype=np.float64)
+        # int32 codes halve the memory of large runs (vocabularies stay far below 2^31)
+        qcode = qcode.astype(np.int32, copy=False)
+        dcode = dcode.astype(np.int32, copy=False)
         return cls(query_vocab, doc_vocab, qcode, dcode, sc, scored, name, unique_docs)
 
     @classmethod
