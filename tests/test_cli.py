@@ -138,6 +138,16 @@ def test_convention_and_duplicates_flags(capsys, tmp_path):
     (tmp_path / "r2").write_text("a Q0 d1 1 3 t\na Q0 d1 2 2 t\n")
     code, _, err = run_cli(capsys, "evaluate", str(tmp_path / "q"), str(tmp_path / "r2"))
     assert code == 2 and "appears more than once" in err
-    _, out, _ = run_cli(capsys, "evaluate", str(tmp_path / "q"), str(tmp_path / "r2"), "-m",
-                        "num_ret", "--duplicates", "first", "--format", "json")
+    _, out, _ = run_cli(
+        capsys,
+        "evaluate",
+        str(tmp_path / "q"),
+        str(tmp_path / "r2"),
+        "-m",
+        "num_ret",
+        "--duplicates",
+        "first",
+        "--format",
+        "json",
+    )
     assert json.loads(out)["aggregate"]["num_ret"] == 1

@@ -111,8 +111,9 @@ def test_llamaindex_qa_dataset(shared, tmp_path):
 
 def test_llamaindex_errors_name_the_field(tmp_path):
     p = tmp_path / "bad.json"
-    p.write_text(json.dumps({"queries": {"q": "t"}, "corpus": {"n1": "x"},
-                             "relevant_docs": {"q": ["n2"]}}))
+    p.write_text(
+        json.dumps({"queries": {"q": "t"}, "corpus": {"n1": "x"}, "relevant_docs": {"q": ["n2"]}})
+    )
     with pytest.raises(InputError, match=r"relevant_docs\['q'\] names node 'n2'"):
         read_llamaindex_qa(p)
 
@@ -132,9 +133,12 @@ def test_beir_round_trip_and_errors(tmp_path, shared):
 
 
 def test_jsonl_csv_and_pandas_round_trips(tmp_path):
-    ds = Dataset({"q1": "what", "q2": "who"},
-                 ranklens.Qrels.from_groups({"q1": [["a", "b"], ["c"]], "q2": [["d"]]},
-                                            {"q1": [2, 1], "q2": [1]}))
+    ds = Dataset(
+        {"q1": "what", "q2": "who"},
+        ranklens.Qrels.from_groups(
+            {"q1": [["a", "b"], ["c"]], "q2": [["d"]]}, {"q1": [2, 1], "q2": [1]}
+        ),
+    )
     write_jsonl_dataset(ds, tmp_path / "d.jsonl")
     back = read_jsonl_dataset(tmp_path / "d.jsonl")
     assert back.qrels == ds.qrels and back.queries == ds.queries
@@ -153,8 +157,10 @@ def test_jsonl_csv_and_pandas_round_trips(tmp_path):
 def test_topics(shared, tmp_path):
     topics = read_topics(shared("trec_dl19_passage_bm25", "topics.dl19-passage.txt"))
     assert len(topics) == 43
-    (tmp_path / "t.txt").write_text("<top>\n<num> Number: 301\n<title> International Organized "
-                                    "Crime\n<desc> Description:\n...\n</top>\n")
+    (tmp_path / "t.txt").write_text(
+        "<top>\n<num> Number: 301\n<title> International Organized "
+        "Crime\n<desc> Description:\n...\n</top>\n"
+    )
     assert read_topics(tmp_path / "t.txt") == {"301": "International Organized Crime"}
 
 

@@ -77,20 +77,29 @@ def f1(v: LevelView, k: int | None = None) -> np.ndarray:
     return _div(2 * p * r, p + r)
 
 
-def success(v: LevelView, k: int | None = None) -> np.ndarray:
+def success(v: LevelView, k: int | None = None, granular: bool = False) -> np.ndarray:
     """Success (hit rate) at k: 1 if a relevant document is in the top k, else 0
-    (trec_eval ``success_k``)."""
+    (trec_eval ``success_k``). ``granular=True``: LlamaIndex's granular hit rate, the
+    number of credited relevant ranks in the top k (every occurrence under its convention)
+    divided by R."""
+    if granular:
+        return _div(_count(v, v.credit, k), v.R)
     return (_count(v, v.hits, k) > 0).astype(np.float64)
 
 
-def reciprocal_rank(v: LevelView, k: int | None = None) -> np.ndarray:
+def reciprocal_rank(v: LevelView, k: int | None = None, granular: bool = False) -> np.ndarray:
     """Reciprocal rank: ``1 / rank`` of the first relevant document within the top k, 0 if
     none (trec_eval ``recip_rank`` without k). Its mean over queries is MRR.
 
     With the ``unit_average`` convention (AutoRAG) it is the mean over ground-truth units of
     ``1 / rank`` of each unit's first retrieved member: ``(1/R) Σ_{i≤k} h_i / i``.
+    ``granular=True``: LlamaIndex's granular MRR, the mean of ``1 / rank`` over the credited
+    relevant ranks in the top k.
     """
     j = v.j
+    if granular:
+        cq, cr = v.credit
+        return _div(count_top(cq, cr, j.n_queries, k, 1.0 / cr), count_top(cq, cr, j.n_queries, k))
     if j.convention.unit_average:
         hq, hr = v.hits
         return _div(count_top(hq, hr, j.n_queries, k, 1.0 / hr), v.R)

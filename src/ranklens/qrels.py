@@ -154,7 +154,7 @@ class Qrels:
     def from_dict(cls, labels: Mapping[Any, Mapping[Any, int] | Sequence[Any]]) -> Qrels:
         """From ``{query: {doc: grade}}``; a list of documents ``{query: [doc, ...]}`` means
         grade 1 for each."""
-        if labels and all(isinstance(e, Mapping) for e in labels.values()):
+        if labels and all(type(e) is dict or isinstance(e, Mapping) for e in labels.values()):
             return cls._from_label_dicts(labels)
         qs: list[Any] = []
         ds: list[Any] = []

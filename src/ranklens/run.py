@@ -135,7 +135,7 @@ class Run:
             return cls.from_arrays([], [], [], name=name, empty_queries=empty)
         if isinstance(first, Mapping):
             for qid, v in run.items():
-                if not isinstance(v, Mapping):
+                if type(v) is not dict and not isinstance(v, Mapping):
                     raise InputError(
                         f"run: query {qid!r} must map documents to scores like the other queries"
                     )

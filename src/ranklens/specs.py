@@ -70,6 +70,7 @@ FAMILIES: dict[str, Family] = {
         _f(
             "success",
             m.success,
+            params={"granular": False},
             aliases=("hit_rate", "hitrate", "hit-rate"),
             trec_name="success",
             trec_defaults=(1, 5, 10),
@@ -77,6 +78,7 @@ FAMILIES: dict[str, Family] = {
         _f(
             "rr",
             m.reciprocal_rank,
+            params={"granular": False},
             aliases=("mrr", "recip_rank", "reciprocal_rank"),
             trec_plain="recip_rank",
         ),
@@ -256,7 +258,7 @@ def _coerce_param(family: Family, key: str, raw: str, name: str) -> Any:
                 f"metric {name!r}: gain must be 'linear', 'exp' or 'binary', got {raw!r}"
             )
         return raw.lower()
-    if key == "legacy":
+    if key in ("legacy", "granular"):
         return raw.lower() in ("1", "true", "yes", "9")
     try:
         if key == "max":
