@@ -152,14 +152,23 @@ FRESH = {
 }
 
 
+def _env() -> dict:
+    """The environment of a normal installation: bytecode caching on (some machines set
+    PYTHONDONTWRITEBYTECODE, which makes every fresh process recompile every module)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def fresh_process(tool: str, n: int, depth: int, reps: int) -> dict:
     qp, rp = paths(n, depth)
     metrics = {"ranklens": RANKLENS, "pytrec_eval": PYTREC, "ranx": RANX}[tool]
     code = FRESH[tool].format(q=str(qp), r=str(rp), m=metrics)
+    subprocess.run([sys.executable, "-c", code], check=True, env=_env())  # prime caches
     times = []
     for _ in range(reps):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True)
+        subprocess.run([sys.executable, "-c", code], check=True, env=_env())
         times.append(time.perf_counter() - t)
     return {"times": times}
 
@@ -176,8 +185,9 @@ def first_call_ratio(n: int, depth: int) -> dict:
         "    ts.append(time.perf_counter()-t)\n"
         "import json; print(json.dumps({'import': imp, 'calls': ts}))"
     )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=_env())
     out = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=_env()
     ).stdout
     return json.loads(out)
 
@@ -303,13 +313,16 @@ def main() -> None:
         f"({fresh['pytrec_eval'] / fresh['ranklens']:.1f}x), ranx {fresh['ranx']:.2f} s "
         f"({fresh['ranx'] / fresh['ranklens']:.1f}x)"
     )
-    fc = first_call_ratio(n, depth)
-    later = statistics.median(fc["calls"][1:])
-    results["first_call"] = fc
-    print(
-        f"import ranklens: {fc['import']:.3f} s; first call {fc['calls'][0]:.3f} s vs later "
-        f"calls {later:.3f} s (ratio {fc['calls'][0] / later:.2f})"
-    )
+    results["first_call"] = {}
+    for fn, fd in ((10_000, 100), (100_000, 100)) if not args.quick else ((10_000, 100),):
+        fc = first_call_ratio(fn, fd)
+        later = statistics.median(fc["calls"][1:])
+        results["first_call"][f"{fn // 1000}k x {fd}"] = fc
+        print(
+            f"{fn // 1000}k x {fd}: import ranklens {fc['import']:.3f} s; first call "
+            f"{fc['calls'][0]:.3f} s vs later calls {later:.3f} s "
+            f"(ratio {fc['calls'][0] / later:.2f})"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 

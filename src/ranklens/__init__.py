@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy  # noqa: F401 - the core's one dependency: imported here, not in the first call
+
 __version__ = "0.1.0"
 
 _LAZY = {
