@@ -180,3 +180,29 @@ def encode_ids(
                     where = f" {context(i)}" if context is not None else f" at position {i}"
                     break
         raise InputError(describe_bad_id(bad, what) + where) from None
+
+
+def encode_nested(
+    nested: Any, what: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Intern ``{query: {doc: value}}`` (or ``{query: [doc, ...]}``) in one pass.
+
+    Returns ``(qcode per row, query vocab, doc code per row, doc vocab, rows per query)``,
+    rows in the mapping's order; a bad id is an InputError naming it and its query
+    (``what`` is e.g. ``"run"``).
+    """
+    from itertools import chain
+
+    values = list(nested.values())
+    lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    qcode_u, query_vocab = encode_ids(list(nested.keys()), f"query id in {what}")
+    qcode = np.repeat(qcode_u, lens)
+    try:
+        dcode, doc_vocab = encode(chain.from_iterable(values), int(lens.sum()))
+    except BadIdError:
+        dcode, doc_vocab = encode_ids(
+            list(chain.from_iterable(values)),
+            f"document id in {what}",
+            lambda i: f"in query {query_vocab[qcode[i]]!r}",
+        )
+    return qcode, query_vocab, dcode, doc_vocab, lens

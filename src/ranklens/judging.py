@@ -435,15 +435,9 @@ def judge(
     m_q, m_rank, m_unit, m_grade, m_repeat = _by_query_rank(m_q, m_rank, m_unit, m_grade, m_repeat)
 
     # entries: one per retrieved row with a label (its highest grade)
-    if len(m_q):
-        new = np.ones(len(m_q), dtype=bool)
-        new[1:] = (m_q[1:] != m_q[:-1]) | (m_rank[1:] != m_rank[:-1])
-        starts = np.flatnonzero(new)
-        e_q, e_rank, e_repeat = m_q[starts], m_rank[starts], m_repeat[starts]
-        e_label = np.maximum.reduceat(m_grade, starts)
-    else:
-        e_q = e_rank = e_label = np.zeros(0, dtype=np.int64)
-        e_repeat = np.zeros(0, dtype=bool)
+    starts = _rank_starts(m_q, m_rank)
+    e_q, e_rank, e_repeat = m_q[starts], m_rank[starts], m_repeat[starts]
+    e_label = _max_from(m_grade, starts)
 
     # units first found: each unit at its lowest matched rank
     o = np.lexsort((m_rank, m_unit))
@@ -453,16 +447,10 @@ def judge(
     u_q, u_rank, u_grade, u_id = _by_query_rank(m_q[fo], m_rank[fo], m_grade[fo], m_unit[fo])
 
     # gains: per rank, the highest grade among units first found there
-    if len(u_q):
-        new = np.ones(len(u_q), dtype=bool)
-        new[1:] = (u_q[1:] != u_q[:-1]) | (u_rank[1:] != u_rank[:-1])
-        starts = np.flatnonzero(new)
-        g_q, g_rank = u_q[starts], u_rank[starts]
-        g_grade = np.maximum.reduceat(u_grade, starts)
-        nz = g_grade != 0 if conv.negative_gain else g_grade > 0
-        g_q, g_rank, g_grade = g_q[nz], g_rank[nz], g_grade[nz]
-    else:
-        g_q = g_rank = g_grade = np.zeros(0, dtype=np.int64)
+    starts = _rank_starts(u_q, u_rank)
+    g_q, g_rank, g_grade = u_q[starts], u_rank[starts], _max_from(u_grade, starts)
+    nz = g_grade != 0 if conv.negative_gain else g_grade > 0
+    g_q, g_rank, g_grade = g_q[nz], g_rank[nz], g_grade[nz]
 
     rep_q = ev[repeat_rows].astype(np.int64)
     rep_rank = repeat_rows - off[rep_q] + 1
@@ -520,6 +508,18 @@ def judge(
         run_name=R.name,
         max_grade=int(Q.grade.max()) if len(Q.grade) else 0,
     )
+
+
+def _rank_starts(q: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Indices where a new (query, rank) begins in arrays sorted by (query, rank)."""
+    new = np.ones(len(q), dtype=bool)
+    new[1:] = (q[1:] != q[:-1]) | (rank[1:] != rank[:-1])
+    return np.flatnonzero(new)
+
+
+def _max_from(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Maximum of each run of ``values`` beginning at ``starts``."""
+    return np.maximum.reduceat(values, starts) if len(starts) else values[:0]
 
 
 def _is_identity(order: np.ndarray) -> bool:

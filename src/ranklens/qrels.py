@@ -24,7 +24,7 @@ from typing import Any, Union
 import numpy as np
 
 from ._segments import sorted_with_rows
-from ._vocab import BadIdError, encode, encode_ids
+from ._vocab import encode_ids, encode_nested
 from .errors import DuplicateDocumentError, InputError
 
 QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
@@ -193,18 +193,7 @@ class Qrels:
     def _from_label_dicts(cls, labels: Mapping[Any, Mapping[Any, Any]]) -> Qrels:
         """Fast path of :meth:`from_dict` for ``{query: {doc: grade}}`` (one pass in C)."""
         values = list(labels.values())
-        lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-        qcode_u, query_vocab = encode_ids(list(labels.keys()), "query id in qrels")
-        qcode = np.repeat(qcode_u, lens)
-        n = int(lens.sum())
-        try:
-            dcode, doc_vocab = encode(chain.from_iterable(values), n)
-        except BadIdError:
-            dcode, doc_vocab = encode_ids(
-                list(chain.from_iterable(values)),
-                "document id in qrels",
-                lambda i: f"in query {query_vocab[qcode[i]]!r}",
-            )
+        qcode, query_vocab, dcode, doc_vocab, _ = encode_nested(labels, "qrels")
         raw = list(chain.from_iterable(v.values() for v in values))
         grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
         if grades.dtype.kind not in "iub":

@@ -15,7 +15,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._vocab import BadIdError, encode, encode_ids
+from ._vocab import encode_ids, encode_nested
 from .errors import InputError
 
 RunLike = Union["Run", Mapping[str, Any], str, Path]
@@ -140,18 +140,8 @@ class Run:
                         f"run: query {qid!r} must map documents to scores like the other queries"
                     )
             values = list(run.values())
-            lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-            qcode_u, query_vocab = encode_ids(list(run.keys()), "query id in run")
-            qcode = np.repeat(qcode_u, lens)
+            qcode, query_vocab, dcode, doc_vocab, lens = encode_nested(run, "run")
             n_rows = int(lens.sum())
-            try:
-                dcode, doc_vocab = encode(chain.from_iterable(values), n_rows)
-            except BadIdError:
-                dcode, doc_vocab = encode_ids(
-                    list(chain.from_iterable(values)),
-                    "document id in run",
-                    lambda i: f"in query {query_vocab[qcode[i]]!r}",
-                )
             try:
                 scores = np.fromiter(
                     chain.from_iterable(v.values() for v in values),

@@ -15,20 +15,7 @@ from ..dataset import Dataset
 from ..errors import InputError
 from ..qrels import Qrels
 from ._files import open_text
-
-
-def _jsonl(path: Path):
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(rec, dict):
-                raise InputError(f"{path}:{lineno}: expected a JSON object")
-            yield lineno, rec
+from .jsonl import _records
 
 
 def _field(path: Path, lineno: int, rec: dict[str, Any], key: str, kind: type = str) -> Any:
@@ -80,7 +67,7 @@ def read_beir(folder: str | Path, split: str = "test", corpus: bool = True) -> D
     qrels = read_beir_qrels(qrels_path)
     queries: dict[str, str] = {}
     qp = root / "queries.jsonl"
-    for lineno, rec in _jsonl(qp):
+    for lineno, rec in _records(qp):
         qid = _field(qp, lineno, rec, "_id")
         if qid in queries:
             raise InputError(f"{qp}:{lineno}: query {qid!r} appears twice")
@@ -89,7 +76,7 @@ def read_beir(folder: str | Path, split: str = "test", corpus: bool = True) -> D
     if corpus:
         docs = {}
         cp = root / "corpus.jsonl"
-        for lineno, rec in _jsonl(cp):
+        for lineno, rec in _records(cp):
             did = _field(cp, lineno, rec, "_id")
             if did in docs:
                 raise InputError(f"{cp}:{lineno}: document {did!r} appears twice")
