@@ -26,25 +26,6 @@ def seg_sum(x: np.ndarray, off: np.ndarray) -> np.ndarray:
     return out
 
 
-def seg_max(x: np.ndarray, off: np.ndarray, empty: float = 0.0) -> np.ndarray:
-    """Maximum of each segment (``empty`` for an empty one)."""
-    n = len(off) - 1
-    out = np.full(n, empty, dtype=np.float64)
-    if len(x) == 0 or n == 0:
-        return out
-    starts = off[:-1]
-    nonempty = off[1:] > starts
-    if nonempty.any():
-        out[nonempty] = np.maximum.reduceat(x, starts[nonempty])
-    return out
-
-
-def seg_index(off: np.ndarray) -> np.ndarray:
-    """Segment number of every flat position."""
-    lens = lengths(off)
-    return np.repeat(np.arange(len(lens), dtype=np.int64), lens)
-
-
 def seg_positions(off: np.ndarray) -> np.ndarray:
     """0-based position of every flat entry within its segment."""
     total = int(off[-1]) if len(off) else 0
@@ -87,20 +68,6 @@ def seg_reverse_cummax(x: np.ndarray, off: np.ndarray, block: int = 1 << 22) -> 
         acc = np.maximum.accumulate(pad[:, ::-1], axis=1)[:, ::-1]
         out[seg] = acc[row, col]
         i = j
-    return out
-
-
-def at_cutoff(c: np.ndarray, off: np.ndarray, k: int | None) -> np.ndarray:
-    """Per segment, the value of a within-segment running array ``c`` at rank ``k``.
-
-    Rank ``k`` is 1-based and clamped to the segment length; an empty segment (or k == 0)
-    gives 0.
-    """
-    lens = lengths(off)
-    take = lens if k is None else np.minimum(lens, k)
-    out = np.zeros(len(lens), dtype=c.dtype if len(c) else np.float64)
-    ok = take > 0
-    out[ok] = c[off[:-1][ok] + take[ok] - 1]
     return out
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _segments as seg
-from .judging import LevelView, count_top
+from .judging import LevelView, count_top, seg_running_count
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -146,17 +146,11 @@ def _unit_average_precision(v: LevelView, k: int | None) -> np.ndarray:
         return np.zeros(j.n_queries)
     o = np.lexsort((mr, mu))
     mq, mr, mu = mq[o], mr[o], mu[o]
-    c = seg_running_count_by(mu)
+    c = seg_running_count(mu)
     prec = c / mr
     starts = np.flatnonzero(np.concatenate(([True], mu[1:] != mu[:-1])))
     ap_unit = np.add.reduceat(prec, starts) / np.diff(np.append(starts, len(mu)))
     return _div(np.bincount(mq[starts], weights=ap_unit, minlength=j.n_queries), v.R)
-
-
-def seg_running_count_by(key_sorted: np.ndarray) -> np.ndarray:
-    from .judging import seg_running_count
-
-    return seg_running_count(key_sorted)
 
 
 def _gain(grades: np.ndarray, gain: str) -> np.ndarray:
@@ -382,12 +376,11 @@ def interpolated_precision(
     out = np.zeros(n_q)
     if len(cq) == 0:
         return out
-    P = v.credit_count[: len(cq)] / cr if k is None else seg_running_count_by(cq) / cr
+    P = v.credit_count[: len(cq)] / cr if k is None else seg_running_count(cq) / cr
     starts = np.flatnonzero(np.concatenate(([True], cq[1:] != cq[:-1])))
     off = np.append(starts, len(cq))
     iP = seg.seg_reverse_cummax(P, off)
     hq, hr = v.hits
-    found_at = v.credited_at  # noqa: F841 - kept for symmetry with AP
     # cumulative units found up to each credited rank
     w = j.width
     hkeys = hq * w + hr
