@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -329,9 +330,16 @@ def judge(
     see the module docstring for each rule and its default.
     """
     opts = JudgeOptions.build(options, **kwargs)
+    joined = _join_dicts(qrels, run, opts)
+    if joined is None:
+        joined = _join_columnar(Qrels.coerce(qrels), Run.coerce(run), opts)
+    return _build(joined, opts)
+
+
+def _join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> dict[str, Any]:
+    """Join columnar qrels and run: per-query list lengths, every (retrieved row, unit)
+    match, repeated rows, and the qrels-side arrays of the evaluated queries."""
     conv = opts.convention
-    Q = Qrels.coerce(qrels)
-    R = Run.coerce(run)
 
     # --- queries ---------------------------------------------------------------------
     rq_to_qq = translate(R.query_ids, Q.query_ids)  # run query code -> qrels query code
@@ -432,7 +440,40 @@ def judge(
     is_rep = np.zeros(len(ev), dtype=bool)
     is_rep[repeat_rows] = True
     m_repeat = is_rep[m_row]
-    m_q, m_rank, m_unit, m_grade, m_repeat = _by_query_rank(m_q, m_rank, m_unit, m_grade, m_repeat)
+    return {
+        "query_ids": Q.query_ids[eval_q],
+        "missing": ~present[eval_q],
+        "lens": lens,
+        "m_q": m_q,
+        "m_rank": m_rank,
+        "m_unit": m_unit,
+        "m_grade": m_grade,
+        "m_repeat": m_repeat,
+        "rep_q": ev[repeat_rows].astype(np.int64),
+        "rep_rank": repeat_rows - off[ev[repeat_rows]] + 1,
+        "unit_q": unit_q,
+        "unit_g": unit_g,
+        "doc_q": doc_q,
+        "doc_label": doc_label,
+        "n_gt_ids": np.bincount(qrow_q[qrow_g > 0], minlength=n_q),
+        "missing_ids": missing_ids,
+        "ignored_ids": ignored_ids,
+        "no_rel_ids": no_rel_ids,
+        "dropped": dropped,
+        "kept_dups": kept_dups,
+        "run_name": R.name,
+        "max_grade": int(Q.grade.max()) if len(Q.grade) else 0,
+    }
+
+
+def _build(jn: dict[str, Any], opts: JudgeOptions) -> Judged:
+    """Entries, units first found, gains and the ideal, from a join."""
+    conv = opts.convention
+    m_q, m_rank, m_unit, m_grade, m_repeat = _by_query_rank(
+        jn["m_q"], jn["m_rank"], jn["m_unit"], jn["m_grade"], jn["m_repeat"]
+    )
+    unit_q, unit_g = jn["unit_q"], jn["unit_g"]
+    n_q = len(jn["query_ids"])
 
     # entries: one per retrieved row with a label (its highest grade)
     starts = _rank_starts(m_q, m_rank)
@@ -452,33 +493,28 @@ def judge(
     nz = g_grade != 0 if conv.negative_gain else g_grade > 0
     g_q, g_rank, g_grade = g_q[nz], g_rank[nz], g_grade[nz]
 
-    rep_q = ev[repeat_rows].astype(np.int64)
-    rep_rank = repeat_rows - off[rep_q] + 1
-
     # ideal grades per query, descending
     ideal_sel = unit_g != 0 if conv.negative_gain else unit_g > 0
     iq, ig = unit_q[ideal_sel], unit_g[ideal_sel]
     io = np.lexsort((-ig, iq))
     ideal_grade = ig[io]
     ideal_off = np.searchsorted(iq[io], np.arange(n_q + 1)).astype(np.int64)
-    n_gt_ids = np.bincount(qrow_q[qrow_g > 0], minlength=n_q)
-
     counts = JudgeCounts(
         queries_evaluated=n_q,
-        queries_missing=len(missing_ids),
-        queries_ignored=len(ignored_ids),
-        queries_no_relevant_skipped=len(no_rel_ids),
-        duplicates_dropped=dropped,
-        duplicates_kept=kept_dups,
-        missing_ids=missing_ids,
-        ignored_ids=ignored_ids,
-        no_relevant_ids=no_rel_ids,
+        queries_missing=len(jn["missing_ids"]),
+        queries_ignored=len(jn["ignored_ids"]),
+        queries_no_relevant_skipped=len(jn["no_rel_ids"]),
+        duplicates_dropped=jn["dropped"],
+        duplicates_kept=jn["kept_dups"],
+        missing_ids=jn["missing_ids"],
+        ignored_ids=jn["ignored_ids"],
+        no_relevant_ids=jn["no_rel_ids"],
     )
     i64 = np.int64
     return Judged(
-        query_ids=Q.query_ids[eval_q],
-        lens=lens,
-        missing=~present[eval_q],
+        query_ids=jn["query_ids"],
+        lens=jn["lens"],
+        missing=jn["missing"],
         e_q=e_q.astype(i64),
         e_rank=e_rank.astype(i64),
         e_label=e_label.astype(i64),
@@ -494,19 +530,19 @@ def judge(
         g_q=g_q.astype(i64),
         g_rank=g_rank.astype(i64),
         g_grade=g_grade.astype(i64),
-        rep_q=rep_q,
-        rep_rank=rep_rank.astype(i64),
+        rep_q=jn["rep_q"].astype(i64),
+        rep_rank=jn["rep_rank"].astype(i64),
         unit_q=unit_q.astype(i64),
         unit_g=unit_g.astype(i64),
-        doc_q=doc_q.astype(i64),
-        doc_label=doc_label.astype(i64),
+        doc_q=jn["doc_q"].astype(i64),
+        doc_label=jn["doc_label"].astype(i64),
         ideal_off=ideal_off,
         ideal_grade=ideal_grade.astype(i64),
-        n_gt_ids=n_gt_ids,
+        n_gt_ids=jn["n_gt_ids"],
         options=opts,
         counts=counts,
-        run_name=R.name,
-        max_grade=int(Q.grade.max()) if len(Q.grade) else 0,
+        run_name=jn["run_name"],
+        max_grade=jn["max_grade"],
     )
 
 
@@ -526,3 +562,166 @@ def _is_identity(order: np.ndarray) -> bool:
     return len(order) == 0 or (
         order[0] == 0 and order[-1] == len(order) - 1 and bool(np.all(order[1:] > order[:-1]))
     )
+
+
+def _join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> dict[str, Any] | None:
+    """The join for the commonest Python input, ``{q: {doc: grade}}`` with ``{q: {doc:
+    score}}``, without interning any document: only the judged documents are looked up in
+    the run's dicts, and each one's rank is the number of documents of its query with a
+    higher score, plus those tied with it whose id sorts above it (trec_eval's order).
+    Returns None when the input is anything else, for the columnar join."""
+    conv = opts.convention
+    if (
+        conv.ordering != "score"
+        or type(qrels) is not dict
+        or type(run) is not dict
+        or not all(type(v) is dict for v in qrels.values())
+        or not all(type(v) is dict for v in run.values())
+        or set(map(type, qrels)) - {str}
+        or set(map(type, run)) - {str}
+    ):
+        return None
+    q_vals = list(qrels.values())
+    qrel_docs = list(chain.from_iterable(q_vals))
+    if set(map(type, qrel_docs)) - {str} or "" in qrel_docs or "" in qrels:
+        return None
+    r_vals = list(run.values())
+    r_lens = np.fromiter(map(len, r_vals), dtype=np.int64, count=len(r_vals))
+    n_rows = int(r_lens.sum())
+    if (
+        set(map(type, chain.from_iterable(r_vals))) - {str}
+        or any("" in v for v in r_vals)
+        or "" in run
+    ):
+        return None  # the columnar path converts integer ids and names bad ones
+    try:
+        grades = np.fromiter(
+            chain.from_iterable(v.values() for v in q_vals), dtype=np.int64, count=len(qrel_docs)
+        )
+        scores = np.fromiter(
+            chain.from_iterable(v.values() for v in r_vals), dtype=np.float64, count=n_rows
+        )
+    except (TypeError, ValueError, OverflowError):
+        return None
+    grade_types = set(map(type, chain.from_iterable(v.values() for v in q_vals)))
+    if grade_types - {int} or not np.isfinite(scores).all():
+        return None  # floats/bools as grades, NaN scores: the columnar path checks them
+    if opts.score_precision == "float32":
+        scores = scores.astype(np.float32).astype(np.float64)
+
+    # queries, in the sorted order the columnar path uses
+    qids = sorted(qrels)
+    present_all = np.fromiter((q in run for q in qids), dtype=bool, count=len(qids))
+    keep = present_all.copy() if conv.missing == "skip" else np.ones(len(qids), dtype=bool)
+    no_rel_ids: list[str] = []
+    if conv.no_relevant == "skip":
+        lv = opts.relevance_level
+        has_rel = np.fromiter(
+            (any(g >= lv for g in qrels[q].values()) for q in qids), dtype=bool, count=len(qids)
+        )
+        no_rel_ids = [q for q, k, h in zip(qids, keep, has_rel) if k and not h]
+        keep &= has_rel
+    eval_ids = [q for q, k in zip(qids, keep) if k]
+    n_q = len(eval_ids)
+    pos_of = {q: i for i, q in enumerate(eval_ids)}
+
+    # qrels rows of evaluated queries (each row its own unit)
+    q_pos = np.fromiter((pos_of.get(q, -1) for q in qrels), dtype=np.int64, count=len(qrels))
+    q_lens = np.fromiter(map(len, q_vals), dtype=np.int64, count=len(q_vals))
+    row_q = np.repeat(q_pos, q_lens)
+    sel = row_q >= 0
+    unit_q, unit_g = row_q[sel], grades[sel]
+
+    # list lengths and each run query's rows, sorted by score descending within the query
+    r_off = np.concatenate(([0], np.cumsum(r_lens)))
+    lens = np.zeros(n_q, dtype=np.int64)
+    seg_start = np.zeros(n_q, dtype=np.int64)
+    run_ids = list(run)
+    for i, q in enumerate(run_ids):
+        p = pos_of.get(q)
+        if p is not None:
+            lens[p] = r_lens[i]
+            seg_start[p] = r_off[i]
+    desc = np.ones(n_rows, dtype=bool)
+    desc[1:] = scores[1:] <= scores[:-1]
+    bounds = r_off[1:-1]
+    desc[bounds[bounds < n_rows]] = True  # query boundaries
+    if not desc.all():
+        return None  # dicts not in score order: the columnar path sorts them
+
+    # judged documents retrieved: their scores, looked up in the run's dicts
+    empty: dict[str, float] = {}
+    nan = float("nan")
+    found = np.fromiter(
+        chain.from_iterable(
+            map((run.get(q) or empty).get, lab, repeat(nan)) for q, lab in qrels.items()
+        ),
+        dtype=np.float64,
+        count=len(qrel_docs),
+    )
+    hit = sel & ~np.isnan(found)
+    h_rows = np.flatnonzero(hit)
+    h_q = row_q[h_rows]
+    s = found[h_rows]
+    if opts.score_precision == "float32":
+        s = s.astype(np.float32).astype(np.float64)
+    start, end = seg_start[h_q], seg_start[h_q] + lens[h_q]
+    above = _count_desc(scores, start, end, s, strict=True)  # scores > s
+    tied = _count_desc(scores, start, end, s, strict=False) - above  # scores == s
+    rank = above + 1
+    # ties: among documents with the same score, higher ids rank first. The dicts are in
+    # score order, so a tie is a contiguous slice of the query's keys.
+    keys_of: dict[int, list[str]] = {}
+    for i in np.flatnonzero(tied > 1).tolist():
+        p = int(h_q[i])
+        keys = keys_of.get(p)
+        if keys is None:
+            keys = keys_of[p] = list(run[eval_ids[p]])
+        first = int(above[i])
+        doc = qrel_docs[h_rows[i]]
+        rank[i] += sum(1 for d in keys[first : first + int(tied[i])] if d > doc)
+
+    present = present_all[keep]
+    qrel_q = row_q  # for counts of positive grades
+    return {
+        "query_ids": np.array(eval_ids, dtype=object),
+        "missing": ~present,
+        "lens": lens,
+        "m_q": h_q,
+        "m_rank": rank,
+        "m_unit": np.cumsum(sel)[h_rows] - 1,
+        "m_grade": grades[h_rows],
+        "m_repeat": np.zeros(len(h_rows), dtype=bool),
+        "rep_q": np.zeros(0, dtype=np.int64),
+        "rep_rank": np.zeros(0, dtype=np.int64),
+        "unit_q": unit_q,
+        "unit_g": unit_g,
+        "doc_q": unit_q,
+        "doc_label": unit_g,
+        "n_gt_ids": np.bincount(qrel_q[sel][grades[sel] > 0], minlength=n_q),
+        "missing_ids": [q for q, p in zip(qids, present_all) if not p],
+        "ignored_ids": sorted(q for q in run if q not in qrels),
+        "no_rel_ids": no_rel_ids,
+        "dropped": 0,
+        "kept_dups": 0,
+        "run_name": "run",
+        "max_grade": int(grades.max()) if len(grades) else 0,
+    }
+
+
+def _count_desc(
+    scores: np.ndarray, start: np.ndarray, end: np.ndarray, s: np.ndarray, strict: bool
+) -> np.ndarray:
+    """In segments ``scores[start:end]`` sorted descending, the number of entries ``> s``
+    (``strict``) or ``>= s``: one vectorised binary search over all segments at once."""
+    lo, hi = start.copy(), end.copy()
+    while True:
+        active = lo < hi
+        if not active.any():
+            break
+        mid = (lo + hi) // 2
+        v = scores[np.minimum(mid, len(scores) - 1)]
+        go_right = active & ((v > s) if strict else (v >= s))
+        lo = np.where(go_right, mid + 1, lo)
+        hi = np.where(active & ~go_right, mid, hi)
+    return lo - start
