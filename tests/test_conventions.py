@@ -157,3 +157,12 @@ def test_explain_cli(capsys, tmp_path):
     assert main(["explain", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "map"]) == 0
     out = capsys.readouterr().out
     assert "llamaindex" in out and "duplicates=count alone" in out
+
+
+def test_docs_table_is_generated_from_the_code():
+    from pathlib import Path
+
+    from ranklens.conventions import conventions_table
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "conventions.md").read_text()
+    assert conventions_table() in doc, "regenerate with: python -m ranklens.conventions"

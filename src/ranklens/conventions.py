@@ -138,3 +138,33 @@ def get_convention(value: str | Convention | None) -> Convention:
     if conv is None:
         raise InputError(f"unknown convention {value!r}; presets: {', '.join(PRESETS)}")
     return conv
+
+
+_SWITCH_HELP = {
+    "ordering": "ranking order",
+    "duplicates": "a document twice in one list",
+    "precision_denominator": "precision divides by",
+    "unit_average": "RR and AP averaged over ground-truth groups",
+    "gain": "nDCG gain",
+    "ideal": "nDCG ideal ranking",
+    "negative_gain": "negative grades as negative gain",
+    "no_relevant": "query without relevant documents",
+    "missing": "labelled query absent from the run",
+}
+
+
+def conventions_table(presets: dict[str, Convention] | None = None) -> str:
+    """The presets side by side as a Markdown table, generated from the switches (the docs'
+    table is this function's output; a test keeps them equal)."""
+    presets = presets or PRESETS
+    names = list(presets)
+    lines = ["| switch | meaning | " + " | ".join(names) + " |",
+             "|---|---|" + "---|" * len(names)]
+    for key, meaning in _SWITCH_HELP.items():
+        cells = [str(getattr(presets[n], key)) for n in names]
+        lines.append(f"| `{key}` | {meaning} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m ranklens.conventions
+    print(conventions_table(), end="")
