@@ -208,3 +208,12 @@ def test_rows_of_a_query_need_not_be_adjacent_or_sorted():
     assert run.to_lists() == {"q1": ["w"], "q10": ["x", "z"], "q2": ["y"]}
     run = Run.from_dict({"q2": ["a", "b"], "q10": ["c"], "q1": ["d", "e"]})
     assert run.to_lists() == {"q1": ["d", "e"], "q10": ["c"], "q2": ["a", "b"]}
+
+
+def test_table_footnote_reports_what_conventions_leave_out():
+    ev = ranklens.evaluate(
+        {"q": {"a": 0}, "r": ["b"]}, {"q": ["a"], "r": ["b", "b"]}, ["mrr"], convention="llamaindex"
+    )
+    text = ev.to_table()
+    assert "1 without relevant documents (left out by the llamaindex convention)" in text
+    assert "1 duplicate documents kept (count)" in text

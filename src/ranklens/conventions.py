@@ -158,8 +158,7 @@ def conventions_table(presets: dict[str, Convention] | None = None) -> str:
     table is this function's output; a test keeps them equal)."""
     presets = presets or PRESETS
     names = list(presets)
-    lines = ["| switch | meaning | " + " | ".join(names) + " |",
-             "|---|---|" + "---|" * len(names)]
+    lines = ["| switch | meaning | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     for key, meaning in _SWITCH_HELP.items():
         cells = [str(getattr(presets[n], key)) for n in names]
         lines.append(f"| `{key}` | {meaning} | " + " | ".join(cells) + " |")

@@ -154,8 +154,18 @@ class Evaluation:
             notes.append(f"{c.queries_missing} labelled but absent from the run ({verb})")
         if c.queries_ignored:
             notes.append(f"{c.queries_ignored} in the run without labels (ignored)")
+        if c.queries_no_relevant_skipped:
+            notes.append(
+                f"{c.queries_no_relevant_skipped} without relevant documents (left out "
+                f"by the {self.judged.convention.name} convention)"
+            )
         if c.duplicates_dropped:
             notes.append(f"{c.duplicates_dropped} duplicate documents dropped")
+        if c.duplicates_kept:
+            notes.append(
+                f"{c.duplicates_kept} duplicate documents kept "
+                f"({self.judged.convention.duplicates})"
+            )
         return "\n".join(out) + "\n" + "; ".join(notes) + "\n"
 
     def __repr__(self) -> str:
