@@ -588,12 +588,11 @@ def _join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> dict[str, Any] | No
     r_vals = list(run.values())
     r_lens = np.fromiter(map(len, r_vals), dtype=np.int64, count=len(r_vals))
     n_rows = int(r_lens.sum())
-    if (
-        set(map(type, chain.from_iterable(r_vals))) - {str}
-        or any("" in v for v in r_vals)
-        or "" in run
-    ):
-        return None  # the columnar path converts integer ids and names bad ones
+    # the first key of each list decides (a list mixing id types is bad input either way);
+    # the columnar path converts integer ids and names bad ones
+    firsts = [next(iter(v)) for v in r_vals if v]
+    if set(map(type, firsts)) - {str} or any("" in v for v in r_vals) or "" in run:
+        return None
     try:
         grades = np.fromiter(
             chain.from_iterable(v.values() for v in q_vals), dtype=np.int64, count=len(qrel_docs)
@@ -667,7 +666,14 @@ def _join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> dict[str, Any] | No
         s = s.astype(np.float32).astype(np.float64)
     start, end = seg_start[h_q], seg_start[h_q] + lens[h_q]
     above = _count_desc(scores, start, end, s, strict=True)  # scores > s
-    tied = _count_desc(scores, start, end, s, strict=False) - above  # scores == s
+    # s itself sits at start + above; a tie needs the next score to equal it too
+    nxt = np.minimum(start + above + 1, max(n_rows - 1, 0))
+    maybe = (start + above + 1 < end) & (scores[nxt] == s)
+    tied = np.ones(len(s), dtype=np.int64)
+    if maybe.any():
+        tied[maybe] = (
+            _count_desc(scores, start[maybe], end[maybe], s[maybe], strict=False) - above[maybe]
+        )
     rank = above + 1
     # ties: among documents with the same score, higher ids rank first. The dicts are in
     # score order, so a tie is a contiguous slice of the query's keys.
@@ -679,7 +685,7 @@ def _join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> dict[str, Any] | No
             keys = keys_of[p] = list(run[eval_ids[p]])
         first = int(above[i])
         doc = qrel_docs[h_rows[i]]
-        rank[i] += sum(1 for d in keys[first : first + int(tied[i])] if d > doc)
+        rank[i] += len([d for d in keys[first : first + int(tied[i])] if d > doc])
 
     present = present_all[keep]
     qrel_q = row_q  # for counts of positive grades
