@@ -166,3 +166,12 @@ def test_docs_table_is_generated_from_the_code():
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "conventions.md").read_text()
     assert conventions_table() in doc, "regenerate with: python -m ranklens.conventions"
+
+
+@pytest.mark.parametrize("metric", ["mrr@10", "map", "ndcg@5", "P@5"])
+def test_docs_explain_tables_are_generated_from_the_code(metric):
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "conventions.md").read_text()
+    text = format_explanation(explain(metric), example=True)
+    assert text in doc, f"regenerate docs/conventions.md with: ranklens explain -m {metric}"
