@@ -241,6 +241,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.worker:
         tool, phase, n, depth, reps = args.worker
+        if int(n) * int(depth) > 100_000:
+            # untimed warm-up on the small size: imports, caches and numba's compiled code
+            # are loaded before timing (phase (d) measures a cold process)
+            work(tool, phase, 1_000, 100, 1)
         print(json.dumps(work(tool, phase, int(n), int(depth), int(reps))))
         return
     import platform
@@ -266,21 +270,26 @@ def main() -> None:
     for n, depth in sizes:
         paths(n, depth)
         label = f"{n // 1000}k x {depth}"
-        big = n * depth >= 10_000_000
-        reps = 3 if big else 5
+        reps = 3
         row: dict = {}
         for phase, tools in (
             ("files", ["ranklens", "pytrec_eval", "ranx"]),
             ("dicts", ["ranklens", "pytrec_eval", "ranx", "ranx_plain"]),
             ("reeval", ["ranklens", "pytrec_eval", "ranx"]),
         ):
+            # one repetition per worker, the tools taking turns, so that the machine's
+            # drift over minutes falls on every tool alike
+            acc: dict = {t: {"times": [], "peak_mb": 0.0} for t in tools}
+            for _ in range(reps):
+                for tool in tools:
+                    res = run_worker([tool, phase, str(n), str(depth), "1"])
+                    acc[tool]["times"] += res["times"]
+                    acc[tool]["peak_mb"] = max(acc[tool]["peak_mb"], res["peak_mb"])
             for tool in tools:
-                r = reps if tool == "ranklens" or not big else 2
-                res = run_worker([tool, phase, str(n), str(depth), str(r)])
                 row[f"{phase}/{tool}"] = {
-                    "median": statistics.median(res["times"]),
-                    "peak_mb": res["peak_mb"],
-                    "times": res["times"],
+                    "median": statistics.median(acc[tool]["times"]),
+                    "peak_mb": acc[tool]["peak_mb"],
+                    "times": acc[tool]["times"],
                 }
         results["sizes"][label] = row
         print(f"\n== {label} ({n * depth:,} run rows) ==")
