@@ -49,36 +49,37 @@ def check(qrels: Path, run: Path, expected: Path, min_measures: int, **options) 
     assert compared >= min_measures
 
 
-def test_dl19_bm25_all_trec(shared):
-    d = shared("trec_dl19_passage_bm25")
-    check(
-        d / "qrels.dl19-passage.txt",
-        d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
-        d / "expected" / "trec_eval-10.0.q.all_trec.txt",
-        min_measures=80,
-    )
+DL19 = (
+    "trec_dl19_passage_bm25",
+    "qrels.dl19-passage.txt",
+    "run.msmarco-v1-passage.bm25-default.dl19.txt",
+)
+COVID = (
+    "trec_covid_beir_bm25",
+    "qrels.beir-v1.0.0-trec-covid.test.txt",
+    "run.beir.bm25-flat.trec-covid.txt",
+)
 
 
-def test_dl19_bm25_all_trec_level_2(shared):
-    d = shared("trec_dl19_passage_bm25")
-    check(
-        d / "qrels.dl19-passage.txt",
-        d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
-        d / "expected" / "trec_eval-10.0.q.l2.all_trec.txt",
-        min_measures=80,
-        relevance_level=2,
-    )
-
-
-def test_dl19_bm25_anserini_eval_file(shared):
-    d = shared("trec_dl19_passage_bm25")
-    check(
-        d / "qrels.dl19-passage.txt",
-        d / "run.msmarco-v1-passage.bm25-default.dl19.txt",
-        d / "expected" / "llm-rankers.run.msmarco-v1-passage.bm25-default.dl19.eval",
-        min_measures=5,
-        relevance_level=2,
-    )
+@pytest.mark.parametrize(
+    ("data", "expected", "options", "min_measures"),
+    [
+        (DL19, "trec_eval-10.0.q.all_trec.txt", {}, 80),
+        (DL19, "trec_eval-10.0.q.l2.all_trec.txt", {"relevance_level": 2}, 80),
+        (
+            DL19,
+            "llm-rankers.run.msmarco-v1-passage.bm25-default.dl19.eval",
+            {"relevance_level": 2},
+            5,
+        ),
+        (COVID, "trec_eval-10.0.q.all_trec.txt", {}, 80),
+        (COVID, "llm-rankers.run.beir.bm25-flat.trec-covid.eval", {}, 3),
+    ],
+)
+def test_real_bm25_runs(shared, data, expected, options, min_measures):
+    folder, qrels, run = data
+    d = shared(folder)
+    check(d / qrels, d / run, d / "expected" / expected, min_measures=min_measures, **options)
 
 
 def test_dl19_published_headline_numbers(shared):
@@ -90,26 +91,6 @@ def test_dl19_published_headline_numbers(shared):
     assert round(ev["map"], 4) == 0.3013
     assert round(ev["recall_1000"], 4) == 0.7501
     assert round(ranklens.evaluate(qrels, run, ["ndcg@10"])["ndcg@10"], 4) == 0.5058
-
-
-def test_trec_covid_bm25_all_trec(shared):
-    d = shared("trec_covid_beir_bm25")
-    check(
-        d / "qrels.beir-v1.0.0-trec-covid.test.txt",
-        d / "run.beir.bm25-flat.trec-covid.txt",
-        d / "expected" / "trec_eval-10.0.q.all_trec.txt",
-        min_measures=80,
-    )
-
-
-def test_trec_covid_anserini_eval_file(shared):
-    d = shared("trec_covid_beir_bm25")
-    check(
-        d / "qrels.beir-v1.0.0-trec-covid.test.txt",
-        d / "run.beir.bm25-flat.trec-covid.txt",
-        d / "expected" / "llm-rankers.run.beir.bm25-flat.trec-covid.eval",
-        min_measures=3,
-    )
 
 
 @pytest.mark.parametrize(
