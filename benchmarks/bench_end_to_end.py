@@ -241,10 +241,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.worker:
         tool, phase, n, depth, reps = args.worker
-        if int(n) * int(depth) > 100_000:
-            # untimed warm-up on the small size: imports, caches and numba's compiled code
-            # are loaded before timing (phase (d) measures a cold process)
-            work(tool, phase, 1_000, 100, 1)
+        # untimed warm-up on the small size: imports, caches and numba's compiled code are
+        # loaded before timing (phase (d) measures a cold process)
+        work(tool, phase, 1_000, 100, 1)
         print(json.dumps(work(tool, phase, int(n), int(depth), int(reps))))
         return
     import platform
