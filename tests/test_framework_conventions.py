@@ -40,12 +40,30 @@ LLAMA = {
 
 
 @SETTINGS
-@given(expected_st, retrieved_st)
+@given(
+    st.one_of(st.just([]), expected_st),
+    st.one_of(st.just([]), retrieved_st),
+)
 def test_llamaindex_metric_classes(expected, retrieved):
-    ev = ranklens.evaluate({"q": expected}, {"q": retrieved}, list(LLAMA), convention="llamaindex")
+    ev = ranklens.evaluate(
+        {"q": expected, "other": ["n0"]},
+        {"q": retrieved, "other": ["n0"]},
+        list(LLAMA),
+        convention="llamaindex",
+    )
+    if not expected or not retrieved:
+        # LlamaIndex raises; ranklens scores an empty list 0 and leaves out (and counts) a
+        # query without relevant ids
+        with pytest.raises(ValueError, match="must be provided"):
+            li.MRR().compute(expected_ids=expected, retrieved_ids=retrieved)
+        if not expected:
+            assert ev.query_ids == ["other"] and ev.counts["queries_no_relevant_skipped"] == 1
+        else:
+            assert all(v == 0 for v in ev.query("q").values())
+        return
     for name, make in LLAMA.items():
         want = make().compute(expected_ids=expected, retrieved_ids=retrieved).score
-        assert ev[name] == pytest.approx(want, abs=1e-12), (name, expected, retrieved)
+        assert ev.query("q")[name] == pytest.approx(want, abs=1e-12), (name, expected, retrieved)
 
 
 @SETTINGS
@@ -94,7 +112,12 @@ HAYSTACK = {
 
 
 @SETTINGS
-@given(expected_st, retrieved_st, st.booleans(), st.data())
+@given(
+    st.one_of(st.just([]), expected_st),
+    st.one_of(st.just([]), retrieved_st),
+    st.booleans(),
+    st.data(),
+)
 def test_haystack_evaluators(expected, retrieved, graded, data):
     grades = {i: data.draw(st.integers(1, 3)) for i in expected} if graded else None
     qrels = {"q": grades if graded else expected}
