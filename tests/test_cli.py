@@ -18,13 +18,15 @@ def run_cli(capsys, *args):
     return code, out.out, out.err
 
 
-def test_json_output_reports_trec_names_as_given(capsys):
+def evaluate_demo(capsys, *args):
+    """``ranklens evaluate`` on the bundled demo qrels and BM25 run."""
     p = demo_paths()
-    code, out, _ = run_cli(
+    return run_cli(capsys, "evaluate", str(p["qrels"]), str(p["bm25"]), *args)
+
+
+def test_json_output_reports_trec_names_as_given(capsys):
+    code, out, _ = evaluate_demo(
         capsys,
-        "evaluate",
-        str(p["qrels"]),
-        str(p["bm25"]),
         "-m",
         "ndcg_cut_10",
         "-m",
@@ -44,12 +46,8 @@ def test_json_output_reports_trec_names_as_given(capsys):
 
 
 def test_trec_output_layout(capsys):
-    p = demo_paths()
-    _, out, _ = run_cli(
+    _, out, _ = evaluate_demo(
         capsys,
-        "evaluate",
-        str(p["qrels"]),
-        str(p["bm25"]),
         "-m",
         "map",
         "-m",
@@ -67,8 +65,7 @@ def test_trec_output_layout(capsys):
 def test_level_and_skip_missing_flags(capsys, tmp_path):
     (tmp_path / "q").write_text("a 0 d1 1\na 0 d2 2\nb 0 d3 2\n")
     (tmp_path / "r").write_text("a Q0 d1 1 2 t\na Q0 d2 2 1 t\n")
-    _, out, _ = run_cli(
-        capsys,
+    args = [
         "evaluate",
         str(tmp_path / "q"),
         str(tmp_path / "r"),
@@ -78,21 +75,10 @@ def test_level_and_skip_missing_flags(capsys, tmp_path):
         "2",
         "--format",
         "json",
-    )
+    ]
+    _, out, _ = run_cli(capsys, *args)
     assert json.loads(out)["aggregate"]["P@2"] == 0.25
-    _, out, _ = run_cli(
-        capsys,
-        "evaluate",
-        str(tmp_path / "q"),
-        str(tmp_path / "r"),
-        "-m",
-        "P@2",
-        "-l",
-        "2",
-        "--skip-missing",
-        "--format",
-        "json",
-    )
+    _, out, _ = run_cli(capsys, *args, "--skip-missing")
     assert json.loads(out)["aggregate"]["P@2"] == 0.5
 
 
@@ -109,8 +95,7 @@ def test_errors_go_to_stderr_with_status_2(capsys, tmp_path):
 
 
 def test_table_output(capsys):
-    p = demo_paths()
-    code, out, _ = run_cli(capsys, "evaluate", str(p["qrels"]), str(p["bm25"]))
+    code, out, _ = evaluate_demo(capsys)
     assert code == 0 and "ndcg@10" in out and "12 queries evaluated" in out
 
 

@@ -91,3 +91,31 @@ def sorted_with_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return packed, rows
     o = np.argsort(key, kind="stable")
     return key[o], o
+
+
+def count_top(
+    q: np.ndarray, rank: np.ndarray, n_q: int, k: int | None, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """Per query, the number (or weighted sum) of entries ranked within the top k."""
+    if k is not None:
+        keep = rank <= k
+        q = q[keep]
+        if weights is not None:
+            weights = weights[keep]
+    out = np.bincount(q, weights=weights, minlength=n_q)
+    return out.astype(np.float64)
+
+
+def seg_running_count(q_sorted: np.ndarray) -> np.ndarray:
+    """For a sorted array of query indices, the 1-based position of each entry in its run."""
+    n = len(q_sorted)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = q_sorted[1:] != q_sorted[:-1]
+    idx = np.arange(n)
+    first = np.maximum.accumulate(np.where(starts, idx, 0))
+    return idx - first + 1
+
+
+# ---------------------------------------------------------------------------- judge

@@ -214,19 +214,6 @@ class Judged:
         )
 
 
-def count_top(
-    q: np.ndarray, rank: np.ndarray, n_q: int, k: int | None, weights: np.ndarray | None = None
-) -> np.ndarray:
-    """Per query, the number (or weighted sum) of entries ranked within the top k."""
-    if k is not None:
-        keep = rank <= k
-        q = q[keep]
-        if weights is not None:
-            weights = weights[keep]
-    out = np.bincount(q, weights=weights, minlength=n_q)
-    return out.astype(np.float64)
-
-
 class LevelView:
     """Judged arrays at one relevance level ℓ, computed lazily and cached."""
 
@@ -283,7 +270,7 @@ class LevelView:
     def credit_count(self) -> np.ndarray:
         """1-based running count of credited documents within each query."""
         cq, _ = self.credit
-        return seg_running_count(cq)
+        return seg.seg_running_count(cq)
 
     def credited_at(self, q: np.ndarray, rank: np.ndarray) -> np.ndarray:
         """Number of credited documents ranked at or above (q, rank)."""
@@ -301,21 +288,6 @@ class LevelView:
         j = self.j
         keep = (j.e_label >= 0) & (j.e_label < self.level)
         return j.e_q[keep], j.e_rank[keep]
-
-
-def seg_running_count(q_sorted: np.ndarray) -> np.ndarray:
-    """For a sorted array of query indices, the 1-based position of each entry in its run."""
-    n = len(q_sorted)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.ones(n, dtype=bool)
-    starts[1:] = q_sorted[1:] != q_sorted[:-1]
-    idx = np.arange(n)
-    first = np.maximum.accumulate(np.where(starts, idx, 0))
-    return idx - first + 1
-
-
-# ---------------------------------------------------------------------------- judge
 
 
 def judge(

@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _segments as seg
-from .judging import LevelView, count_top, seg_running_count
+from ._segments import count_top, seg_running_count
+from .judging import LevelView
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
