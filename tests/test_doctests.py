@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["ranklens", "ranklens.evaluation"]
+MODULES = ["ranklens", "ranklens.evaluation", "ranklens.compare"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -2,8 +2,11 @@
 
 ``ranklens evaluate QRELS RUN -m METRIC [-m ...] [-l LEVEL] [--skip-missing]
 [--format table|json|trec] [-q]`` evaluates a run file like trec_eval (metric names may be
-trec_eval's own, including ``-m P.5,10`` and ``-m all_trec``); ``ranklens demo`` runs the
-offline demo.
+trec_eval's own, including ``-m P.5,10`` and ``-m all_trec``);
+``ranklens compare QRELS RUN [RUN ...] -m ... [--baseline NAME] [--test ...] [--html FILE]
+[--json FILE]`` compares runs with paired significance tests; ``ranklens report SAVED.json
+--html FILE`` renders a saved report; ``ranklens explain`` shows why conventions differ;
+``ranklens demo`` runs the offline demo.
 """
 
 from __future__ import annotations
@@ -13,9 +16,47 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .errors import RanklensError
+from .errors import InputError, RanklensError
 
 DEFAULT_METRICS = ["map", "P@10", "recall@100", "ndcg@10", "mrr@10"]
+
+
+def _add_judge_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-l",
+        "--relevance-level",
+        type=int,
+        default=1,
+        metavar="LEVEL",
+        help="smallest grade that counts as relevant for binary measures (trec_eval -l; default 1)",
+    )
+    p.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="leave out labelled queries absent from the run (default: score "
+        "them 0, as trec_eval -c)",
+    )
+    p.add_argument(
+        "--duplicates",
+        choices=["error", "first", "redundant", "count"],
+        help="a document twice in one query: error (trec default), keep the first, keep it "
+        "but never credit it again, or count it again",
+    )
+    p.add_argument(
+        "--convention",
+        default="trec",
+        metavar="NAME",
+        help="trec (default), llamaindex, haystack or autorag: reproduce that tool's numbers",
+    )
+
+
+def _judge_kwargs(args: argparse.Namespace) -> dict:
+    return {
+        "relevance_level": args.relevance_level,
+        "convention": args.convention,
+        **({"missing": "skip"} if args.skip_missing else {}),
+        **({"duplicates": args.duplicates} if args.duplicates else {}),
+    }
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -41,32 +82,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="metric name, repeatable: ndcg@10, P(rel=2)@5, map, or trec_eval's "
         "ndcg_cut_10, P.5,10, all_trec (default: " + ", ".join(DEFAULT_METRICS) + ")",
     )
-    ev.add_argument(
-        "-l",
-        "--relevance-level",
-        type=int,
-        default=1,
-        metavar="LEVEL",
-        help="smallest grade that counts as relevant for binary measures (trec_eval -l; default 1)",
-    )
-    ev.add_argument(
-        "--skip-missing",
-        action="store_true",
-        help="leave out labelled queries absent from the run (default: score "
-        "them 0, as trec_eval -c)",
-    )
-    ev.add_argument(
-        "--duplicates",
-        choices=["error", "first", "redundant", "count"],
-        help="a document twice in one query: error (trec default), keep the first, keep it "
-        "but never credit it again, or count it again",
-    )
-    ev.add_argument(
-        "--convention",
-        default="trec",
-        metavar="NAME",
-        help="trec (default), llamaindex, haystack or autorag: reproduce that tool's numbers",
-    )
+    _add_judge_args(ev)
     ev.add_argument(
         "--format",
         choices=["table", "json", "trec"],
@@ -96,24 +112,146 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     ex.add_argument("-l", "--relevance-level", type=int, default=1, metavar="LEVEL")
 
+    cmp = sub.add_parser(
+        "compare",
+        help="compare runs with significance tests and write reports",
+        description="Evaluate several runs on the same labels, test their differences "
+        "(paired, with multiple-comparison correction) and print or save the report.",
+    )
+    cmp.add_argument("qrels", help="qrels file (TREC, .json, .jsonl) or a dataset folder (BEIR...)")
+    cmp.add_argument("runs", nargs="+", metavar="RUN", help="run files; NAME=PATH names one")
+    cmp.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="metric name, repeatable (default: " + ", ".join(DEFAULT_METRICS) + ")",
+    )
+    cmp.add_argument("--baseline", metavar="NAME", help="compare each run with this one")
+    cmp.add_argument(
+        "--test",
+        default="randomization",
+        choices=["randomization", "t", "bootstrap", "wilcoxon"],
+        help="paired test (default: randomization)",
+    )
+    cmp.add_argument(
+        "--correction",
+        default="holm",
+        choices=["holm", "bonferroni", "bh", "none"],
+        help="multiple-comparison correction per metric (default: holm)",
+    )
+    cmp.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    cmp.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="permutations / bootstrap resamples (default: 10000)",
+    )
+    cmp.add_argument(
+        "--ci",
+        default="bootstrap",
+        choices=["bootstrap", "t", "none"],
+        help="confidence interval of each mean (default: bootstrap)",
+    )
+    cmp.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    cmp.add_argument(
+        "--queries", metavar="FILE", help="query texts for the report (TREC topics, TSV or SGML)"
+    )
+    _add_judge_args(cmp)
+    _add_report_outputs(cmp)
+
+    rep = sub.add_parser(
+        "report",
+        help="render a saved report",
+        description="Render a report saved with compare --json (or Report.save).",
+    )
+    rep.add_argument("saved", metavar="SAVED.json", help="a saved report")
+    _add_report_outputs(rep)
+
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     return parser
+
+
+def _add_report_outputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
+    p.add_argument("--json", metavar="FILE", help="save the report as JSON")
+    p.add_argument(
+        "--format",
+        default="table",
+        choices=["table", "markdown", "csv", "latex", "json", "none"],
+        help="what to print (default: table)",
+    )
+
+
+def _emit_report(report, args: argparse.Namespace) -> int:
+    if args.json:
+        report.save(args.json)
+    if args.html:
+        report.to_html(args.html)
+    if args.format == "table":
+        report.print()
+    elif args.format == "markdown":
+        sys.stdout.write(report.to_markdown())
+    elif args.format == "csv":
+        sys.stdout.write(report.to_csv())
+    elif args.format == "latex":
+        sys.stdout.write(report.to_latex())
+    elif args.format == "json":
+        sys.stdout.write(report.to_json() + "\n")
+    for label, path in (("HTML report", args.html), ("JSON report", args.json)):
+        if path:
+            sys.stderr.write(f"{label} written to {path}\n")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .compare import compare
+
+    runs: dict[str, str] = {}
+    for item in args.runs:
+        name, sep, path = item.partition("=")
+        if not sep or not name or Path(item).exists():
+            name, path = Path(item).stem, item
+        if name in runs:
+            raise InputError(f"two runs are named {name!r}; name them with NAME=PATH")
+        runs[name] = path
+    qrels = args.qrels
+    queries = None
+    if Path(qrels).is_dir():
+        from .dataset import read_dataset
+
+        qrels = read_dataset(qrels)
+    if args.queries:
+        from .io.tables import read_topics
+
+        queries = read_topics(args.queries)
+    report = compare(
+        qrels,
+        runs,
+        args.metrics or DEFAULT_METRICS,
+        baseline=args.baseline,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        n_resamples=args.resamples,
+        ci=None if args.ci == "none" else args.ci,
+        seed=args.seed,
+        queries=queries,
+        **_judge_kwargs(args),
+    )
+    return _emit_report(report, args)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .evaluation import evaluate
 
     metrics = args.metrics or DEFAULT_METRICS
-    ev = evaluate(
-        args.qrels,
-        args.run,
-        metrics,
-        relevance_level=args.relevance_level,
-        convention=args.convention,
-        **({"missing": "skip"} if args.skip_missing else {}),
-        **({"duplicates": args.duplicates} if args.duplicates else {}),
-    )
+    ev = evaluate(args.qrels, args.run, metrics, **_judge_kwargs(args))
     if args.format == "json":
         sys.stdout.write(json.dumps(ev.to_dict(), indent=2) + "\n")
     elif args.format == "trec":
@@ -147,6 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             sys.stdout.write(format_explanation(result, args.qrels is None))
             return 0
+        if args.command == "compare":
+            return _cmd_compare(args)
+        if args.command == "report":
+            from .report import Report
+
+            return _emit_report(Report.load(args.saved), args)
         if args.command == "demo":
             from .demo import run_demo
 

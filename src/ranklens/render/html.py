@@ -1,0 +1,402 @@
+"""A self-contained HTML report: no network assets, inline SVG charts, a sortable per-query
+table, the worst queries and the queries where two runs differ most.
+
+Every user-supplied string (run names, metric names, query ids and texts, dataset name) goes
+through :func:`html.escape`; the script never builds markup from data (it only reorders
+rows and toggles classes), so ids such as ``<script>`` show as text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from html import escape
+
+import numpy as np
+
+from ..report import Report
+from . import svg
+from ._cells import cells, interval_note, legend
+from .tables import _counts_note, fmt_p
+
+MAX_ROWS = 2000
+"""Per-query rows shown in the HTML table (all values are in the JSON and CSV outputs)."""
+
+TOP_QUERIES = 10
+
+_ids = itertools.count(1)
+
+CSS = """
+.rl-report{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1b1f24;
+ max-width:1200px}
+.rl-report h1{font-size:1.5em;margin:.2em 0}.rl-report h2{font-size:1.15em;margin:1.4em 0 .4em}
+.rl-report .meta{color:#555;margin:.2em 0}
+.rl-report table{border-collapse:collapse;margin:.3em 0;font-variant-numeric:tabular-nums}
+.rl-report th,.rl-report td{padding:3px 9px;border-bottom:1px solid #ddd;text-align:right;
+ vertical-align:top}
+.rl-report th{background:#f4f5f7;position:sticky;top:0}
+.rl-report td.t,.rl-report th.t{text-align:left}
+.rl-report td.text{max-width:420px;text-align:left;color:#333}
+.rl-report .best{font-weight:700}.rl-report sup{color:#0a6ebd}
+.rl-report .ci{display:block;color:#777;font-size:.85em}
+.rl-report .sig{font-weight:700}.rl-report .note{color:#555;font-size:.9em;max-width:900px}
+.rl-report table.sortable th{cursor:pointer;user-select:none}
+.rl-report table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}
+.rl-report table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
+.rl-report .scroll{max-height:560px;overflow:auto;border:1px solid #eee}
+.rl-report .charts{display:flex;flex-wrap:wrap;gap:12px}
+.rl-report svg.chart{width:560px;max-width:100%;height:auto;background:#fff;border:1px solid #eee}
+.rl-report svg .grid{stroke:#e6e6e6}.rl-report svg .zero{stroke:#444}
+.rl-report svg .tick,.rl-report svg .legend{font-size:11px;fill:#444}
+.rl-report svg .axis-label{font-size:12px;fill:#333}
+.rl-report svg .chart-title{font-size:13px;font-weight:600;fill:#1b1f24}
+.rl-report .hidden{display:none}
+.rl-report .pos{color:#137333}.rl-report .neg{color:#b3261e}
+"""
+
+SCRIPT = """
+(function(root){
+  function key(td){
+    var v = td.getAttribute('data-v');
+    if (v !== null && v !== '') { var f = parseFloat(v); if (!isNaN(f)) return f; }
+    return td.textContent.toLowerCase();
+  }
+  root.querySelectorAll('table.sortable').forEach(function(table){
+    var heads = table.tHead.rows[0].cells;
+    Array.prototype.forEach.call(heads, function(th, col){
+      th.addEventListener('click', function(){
+        var asc = th.getAttribute('aria-sort') !== 'ascending';
+        Array.prototype.forEach.call(heads, function(h){ h.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function(a, b){
+          var x = key(a.cells[col]), y = key(b.cells[col]);
+          if (typeof x !== typeof y) { x = String(x); y = String(y); }
+          return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
+        });
+        rows.forEach(function(r){ body.appendChild(r); });
+      });
+    });
+  });
+  var select = root.querySelector('select.metric-select');
+  function show(metric){
+    root.querySelectorAll('[data-metric]').forEach(function(el){
+      el.classList.toggle('hidden', el.getAttribute('data-metric') !== metric);
+    });
+  }
+  if (select) {
+    select.addEventListener('change', function(){ show(select.value); });
+    show(select.value);
+  }
+})(document.getElementById('%(uid)s'));
+"""
+
+
+def _td(value: float, digits: int = 4, cls: str = "") -> str:
+    if value is None or not math.isfinite(value):
+        return f'<td class="{cls}" data-v="">–</td>'
+    return f'<td class="{cls}" data-v="{value!r}">{value:.{digits}f}</td>'
+
+
+def _summary_table(report: Report) -> str:
+    cs = cells(report, 4)
+    short = cells(report, 3)
+    multi = len(report.runs) > 1
+    head = (['<th class="t"></th>'] if multi else []) + ['<th class="t">run</th>']
+    head += [f"<th>{escape(m)}</th>" for m in report.metrics]
+    rows = []
+    for r in report.runs:
+        tds = ([f'<td class="t">({escape(report.letter(r))})</td>'] if multi else []) + [
+            f'<td class="t">{escape(r)}</td>'
+        ]
+        for m in report.metrics:
+            c = cs[r][m]
+            inner = f'<span class="{"best" if c.best else ""}">{escape(c.value)}</span>'
+            if c.beats:
+                inner += f"<sup>{escape(c.beats)}</sup>"
+            if c.interval:
+                inner += f'<span class="ci">{escape(short[r][m].interval)}</span>'
+            tds.append(f"<td>{inner}</td>")
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    notes = " ".join(x for x in (legend(report), interval_note(report), _counts_note(report)) if x)
+    return (
+        '<table class="summary"><thead><tr>'
+        + "".join(head)
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + f'</tbody></table><p class="note">{escape(notes)}</p>'
+    )
+
+
+def _comparisons_table(report: Report) -> str:
+    if not report.comparisons:
+        return ""
+    head = "".join(
+        f'<th class="{"t" if h in ("metric", "run", "vs") else ""}">{h}</th>'
+        for h in ("metric", "run", "vs", "diff", "p", "p (adj.)", "effect size", "W/T/L")
+    )
+    rows = []
+    for c in report.comparisons:
+        cls = "pos" if c.diff > 0 else "neg" if c.diff < 0 else ""
+        rows.append(
+            f'<tr class="{"sig" if c.significant else ""}">'
+            f'<td class="t">{escape(c.metric)}</td><td class="t">{escape(c.run)}</td>'
+            f'<td class="t">{escape(c.other)}</td>'
+            f'<td class="{cls}" data-v="{c.diff!r}">{c.diff:+.4f}</td>'
+            f'<td data-v="{c.pvalue!r}">{fmt_p(c.pvalue)}</td>'
+            f'<td data-v="{c.pvalue_adjusted!r}">{fmt_p(c.pvalue_adjusted)}'
+            f"{' *' if c.significant else ''}</td>"
+            f"<td>{c.effect_size:.2f}</td><td>{c.wins}/{c.ties}/{c.losses}</td></tr>"
+        )
+    return (
+        '<h2>Paired comparisons</h2><table class="sortable comparisons"><thead><tr>'
+        + head
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + '</tbody></table><p class="note">* significant after correction. W/T/L: queries '
+        "where the run is better than, equal to, worse than the other.</p>"
+    )
+
+
+def _pairs_for(report: Report, metric: str) -> list[tuple[str, str]]:
+    pairs = [(c.run, c.other) for c in report.comparisons if c.metric == metric]
+    if pairs:
+        return pairs
+    if len(report.runs) > 1:
+        return [(r, report.runs[0]) for r in report.runs[1:]]
+    return []
+
+
+def _charts(report: Report, metric: str) -> str:
+    from ..compare import curve_family
+    from ..specs import parse_metric
+
+    out = []
+    try:
+        fam = curve_family(parse_metric(metric))
+    except Exception:
+        fam = None
+    first = report.curves.get(report.runs[0], {}) if report.runs else {}
+    if fam and fam in first:
+        ks = sorted(first[fam])
+        series = [
+            (r, [report.curves.get(r, {}).get(fam, {}).get(k, math.nan) for k in ks])
+            for r in report.runs
+        ]
+        out.append(svg.line_chart(f"{fam}@k", ks, series, fam))
+    for a, b in _pairs_for(report, metric):
+        d = report.per_query[a][metric] - report.per_query[b][metric]
+        out.append(
+            svg.difference_chart(
+                f"{metric}: {a} − {b}, per query",
+                d.tolist(),
+                svg.color(report.runs.index(a)),
+                "difference",
+            )
+        )
+    out.append(
+        svg.histogram(
+            f"{metric}: distribution over queries",
+            [(r, report.per_query[r][metric].tolist()) for r in report.runs],
+            metric,
+        )
+    )
+    return "".join(out)
+
+
+def _query_cells(report: Report, q: str) -> str:
+    text = report.queries.get(q)
+    cells_ = f'<td class="t">{escape(q)}</td>'
+    if report.queries:
+        cells_ += f'<td class="text">{escape(text or "")}</td>'
+    return cells_
+
+
+def _worst(report: Report, metric: str) -> str:
+    vals = np.vstack([report.per_query[r][metric] for r in report.runs])
+    with np.errstate(invalid="ignore"), _quiet():
+        mean = np.nanmean(vals, axis=0)
+    order = [i for i in np.argsort(mean, kind="stable") if math.isfinite(mean[i])][:TOP_QUERIES]
+    head = '<th class="t">query</th>' + ('<th class="t">text</th>' if report.queries else "")
+    head += "".join(f"<th>{escape(r)}</th>" for r in report.runs)
+    rows = [
+        "<tr>"
+        + _query_cells(report, report.query_ids[i])
+        + "".join(_td(float(report.per_query[r][metric][i])) for r in report.runs)
+        + "</tr>"
+        for i in order
+    ]
+    return (
+        f"<h3>Worst queries on {escape(metric)} (lowest mean over runs)</h3>"
+        f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>'
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _differ(report: Report, metric: str) -> str:
+    out = []
+    for a, b in _pairs_for(report, metric):
+        d = report.per_query[a][metric] - report.per_query[b][metric]
+        order = [i for i in np.argsort(-np.abs(np.nan_to_num(d)), kind="stable") if d[i] != 0]
+        order = order[:TOP_QUERIES]
+        if not order:
+            continue
+        head = '<th class="t">query</th>' + ('<th class="t">text</th>' if report.queries else "")
+        head += f"<th>{escape(a)}</th><th>{escape(b)}</th><th>difference</th>"
+        rows = [
+            "<tr>"
+            + _query_cells(report, report.query_ids[i])
+            + _td(float(report.per_query[a][metric][i]))
+            + _td(float(report.per_query[b][metric][i]))
+            + _td(float(d[i]), cls="pos" if d[i] > 0 else "neg")
+            + "</tr>"
+            for i in order
+        ]
+        out.append(
+            f"<h3>Where {escape(a)} and {escape(b)} differ most on {escape(metric)}</h3>"
+            f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>'
+            + "".join(rows)
+            + "</tbody></table>"
+        )
+    return "".join(out)
+
+
+class _quiet:
+    def __enter__(self):
+        import warnings
+
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        self._w.__exit__(*exc)
+
+
+def _per_query_table(report: Report, max_rows: int) -> str:
+    n = len(report.query_ids)
+    shown = min(n, max_rows)
+    head = '<th class="t">query</th>' + ('<th class="t">text</th>' if report.queries else "")
+    for m in report.metrics:
+        for r in report.runs:
+            head += f'<th data-metric="{escape(m)}">{escape(r)}</th>'
+        if report.baseline:
+            for r in report.runs:
+                if r != report.baseline:
+                    head += f'<th data-metric="{escape(m)}">{escape(r)} − baseline</th>'
+    rows = []
+    for i in range(shown):
+        q = report.query_ids[i]
+        tds = [_query_cells(report, q)]
+        for m in report.metrics:
+            for r in report.runs:
+                v = float(report.per_query[r][m][i])
+                tds.append(_td(v).replace("<td ", f'<td data-metric="{escape(m)}" ', 1))
+            if report.baseline:
+                base = float(report.per_query[report.baseline][m][i])
+                for r in report.runs:
+                    if r != report.baseline:
+                        d = float(report.per_query[r][m][i]) - base
+                        cls = "pos" if d > 0 else "neg" if d < 0 else ""
+                        tds.append(
+                            _td(d, cls=cls).replace("<td ", f'<td data-metric="{escape(m)}" ', 1)
+                        )
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    note = (
+        f'<p class="note">Showing {shown} of {n} queries (by id); the JSON and CSV outputs '
+        "hold them all.</p>"
+        if shown < n
+        else ""
+    )
+    return (
+        '<h2>Per query</h2><p class="note">Click a column header to sort.</p>'
+        '<div class="scroll"><table class="sortable per-query" id="per-query-table"><thead><tr>'
+        + head
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+        + note
+    )
+
+
+def _run_info(report: Report) -> str:
+    info = report.metadata.get("run_info") or {}
+    rows = []
+    for r in report.runs:
+        i = info.get(r) or {}
+        lat = i.get("latency_ms") or {}
+        if not i:
+            continue
+        rows.append(
+            f'<tr><td class="t">{escape(r)}</td>'
+            + "".join(_td(lat.get(p, math.nan), 1) for p in ("p50", "p95", "p99"))
+            + f"<td>{escape(str(i.get('queries', '')))}</td>"
+            + f"<td>{escape(str(i.get('errors', 0)))}</td></tr>"
+        )
+    if not rows:
+        return ""
+    return (
+        '<h2>Retrieval</h2><table><thead><tr><th class="t">run</th><th>p50 ms</th>'
+        "<th>p95 ms</th><th>p99 ms</th><th>queries</th><th>errors</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _meta_line(report: Report) -> str:
+    md = report.metadata
+    bits = []
+    if md.get("dataset"):
+        bits.append(f"dataset {md['dataset']}")
+    bits.append(f"{len(report.query_ids)} queries")
+    if md.get("convention"):
+        bits.append(f"convention {md['convention']}")
+    level = (md.get("options") or {}).get("relevance_level")
+    if level is not None:
+        bits.append(f"relevance level {level}")
+    if report.baseline:
+        bits.append(f"baseline {report.baseline}")
+    if md.get("created"):
+        bits.append(f"created {md['created']}")
+    versions = md.get("versions") or {}
+    if versions:
+        bits.append(", ".join(f"{k} {v}" for k, v in versions.items()))
+    return " · ".join(escape(str(b)) for b in bits)
+
+
+def to_html(
+    report: Report, title: str | None = None, fragment: bool = False, max_rows: int = MAX_ROWS
+) -> str:
+    """The report as one HTML page (or, with ``fragment``, a ``<div>`` for notebooks)."""
+    uid = f"rl-report-{next(_ids)}"
+    title = title or (
+        f"ranklens report: {report.metadata['dataset']}"
+        if report.metadata.get("dataset")
+        else "ranklens report"
+    )
+    metrics = report.metrics
+    options = "".join(f'<option value="{escape(m)}">{escape(m)}</option>' for m in metrics)
+    groups = "".join(
+        f'<div data-metric="{escape(m)}"><div class="charts">{_charts(report, m)}</div>'
+        f"{_worst(report, m)}{_differ(report, m)}</div>"
+        for m in metrics
+    )
+    body = (
+        f'<div class="rl-report" id="{uid}"><style>{CSS}</style>'
+        f'<h1>{escape(title)}</h1><p class="meta">{_meta_line(report)}</p>'
+        f"<h2>Summary</h2>{_summary_table(report)}{_comparisons_table(report)}"
+        f"{_run_info(report)}"
+        f'<h2>By metric</h2><label>Metric <select class="metric-select">{options}</select>'
+        f"</label>{groups}"
+        f"{_per_query_table(report, max_rows)}"
+        f"<script>{SCRIPT % {'uid': uid}}</script></div>"
+    )
+    if fragment:
+        return body
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title></head><body>{body}</body></html>\n"
+    )

@@ -1,0 +1,204 @@
+"""Small inline SVG charts (no JavaScript, no external assets) for the HTML report.
+
+Every text placed in a chart goes through :func:`html.escape`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+PALETTE = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+
+W, H = 560, 300
+LEFT, RIGHT, TOP, BOTTOM = 56, 16, 28, 44
+
+
+def color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _num(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def _frame(title: str, body: list[str], kind: str, legend: Sequence[tuple[str, str]] = ()) -> str:
+    parts = [
+        f'<svg class="chart" data-chart="{escape(kind)}" xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {W} {H + 18 * _legend_rows(legend)}" role="img" '
+        f'aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+        f'<text x="{LEFT}" y="16" class="chart-title">{escape(_clip(title, 72))}</text>',
+        *body,
+    ]
+    parts += _legend(legend)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _legend_rows(legend: Sequence[tuple[str, str]]) -> int:
+    return math.ceil(len(legend) / 3) if legend else 0
+
+
+def _legend(legend: Sequence[tuple[str, str]]) -> list[str]:
+    out = []
+    for i, (label, col) in enumerate(legend):
+        x = LEFT + (i % 3) * 170
+        y = H + 18 * (i // 3) + 4
+        out.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{col}"/>')
+        out.append(
+            f'<text x="{x + 14}" y="{y + 9}" class="legend">{escape(_clip(label, 28))}</text>'
+        )
+    return out
+
+
+def _y_axis(lo: float, hi: float, label: str) -> tuple[list[str], callable]:
+    span = hi - lo or 1.0
+
+    def y(v: float) -> float:
+        return TOP + (H - TOP - BOTTOM) * (1 - (v - lo) / span)
+
+    out = []
+    for i in range(5):
+        v = lo + span * i / 4
+        yy = y(v)
+        out.append(
+            f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{yy:.1f}" y2="{yy:.1f}" class="grid"/>'
+            f'<text x="{LEFT - 6}" y="{yy + 4:.1f}" class="tick" text-anchor="end">'
+            f"{_num(v)}</text>"
+        )
+    out.append(
+        f'<text transform="translate(14,{(TOP + H - BOTTOM) / 2:.0f}) rotate(-90)" '
+        f'class="axis-label" text-anchor="middle">{escape(label)}</text>'
+    )
+    return out, y
+
+
+def line_chart(
+    title: str, xs: Sequence[int], series: Sequence[tuple[str, Sequence[float]]], ylabel: str
+) -> str:
+    """Lines over categorical x positions (the cutoffs k), one per run."""
+    vals = [v for _, ys in series for v in ys if math.isfinite(v)]
+    hi = max(1.0, max(vals, default=1.0)) if vals and max(vals) > 1 else 1.0
+    body, y = _y_axis(0.0, hi, ylabel)
+    n = max(len(xs) - 1, 1)
+
+    def x(i: int) -> float:
+        return LEFT + (W - LEFT - RIGHT) * i / n
+
+    for i, k in enumerate(xs):
+        body.append(
+            f'<text x="{x(i):.1f}" y="{H - BOTTOM + 16}" class="tick" '
+            f'text-anchor="middle">{escape(str(k))}</text>'
+        )
+    body.append(
+        f'<text x="{(LEFT + W - RIGHT) / 2:.0f}" y="{H - 8}" class="axis-label" '
+        f'text-anchor="middle">cutoff k</text>'
+    )
+    legend = []
+    for j, (name, ys) in enumerate(series):
+        col = color(j)
+        pts = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(ys) if math.isfinite(v))
+        body.append(f'<polyline points="{pts}" fill="none" stroke="{col}" stroke-width="2"/>')
+        for i, v in enumerate(ys):
+            if math.isfinite(v):
+                body.append(
+                    f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="3" fill="{col}">'
+                    f"<title>{escape(name)} @{escape(str(xs[i]))}: {v:.4f}</title></circle>"
+                )
+        legend.append((name, col))
+    return _frame(title, body, "curve", legend)
+
+
+def difference_chart(title: str, diffs: Sequence[float], col: str, ylabel: str) -> str:
+    """Per-query differences sorted from largest to smallest, as a filled area around 0."""
+    d = sorted((v for v in diffs if math.isfinite(v)), reverse=True)
+    lim = max((abs(v) for v in d), default=0.0) or 1.0
+    body, y = _y_axis(-lim, lim, ylabel)
+    n = max(len(d), 1)
+    zero = y(0.0)
+
+    def x(i: float) -> float:
+        return LEFT + (W - LEFT - RIGHT) * i / n
+
+    if d:
+        pts = [f"{x(0):.1f},{zero:.1f}"]
+        for i, v in enumerate(d):
+            pts.append(f"{x(i):.1f},{y(v):.1f}")
+            pts.append(f"{x(i + 1):.1f},{y(v):.1f}")
+        pts.append(f"{x(n):.1f},{zero:.1f}")
+        body.append(
+            f'<polygon points="{" ".join(pts)}" fill="{col}" fill-opacity="0.55" '
+            f'stroke="{col}" stroke-width="1"/>'
+        )
+    up = sum(v > 1e-12 for v in d)
+    down = sum(v < -1e-12 for v in d)
+    body.append(
+        f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{zero:.1f}" y2="{zero:.1f}" class="zero"/>'
+        f'<text x="{(LEFT + W - RIGHT) / 2:.0f}" y="{H - 8}" class="axis-label" '
+        f'text-anchor="middle">queries, sorted ({up} better, {len(d) - up - down} equal, '
+        f"{down} worse)</text>"
+    )
+    return _frame(title, body, "differences")
+
+
+def histogram(
+    title: str, series: Sequence[tuple[str, Sequence[float]]], xlabel: str, bins: int = 10
+) -> str:
+    """Distribution of per-query values: one step line per run over shared bins."""
+    vals = [v for _, vs in series for v in vs if math.isfinite(v)]
+    lo = min(0.0, min(vals, default=0.0))
+    hi = max(1.0, max(vals, default=1.0))
+    width = (hi - lo) / bins
+    counts = []
+    for _, vs in series:
+        c = [0] * bins
+        for v in vs:
+            if math.isfinite(v):
+                c[min(int((v - lo) / width), bins - 1)] += 1
+        counts.append(c)
+    top = max((max(c) for c in counts), default=1) or 1
+    body, y = _y_axis(0.0, float(top), "queries")
+
+    def x(v: float) -> float:
+        return LEFT + (W - LEFT - RIGHT) * (v - lo) / (hi - lo)
+
+    for i in range(bins + 1):
+        if i % 2 == 0:
+            body.append(
+                f'<text x="{x(lo + i * width):.1f}" y="{H - BOTTOM + 16}" class="tick" '
+                f'text-anchor="middle">{_num(lo + i * width)}</text>'
+            )
+    body.append(
+        f'<text x="{(LEFT + W - RIGHT) / 2:.0f}" y="{H - 8}" class="axis-label" '
+        f'text-anchor="middle">{escape(xlabel)}</text>'
+    )
+    legend = []
+    for j, ((name, _), c) in enumerate(zip(series, counts)):
+        col = color(j)
+        pts = [f"{x(lo):.1f},{y(0):.1f}"]
+        for i, cnt in enumerate(c):
+            pts.append(f"{x(lo + i * width):.1f},{y(cnt):.1f}")
+            pts.append(f"{x(lo + (i + 1) * width):.1f},{y(cnt):.1f}")
+        pts.append(f"{x(hi):.1f},{y(0):.1f}")
+        body.append(
+            f'<polyline points="{" ".join(pts)}" fill="none" stroke="{col}" stroke-width="2"/>'
+        )
+        legend.append((name, col))
+    return _frame(title, body, "distribution", legend)

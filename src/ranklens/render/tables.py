@@ -1,0 +1,230 @@
+"""Table renderers of a report: pandas, Markdown, CSV and LaTeX (booktabs)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+
+from ..errors import InputError
+from ..report import Report
+from ._cells import cells, fmt, interval_note, legend
+
+KINDS = ("summary", "per_query", "comparisons")
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise InputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+
+
+def records(report: Report, kind: str = "summary") -> tuple[list[str], list[list[Any]]]:
+    """Header and rows of one of the long tables (``summary``, ``per_query``,
+    ``comparisons``), shared by CSV and pandas."""
+    _check_kind(kind)
+    if kind == "summary":
+        header = ["run", "metric", "value", "ci_low", "ci_high", "n"]
+        if report.baseline:
+            header += ["diff_vs_baseline", "pvalue", "pvalue_adjusted", "significant"]
+        rows = []
+        for r in report.runs:
+            for m in report.metrics:
+                s = report.summary[r][m]
+                row = [r, m, s["value"], s["ci_low"], s["ci_high"], s["n"]]
+                if report.baseline:
+                    c = report.comparison(r, report.baseline, m)
+                    row += (
+                        [c.diff, c.pvalue, c.pvalue_adjusted, c.significant]
+                        if c
+                        else [math.nan, math.nan, math.nan, None]
+                    )
+                rows.append(row)
+        return header, rows
+    if kind == "per_query":
+        header = ["query_id", "run", *report.metrics]
+        if report.queries:
+            header.insert(1, "query")
+        rows = []
+        for i, q in enumerate(report.query_ids):
+            for r in report.runs:
+                vals = [float(report.per_query[r][m][i]) for m in report.metrics]
+                lead = [q, report.queries.get(q, "")] if report.queries else [q]
+                rows.append([*lead, r, *vals])
+        return header, rows
+    header = [
+        "metric",
+        "run",
+        "other",
+        "diff",
+        "pvalue",
+        "pvalue_adjusted",
+        "significant",
+        "effect_size",
+        "wins",
+        "ties",
+        "losses",
+        "n",
+    ]
+    rows = [
+        [
+            c.metric,
+            c.run,
+            c.other,
+            c.diff,
+            c.pvalue,
+            c.pvalue_adjusted,
+            c.significant,
+            c.effect_size,
+            c.wins,
+            c.ties,
+            c.losses,
+            c.n,
+        ]
+        for c in report.comparisons
+    ]
+    return header, rows
+
+
+def to_pandas(report: Report, kind: str = "summary"):
+    import pandas as pd
+
+    header, rows = records(report, kind)
+    return pd.DataFrame(rows, columns=header)
+
+
+def to_csv(report: Report, kind: str = "summary") -> str:
+    header, rows = records(report, kind)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for row in rows:
+        w.writerow(["" if isinstance(x, float) and math.isnan(x) else x for x in row])
+    return buf.getvalue()
+
+
+def _md_escape(text: str) -> str:
+    out = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    for ch in "*_`[]<>":
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def to_markdown(report: Report, digits: int = 4) -> str:
+    """Runs as rows, metrics as columns; the best value of each column in bold and
+    superscript letters for the runs a value is significantly better than."""
+    cs = cells(report, digits)
+    multi = len(report.runs) > 1
+    header = (["", "run"] if multi else ["run"]) + [_md_escape(m) for m in report.metrics]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    for r in report.runs:
+        row = ([f"({report.letter(r)})"] if multi else []) + [_md_escape(r)]
+        for m in report.metrics:
+            c = cs[r][m]
+            v = f"**{c.value}**" if c.best else c.value
+            if c.beats:
+                v += f"<sup>{c.beats}</sup>"
+            if c.interval:
+                v += f" <small>{c.interval}</small>"
+            row.append(v)
+        lines.append("| " + " | ".join(row) + " |")
+    notes = [n for n in (legend(report), interval_note(report), _counts_note(report)) if n]
+    out = "\n".join(lines) + "\n"
+    if notes:
+        out += "\n" + " ".join(notes) + "\n"
+    if report.comparisons:
+        out += "\n" + comparisons_markdown(report, digits)
+    return out
+
+
+def comparisons_markdown(report: Report, digits: int = 4) -> str:
+    lines = [
+        "| metric | run | vs | diff | p | p (adj.) | effect size | W/T/L |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in report.comparisons:
+        sig = " *" if c.significant else ""
+        lines.append(
+            f"| {_md_escape(c.metric)} | {_md_escape(c.run)} | {_md_escape(c.other)} | "
+            f"{c.diff:+.{digits}f} | {fmt_p(c.pvalue)} | {fmt_p(c.pvalue_adjusted)}{sig} | "
+            f"{fmt(c.effect_size, 2)} | {c.wins}/{c.ties}/{c.losses} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def fmt_p(p: float) -> str:
+    if math.isnan(p):
+        return "–"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def _counts_note(report: Report) -> str:
+    parts = []
+    for r in report.runs:
+        c = report.counts.get(r, {})
+        bits = []
+        if c.get("queries_missing"):
+            bits.append(f"{c['queries_missing']} labelled queries absent")
+        if c.get("queries_ignored"):
+            bits.append(f"{c['queries_ignored']} unlabelled queries ignored")
+        if c.get("duplicates_dropped"):
+            bits.append(f"{c['duplicates_dropped']} duplicates dropped")
+        errors = report.metadata.get("run_info", {}).get(r, {}).get("errors")
+        if errors:
+            bits.append(f"{errors} retrieval errors")
+        if bits:
+            parts.append(f"{r}: " + ", ".join(bits))
+    n = len(report.query_ids)
+    head = f"{n} queries."
+    return head + (" " + "; ".join(parts) + "." if parts else "")
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def to_latex(report: Report, digits: int = 4, caption: str | None = None) -> str:
+    """A booktabs table (``\\usepackage{booktabs}``): best values in bold, superscript
+    letters for significance, the legend as a table note."""
+    cs = cells(report, digits)
+    multi = len(report.runs) > 1
+    ncols = len(report.metrics)
+    spec = ("l" if multi else "") + "l" + "r" * ncols
+    lines = [r"\begin{table}[t]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{latex_escape(caption)}}}")
+    lines += [rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
+    head = ([""] if multi else []) + ["Run"] + [latex_escape(m) for m in report.metrics]
+    lines.append(" & ".join(head) + r" \\")
+    lines.append(r"\midrule")
+    for r in report.runs:
+        row = ([f"({report.letter(r)})"] if multi else []) + [latex_escape(r)]
+        for m in report.metrics:
+            c = cs[r][m]
+            v = rf"\textbf{{{c.value}}}" if c.best else c.value
+            if c.beats:
+                v += rf"$^{{\mathrm{{{c.beats}}}}}$"
+            row.append(v)
+        lines.append(" & ".join(row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    note = legend(report)
+    if note:
+        lines.append(rf"\par\smallskip{{\footnotesize {latex_escape(note)}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"

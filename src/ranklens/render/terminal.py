@@ -1,0 +1,91 @@
+"""The terminal table, drawn with rich when it is installed (plain text otherwise)."""
+
+from __future__ import annotations
+
+import io
+
+from ..report import Report
+from ._cells import cells, interval_note, legend, superscript
+from .tables import _counts_note, fmt_p
+
+
+def rich_table(report: Report, digits: int = 4):
+    """A ``rich.table.Table``: best value bold, superscript letters for significance."""
+    from rich.table import Table
+    from rich.text import Text
+
+    cs = cells(report, digits)
+    cells_short = cells(report, max(digits - 1, 2))
+    multi = len(report.runs) > 1
+    title = report.metadata.get("dataset") or None
+    table = Table(
+        title=title,
+        caption=" ".join(
+            x for x in (legend(report), interval_note(report), _counts_note(report)) if x
+        ),
+        caption_justify="left",
+    )
+    if multi:
+        table.add_column("", style="dim")
+    table.add_column("run", style="bold")
+    for m in report.metrics:
+        table.add_column(m, justify="right", no_wrap=True)
+    for r in report.runs:
+        row = ([Text(f"({report.letter(r)})")] if multi else []) + [Text(r)]
+        for m in report.metrics:
+            c = cs[r][m]
+            t = Text(c.value, style="bold green" if c.best else "")
+            if c.beats:
+                t.append(superscript(c.beats), style="cyan")
+            if c.interval:
+                t.append("\n" + cells_short[r][m].interval, style="dim")
+            row.append(t)
+        table.add_row(*row)
+    return table
+
+
+def comparisons_table(report: Report, digits: int = 4):
+    from rich.table import Table
+
+    table = Table(title="paired comparisons")
+    for h in ("metric", "run", "vs", "diff", "p", "p (adj.)", "effect", "W/T/L"):
+        table.add_column(h, justify="left" if h in ("metric", "run", "vs") else "right")
+    for c in report.comparisons:
+        style = "bold" if c.significant else "dim"
+        table.add_row(
+            c.metric,
+            c.run,
+            c.other,
+            f"{c.diff:+.{digits}f}",
+            fmt_p(c.pvalue),
+            fmt_p(c.pvalue_adjusted) + (" *" if c.significant else ""),
+            f"{c.effect_size:.2f}",
+            f"{c.wins}/{c.ties}/{c.losses}",
+            style=style,
+        )
+    return table
+
+
+def to_text(report: Report, digits: int = 4, color: bool = False, comparisons: bool = True) -> str:
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(
+        file=buf,
+        force_terminal=color,
+        width=max(100, 17 * (len(report.metrics) + 2)),
+        color_system="standard" if color else None,
+    )
+    console.print(rich_table(report, digits))
+    if comparisons and report.comparisons:
+        console.print(comparisons_table(report, digits))
+    return buf.getvalue()
+
+
+def print_report(report: Report, digits: int = 4, comparisons: bool = True) -> None:
+    from rich.console import Console
+
+    console = Console()
+    console.print(rich_table(report, digits))
+    if comparisons and report.comparisons:
+        console.print(comparisons_table(report, digits))
