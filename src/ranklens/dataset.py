@@ -71,6 +71,34 @@ class Dataset:
             dict(self.info),
         )
 
+    def sample(self, queries: int, documents: int | None = None, seed: int = 0) -> Dataset:
+        """A small copy for quick runs: ``queries`` labelled queries drawn at random, and a
+        corpus of every document they label plus random others up to ``documents`` (the
+        whole corpus when None). Raises when the labelled documents alone exceed
+        ``documents``."""
+        import numpy as np
+
+        rng = np.random.default_rng(seed)
+        labelled = sorted(self.labelled_queries)
+        if queries < len(labelled):
+            labelled = sorted(rng.choice(labelled, queries, replace=False).tolist())
+        out = self.subset(labelled)
+        if self.corpus is None or documents is None:
+            return out
+        needed = {str(d) for d in out.qrels.doc_ids} & set(self.corpus)
+        if len(needed) > documents:
+            raise InputError(
+                f"dataset {self.name!r}: the {len(labelled)} sampled queries label "
+                f"{len(needed)} documents, more than documents={documents}"
+            )
+        others = sorted(set(self.corpus) - needed)
+        extra = rng.choice(others, min(documents - len(needed), len(others)), replace=False)
+        keep = needed | set(extra.tolist())
+        out.corpus = {d: v for d, v in self.corpus.items() if d in keep}
+        sample = {"queries": queries, "documents": documents, "seed": seed}
+        out.info = {**out.info, "sample": sample}
+        return out
+
     def to_pandas(self) -> Any:
         """One row per (query, group, document): ``query_id, query, group, doc_id, grade``
         (plus ``text`` when the corpus is known)."""

@@ -11,7 +11,7 @@ import numpy as np
 
 from .judging import Judged, JudgeOptions, judge
 from .qrels import QrelsLike
-from .run import RunLike
+from .runs import RunLike
 from .specs import Metric, parse_metrics
 
 MetricsLike = str | Metric | Sequence[str | Metric]

@@ -16,7 +16,7 @@ from .conventions import Convention, get_convention
 from .errors import RanklensError
 from .evaluation import evaluate
 from .qrels import Qrels, QrelsLike
-from .run import Run, RunLike
+from .runs import Run, RunLike
 from .specs import parse_metric
 
 # The tricky case of the reference notes: exact score ties, a negative label, a duplicate

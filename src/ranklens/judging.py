@@ -48,7 +48,7 @@ from ._vocab import translate
 from .conventions import Convention, get_convention
 from .errors import DuplicateDocumentError, InputError
 from .qrels import Qrels, QrelsLike
-from .run import Run, RunLike
+from .runs import Run, RunLike
 
 _SWITCHES = set(Convention.__dataclass_fields__) - {"name"}
 

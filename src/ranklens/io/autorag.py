@@ -18,7 +18,7 @@ from typing import Any
 from ..dataset import Dataset
 from ..errors import InputError
 from ..qrels import Qrels
-from ..run import Run
+from ..runs import Run
 
 
 def _read_table(path: Path, required: tuple[str, ...]) -> Any:

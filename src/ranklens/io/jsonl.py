@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..qrels import Qrels
-from ..run import Run
+from ..runs import Run
 from ._files import open_text, read_text
 
 _QID_KEYS = ("query_id", "qid", "id")

@@ -24,7 +24,7 @@ import numpy as np
 from .._vocab import _pyarrow, arrow_to_numpy, encode_arrow
 from ..errors import InputError
 from ..qrels import Qrels
-from ..run import Run
+from ..runs import Run
 from ._files import open_text
 
 PathLike = str | os.PathLike

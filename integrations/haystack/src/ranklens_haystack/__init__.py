@@ -1,0 +1,8 @@
+"""ranklens for Haystack: run a retriever component or a whole Pipeline over a labelled
+query set."""
+
+from __future__ import annotations
+
+from .retriever import HaystackRetriever, document_to_hit, run
+
+__all__ = ["HaystackRetriever", "document_to_hit", "run"]

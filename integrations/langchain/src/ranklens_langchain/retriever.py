@@ -1,0 +1,90 @@
+"""The LangChain retriever adapter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import Runnable
+
+import ranklens
+from ranklens.errors import InputError
+from ranklens.hits import Hit
+from ranklens.runner import RetrieverAdapter, RunResult
+
+SCORE_KEYS = ("score", "relevance_score", "_score", "similarity")
+"""Metadata fields read as the hit's score, first found wins (LangChain retrievers return
+no score of their own; many put one in metadata)."""
+
+PARENT_KEYS = ("doc_id", "parent_id", "source")
+"""Metadata fields read as the parent document for ``key="parent"``, first found wins."""
+
+
+def document_to_hit(item: Any) -> Hit:
+    """A ranklens hit from a ``Document`` (or a ``(Document, score)`` pair, as
+    ``similarity_search_with_score`` returns)."""
+    score = None
+    if isinstance(item, tuple) and len(item) == 2:
+        item, score = item
+    if not isinstance(item, Document):
+        raise InputError(f"expected a langchain Document, got {type(item).__name__}")
+    meta = dict(item.metadata or {})
+    if score is None:
+        score = next((meta[k] for k in SCORE_KEYS if meta.get(k) is not None), None)
+    parent = next((meta[k] for k in PARENT_KEYS if meta.get(k) not in (None, "")), None)
+    return Hit(
+        id=item.id,
+        score=None if score is None else float(score),
+        text=item.page_content,
+        metadata=meta,
+        parent=None if parent is None else str(parent),
+    )
+
+
+def _truly_async(runnable: Runnable) -> bool:
+    if isinstance(runnable, BaseRetriever):
+        return type(runnable)._aget_relevant_documents is not BaseRetriever._aget_relevant_documents
+    return True  # a Runnable chain: ainvoke is its own
+
+
+class LangChainRetriever(RetrieverAdapter):
+    """Wraps a LangChain ``BaseRetriever`` or any Runnable returning Documents: ``ainvoke``
+    when it is truly async, ``invoke`` in the runner's threads otherwise. The query id goes
+    into the run's config metadata (``ranklens_query_id``) for callback handlers."""
+
+    def __init__(
+        self, retriever: Runnable, *, name: str | None = None, use_async: bool | None = None
+    ):
+        if not isinstance(retriever, Runnable):
+            raise InputError(
+                "LangChainRetriever needs a langchain Runnable or BaseRetriever, got "
+                f"{type(retriever).__name__}"
+            )
+        self.retriever = retriever
+        self.name = name
+        self.is_async = _truly_async(retriever) if use_async is None else use_async
+
+    def _config(self, query_id: str) -> dict[str, Any]:
+        return {"metadata": {"ranklens_query_id": query_id}}
+
+    def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        return [document_to_hit(d) for d in self.retriever.invoke(query, self._config(query_id))]
+
+    async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        docs = await self.retriever.ainvoke(query, self._config(query_id))
+        return [document_to_hit(d) for d in docs]
+
+    def config(self) -> dict[str, Any]:
+        r = self.retriever
+        cfg: dict[str, Any] = {"framework": "langchain", "class": type(r).__name__}
+        cfg["name"] = self.name or getattr(r, "name", None) or type(r).__name__
+        for attr in ("k", "search_type", "search_kwargs"):
+            if hasattr(r, attr):
+                cfg[attr] = getattr(r, attr)
+        return cfg
+
+
+def run(retriever: Runnable, queries: Any, *, name: str | None = None, **kwargs: Any) -> RunResult:
+    """:func:`ranklens.run` on a LangChain retriever or Runnable (same keyword arguments)."""
+    return ranklens.run(LangChainRetriever(retriever, name=name), queries, name=name, **kwargs)

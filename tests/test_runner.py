@@ -1,0 +1,252 @@
+"""The runner with plain-function retrievers: hit forms, failures, timeouts, retries,
+the resumable log (including a SIGKILL mid-run), concurrency and reports."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import zlib
+
+import pytest
+
+import ranklens
+from ranklens import compare
+from ranklens.errors import InputError
+from ranklens.hits import Hit, key_function, map_hits, text_hash
+
+CORPUS = [f"d{i}" for i in range(50)]
+QRELS = {f"q{i}": {f"d{(i * 7) % 50}": 1, f"d{(i * 11) % 50}": 2} for i in range(100)}
+QUERIES = {q: f"text of {q}" for q in QRELS}
+
+
+def ranked(query: str) -> list[tuple[str, float]]:
+    """A deterministic retriever: 10 documents ordered by a hash of (query, doc)."""
+    scored = sorted(CORPUS, key=lambda d: zlib.crc32(f"{query}|{d}".encode()))
+    return [(d, 1.0 - i / 10) for i, d in enumerate(scored[:10])]
+
+
+def test_hit_forms_and_keys():
+    forms = [
+        ("a", "b"),
+        [("a", 0.9), ("b", 0.5)],
+        [{"id": "a", "score": 0.9, "metadata": {"doc": {"id": "A"}}}, Hit("b", 0.5)],
+    ]
+    for f in forms:
+        res = ranklens.run(lambda q, f=f: f, {"q": "x"}, progress=False)
+        assert res.run.to_lists() == {"q": ["a", "b"]}
+    assert key_function("meta.doc.id")(Hit("x", metadata={"doc": {"id": 7}})) == "7"
+    assert key_function("metadata.missing")(Hit("x")) is None
+    assert key_function("text")(Hit("x", text="  Héllo\n WORLD ")) == "héllo world"
+    assert key_function("text_hash")(Hit("x", text="Hello  world")) == text_hash("hello world")
+    assert key_function(lambda h: h.id.upper())(Hit("x")) == "X"
+    with pytest.raises(InputError, match="unknown key 'doc'"):
+        key_function("doc")
+    m = map_hits([Hit("c1", parent="A"), Hit("c2"), Hit("c3", parent="A")], "parent")
+    assert (m.doc_ids, m.duplicates, m.unmapped) == (["A"], 1, 1)
+    # A malformed answer is that query's error, named, and the run goes on.
+    bad = ranklens.run(lambda q: [("a", "high")], {"q": "x"}, progress=False)
+    assert bad.failed[0].error == {
+        "type": "InputError",
+        "message": "query 'q', hit 1: score 'high' is not a number",
+    }
+
+
+def test_failures_are_recorded_and_the_run_goes_on():
+    def flaky(query, query_id):
+        if int(query_id[1:]) % 10 == 3:
+            raise RuntimeError(f"backend refused {query_id}")
+        return ranked(query)
+
+    res = ranklens.run(flaky, QUERIES, concurrency=4, progress=False)
+    assert len(res.failed) == 10
+    assert res.failed[0].error == {"type": "RuntimeError", "message": "backend refused q3"}
+    assert res.failed[0].attempts == 1  # RuntimeError is not transient: no retry
+    info = res.report_info()
+    assert info["errors"] == 10 and info["error_types"] == {"RuntimeError": 10}
+    ok = {q: ranked(QUERIES[q]) for q in QUERIES if int(q[1:]) % 10 != 3}
+    full = ranklens.evaluate(QRELS, ok, ["ndcg@10"])
+    assert res.evaluate(QRELS, ["ndcg@10"])["ndcg@10"] == pytest.approx(full["ndcg@10"])
+    assert full.counts["queries_missing"] == 10  # failed queries scored 0
+    skipped = res.evaluate(QRELS, ["ndcg@10"], skip_failed=True)
+    assert len(skipped.query_ids) == 90
+    assert skipped["ndcg@10"] == pytest.approx(full["ndcg@10"] * 100 / 90)
+
+
+def test_timeouts_and_retries():
+    calls: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def slow_or_transient(query, query_id):
+        with lock:
+            calls[query_id] = calls.get(query_id, 0) + 1
+            n = calls[query_id]
+        if query_id == "q1":
+            time.sleep(1.0)  # hangs past the timeout, every time
+        if query_id == "q2" and n == 1:
+            raise ConnectionError("reset by peer")  # transient: the retry succeeds
+        return ranked(query)
+
+    t0 = time.perf_counter()
+    res = ranklens.run(
+        slow_or_transient, {q: QUERIES[q] for q in ("q0", "q1", "q2")},
+        timeout=0.2, retries=1, backoff=0.01, concurrency=3, progress=False,
+    )  # fmt: skip
+    assert time.perf_counter() - t0 < 1.5
+    by_id = {r.query_id: r for r in res.records}
+    assert by_id["q1"].error["type"] == "TimeoutError"
+    assert "0.2 s" in by_id["q1"].error["message"] and by_id["q1"].attempts == 2
+    assert by_id["q2"].ok and by_id["q2"].attempts == 2
+    assert by_id["q0"].ok and by_id["q0"].attempts == 1
+    assert res.report_info()["retries"] == 2
+
+
+def test_async_function_runs_concurrently_and_inside_a_running_loop():
+    active = peak = 0
+
+    async def retriever(query):
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        await asyncio.sleep(0.02)
+        active -= 1
+        return ranked(query)
+
+    res = ranklens.run(retriever, QUERIES, concurrency=16, progress=False)
+    assert peak == 16 and not res.failed
+
+    async def notebook_cell():  # Jupyter runs cells inside an event loop
+        return ranklens.run(retriever, QUERIES, concurrency=8, progress=False)
+
+    again = asyncio.run(notebook_cell())
+    assert again.run.to_lists() == res.run.to_lists()
+
+
+def test_log_resumes_refuses_other_configs_and_survives_a_torn_line(tmp_path):
+    log = tmp_path / "run.jsonl"
+    asked: list[str] = []
+
+    def retriever(query, query_id):
+        asked.append(query_id)
+        return ranked(query)
+
+    first = ranklens.run(retriever, dict(list(QUERIES.items())[:40]), cache=log, progress=False)
+    assert len(asked) == 40
+    lines = log.read_text().splitlines()
+    assert json.loads(lines[0])["type"] == "header" and len(lines) == 41
+    # A kill in the middle of a write leaves half a line: it is dropped and re-asked.
+    with open(log, "a") as fh:
+        fh.write('{"type": "query", "query_id": "q40", "que')
+    asked.clear()
+    res = ranklens.run(retriever, QUERIES, cache=log, progress=False)
+    assert sorted(asked) == sorted(list(QUERIES)[40:])
+    assert res.info["resumed"] == 40 and res.info["torn_log_lines"] == 1
+    assert res.run.to_lists() == ranklens.run(retriever, QUERIES, progress=False).run.to_lists()
+    assert first.run.to_lists()["q0"] == res.run.to_lists()["q0"]
+    with pytest.raises(InputError, match=r"another configuration .* k: None -> 5"):
+        ranklens.run(retriever, QUERIES, cache=log, k=5, progress=False)
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time, zlib
+    import ranklens
+
+    CORPUS = [f"d{i}" for i in range(50)]
+
+    def retrieve(query, query_id):
+        with open(sys.argv[2], "a") as fh:
+            fh.write(query_id + "\\n")
+        time.sleep(0.01)
+        scored = sorted(CORPUS, key=lambda d: zlib.crc32(f"{query}|{d}".encode()))
+        return [(d, 1.0 - i / 10) for i, d in enumerate(scored[:10])]
+
+    queries = {f"q{i}": f"text of q{i}" for i in range(300)}
+    res = ranklens.run(retrieve, queries, cache=sys.argv[1], concurrency=4, progress=False)
+    res.to_trec(sys.argv[3])
+    """
+)
+
+
+def test_sigkill_mid_run_loses_nothing_finished(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    log, asked1, asked2, out = (tmp_path / n for n in ("run.jsonl", "a1", "a2", "out.run"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(log), str(asked1), str(out)], env=env
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if log.exists() and log.read_text().count("\n") > 80:
+            break
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert child.returncode == -signal.SIGKILL and not out.exists()  # killed mid-run
+    finished = set()
+    for line in log.read_text().splitlines()[1:]:
+        with contextlib.suppress(json.JSONDecodeError):  # the line cut by the kill
+            finished.add(json.loads(line)["query_id"])
+    assert 60 < len(finished) < 300
+    subprocess.run(
+        [sys.executable, str(script), str(log), str(asked2), str(out)], env=env, check=True
+    )
+    re_asked = set(asked2.read_text().split())
+    assert not (re_asked & finished)  # no finished query asked again
+    assert re_asked | finished == {f"q{i}" for i in range(300)}
+    # The resumed run equals an uninterrupted one.
+    queries = {f"q{i}": f"text of q{i}" for i in range(300)}
+    whole = ranklens.run(lambda q: ranked(q), queries, progress=False).run.to_lists()
+    assert ranklens.read_run(out).to_lists() == whole
+
+
+def test_compare_reports_latency_and_errors(tmp_path):
+    def flaky(query, query_id):
+        if query_id == "q5":
+            raise RuntimeError("down")
+        return ranked(query)
+
+    a = ranklens.run(lambda q: ranked(q), QUERIES, name="a", progress=False)
+    b = ranklens.run(flaky, QUERIES, name="b", progress=False)
+    rep = compare(QRELS, {"a": a, "b": b}, ["ndcg@10"], test="t")
+    info = rep.metadata["run_info"]
+    assert info["b"]["errors"] == 1 and info["a"]["errors"] == 0
+    assert set(info["a"]["latency_ms"]) == {"p50", "p95", "p99", "mean"}
+    html = rep.to_html()
+    assert "<h2>Retrieval</h2>" in html
+    assert "1 retrieval errors" in rep.to_markdown()
+    assert rep.value("a", "ndcg@10") == pytest.approx(
+        rep.value("b", "ndcg@10") + rep.per_query["a"]["ndcg@10"][rep.query_ids.index("q5")] / 100
+    )
+
+
+def test_progress_bar_reports_errors(capsys):
+    def flaky(query, query_id):
+        if query_id == "q1":
+            raise RuntimeError("x")
+        return ranked(query)
+
+    ranklens.run(flaky, dict(list(QUERIES.items())[:5]), progress=True, name="demo")
+    err = capsys.readouterr().err
+    assert "demo" in err and "1 errors" in err and "5/5" in err
+
+
+def test_bad_inputs_are_named():
+    with pytest.raises(InputError, match="query 'q1' appears twice"):
+        ranklens.run(lambda q: [], [("q1", "a"), ("q1", "b")])
+    with pytest.raises(InputError, match="query 'q': the text must be a string"):
+        ranklens.run(lambda q: [], {"q": 3})
+    with pytest.raises(InputError, match="not a retriever: int"):
+        ranklens.run(3, {"q": "x"})
+    with pytest.raises(InputError, match="concurrency must be at least 1"):
+        ranklens.run(lambda q: [], {"q": "x"}, concurrency=0)
+    empty = ranklens.run(lambda q: [], {}, progress=False)
+    assert empty.records == [] and empty.report_info()["latency_ms"] == {}
