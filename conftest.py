@@ -50,6 +50,12 @@ def pytrec_per_query(qrels, run_path, measures):
     return evaluator.evaluate(run)
 
 
+@pytest.fixture(name="assert_equals_trec_eval")
+def assert_equals_trec_eval_fixture():
+    """:func:`assert_equals_trec_eval`, for test folders that cannot import this module."""
+    return assert_equals_trec_eval
+
+
 def assert_equals_trec_eval(result, dataset, tmp_path):
     """Evaluating a runner's result with ranklens equals pytrec_eval on the exported run."""
     measures = {"map": "map", "ndcg_cut_10": "ndcg@10", "recall_100": "recall@100", "P_10": "P@10"}

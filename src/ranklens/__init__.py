@@ -40,6 +40,7 @@ _LAZY = {
     "RunResult": ("runner", "RunResult"),
     "RetrieverAdapter": ("runner", "RetrieverAdapter"),
     "Hit": ("hits", "Hit"),
+    "Recorder": ("recorder", "Recorder"),
     "Dataset": ("dataset", "Dataset"),
     "read_dataset": ("dataset", "read_dataset"),
     "RanklensError": ("errors", "RanklensError"),

@@ -9,7 +9,6 @@ from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from ranklens_haystack import HaystackRetriever, run
 
-from conftest import assert_equals_trec_eval
 from ranklens.errors import InputError
 
 
@@ -25,7 +24,7 @@ def store_of(dataset):
     return store
 
 
-def test_bm25_component_on_cranfield_equals_trec_eval(cranfield, tmp_path):
+def test_bm25_component_on_cranfield_equals_trec_eval(assert_equals_trec_eval, cranfield, tmp_path):
     retriever = InMemoryBM25Retriever(store_of(cranfield), top_k=10)
     adapter = HaystackRetriever(retriever)
     assert adapter.is_async  # InMemoryBM25Retriever has run_async
@@ -37,7 +36,7 @@ def test_bm25_component_on_cranfield_equals_trec_eval(cranfield, tmp_path):
     assert 0.2 < ev["map"] < 0.35
 
 
-def test_pipeline_reads_the_named_component(scifact_slice, tmp_path):
+def test_pipeline_reads_the_named_component(assert_equals_trec_eval, scifact_slice, tmp_path):
     pipe = Pipeline()
     pipe.add_component("retriever", InMemoryBM25Retriever(store_of(scifact_slice)))
     with pytest.raises(InputError, match="component= one of retriever"):

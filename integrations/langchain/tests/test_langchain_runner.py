@@ -4,59 +4,17 @@ with a deterministic embedding through a Runnable that returns (Document, score)
 
 from __future__ import annotations
 
-import bm25s
 import pytest
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
-from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda
 from langchain_core.vectorstores import InMemoryVectorStore
-from pydantic import ConfigDict
 from ranklens_langchain import LangChainRetriever, document_to_hit, run
 
-from conftest import assert_equals_trec_eval
 
-
-class BM25sRetriever(BaseRetriever):
-    """BM25 (bm25s, English stopwords, lower case) with its score in metadata["score"]."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    index: bm25s.BM25
-    docs: list[Document]
-    k: int = 10
-
-    @classmethod
-    def from_documents(cls, docs: list[Document], k: int = 10) -> BM25sRetriever:
-        index = bm25s.BM25()
-        index.index(
-            bm25s.tokenize([d.page_content for d in docs], stopwords="en", show_progress=False),
-            show_progress=False,
-        )
-        return cls(index=index, docs=docs, k=k)
-
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun):
-        tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
-        k = min(self.k, len(self.docs))
-        idx, scores = self.index.retrieve(tokens, k=k, show_progress=False, n_threads=1)
-        out = []
-        for i, s in zip(idx[0].tolist(), scores[0].tolist()):
-            d = self.docs[i]
-            out.append(
-                Document(page_content=d.page_content, id=d.id, metadata={**d.metadata, "score": s})
-            )
-        return out
-
-
-def documents(dataset):
-    return [
-        Document(page_content=v["text"], id=d, metadata={"doc_id": d})
-        for d, v in dataset.corpus.items()
-        if v["text"]
-    ]
-
-
-def test_bm25s_retriever_on_cranfield_equals_trec_eval(cranfield, tmp_path):
+def test_bm25s_retriever_on_cranfield_equals_trec_eval(
+    assert_equals_trec_eval, cranfield, tmp_path, BM25sRetriever, documents
+):
     retriever = BM25sRetriever.from_documents(documents(cranfield), k=100)
     adapter = LangChainRetriever(retriever)
     assert adapter.is_async is False and adapter.config()["k"] == 100
@@ -68,7 +26,9 @@ def test_bm25s_retriever_on_cranfield_equals_trec_eval(cranfield, tmp_path):
     assert all(s is not None for s in result.records[0].scores)
 
 
-def test_vector_store_runnable_with_scores(scifact_slice, tmp_path):
+def test_vector_store_runnable_with_scores(
+    assert_equals_trec_eval, scifact_slice, tmp_path, BM25sRetriever, documents
+):
     store = InMemoryVectorStore(DeterministicFakeEmbedding(size=64))
     store.add_documents(documents(scifact_slice))
     search = RunnableLambda(lambda q: store.similarity_search_with_score(q, k=10))
@@ -80,7 +40,7 @@ def test_vector_store_runnable_with_scores(scifact_slice, tmp_path):
     assert_equals_trec_eval(result, scifact_slice, tmp_path)
 
 
-def test_chunks_map_by_metadata_and_parent(scifact_slice):
+def test_chunks_map_by_metadata_and_parent(scifact_slice, BM25sRetriever, documents):
     # Split each document in two chunks whose ids are new: map back through metadata.
     chunks = []
     for d in documents(scifact_slice):

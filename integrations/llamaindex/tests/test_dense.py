@@ -20,7 +20,6 @@ from llama_index.retrievers.bm25 import BM25Retriever
 from pydantic import PrivateAttr
 from ranklens_llamaindex import LlamaIndexRetriever, run
 
-from conftest import assert_equals_trec_eval
 from ranklens import compare
 
 pytestmark = pytest.mark.dense
@@ -77,7 +76,7 @@ class MiniLM(BaseEmbedding):
         return self._encode(texts)
 
 
-def test_dense_against_bm25(model, scifact_slice, tmp_path, request):
+def test_dense_against_bm25(assert_equals_trec_eval, model, scifact_slice, tmp_path, request):
     cache = request.config.cache.mkdir("ranklens-minilm-vectors")
     nodes = [TextNode(id_=d, text=v["text"]) for d, v in scifact_slice.corpus.items() if v["text"]]
     assert len(nodes) <= 300

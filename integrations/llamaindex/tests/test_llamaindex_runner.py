@@ -15,7 +15,6 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.retrievers.bm25 import BM25Retriever
 from ranklens_llamaindex import LlamaIndexRetriever, run
 
-from conftest import assert_equals_trec_eval
 from ranklens import compare
 
 
@@ -24,7 +23,7 @@ def bm25_over(dataset, top_k):
     return BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=top_k)
 
 
-def test_bm25_on_cranfield_equals_trec_eval(cranfield, tmp_path):
+def test_bm25_on_cranfield_equals_trec_eval(assert_equals_trec_eval, cranfield, tmp_path):
     retriever = bm25_over(cranfield, 100)
     result = run(retriever, cranfield, k=100, concurrency=4, name="bm25", progress=False)
     assert not result.failed and len(result.records) == 225
@@ -36,7 +35,7 @@ def test_bm25_on_cranfield_equals_trec_eval(cranfield, tmp_path):
     assert info["latency_ms"]["p50"] > 0 and info["errors"] == 0
 
 
-def test_chunks_map_to_their_documents(scifact_slice, tmp_path):
+def test_chunks_map_to_their_documents(assert_equals_trec_eval, scifact_slice, tmp_path):
     docs = [Document(id_=d, text=v["text"]) for d, v in scifact_slice.corpus.items() if v["text"]]
     # A regex sentence split: the default one loads NLTK data through nltk's path checks,
     # which refuse the hard-linked files uv installs by default (st_nlink > 1).

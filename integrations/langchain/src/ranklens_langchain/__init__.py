@@ -3,6 +3,13 @@ over a labelled query set."""
 
 from __future__ import annotations
 
+from .hooks import AsyncRanklensCallbackHandler, RanklensCallbackHandler
 from .retriever import LangChainRetriever, document_to_hit, run
 
-__all__ = ["LangChainRetriever", "document_to_hit", "run"]
+__all__ = [
+    "AsyncRanklensCallbackHandler",
+    "LangChainRetriever",
+    "RanklensCallbackHandler",
+    "document_to_hit",
+    "run",
+]

@@ -7,6 +7,22 @@
 
 from __future__ import annotations
 
+from .hooks import (
+    Instrumentation,
+    RanklensCallbackHandler,
+    RanklensEventHandler,
+    RanklensSpanHandler,
+    instrument,
+)
 from .retriever import LlamaIndexRetriever, node_to_hit, run
 
-__all__ = ["LlamaIndexRetriever", "node_to_hit", "run"]
+__all__ = [
+    "Instrumentation",
+    "LlamaIndexRetriever",
+    "RanklensCallbackHandler",
+    "RanklensEventHandler",
+    "RanklensSpanHandler",
+    "instrument",
+    "node_to_hit",
+    "run",
+]

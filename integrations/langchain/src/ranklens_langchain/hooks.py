@@ -1,0 +1,93 @@
+"""Capture live LangChain retrievals into a :class:`ranklens.Recorder`.
+
+``RanklensCallbackHandler`` (sync) and ``AsyncRanklensCallbackHandler`` implement
+``on_retriever_start/end/error`` keyed by ``run_id``; the recorder's lock makes them safe
+under ``batch``'s thread pool and ``abatch``. The query id is read from the run's config
+metadata (``query_id`` or ``ranklens_query_id``); pass the handler in
+``config={"callbacks": [handler]}`` or to the chain's ``with_config``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
+from langchain_core.documents import Document
+
+from ranklens.recorder import Recorder
+
+from .retriever import document_to_hit
+
+QUERY_ID_KEYS = ("query_id", "ranklens_query_id")
+
+
+def _query_id(metadata: dict[str, Any] | None) -> str | None:
+    for k in QUERY_ID_KEYS:
+        if metadata and metadata.get(k) is not None:
+            return str(metadata[k])
+    return None
+
+
+class RanklensCallbackHandler(BaseCallbackHandler):
+    """Records each retriever run of a chain, agent or bare retriever."""
+
+    def __init__(self, recorder: Recorder | None = None, **recorder_kwargs: Any):
+        self.recorder = recorder or Recorder(**recorder_kwargs)
+
+    def on_retriever_start(
+        self,
+        serialized: dict[str, Any] | None,
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.recorder.start(
+            run_id, query, query_id=_query_id(metadata),
+            parent=None if parent_run_id is None else str(parent_run_id),
+            source=kwargs.get("name") or "langchain",
+        )  # fmt: skip
+
+    def on_retriever_end(
+        self,
+        documents: list[Document],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.recorder.end(run_id, [document_to_hit(d) for d in documents])
+
+    def on_retriever_error(
+        self,
+        error: BaseException,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.recorder.end(run_id, (), error)
+
+
+class AsyncRanklensCallbackHandler(AsyncCallbackHandler):
+    """The async variant (for ``ainvoke``/``abatch``; LangChain also calls it for sync
+    runs). Recording takes no await, so it never blocks the loop."""
+
+    def __init__(self, recorder: Recorder | None = None, **recorder_kwargs: Any):
+        self._sync = RanklensCallbackHandler(recorder, **recorder_kwargs)
+        self.recorder = self._sync.recorder
+
+    async def on_retriever_start(
+        self, serialized: dict[str, Any] | None, query: str, **kwargs: Any
+    ) -> None:
+        self._sync.on_retriever_start(serialized, query, **kwargs)
+
+    async def on_retriever_end(self, documents: list[Document], **kwargs: Any) -> None:
+        self._sync.on_retriever_end(documents, **kwargs)
+
+    async def on_retriever_error(self, error: BaseException, **kwargs: Any) -> None:
+        self._sync.on_retriever_error(error, **kwargs)

@@ -1,0 +1,179 @@
+"""Capture live LlamaIndex retrievals into a :class:`ranklens.Recorder`.
+
+``instrument(recorder)`` attaches an event handler (RetrievalStartEvent / RetrievalEndEvent,
+paired by span id) and a span handler (a retrieval span dropped by an exception ends with
+that error) to the root dispatcher, so every retriever is seen, inside query engines and
+agents too; ``detach()`` (or leaving the ``with`` block) removes them. A query id passed
+with ``instrument_tags({"query_id": ...})`` is recorded. ``RanklensCallbackHandler`` does
+the same through the legacy ``CallbackManager``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from llama_index.core.callbacks.base_handler import BaseCallbackHandler
+from llama_index.core.callbacks.schema import CBEventType, EventPayload
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.retrieval import (
+    RetrievalEndEvent,
+    RetrievalStartEvent,
+)
+from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
+from llama_index.core.schema import QueryBundle
+from pydantic import ConfigDict, PrivateAttr
+
+from ranklens.recorder import Recorder
+
+from .retriever import node_to_hit
+
+
+def _query_text(q: Any) -> str:
+    return q.query_str if isinstance(q, QueryBundle) else str(q)
+
+
+class RanklensEventHandler(BaseEventHandler):
+    """Records each retrieval: start and end events share the retrieve span's id."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    recorder: Any
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "RanklensEventHandler"
+
+    def handle(self, event: BaseEvent, **kwargs: Any) -> None:
+        if isinstance(event, RetrievalStartEvent):
+            self.recorder.start(
+                event.span_id,
+                _query_text(event.str_or_query_bundle),
+                query_id=(event.tags or {}).get("query_id"),
+                source="llamaindex",
+            )
+        elif isinstance(event, RetrievalEndEvent):
+            self.recorder.end(event.span_id, [node_to_hit(n) for n in event.nodes])
+
+
+class RanklensSpanHandler(BaseSpanHandler[Any]):
+    """Ends an in-flight retrieval with the exception that dropped its span (LlamaIndex
+    has no retrieval error event). Keeps no spans of its own."""
+
+    _recorder: Any = PrivateAttr()
+
+    def __init__(self, recorder: Recorder, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._recorder = recorder
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "RanklensSpanHandler"
+
+    def new_span(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        parent_span_id: str | None = None,
+        tags: dict | None = None,
+        **kwargs: Any,
+    ):
+        return None
+
+    def prepare_to_exit_span(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        result: Any = None,
+        **kwargs: Any,
+    ):
+        return None
+
+    def prepare_to_drop_span(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        err: BaseException | None = None,
+        **kwargs: Any,
+    ):
+        if err is not None:
+            self._recorder.abort(id_, err)
+        return None
+
+
+class Instrumentation:
+    """The attached handlers; ``detach()`` removes them (also a context manager)."""
+
+    def __init__(self, recorder: Recorder, dispatcher: Any = None):
+        self.recorder = recorder
+        self.dispatcher = dispatcher or get_dispatcher()
+        self.event_handler = RanklensEventHandler(recorder=recorder)
+        self.span_handler = RanklensSpanHandler(recorder)
+        self.dispatcher.add_event_handler(self.event_handler)
+        self.dispatcher.add_span_handler(self.span_handler)
+
+    def detach(self) -> None:
+        if self.event_handler in self.dispatcher.event_handlers:
+            self.dispatcher.event_handlers.remove(self.event_handler)
+        if self.span_handler in self.dispatcher.span_handlers:
+            self.dispatcher.span_handlers.remove(self.span_handler)
+
+    def __enter__(self) -> Recorder:
+        return self.recorder
+
+    def __exit__(self, *exc: Any) -> None:
+        self.detach()
+
+
+def instrument(recorder: Recorder | None = None, **recorder_kwargs: Any) -> Instrumentation:
+    """Record every LlamaIndex retrieval from now on (until ``detach()``)::
+
+    with instrument(Recorder(key="parent")) as rec:
+        query_engine.query("...")
+    rec.evaluate(dataset, ["ndcg@10"])
+    """
+    return Instrumentation(recorder or Recorder(**recorder_kwargs))
+
+
+class RanklensCallbackHandler(BaseCallbackHandler):
+    """The legacy ``CallbackManager`` route: ``CBEventType.RETRIEVE`` start (query string)
+    and end (nodes), paired by event id. Prefer :func:`instrument`, which sees every
+    retriever whatever its callback manager."""
+
+    def __init__(self, recorder: Recorder):
+        super().__init__(event_starts_to_ignore=[], event_ends_to_ignore=[])
+        self.recorder = recorder
+
+    def on_event_start(
+        self,
+        event_type: CBEventType,
+        payload: dict | None = None,
+        event_id: str = "",
+        parent_id: str = "",
+        **kwargs: Any,
+    ) -> str:
+        if event_type == CBEventType.RETRIEVE and payload:
+            query = payload.get(EventPayload.QUERY_STR, "")
+            self.recorder.start(event_id, _query_text(query), source="llamaindex-callback")
+        return event_id
+
+    def on_event_end(
+        self,
+        event_type: CBEventType,
+        payload: dict | None = None,
+        event_id: str = "",
+        **kwargs: Any,
+    ) -> None:
+        if event_type == CBEventType.RETRIEVE:
+            nodes = (payload or {}).get(EventPayload.NODES) or []
+            self.recorder.end(event_id, [node_to_hit(n) for n in nodes])
+
+    def start_trace(self, trace_id: str | None = None) -> None:
+        return None
+
+    def end_trace(self, trace_id: str | None = None, trace_map: dict | None = None) -> None:
+        return None

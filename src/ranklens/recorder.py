@@ -1,0 +1,308 @@
+"""``Recorder``: capture the retrievals a live app makes, then evaluate or export them.
+
+Framework hooks (``ranklens_llamaindex.instrument``, ``ranklens_langchain``'s callback
+handler, ``ranklens_haystack``'s recorder component) call :meth:`Recorder.start` and
+:meth:`Recorder.end` (or :meth:`Recorder.record` in one go). The recorder is thread- and
+asyncio-safe (one lock around plain-Python bookkeeping, no awaits), maps hits to document
+ids with the same ``key`` as the runner (:mod:`ranklens.hits`), and keeps memory bounded:
+past ``max_records`` the oldest records go to a JSONL spill file and are read back by
+:meth:`to_run`, :meth:`records` and :meth:`evaluate`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+from .hits import Hit, KeyLike, map_hits, normalise_text
+
+
+@dataclass
+class Retrieval:
+    """One captured retrieval."""
+
+    query: str
+    query_id: str | None
+    doc_ids: list[str]
+    scores: list[float | None]
+    hits: list[dict[str, Any]]
+    latency_ms: float
+    error: dict[str, str] | None = None
+    trace_id: str | None = None
+    parent_trace_id: str | None = None
+    source: str | None = None
+    started: float = 0.0
+    duplicates: int = 0
+    unmapped: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Recorder:
+    """Captures retrievals; see the module docstring.
+
+    ``key``: how a hit names a labelled document. ``max_records``: records kept in memory
+    before the oldest spill to ``spill`` (a JSONL path; a temporary file when None).
+    ``window``: how many recent retrievals :meth:`summary` describes.
+    """
+
+    def __init__(
+        self,
+        key: KeyLike = "id",
+        *,
+        max_records: int = 10_000,
+        spill: str | Path | None = None,
+        window: int = 1000,
+        name: str = "recorded",
+    ):
+        if max_records < 1:
+            raise InputError(f"max_records must be at least 1, got {max_records}")
+        self.key = key
+        self.name = name
+        self.max_records = max_records
+        self._spill_path = Path(spill) if spill is not None else None
+        self._lock = threading.Lock()
+        self._memory: deque[Retrieval] = deque()
+        self._pending: dict[Any, tuple[float, str, str | None, str | None, str | None]] = {}
+        self._recent: deque[tuple[float, bool, int]] = deque(maxlen=window)
+        self._spilled = 0
+        self._unmatched_ends = 0
+        self.total = 0
+        self.errors = 0
+
+    # ------------------------------------------------------------------ capture
+    def start(
+        self,
+        token: Any,
+        query: str,
+        *,
+        query_id: str | None = None,
+        parent: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        """A retrieval began; ``token`` (a span or run id) pairs it with :meth:`end`."""
+        with self._lock:
+            self._pending[token] = (time.perf_counter(), query, query_id, parent, source)
+
+    def end(self, token: Any, hits: Sequence[Hit] = (), error: BaseException | None = None):
+        """The retrieval ``token`` ended with ``hits`` (or ``error``). An unknown token is
+        ignored and counted in ``unmatched_ends``."""
+        now = time.perf_counter()
+        with self._lock:
+            began = self._pending.pop(token, None)
+            if began is None:
+                self._unmatched_ends += 1
+                return None
+        t0, query, query_id, parent, source = began
+        return self._add(
+            query, hits, query_id, (now - t0) * 1000, error, str(token), parent, source, t0
+        )
+
+    def abort(self, token: Any, error: BaseException) -> bool:
+        """End the retrieval ``token`` with ``error`` if it is in flight (hooks that see
+        every failing span call this; other tokens are left alone). True if it was."""
+        with self._lock:
+            if token not in self._pending:
+                return False
+        return self.end(token, (), error) is not None
+
+    def record(
+        self,
+        query: str,
+        hits: Sequence[Hit] = (),
+        *,
+        query_id: str | None = None,
+        latency_ms: float = math.nan,
+        error: BaseException | None = None,
+        trace_id: str | None = None,
+        source: str | None = None,
+    ) -> Retrieval:
+        """Record a whole retrieval at once."""
+        return self._add(query, hits, query_id, latency_ms, error, trace_id, None, source, None)
+
+    def _add(self, query, hits, query_id, latency_ms, error, trace_id, parent, source, t0):
+        mapped = map_hits(list(hits), self.key)
+        rec = Retrieval(
+            query=str(query),
+            query_id=None if query_id is None else str(query_id),
+            doc_ids=mapped.doc_ids,
+            scores=mapped.scores,
+            hits=[h.to_json() for h in hits],
+            latency_ms=latency_ms,
+            error=None
+            if error is None
+            else {"type": type(error).__name__, "message": str(error)[:500]},
+            trace_id=trace_id,
+            parent_trace_id=parent,
+            source=source,
+            started=time.time() if t0 is None else time.time() - (time.perf_counter() - t0),
+            duplicates=mapped.duplicates,
+            unmapped=mapped.unmapped,
+        )
+        with self._lock:
+            self._memory.append(rec)
+            self.total += 1
+            self.errors += error is not None
+            self._recent.append((latency_ms, error is None, len(rec.doc_ids)))
+            if len(self._memory) > self.max_records:
+                self._spill(len(self._memory) - self.max_records // 2)
+        return rec
+
+    def _spill(self, n: int) -> None:
+        if self._spill_path is None:
+            fd, name = tempfile.mkstemp(prefix="ranklens-recorder-", suffix=".jsonl")
+            os.close(fd)
+            self._spill_path = Path(name)
+        with open(self._spill_path, "a", encoding="utf-8") as fh:
+            for _ in range(n):
+                fh.write(json.dumps(asdict(self._memory.popleft()), ensure_ascii=False) + "\n")
+        self._spilled += n
+
+    # ------------------------------------------------------------------ read
+    @property
+    def in_flight(self) -> int:
+        """Retrievals started and not ended."""
+        return len(self._pending)
+
+    @property
+    def unmatched_ends(self) -> int:
+        return self._unmatched_ends
+
+    def __len__(self) -> int:
+        return self.total
+
+    def records(self) -> Iterator[Retrieval]:
+        """Every captured retrieval, oldest first (spilled ones read back)."""
+        with self._lock:
+            memory = list(self._memory)
+            spilled = self._spilled
+        if spilled and self._spill_path is not None:
+            with open(self._spill_path, encoding="utf-8") as fh:
+                for i, line in enumerate(fh):
+                    if i >= spilled:
+                        break
+                    yield Retrieval(**json.loads(line))
+        yield from memory
+
+    def clear(self) -> None:
+        """Forget everything captured so far."""
+        with self._lock:
+            self._memory.clear()
+            self._pending.clear()
+            self._recent.clear()
+            self.total = self.errors = self._spilled = 0
+            if self._spill_path is not None and self._spill_path.exists():
+                self._spill_path.unlink()
+
+    def summary(self) -> dict[str, Any]:
+        """Totals and, over the last ``window`` retrievals, error rate, latency p50/p95 and
+        mean documents per retrieval: for a dashboard or a log line."""
+        with self._lock:
+            recent = list(self._recent)
+            total, errors, pending = self.total, self.errors, len(self._pending)
+        lat = np.array([x[0] for x in recent if x[1] and math.isfinite(x[0])])
+        return {
+            "retrievals": total,
+            "errors": errors,
+            "in_flight": pending,
+            "window": len(recent),
+            "window_error_rate": (sum(not x[1] for x in recent) / len(recent)) if recent else 0.0,
+            "latency_ms_p50": float(np.percentile(lat, 50)) if len(lat) else math.nan,
+            "latency_ms_p95": float(np.percentile(lat, 95)) if len(lat) else math.nan,
+            "docs_per_retrieval": float(np.mean([x[2] for x in recent])) if recent else 0.0,
+        }
+
+    def summary_line(self) -> str:
+        """:meth:`summary` as one log line."""
+        s = self.summary()
+        return (
+            f"ranklens: {s['retrievals']} retrievals, {s['errors']} errors, "
+            f"p50 {s['latency_ms_p50']:.1f} ms, p95 {s['latency_ms_p95']:.1f} ms "
+            f"(last {s['window']}), {s['docs_per_retrieval']:.1f} docs each"
+        )
+
+    # ------------------------------------------------------------------ evaluate
+    def _matched(self, labelled: Mapping[str, str] | None, match: str):
+        """``{label query id: first successful retrieval}`` and counts. By id: the record's
+        query id (when labelled texts are known, only ids among them); by text: the
+        labelled query whose normalised text equals the record's."""
+        if match not in ("id", "text", "auto"):
+            raise InputError(f"match must be 'id', 'text' or 'auto', got {match!r}")
+        if match == "text" and labelled is None:
+            raise InputError("matching by text needs a Dataset (query texts), not bare qrels")
+        by_text: dict[str, str] = {}
+        if labelled is not None:
+            for qid, text in labelled.items():
+                by_text.setdefault(normalise_text(text), qid)
+        out: dict[str, Retrieval] = {}
+        counts = {"unmatched": 0, "repeats": 0, "failed": 0}
+        for rec in self.records():
+            qid = None
+            known = rec.query_id is not None and (labelled is None or rec.query_id in labelled)
+            if match != "text" and known:
+                qid = rec.query_id
+            if qid is None and match != "id" and labelled is not None:
+                qid = by_text.get(normalise_text(rec.query))
+            if qid is None:
+                counts["unmatched"] += 1
+            elif not rec.ok:
+                counts["failed"] += 1
+            elif qid in out:
+                counts["repeats"] += 1
+            else:
+                out[qid] = rec
+        return out, counts
+
+    def to_run(self, dataset: Any = None, match: str = "auto"):
+        """The captured retrievals as a :class:`~ranklens.Run` keyed by query id (matched
+        to ``dataset``'s queries by id, else by normalised text, when a dataset is given;
+        the first successful retrieval of a query counts)."""
+        from .runs import Run
+
+        labelled = getattr(dataset, "queries", None)
+        matched, _ = self._matched(labelled, match)
+        return Run.from_dict({q: r.doc_ids for q, r in matched.items()}, name=self.name)
+
+    def evaluate(self, labels: Any, metrics: Any, *, match: str = "auto", **kwargs: Any):
+        """Evaluate the captured retrievals against a Dataset (queries matched by id, else
+        by normalised text) or qrels (by id). Labelled queries the app never asked are
+        left out (``missing="skip"``) unless ``missing="zero"`` is passed; recorded queries
+        that match no label are counted in ``evaluation.recorder_counts``."""
+        from .evaluation import evaluate
+
+        labelled = getattr(labels, "queries", None)
+        qrels = labels.qrels if hasattr(labels, "qrels") else labels
+        matched, counts = self._matched(labelled, match)
+        from .runs import Run
+
+        run = Run.from_dict({q: r.doc_ids for q, r in matched.items()}, name=self.name)
+        kwargs.setdefault("missing", "skip")
+        ev = evaluate(qrels, run, metrics, **kwargs)
+        ev.recorder_counts = {**counts, "matched": len(matched)}
+        return ev
+
+    def to_jsonl(self, path: str | Path) -> None:
+        """Export every record, one JSON object a line."""
+        with open(path, "w", encoding="utf-8") as fh:
+            for rec in self.records():
+                fh.write(json.dumps(asdict(rec), ensure_ascii=False) + "\n")
+
+    def __repr__(self) -> str:
+        return (
+            f"Recorder({self.total} retrievals, {self.errors} errors, {self.in_flight} in flight)"
+        )
