@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,11 +77,12 @@ class Recorder:
         self.max_records = max_records
         self._spill_path = Path(spill) if spill is not None else None
         self._lock = threading.Lock()
-        self._memory: deque[Retrieval] = deque()
+        self._memory: deque[tuple] = deque()
         self._pending: dict[Any, tuple[float, str, str | None, str | None, str | None]] = {}
         self._recent: deque[tuple[float, bool, int]] = deque(maxlen=window)
         self._spilled = 0
         self._unmatched_ends = 0
+        self.keep_metadata = callable(key) or str(key).startswith(("meta.", "metadata."))
         self.total = 0
         self.errors = 0
 
@@ -99,19 +100,30 @@ class Recorder:
         with self._lock:
             self._pending[token] = (time.perf_counter(), query, query_id, parent, source)
 
-    def end(self, token: Any, hits: Sequence[Hit] = (), error: BaseException | None = None):
-        """The retrieval ``token`` ended with ``hits`` (or ``error``). An unknown token is
-        ignored and counted in ``unmatched_ends``."""
+    def end(
+        self,
+        token: Any,
+        hits: Sequence[Any] = (),
+        error: BaseException | None = None,
+        convert: Callable[[Any, bool], tuple] | None = None,
+    ) -> bool:
+        """The retrieval ``token`` ended with ``hits`` (or ``error``); False if the token
+        was never started (counted in ``unmatched_ends``). ``hits`` are
+        :class:`~ranklens.hits.Hit` objects, or framework objects with ``convert(obj,
+        keep_metadata)`` returning the light tuple ``(id, score, text, parent, metadata)``
+        (the hooks' request path: no Hit objects, and metadata only when the key needs
+        it, so the recorder holds no object the garbage collector has to walk)."""
         now = time.perf_counter()
         with self._lock:
             began = self._pending.pop(token, None)
             if began is None:
                 self._unmatched_ends += 1
-                return None
+                return False
         t0, query, query_id, parent, source = began
-        return self._add(
-            query, hits, query_id, (now - t0) * 1000, error, str(token), parent, source, t0
+        self._add(
+            query, hits, convert, query_id, (now - t0) * 1000, error, token, parent, source
         )
+        return True
 
     def abort(self, token: Any, error: BaseException) -> bool:
         """End the retrieval ``token`` with ``error`` if it is in flight (hooks that see
@@ -119,49 +131,59 @@ class Recorder:
         with self._lock:
             if token not in self._pending:
                 return False
-        return self.end(token, (), error) is not None
+        return self.end(token, (), error)
 
     def record(
         self,
         query: str,
-        hits: Sequence[Hit] = (),
+        hits: Sequence[Any] = (),
         *,
         query_id: str | None = None,
         latency_ms: float = math.nan,
         error: BaseException | None = None,
         trace_id: str | None = None,
         source: str | None = None,
-    ) -> Retrieval:
-        """Record a whole retrieval at once."""
-        return self._add(query, hits, query_id, latency_ms, error, trace_id, None, source, None)
+        convert: Callable[[Any, bool], tuple] | None = None,
+    ) -> None:
+        """Record a whole retrieval at once (``convert`` as in :meth:`end`)."""
+        self._add(query, hits, convert, query_id, latency_ms, error, trace_id, None, source)
 
-    def _add(self, query, hits, query_id, latency_ms, error, trace_id, parent, source, t0):
-        mapped = map_hits(list(hits), self.key)
-        rec = Retrieval(
+    def _add(self, query, hits, convert, query_id, latency_ms, error, trace_id, parent, source):
+        # The request path only stores references; mapping happens in _materialise.
+        err = None if error is None else (type(error).__name__, str(error)[:500])
+        keep = self.keep_metadata
+        if convert is None:
+            light = [(h.id, h.score, h.text, h.parent, h.metadata if keep else None) for h in hits]
+        else:
+            light = [convert(h, keep) for h in hits]
+        raw = (query, light, query_id, latency_ms, err, trace_id, parent, source, time.time())
+        with self._lock:
+            self._memory.append(raw)
+            self.total += 1
+            self.errors += err is not None
+            self._recent.append((latency_ms, err is None, len(raw[1])))
+            if len(self._memory) > self.max_records:
+                self._spill(len(self._memory) - self.max_records // 2)
+
+    def _materialise(self, raw: tuple) -> Retrieval:
+        query, light, query_id, latency_ms, err, trace_id, parent, source, wall = raw
+        hits = [Hit(i, None if s is None else float(s), t, m or {}, p) for i, s, t, p, m in light]
+        mapped = map_hits(hits, self.key)
+        return Retrieval(
             query=str(query),
             query_id=None if query_id is None else str(query_id),
             doc_ids=mapped.doc_ids,
             scores=mapped.scores,
             hits=[h.to_json() for h in hits],
             latency_ms=latency_ms,
-            error=None
-            if error is None
-            else {"type": type(error).__name__, "message": str(error)[:500]},
-            trace_id=trace_id,
+            error=None if err is None else {"type": err[0], "message": err[1]},
+            trace_id=None if trace_id is None else str(trace_id),
             parent_trace_id=parent,
             source=source,
-            started=time.time() if t0 is None else time.time() - (time.perf_counter() - t0),
+            started=wall - (0.0 if math.isnan(latency_ms) else latency_ms / 1000),
             duplicates=mapped.duplicates,
             unmapped=mapped.unmapped,
         )
-        with self._lock:
-            self._memory.append(rec)
-            self.total += 1
-            self.errors += error is not None
-            self._recent.append((latency_ms, error is None, len(rec.doc_ids)))
-            if len(self._memory) > self.max_records:
-                self._spill(len(self._memory) - self.max_records // 2)
-        return rec
 
     def _spill(self, n: int) -> None:
         if self._spill_path is None:
@@ -170,7 +192,8 @@ class Recorder:
             self._spill_path = Path(name)
         with open(self._spill_path, "a", encoding="utf-8") as fh:
             for _ in range(n):
-                fh.write(json.dumps(asdict(self._memory.popleft()), ensure_ascii=False) + "\n")
+                rec = self._materialise(self._memory.popleft())
+                fh.write(json.dumps(asdict(rec), ensure_ascii=False) + "\n")
         self._spilled += n
 
     # ------------------------------------------------------------------ read
@@ -197,7 +220,8 @@ class Recorder:
                     if i >= spilled:
                         break
                     yield Retrieval(**json.loads(line))
-        yield from memory
+        for raw in memory:
+            yield self._materialise(raw)
 
     def clear(self) -> None:
         """Forget everything captured so far."""

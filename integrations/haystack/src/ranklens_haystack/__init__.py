@@ -3,6 +3,7 @@ query set."""
 
 from __future__ import annotations
 
+from .components import RanklensEvaluator, RanklensRecorder
 from .retriever import HaystackRetriever, document_to_hit, run
 
-__all__ = ["HaystackRetriever", "document_to_hit", "run"]
+__all__ = ["HaystackRetriever", "RanklensEvaluator", "RanklensRecorder", "document_to_hit", "run"]

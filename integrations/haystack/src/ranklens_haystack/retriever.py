@@ -34,6 +34,19 @@ def document_to_hit(doc: Document) -> Hit:
     )
 
 
+def document_to_tuple(doc: Document, keep_metadata: bool) -> tuple:
+    """The recorder's light form of a Document: ``(id, score, text, parent, metadata)``."""
+    meta = doc.meta or {}
+    parent = meta.get("source_id")
+    return (
+        doc.id,
+        doc.score,
+        doc.content,
+        None if parent is None else str(parent),
+        dict(meta) if keep_metadata else None,
+    )
+
+
 class HaystackRetriever(RetrieverAdapter):
     """Wraps a retriever component (anything whose ``run(query=..., top_k=...)`` returns
     ``{"documents": [...]}``) or a ``Pipeline``, reading the ``documents`` output of the

@@ -17,7 +17,7 @@ from langchain_core.documents import Document
 
 from ranklens.recorder import Recorder
 
-from .retriever import document_to_hit
+from .retriever import document_to_tuple
 
 QUERY_ID_KEYS = ("query_id", "ranklens_query_id")
 
@@ -60,7 +60,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        self.recorder.end(run_id, [document_to_hit(d) for d in documents])
+        self.recorder.end(run_id, documents, convert=document_to_tuple)
 
     def on_retriever_error(
         self,

@@ -42,6 +42,27 @@ def document_to_hit(item: Any) -> Hit:
     )
 
 
+def document_to_tuple(item: Any, keep_metadata: bool) -> tuple:
+    """The recorder's light form of a Document (or pair): ``(id, score, text, parent,
+    metadata)``, read as :func:`document_to_hit` reads it, in the app's request path."""
+    score = None
+    if isinstance(item, tuple):
+        item, score = item
+    meta = item.metadata
+    if score is None:
+        for k in SCORE_KEYS:
+            score = meta.get(k)
+            if score is not None:
+                break
+    parent = None
+    for k in PARENT_KEYS:
+        v = meta.get(k)
+        if v is not None and v != "":
+            parent = str(v)
+            break
+    return (item.id, score, item.page_content, parent, dict(meta) if keep_metadata else None)
+
+
 def _truly_async(runnable: Runnable) -> bool:
     if isinstance(runnable, BaseRetriever):
         return type(runnable)._aget_relevant_documents is not BaseRetriever._aget_relevant_documents

@@ -10,7 +10,6 @@ the same through the legacy ``CallbackManager``.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from llama_index.core.callbacks.base_handler import BaseCallbackHandler
@@ -28,7 +27,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from ranklens.recorder import Recorder
 
-from .retriever import node_to_hit
+from .retriever import node_to_tuple
 
 
 def _query_text(q: Any) -> str:
@@ -54,7 +53,7 @@ class RanklensEventHandler(BaseEventHandler):
                 source="llamaindex",
             )
         elif isinstance(event, RetrievalEndEvent):
-            self.recorder.end(event.span_id, [node_to_hit(n) for n in event.nodes])
+            self.recorder.end(event.span_id, event.nodes, convert=node_to_tuple)
 
 
 class RanklensSpanHandler(BaseSpanHandler[Any]):
@@ -71,37 +70,25 @@ class RanklensSpanHandler(BaseSpanHandler[Any]):
     def class_name(cls) -> str:
         return "RanklensSpanHandler"
 
-    def new_span(
-        self,
-        id_: str,
-        bound_args: inspect.BoundArguments,
-        instance: Any = None,
-        parent_span_id: str | None = None,
-        tags: dict | None = None,
-        **kwargs: Any,
-    ):
+    # The dispatcher calls these three for every span of every component: entering and
+    # exiting do nothing here (no locks, no bookkeeping); only a drop is looked at.
+    def span_enter(self, *args: Any, **kwargs: Any) -> None:
         return None
 
-    def prepare_to_exit_span(
-        self,
-        id_: str,
-        bound_args: inspect.BoundArguments,
-        instance: Any = None,
-        result: Any = None,
-        **kwargs: Any,
-    ):
+    def span_exit(self, *args: Any, **kwargs: Any) -> None:
         return None
 
-    def prepare_to_drop_span(
-        self,
-        id_: str,
-        bound_args: inspect.BoundArguments,
-        instance: Any = None,
-        err: BaseException | None = None,
-        **kwargs: Any,
-    ):
+    def span_drop(self, id_: str, *args: Any, err: BaseException | None = None, **kwargs: Any):
         if err is not None:
             self._recorder.abort(id_, err)
+
+    def new_span(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def prepare_to_exit_span(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def prepare_to_drop_span(self, *args: Any, **kwargs: Any) -> None:
         return None
 
 
@@ -170,7 +157,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
     ) -> None:
         if event_type == CBEventType.RETRIEVE:
             nodes = (payload or {}).get(EventPayload.NODES) or []
-            self.recorder.end(event_id, [node_to_hit(n) for n in nodes])
+            self.recorder.end(event_id, nodes, convert=node_to_tuple)
 
     def start_trace(self, trace_id: str | None = None) -> None:
         return None

@@ -27,6 +27,18 @@ def node_to_hit(item: NodeWithScore) -> Hit:
     )
 
 
+def node_to_tuple(item: NodeWithScore, keep_metadata: bool) -> tuple:
+    """The recorder's light form of a node: ``(id, score, text, parent, metadata)``."""
+    node = item.node
+    return (
+        node.id_,  # the field behind node_id, without the property's cost
+        item.score,
+        getattr(node, "text", None),
+        node.ref_doc_id,
+        dict(node.metadata or {}) if keep_metadata else None,
+    )
+
+
 def _truly_async(retriever: BaseRetriever) -> bool:
     # BaseRetriever's default _aretrieve calls the sync _retrieve and blocks the loop.
     return type(retriever)._aretrieve is not BaseRetriever._aretrieve

@@ -1,0 +1,144 @@
+"""The Haystack components in real pipelines: the recorder after a BM25 retriever (sync and
+concurrent run_async) captures exactly the retrievals made and evaluates as the runner does;
+the evaluator equals Haystack's own evaluators under the haystack convention and drops into
+an evaluation pipeline."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from haystack import Document, Pipeline
+from haystack.components.evaluators import (
+    DocumentMAPEvaluator,
+    DocumentMRREvaluator,
+    DocumentNDCGEvaluator,
+    DocumentRecallEvaluator,
+)
+from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+from ranklens_haystack import RanklensEvaluator, RanklensRecorder, run
+
+from ranklens.errors import InputError
+
+logging.getLogger("haystack").setLevel(logging.ERROR)
+METRICS = ["ndcg@10", "recall@10"]
+
+
+@pytest.fixture(scope="module")
+def store(scifact_slice):
+    s = InMemoryDocumentStore()
+    s.write_documents(
+        [
+            Document(id=d, content=v["text"], meta={"file_id": d})
+            for d, v in scifact_slice.corpus.items()
+            if v["text"]
+        ]
+    )
+    return s
+
+
+def pipeline(store, recorder):
+    p = Pipeline()
+    p.add_component("retriever", InMemoryBM25Retriever(store, top_k=10))
+    p.add_component("recorder", recorder)
+    p.connect("retriever.documents", "recorder.documents")
+    return p
+
+
+@pytest.mark.parametrize("mode", ["run", "run_async"])
+def test_recorder_in_a_pipeline_equals_the_runner(store, scifact_slice, mode):
+    rec_component = RanklensRecorder()
+    p = pipeline(store, rec_component)
+
+    def data(qid, text):
+        return {"retriever": {"query": text}, "recorder": {"query": text, "query_id": qid}}
+
+    items = list(scifact_slice.queries.items())
+    if mode == "run":
+        for qid, text in items:
+            p.run(data(qid, text))
+    else:
+
+        async def all_queries():
+            await asyncio.gather(*(p.run_async(data(q, t)) for q, t in items))
+
+        asyncio.run(all_queries())
+    rec = rec_component.recorder
+    assert rec.total == len(items) and rec.errors == 0
+    runner = run(InMemoryBM25Retriever(store, top_k=10), scifact_slice, progress=False)
+    assert rec.to_run(scifact_slice).to_lists() == runner.run.to_lists()
+    assert (
+        rec.evaluate(scifact_slice, METRICS).aggregate
+        == runner.evaluate(scifact_slice, METRICS).aggregate
+    )
+
+
+def _docs(ids, grades=None):
+    return [
+        Document(id=i, content=f"text {i}", score=None if grades is None else float(grades[i]))
+        for i in ids
+    ]
+
+
+CASES = [
+    (["a", "b", "c"], ["x", "b", "a", "b"], {"a": 2, "b": 1, "c": 3}),
+    (["a"], ["a"], None),
+    (["a", "b"], ["x", "y"], None),
+    (["a"], [], None),
+]
+
+
+def test_evaluator_equals_haystack_evaluators_under_the_haystack_convention():
+    gt = [_docs(e, g) for e, _, g in CASES]
+    ret = [_docs(r) for _, r, _ in CASES]
+    pairs = {
+        "mrr": DocumentMRREvaluator(document_comparison_field="id"),
+        "map": DocumentMAPEvaluator(document_comparison_field="id"),
+        "recall": DocumentRecallEvaluator(mode="multi_hit", document_comparison_field="id"),
+        "hit_rate": DocumentRecallEvaluator(mode="single_hit", document_comparison_field="id"),
+        "ndcg": DocumentNDCGEvaluator(document_comparison_field="id"),
+    }
+    for metric, theirs in pairs.items():
+        want = theirs.run(ground_truth_documents=gt, retrieved_documents=ret)
+        got = RanklensEvaluator(metric, convention="haystack").run(
+            ground_truth_documents=gt, retrieved_documents=ret
+        )
+        assert got["individual_scores"] == pytest.approx(want["individual_scores"]), metric
+        assert got["score"] == pytest.approx(want["score"]), metric
+    # The trec convention differs where Haystack's duplicates and ideal differ: e.g. nDCG@10
+    # with graded truth for the first case.
+    trec = RanklensEvaluator("ndcg@10").run(ground_truth_documents=gt, retrieved_documents=ret)
+    assert trec["individual_scores"][1] == 1.0 and trec["individual_scores"][3] == 0.0
+
+
+def test_evaluator_in_an_evaluation_pipeline_and_its_errors():
+    p = Pipeline()
+    p.add_component("ndcg", RanklensEvaluator("ndcg@10", document_comparison_field="meta.file"))
+    p.add_component("mrr", RanklensEvaluator("mrr@10", document_comparison_field="content"))
+    gt = [[Document(content="alpha", meta={"file": "A"})]]
+    ret = [
+        [
+            Document(content="beta", meta={"file": "B"}),
+            Document(content="alpha", meta={"file": "A"}),
+        ]
+    ]
+    out = p.run(
+        {
+            "ndcg": {"ground_truth_documents": gt, "retrieved_documents": ret},
+            "mrr": {"ground_truth_documents": gt, "retrieved_documents": ret},
+        }
+    )
+    assert out["mrr"]["score"] == 0.5
+    assert out["ndcg"]["individual_scores"] == [pytest.approx(1 / 1.5849625007211562)]
+    with pytest.raises(ValueError, match="1 lists and retrieved_documents 2"):
+        RanklensEvaluator().run(ground_truth_documents=gt, retrieved_documents=ret * 2)
+    with pytest.raises(
+        InputError, match=r"retrieved_documents\[0\]\[0\]: document .* has no 'meta.file'"
+    ):
+        RanklensEvaluator(document_comparison_field="meta.file").run(
+            ground_truth_documents=gt, retrieved_documents=[[Document(content="no meta")]]
+        )
+    with pytest.raises(InputError, match="document_comparison_field must be"):
+        RanklensEvaluator(document_comparison_field="title")

@@ -1,0 +1,91 @@
+"""The Recorder: thread and asyncio safety, bounded memory with a spill file, matching
+recorded queries to labels, the rolling summary."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from ranklens import Dataset, Hit, Qrels, Recorder
+from ranklens.errors import InputError
+
+QRELS = {f"q{i}": {f"d{i}": 1} for i in range(200)}
+DATASET = Dataset({q: f"Question number {q}?" for q in QRELS}, Qrels.from_dict(QRELS), name="t")
+
+
+def hits_for(i: int) -> list[Hit]:
+    return [Hit(f"x{i}", 2.0), Hit(f"d{i}", 1.0), Hit(f"d{i}", 0.5)]
+
+
+def test_threads_start_and_end_concurrently():
+    rec = Recorder()
+
+    def one(i):
+        rec.start(("tok", i), f"Question number q{i}?", query_id=f"q{i}")
+        rec.end(("tok", i), hits_for(i))
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, range(200)))
+    assert rec.total == 200 and rec.in_flight == 0
+    records = list(rec.records())
+    assert all(r.doc_ids == [f"x{r.query_id[1:]}", f"d{r.query_id[1:]}"] for r in records)
+    assert all(r.duplicates == 1 and r.latency_ms >= 0 for r in records)
+    ev = rec.evaluate(DATASET, ["mrr"])
+    assert ev["mrr"] == 0.5 and ev.recorder_counts["matched"] == 200
+
+
+def test_asyncio_tasks_interleave():
+    rec = Recorder()
+
+    async def one(i):
+        rec.start(i, f"question NUMBER q{i}?")  # no id: matched by normalised text
+        await asyncio.sleep(0.001 * (i % 5))
+        rec.end(i, hits_for(i)[1:])
+
+    async def main():
+        await asyncio.gather(*(one(i) for i in range(100)))
+
+    asyncio.run(main())
+    ev = rec.evaluate(DATASET, ["P@1"])
+    assert ev["P@1"] == 1.0 and len(ev.query_ids) == 100
+    with pytest.raises(InputError, match="matching by text needs a Dataset"):
+        rec.evaluate(QRELS, ["P@1"], match="text")
+    by_id = rec.evaluate(QRELS, ["P@1"])  # bare qrels: only ids can match, and there are none
+    assert by_id.recorder_counts["unmatched"] == 100
+
+
+def test_memory_is_bounded_and_spilled_records_come_back(tmp_path):
+    spill = tmp_path / "spill.jsonl"
+    rec = Recorder(max_records=50, spill=spill)
+    for i in range(200):
+        rec.record(f"Question number q{i}?", hits_for(i), query_id=f"q{i}", latency_ms=float(i))
+    assert len(rec._memory) <= 50 and spill.exists()
+    assert [r.query_id for r in rec.records()] == [f"q{i}" for i in range(200)]
+    assert rec.to_run().to_lists()["q0"] == ["x0", "d0"]
+    out = tmp_path / "all.jsonl"
+    rec.to_jsonl(out)
+    assert len(out.read_text().splitlines()) == 200
+    assert json.loads(out.read_text().splitlines()[0])["query_id"] == "q0"
+
+
+def test_errors_repeats_summary_and_stray_ends():
+    rec = Recorder(window=10)
+    rec.record("Question number q1?", hits_for(1), query_id="q1", latency_ms=5.0)
+    rec.record("Question number q1?", hits_for(2), query_id="q1", latency_ms=7.0)  # repeat
+    rec.start("t", "Question number q2?", query_id="q2")
+    assert rec.abort("t", RuntimeError("boom")) and not rec.abort("other", RuntimeError())
+    assert rec.end("never-started", []) is False and rec.unmatched_ends == 1
+    s = rec.summary()
+    assert s["retrievals"] == 3 and s["errors"] == 1 and s["latency_ms_p50"] == 6.0
+    assert s["window_error_rate"] == pytest.approx(1 / 3)
+    assert "3 retrievals, 1 errors" in rec.summary_line()
+    ev = rec.evaluate(DATASET, ["mrr"])
+    assert ev.recorder_counts == {"unmatched": 0, "repeats": 1, "failed": 1, "matched": 1}
+    assert ev.query("q1")["mrr"] == 0.5  # the first retrieval of q1 counts
+    rec.clear()
+    assert rec.total == 0 and list(rec.records()) == []
+    assert math.isnan(rec.summary()["latency_ms_p50"])
