@@ -1,6 +1,7 @@
 """What a ranklens hook adds to a BM25 retrieval over 1,000 documents, per framework.
 
-    uv run python benchmarks/bench_hooks.py
+    uv run python benchmarks/bench_hooks.py                    # wall time
+    uv run python benchmarks/bench_hooks.py --instructions     # valgrind: exact counts
 
 Each framework retrieves 300 queries three ways, in rounds that rotate their order:
 without a hook, with a do-nothing hook in the same slot (what the framework itself charges
@@ -90,7 +91,7 @@ def llamaindex() -> None:
         with instrument():
             plain(qs)
 
-    measure("LlamaIndex", plain, noop, hooked)
+    return plain, noop, hooked
 
 
 def langchain() -> None:
@@ -121,8 +122,7 @@ def langchain() -> None:
 
         return go
 
-    measure(
-        "LangChain",
+    return (
         with_handler(None),
         with_handler(BaseCallbackHandler()),
         with_handler(RanklensCallbackHandler()),
@@ -160,13 +160,88 @@ def haystack() -> None:
 
         return go
 
-    measure("Haystack", pipe(None), pipe(PassThrough()), pipe(RanklensRecorder()))
+    return pipe(None), pipe(PassThrough()), pipe(RanklensRecorder())
+
+
+FRAMEWORKS = {"LlamaIndex": llamaindex, "LangChain": langchain, "Haystack": haystack}
+MODES = ("plain", "noop", "ranklens")
+
+
+def one(framework: str, mode: str, n: int, gate: str | None = None) -> None:
+    """Run ``n`` queries once in one mode (after 20 to warm up): the unit that
+    ``--instructions`` counts under valgrind. With ``gate``, the script writes
+    ``gate.ready`` and waits for ``gate.go`` (the parent turns instrumentation on between
+    the two), and writes ``gate.done`` at the end."""
+    import pathlib
+
+    fn = dict(zip(MODES, FRAMEWORKS[framework]()))[mode]
+    fn(QUERIES[:20])
+    if gate:
+        pathlib.Path(gate + ".ready").touch()
+        while not pathlib.Path(gate + ".go").exists():
+            time.sleep(0.05)
+    fn(QUERIES[:n])
+    if gate:
+        pathlib.Path(gate + ".done").touch()
+        while not pathlib.Path(gate + ".end").exists():
+            time.sleep(0.05)
+
+
+def instructions(framework: str, n: int = 200) -> None:
+    """Instructions per query from valgrind (callgrind), deterministic unlike time on this
+    VM: instrumentation is off through imports and index building and on only around the
+    ``n`` measured queries (``callgrind_control -i on/off`` at the script's gates)."""
+    import pathlib
+    import re
+    import subprocess
+    import sys
+    import tempfile
+
+    def wait(path: pathlib.Path) -> None:
+        while not path.exists():
+            time.sleep(0.1)
+
+    per_query = {}
+    for mode in MODES:
+        with tempfile.TemporaryDirectory() as tmp:
+            gate = f"{tmp}/gate"
+            proc = subprocess.Popen(
+                ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                 f"--callgrind-out-file={tmp}/cg", sys.executable, __file__,
+                 "--one", framework, mode, str(n), gate],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            wait(pathlib.Path(gate + ".ready"))
+            subprocess.run(["callgrind_control", "-i", "on", str(proc.pid)], check=True,
+                           capture_output=True)  # fmt: skip
+            pathlib.Path(gate + ".go").touch()
+            wait(pathlib.Path(gate + ".done"))
+            subprocess.run(["callgrind_control", "-i", "off", str(proc.pid)], check=True,
+                           capture_output=True)  # fmt: skip
+            pathlib.Path(gate + ".end").touch()
+            _, err = proc.communicate()
+            per_query[mode] = int(re.search(r"Collected : (\d+)", err).group(1)) / n
+    base = per_query["plain"]
+    print(
+        f"{framework:<11} {base / 1e6:7.3f} M instr/query   "
+        f"do-nothing {100 * (per_query['noop'] - base) / base:+5.1f}%   "
+        f"ranklens {100 * (per_query['ranklens'] - base) / base:+5.1f}%",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
-    print(f"BM25 over 1,000 documents, 300 queries, {ROUNDS} rotating rounds (medians)")
-    print("added: median paired difference (in brackets: fastest round against fastest round)")
-    print(f"{'framework':<11} {'plain':>10}   {'do-nothing hook':>26}   {'ranklens hook':>26}")
-    llamaindex()
-    langchain()
-    haystack()
+    import sys
+
+    if sys.argv[1:2] == ["--one"]:
+        one(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
+    elif sys.argv[1:2] == ["--instructions"]:
+        print("instructions per query (valgrind callgrind, only the measured queries)")
+        for name in sys.argv[2:] or FRAMEWORKS:
+            instructions(name)
+    else:
+        print(f"BM25 over 1,000 documents, 300 queries, {ROUNDS} rotating rounds (medians)")
+        print("added: median paired difference (in brackets: fastest round against fastest round)")
+        print(f"{'framework':<11} {'plain':>10}   {'do-nothing hook':>26}   {'ranklens hook':>26}")
+        for name, make in FRAMEWORKS.items():
+            measure(name, *make())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -99,15 +100,39 @@ def test_table_output(capsys):
     assert code == 0 and "ndcg@10" in out and "12 queries evaluated" in out
 
 
-def test_demo_runs_as_a_console_script():
+def test_demo_runs_as_a_console_script(tmp_path):
+    t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "ranklens.cli", "demo"],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
+        cwd=tmp_path,
     )
-    assert "bm25" in proc.stdout and "ndcg@10" in proc.stdout and "Next:" in proc.stdout
+    assert time.perf_counter() - t0 < 90
+    out = proc.stdout
+    for name in (
+        "llamaindex-bm25",
+        "llamaindex-bm25-sentences",
+        "langchain-bm25s",
+        "haystack-bm25",
+    ):
+        assert f"ran {name}" in out
+    assert "paired comparisons" in out and "Holm correction" in out
+    assert "What LlamaIndex's own RetrieverEvaluator reports" in out and "Next:" in out
+    html = (tmp_path / "ranklens-demo-report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "merrow-lighthouses" in html
+
+
+def test_demo_data_files_are_the_generator_output(tmp_path):
+    from ranklens import demo_data
+
+    demo_data.write(tmp_path)
+    for name in ("corpus.jsonl", "questions.jsonl"):
+        assert (tmp_path / name).read_text() == (demo_data.demo_folder() / name).read_text()
+    ds = demo_data.load()
+    assert len(ds.queries) == 40 and len(ds.corpus) == 150 and ds.qrels.grouped
 
 
 def test_convention_and_duplicates_flags(capsys, tmp_path):

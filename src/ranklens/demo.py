@@ -1,20 +1,30 @@
-"""``ranklens demo``: an offline tour on a small labelled set shipped with the package.
+"""``ranklens demo``: the product on a small labelled set the package ships, offline.
 
-Two runs of the same queries (a BM25 configuration and a weaker one) are evaluated with
-trec_eval's definitions, side by side, with the judging counts.
+BM25 retrievers built in LlamaIndex, LangChain and Haystack, plus a deliberately weaker
+configuration (LlamaIndex BM25 over sentence chunks, mapped back to their passages), run
+through the runner over the 40 questions of :mod:`ranklens.demo_data`; then a comparison
+with significance tests, a self-contained HTML report, and what LlamaIndex's own evaluator
+would report for the same run and why it differs.
+
+Without the framework packages (``ranklens[llamaindex]`` and friends), the demo says what
+is missing and evaluates two TREC runs it ships instead.
 """
 
 from __future__ import annotations
 
+import re
 import sys
+import time
 from importlib import resources
 from pathlib import Path
+from typing import Any, TextIO
 
-DEMO_METRICS = ["ndcg@10", "map", "mrr@10", "P@5", "recall@10", "success@5", "bpref"]
+DEMO_METRICS = ["ndcg@10", "recall@10", "mrr@10", "P@5", "map"]
+BASELINE = "llamaindex-bm25"
 
 
 def demo_paths() -> dict[str, Path]:
-    """Paths of the bundled demo qrels and runs."""
+    """Paths of the bundled TREC qrels and runs (the fallback demo)."""
     base = Path(str(resources.files("ranklens") / "data"))
     return {
         "qrels": base / "demo_qrels.txt",
@@ -23,32 +33,168 @@ def demo_paths() -> dict[str, Path]:
     }
 
 
-def run_demo(out=None) -> int:
-    """Print the demo to ``out`` (default stdout); returns the exit status."""
-    from .evaluation import evaluate
+def _passage_text(v: dict[str, Any]) -> str:
+    return f"{v['title']}. {v['text']}"
 
-    out = out or sys.stdout
-    paths = demo_paths()
-    out.write("ranklens demo: two retriever configurations on a small graded test set\n\n")
-    rows = []
-    for name in ("bm25", "bm25-short-chunks"):
-        ev = evaluate(paths["qrels"], paths[name], DEMO_METRICS)
-        rows.append((name, ev))
-    width = max(len(n) for n, _ in rows)
-    header = "run".ljust(width) + "  " + "  ".join(m.rjust(9) for m in DEMO_METRICS)
-    out.write(header + "\n" + "-" * len(header) + "\n")
-    for name, ev in rows:
-        out.write(
-            name.ljust(width) + "  " + "  ".join(f"{ev[m]:9.4f}" for m in DEMO_METRICS) + "\n"
+
+def _sentences(text: str) -> list[str]:
+    # A regex split: LlamaIndex's default sentence splitter needs NLTK data files.
+    return [s for s in re.split(r"(?<=[.!?])\s+", text) if s]
+
+
+def build_retrievers(dataset: Any) -> tuple[dict[str, Any], list[str]]:
+    """``{name: (runner function, retriever, kwargs)}`` for the frameworks installed, and the
+    names of the packages missing."""
+    found: dict[str, Any] = {}
+    missing: list[str] = []
+    corpus = dataset.corpus
+    try:
+        from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+        from llama_index.retrievers.bm25 import BM25Retriever
+        from ranklens_llamaindex import run as li_run
+
+        nodes = [TextNode(id_=d, text=_passage_text(v)) for d, v in corpus.items()]
+        found[BASELINE] = (
+            li_run,
+            BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=10),
+            {},
         )
-    counts = rows[0][1].counts
+        chunks = []
+        for d, v in corpus.items():
+            for i, s in enumerate(_sentences(v["text"])):
+                node = TextNode(id_=f"{d}#{i}", text=s)
+                node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=d)
+                chunks.append(node)
+        # The weaker configuration: sentence chunks, only the top 5 (fewer passages after
+        # the chunks of one passage fold into it).
+        weak = BM25Retriever.from_defaults(nodes=chunks, similarity_top_k=5)
+        found["llamaindex-bm25-sentences"] = (li_run, weak, {"key": "parent"})
+    except ImportError:
+        missing.append("ranklens-llamaindex (with llama-index-retrievers-bm25)")
+    try:
+        from langchain_core.documents import Document as LCDocument
+        from ranklens_langchain import BM25sRetriever
+        from ranklens_langchain import run as lc_run
+
+        docs = [LCDocument(page_content=_passage_text(v), id=d) for d, v in corpus.items()]
+        found["langchain-bm25s"] = (lc_run, BM25sRetriever.from_documents(docs, k=10), {})
+    except ImportError:
+        missing.append("ranklens-langchain (with bm25s)")
+    try:
+        from haystack import Document as HSDocument
+        from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+        from haystack.document_stores.in_memory import InMemoryDocumentStore
+        from ranklens_haystack import run as hs_run
+
+        store = InMemoryDocumentStore()
+        store.write_documents(
+            [HSDocument(id=d, content=_passage_text(v)) for d, v in corpus.items()]
+        )
+        found["haystack-bm25"] = (hs_run, InMemoryBM25Retriever(store, top_k=10), {})
+    except ImportError:
+        missing.append("ranklens-haystack")
+    return found, missing
+
+
+def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report.html") -> int:
+    """Print the demo to ``out`` (default stdout), write the HTML report; the exit status."""
+    import os
+
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+    out = out or sys.stdout
+    from .demo_data import load
+
+    t0 = time.perf_counter()
+    dataset = load()
+    n_grouped = sum(1 for g in dataset.qrels.to_groups().values() if len(g) > 1 or len(g[0]) > 1)
     out.write(
-        f"\n{counts['queries_evaluated']} queries; values are trec_eval's (ties broken by "
-        "document id, P@k divided by k, AP divided by all relevant documents).\n"
+        f"ranklens demo: {len(dataset.queries)} questions about the lighthouses of the Merrow "
+        f"Isles, {len(dataset.corpus)} passages,\ngraded labels (2 answers, 1 related) and "
+        f"{n_grouped} questions with grouped ground truth. Everything runs offline.\n\n"
     )
+    retrievers, missing = build_retrievers(dataset)
+    if missing:
+        out.write("Not installed: " + "; ".join(missing) + ".\n")
+    if not retrievers:
+        out.write("No framework is installed: evaluating two shipped TREC runs instead.\n\n")
+        return _files_demo(out)
+
+    results = {}
+    for name, (run, retriever, kwargs) in retrievers.items():
+        res = run(retriever, dataset, k=10, name=name, concurrency=4, **kwargs)
+        info = res.report_info()
+        extra = (
+            f", {info['duplicates_dropped']} sentence hits folded into their passage"
+            if info["duplicates_dropped"]
+            else ""
+        )
+        out.write(
+            f"  ran {name:<27} {info['queries']} questions, {info['errors']} errors, "
+            f"p50 {info['latency_ms'].get('p50', float('nan')):.2f} ms{extra}\n"
+        )
+        results[name] = res
+    baseline = BASELINE if BASELINE in results else next(iter(results))
+    from .compare import compare
+
+    report = compare(dataset, results, DEMO_METRICS, baseline=baseline, test="randomization")
+    out.write("\n")
+    out.write(report.to_text(color=out.isatty() if hasattr(out, "isatty") else False))
+    report.to_html(html)
+    out.write(f"\nHTML report: {Path(html).resolve()}\n\n")
+    out.write(_llamaindex_paragraph(dataset, results.get(BASELINE)))
     out.write(
-        "\nNext:\n"
-        f"  ranklens evaluate {paths['qrels']} {paths['bm25']} -m ndcg_cut.10 -m map -q\n"
+        f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
+        "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
+        "  ranklens compare QRELS RUN_A RUN_B --html report.html\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
+        "  uv run pytest                    # every check, against trec_eval too\n"
+        "  see examples/ for LlamaIndex, LangChain, Haystack and AutoRAG recipes\n"
     )
+    return 0
+
+
+def _llamaindex_paragraph(dataset: Any, result: Any) -> str:
+    """What LlamaIndex's RetrieverEvaluator would report for the same run, and why."""
+    if result is None:
+        return ""
+    from .evaluation import evaluate
+    from .explain import explain
+
+    run = result.run
+    li = evaluate(dataset.qrels, run, ["hit_rate", "mrr", "ndcg"], convention="llamaindex")
+    tr = evaluate(dataset.qrels, run, ["success@10", "mrr@10", "ndcg@10"])
+    why = explain("ndcg", dataset.qrels, run, ["trec", "llamaindex"])
+    reasons = []
+    for row in why.rows[1:]:
+        for switch, theirs, alone in row.effects:
+            moved = "" if alone is None else f" (alone: {alone:.4f})"
+            reasons.append(f"{switch}={theirs}{moved}")
+    text = (
+        f"What LlamaIndex's own RetrieverEvaluator reports for {result.name}: hit_rate "
+        f"{li['hit_rate']:.4f}, mrr {li['mrr']:.4f}, ndcg {li['ndcg']:.4f}, where trec_eval's "
+        f"definitions give success@10 {tr['success@10']:.4f}, mrr@10 {tr['mrr@10']:.4f}, "
+        f"ndcg@10 {tr['ndcg@10']:.4f}. LlamaIndex sees a flat list of expected ids: no "
+        "grades, no groups, no cutoff on the ideal ranking. The switches that move nDCG, "
+        "each applied alone to trec's definition: "
+        + (", ".join(reasons) or "none on this run")
+        + ". Its evaluator also compares node ids: given the sentence chunks' ids instead of "
+        "passage ids it would score 0 everywhere (ranklens maps them with key='parent'). "
+        "`ranklens explain -m ndcg` shows each switch on a tricky example.\n"
+    )
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, 92)) + "\n"
+
+
+def _files_demo(out: TextIO) -> int:
+    from .compare import compare
+
+    paths = demo_paths()
+    report = compare(
+        paths["qrels"],
+        {"bm25": paths["bm25"], "bm25-short-chunks": paths["bm25-short-chunks"]},
+        DEMO_METRICS,
+        baseline="bm25",
+    )
+    out.write(report.to_text())
     return 0

@@ -82,7 +82,14 @@ class Recorder:
         self._recent: deque[tuple[float, bool, int]] = deque(maxlen=window)
         self._spilled = 0
         self._unmatched_ends = 0
-        self.keep_metadata = callable(key) or str(key).startswith(("meta.", "metadata."))
+        # What the hooks must copy in the request path: metadata and the parent id only
+        # when the key reads them.
+        needs = set()
+        if callable(key) or str(key).startswith(("meta.", "metadata.")):
+            needs.add("metadata")
+        if callable(key) or key == "parent":
+            needs.add("parent")
+        self.needs = frozenset(needs)
         self.total = 0
         self.errors = 0
 
@@ -105,14 +112,15 @@ class Recorder:
         token: Any,
         hits: Sequence[Any] = (),
         error: BaseException | None = None,
-        convert: Callable[[Any, bool], tuple] | None = None,
+        convert: Callable[[Any, frozenset], tuple] | None = None,
     ) -> bool:
         """The retrieval ``token`` ended with ``hits`` (or ``error``); False if the token
         was never started (counted in ``unmatched_ends``). ``hits`` are
         :class:`~ranklens.hits.Hit` objects, or framework objects with ``convert(obj,
-        keep_metadata)`` returning the light tuple ``(id, score, text, parent, metadata)``
-        (the hooks' request path: no Hit objects, and metadata only when the key needs
-        it, so the recorder holds no object the garbage collector has to walk)."""
+        needs)`` returning the light tuple ``(id, score, text, parent, metadata)``, where
+        ``needs`` (:attr:`needs`) says whether the key reads ``"metadata"`` or
+        ``"parent"`` (the hooks' request path: no Hit objects, nothing copied that the key
+        does not read)."""
         now = time.perf_counter()
         with self._lock:
             began = self._pending.pop(token, None)
@@ -120,9 +128,7 @@ class Recorder:
                 self._unmatched_ends += 1
                 return False
         t0, query, query_id, parent, source = began
-        self._add(
-            query, hits, convert, query_id, (now - t0) * 1000, error, token, parent, source
-        )
+        self._add(query, hits, convert, query_id, (now - t0) * 1000, error, token, parent, source)
         return True
 
     def abort(self, token: Any, error: BaseException) -> bool:
@@ -143,7 +149,7 @@ class Recorder:
         error: BaseException | None = None,
         trace_id: str | None = None,
         source: str | None = None,
-        convert: Callable[[Any, bool], tuple] | None = None,
+        convert: Callable[[Any, frozenset], tuple] | None = None,
     ) -> None:
         """Record a whole retrieval at once (``convert`` as in :meth:`end`)."""
         self._add(query, hits, convert, query_id, latency_ms, error, trace_id, None, source)
@@ -151,11 +157,12 @@ class Recorder:
     def _add(self, query, hits, convert, query_id, latency_ms, error, trace_id, parent, source):
         # The request path only stores references; mapping happens in _materialise.
         err = None if error is None else (type(error).__name__, str(error)[:500])
-        keep = self.keep_metadata
+        needs = self.needs
         if convert is None:
-            light = [(h.id, h.score, h.text, h.parent, h.metadata if keep else None) for h in hits]
+            meta = "metadata" in needs
+            light = [(h.id, h.score, h.text, h.parent, h.metadata if meta else None) for h in hits]
         else:
-            light = [convert(h, keep) for h in hits]
+            light = [convert(h, needs) for h in hits]
         raw = (query, light, query_id, latency_ms, err, trace_id, parent, source, time.time())
         with self._lock:
             self._memory.append(raw)

@@ -27,7 +27,7 @@ def rich_table(report: Report, digits: int = 4):
     )
     if multi:
         table.add_column("", style="dim")
-    table.add_column("run", style="bold")
+    table.add_column("run", style="bold", no_wrap=True)
     for m in report.metrics:
         table.add_column(m, justify="right", no_wrap=True)
     for r in report.runs:
@@ -73,7 +73,7 @@ def to_text(report: Report, digits: int = 4, color: bool = False, comparisons: b
     console = Console(
         file=buf,
         force_terminal=color,
-        width=max(100, 17 * (len(report.metrics) + 2)),
+        width=max(100, 17 * len(report.metrics) + max(map(len, report.runs)) + 14),
         color_system="standard" if color else None,
     )
     console.print(rich_table(report, digits))

@@ -34,16 +34,17 @@ def document_to_hit(doc: Document) -> Hit:
     )
 
 
-def document_to_tuple(doc: Document, keep_metadata: bool) -> tuple:
-    """The recorder's light form of a Document: ``(id, score, text, parent, metadata)``."""
+def document_to_tuple(doc: Document, needs: frozenset) -> tuple:
+    """The recorder's light form of a Document: ``(id, score, text, parent, metadata)``,
+    the parent and metadata only when the recorder's key reads them."""
     meta = doc.meta or {}
-    parent = meta.get("source_id")
+    parent = meta.get("source_id") if "parent" in needs else None
     return (
         doc.id,
         doc.score,
         doc.content,
         None if parent is None else str(parent),
-        dict(meta) if keep_metadata else None,
+        dict(meta) if "metadata" in needs else None,
     )
 
 

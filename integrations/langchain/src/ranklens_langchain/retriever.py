@@ -42,7 +42,7 @@ def document_to_hit(item: Any) -> Hit:
     )
 
 
-def document_to_tuple(item: Any, keep_metadata: bool) -> tuple:
+def document_to_tuple(item: Any, needs: frozenset) -> tuple:
     """The recorder's light form of a Document (or pair): ``(id, score, text, parent,
     metadata)``, read as :func:`document_to_hit` reads it, in the app's request path."""
     score = None
@@ -55,12 +55,13 @@ def document_to_tuple(item: Any, keep_metadata: bool) -> tuple:
             if score is not None:
                 break
     parent = None
-    for k in PARENT_KEYS:
-        v = meta.get(k)
-        if v is not None and v != "":
-            parent = str(v)
-            break
-    return (item.id, score, item.page_content, parent, dict(meta) if keep_metadata else None)
+    if "parent" in needs:
+        for k in PARENT_KEYS:
+            v = meta.get(k)
+            if v is not None and v != "":
+                parent = str(v)
+                break
+    return (item.id, score, item.page_content, parent, dict(meta) if "metadata" in needs else None)
 
 
 def _truly_async(runnable: Runnable) -> bool:

@@ -27,15 +27,16 @@ def node_to_hit(item: NodeWithScore) -> Hit:
     )
 
 
-def node_to_tuple(item: NodeWithScore, keep_metadata: bool) -> tuple:
-    """The recorder's light form of a node: ``(id, score, text, parent, metadata)``."""
+def node_to_tuple(item: NodeWithScore, needs: frozenset) -> tuple:
+    """The recorder's light form of a node: ``(id, score, text, parent, metadata)``, the
+    parent and metadata only when the recorder's key reads them."""
     node = item.node
     return (
         node.id_,  # the field behind node_id, without the property's cost
         item.score,
         getattr(node, "text", None),
-        node.ref_doc_id,
-        dict(node.metadata or {}) if keep_metadata else None,
+        node.ref_doc_id if "parent" in needs else None,
+        dict(node.metadata or {}) if "metadata" in needs else None,
     )
 
 
