@@ -9,14 +9,18 @@ from pathlib import Path
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def test_replace_trec_eval_example():
-    out = subprocess.run(
-        [sys.executable, str(EXAMPLES / "replace_trec_eval.py")],
+def run_example(name: str, *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args],
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
+        timeout=300,
     ).stdout
+
+
+def test_replace_trec_eval_example():
+    out = run_example("replace_trec_eval.py")
     names = [line.split("\t")[0].strip() for line in out.splitlines()]
     assert names == [
         "map",
@@ -29,3 +33,39 @@ def test_replace_trec_eval_example():
         "success_10",
     ]
     assert all(line.split("\t")[1] == "all" for line in out.splitlines())
+
+
+def table_value(out: str, column: str) -> float:
+    """A value of the 'all' row of an Evaluation table printed by an example."""
+    lines = out.splitlines()
+    header = next(line.split() for line in lines if line.startswith("query "))
+    row = next(line.split() for line in lines if line.startswith("all "))
+    return float(row[header.index(column)])
+
+
+def test_llamaindex_query_engine_example():
+    out = run_example("llamaindex_query_engine.py")
+    assert "40 retrievals, 0 errors" in out
+    assert "'unmatched': 0" in out and "'matched': 40" in out  # ids and texts both matched
+    assert 0.6 < table_value(out, "ndcg@5") <= 1.0
+
+
+def test_langchain_callbacks_example():
+    out = run_example("langchain_callbacks.py")
+    assert "40 retrievals, 0 errors" in out and "inside chain run" in out
+    assert table_value(out, "recall@5") > 0.9
+
+
+def test_haystack_evaluator_example():
+    out = run_example("haystack_evaluator.py")
+    scores = dict(line.split() for line in out.splitlines()[-3:])
+    assert scores["haystack_ndcg"] == scores["ranklens_haystack"]  # same contract, same number
+    assert table_value(out, "recall@5") > 0.9
+
+
+def test_autorag_example(shared):
+    root = shared("autorag_test_resources")
+    out = run_example("autorag_grouped.py", str(root))
+    assert out.count("AutoRAG: precision") == 3
+    if (root.parent / "autorag_msmarco_sample").exists():
+        assert "1000 questions, 104 with groups > 1" in out
