@@ -185,7 +185,7 @@ class Recorder:
             latency_ms=latency_ms,
             error=None if err is None else {"type": err[0], "message": err[1]},
             trace_id=None if trace_id is None else str(trace_id),
-            parent_trace_id=parent,
+            parent_trace_id=None if parent is None else str(parent),
             source=source,
             started=wall - (0.0 if math.isnan(latency_ms) else latency_ms / 1000),
             duplicates=mapped.duplicates,

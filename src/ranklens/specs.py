@@ -507,3 +507,44 @@ def parse_metrics(names: str | Metric | Sequence[str | Metric]) -> list[Metric]:
         key = metric.name or metric.canonical()
         seen.setdefault(key, metric)
     return list(seen.values())
+
+
+def metric_reference() -> str:
+    """``docs/metrics.md``: every metric family with its names, trec_eval name, parameters,
+    aggregation, and its docstring (formula, edge cases, reference). Generated from
+    :data:`FAMILIES`, so the page cannot drift from the code."""
+    import inspect
+
+    lines = [
+        "# Metric reference",
+        "",
+        "Generated from `ranklens.specs.FAMILIES` (`uv run python -m ranklens.specs >",
+        "docs/metrics.md`); a test keeps this page equal to the code. Every family takes a",
+        "relevance level `rel=` where it uses binary relevance, and a cutoff `@k` where",
+        "marked. Names are case-insensitive; trec_eval's names and `-m` forms also parse.",
+        "",
+        "| family | also | cutoff | trec_eval | parameters | aggregate |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in FAMILIES.values():
+        trec = ", ".join(
+            x
+            for x in (
+                f"`{f.trec_name}_k`" if f.trec_name else "",
+                f"`{f.trec_plain}`" if f.trec_plain else "",
+            )
+            if x
+        )
+        params = ", ".join(f"`{k}={_fmt(v)}`" for k, v in f.params.items())
+        also = ", ".join(f"`{a}`" for a in f.aliases)
+        lines.append(
+            f"| [`{f.name}`](#{f.name.lower()}) | {also} | {'yes' if f.cutoff else 'no'} | "
+            f"{trec or '–'} | {params or '–'} | {f.aggregate} |"
+        )
+    for f in FAMILIES.values():
+        lines += ["", f"## {f.name}", "", inspect.cleandoc(f.doc) if f.doc else "(no docstring)"]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(metric_reference(), end="")

@@ -47,9 +47,8 @@ class RanklensCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         self.recorder.start(
-            run_id, query, query_id=_query_id(metadata),
-            parent=None if parent_run_id is None else str(parent_run_id),
-            source=kwargs.get("name") or "langchain",
+            run_id, query, query_id=_query_id(metadata) if metadata else None,
+            parent=parent_run_id, source=kwargs.get("name") or "langchain",
         )  # fmt: skip
 
     def on_retriever_end(

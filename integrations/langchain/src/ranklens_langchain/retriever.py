@@ -45,15 +45,18 @@ def document_to_hit(item: Any) -> Hit:
 def document_to_tuple(item: Any, needs: frozenset) -> tuple:
     """The recorder's light form of a Document (or pair): ``(id, score, text, parent,
     metadata)``, read as :func:`document_to_hit` reads it, in the app's request path."""
-    score = None
-    if isinstance(item, tuple):
+    if type(item) is tuple:
         item, score = item
+    else:
+        score = None
     meta = item.metadata
-    if score is None:
-        for k in SCORE_KEYS:
-            score = meta.get(k)
-            if score is not None:
-                break
+    if score is None and meta:
+        score = meta.get("score")  # the common case first
+        if score is None:
+            for k in SCORE_KEYS[1:]:
+                score = meta.get(k)
+                if score is not None:
+                    break
     parent = None
     if "parent" in needs:
         for k in PARENT_KEYS:

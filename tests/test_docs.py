@@ -1,0 +1,36 @@
+"""The docs say what the code does: generated pages equal their generators, the code in
+docs/grouped.md prints what the page shows, and every local link in the README resolves."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+from ranklens.specs import metric_reference
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_metric_reference_is_generated_from_the_code():
+    text = (ROOT / "docs" / "metrics.md").read_text()
+    assert text == metric_reference(), "regenerate: uv run python -m ranklens.specs > docs/metrics.md"
+
+
+def test_grouped_page_example_prints_what_it_shows():
+    page = (ROOT / "docs" / "grouped.md").read_text()
+    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
+    shown = re.search(r"prints\n\n```\n(.*?)```", page, re.S).group(1)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(code, "docs/grouped.md", "exec"), {})
+    assert buf.getvalue() == shown
+
+
+def test_readme_links_resolve():
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", readme)
+    assert links, "the README links its docs"
+    for link in links:
+        assert (ROOT / link).exists(), link
