@@ -15,7 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_metric_reference_is_generated_from_the_code():
     text = (ROOT / "docs" / "metrics.md").read_text()
-    assert text == metric_reference(), "regenerate: uv run python -m ranklens.specs > docs/metrics.md"
+    assert text == metric_reference(), (
+        "regenerate: uv run python -m ranklens.specs > docs/metrics.md"
+    )
 
 
 def test_grouped_page_example_prints_what_it_shows():

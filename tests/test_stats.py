@@ -14,13 +14,17 @@ from ranklens.errors import InputError
 values = st.lists(st.sampled_from([0.0, 0.1, 0.25, 1 / 3, 0.5, 0.75, 1.0]), min_size=3, max_size=12)
 
 
+def paired(data) -> tuple[np.ndarray, np.ndarray]:
+    """Two systems' per-query values on the same queries (ties and zeros likely)."""
+    a = np.array(data.draw(values))
+    others = st.sampled_from([0.0, 0.2, 0.5, 1.0])
+    return a, np.array(data.draw(st.lists(others, min_size=len(a), max_size=len(a))))
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.data())
 def test_t_test_equals_ttest_rel(data):
-    a = np.array(data.draw(values))
-    b = np.array(
-        data.draw(st.lists(st.sampled_from([0.0, 0.2, 0.5, 1.0]), min_size=len(a), max_size=len(a)))
-    )
+    a, b = paired(data)
     d = a - b
     ours = stats.paired_t(d)[0]
     if np.std(d) == 0:
@@ -32,10 +36,7 @@ def test_t_test_equals_ttest_rel(data):
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_exact_randomization_equals_permutation_test(data):
-    a = np.array(data.draw(values))
-    b = np.array(
-        data.draw(st.lists(st.sampled_from([0.0, 0.2, 0.5, 1.0]), min_size=len(a), max_size=len(a)))
-    )
+    a, b = paired(data)
     ours = stats.randomization(a - b, n_permutations=10_000)[0]
     ref = sps.permutation_test(
         (a, b),
@@ -78,10 +79,7 @@ def test_randomization_many_columns_equal_one_at_a_time():
 @settings(max_examples=20, deadline=None)  # scipy enumerates signs exactly: slow per call
 @given(st.data())
 def test_wilcoxon_equals_scipy(data):
-    a = np.array(data.draw(values))
-    b = np.array(
-        data.draw(st.lists(st.sampled_from([0.0, 0.2, 0.5, 1.0]), min_size=len(a), max_size=len(a)))
-    )
+    a, b = paired(data)
     d = a - b
     ours = stats.wilcoxon(d)[0]
     if np.count_nonzero(d) == 0:

@@ -155,7 +155,10 @@ class Recorder:
         self._add(query, hits, convert, query_id, latency_ms, error, trace_id, None, source)
 
     def _add(self, query, hits, convert, query_id, latency_ms, error, trace_id, parent, source):
-        # The request path only stores references; mapping happens in _materialise.
+        # The request path copies light tuples of plain values (which the garbage collector
+        # soon stops tracking); Hit objects and id mapping wait for _materialise. Keeping the
+        # framework objects themselves instead measured +19% instructions per LlamaIndex
+        # retrieval (valgrind), against +3.8% for these tuples.
         err = None if error is None else (type(error).__name__, str(error)[:500])
         needs = self.needs
         if convert is None:

@@ -17,7 +17,6 @@ from haystack.components.evaluators import (
     DocumentRecallEvaluator,
 )
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
-from haystack.document_stores.in_memory import InMemoryDocumentStore
 from ranklens_haystack import RanklensEvaluator, RanklensRecorder, run
 
 from ranklens.errors import InputError
@@ -27,16 +26,8 @@ METRICS = ["ndcg@10", "recall@10"]
 
 
 @pytest.fixture(scope="module")
-def store(scifact_slice):
-    s = InMemoryDocumentStore()
-    s.write_documents(
-        [
-            Document(id=d, content=v["text"], meta={"file_id": d})
-            for d, v in scifact_slice.corpus.items()
-            if v["text"]
-        ]
-    )
-    return s
+def store(scifact_slice, store_of):
+    return store_of(scifact_slice)
 
 
 def pipeline(store, recorder):

@@ -4,27 +4,16 @@ inside a Pipeline (run_async), documents mapped by meta fields."""
 from __future__ import annotations
 
 import pytest
-from haystack import Document, Pipeline
+from haystack import Pipeline
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
-from haystack.document_stores.in_memory import InMemoryDocumentStore
 from ranklens_haystack import HaystackRetriever, run
 
 from ranklens.errors import InputError
 
 
-def store_of(dataset):
-    store = InMemoryDocumentStore()
-    store.write_documents(
-        [
-            Document(id=d, content=v["text"], meta={"file_id": d})
-            for d, v in dataset.corpus.items()
-            if v["text"]
-        ]
-    )
-    return store
-
-
-def test_bm25_component_on_cranfield_equals_trec_eval(assert_equals_trec_eval, cranfield, tmp_path):
+def test_bm25_component_on_cranfield_equals_trec_eval(
+    store_of, assert_equals_trec_eval, cranfield, tmp_path
+):
     retriever = InMemoryBM25Retriever(store_of(cranfield), top_k=10)
     adapter = HaystackRetriever(retriever)
     assert adapter.is_async  # InMemoryBM25Retriever has run_async
@@ -36,7 +25,9 @@ def test_bm25_component_on_cranfield_equals_trec_eval(assert_equals_trec_eval, c
     assert 0.2 < ev["map"] < 0.35
 
 
-def test_pipeline_reads_the_named_component(assert_equals_trec_eval, scifact_slice, tmp_path):
+def test_pipeline_reads_the_named_component(
+    store_of, assert_equals_trec_eval, scifact_slice, tmp_path
+):
     pipe = Pipeline()
     pipe.add_component("retriever", InMemoryBM25Retriever(store_of(scifact_slice)))
     with pytest.raises(InputError, match="component= one of retriever"):
