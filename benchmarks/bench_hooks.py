@@ -14,7 +14,8 @@ Target: the ranklens hook adds under 5%.
 * LangChain: a bm25s BaseRetriever; ``RanklensCallbackHandler`` against a do-nothing
   ``BaseCallbackHandler``;
 * Haystack: InMemoryBM25Retriever in a Pipeline; ``RanklensRecorder`` after it against a
-  do-nothing pass-through component.
+  do-nothing pass-through component (``Haystack``), and ``ranklens_haystack.instrument()``
+  (a tracer, no extra component) against a do-nothing tracer (``HaystackTracer``).
 """
 
 import logging
@@ -163,7 +164,42 @@ def haystack() -> None:
     return pipe(None), pipe(PassThrough()), pipe(RanklensRecorder())
 
 
-FRAMEWORKS = {"LlamaIndex": llamaindex, "LangChain": langchain, "Haystack": haystack}
+def haystack_tracer() -> tuple:
+    """Haystack through its tracer: no extra component (against a do-nothing tracer)."""
+    from haystack import Document, Pipeline, tracing
+    from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+    from haystack.tracing import NullTracer
+    from ranklens_haystack import instrument
+
+    store = InMemoryDocumentStore()
+    store.write_documents([Document(id=f"d{i}", content=t) for i, t in enumerate(DOCS)])
+    p = Pipeline()
+    p.add_component("retriever", InMemoryBM25Retriever(store, top_k=10))
+
+    def plain(qs):
+        for q in qs:
+            p.run({"retriever": {"query": q}})
+
+    def noop(qs):
+        previous = tracing.tracer.actual_tracer
+        tracing.enable_tracing(NullTracer())  # a tracer installed that does nothing
+        plain(qs)
+        tracing.tracer.actual_tracer = previous
+
+    def hooked(qs):
+        with instrument():
+            plain(qs)
+
+    return plain, noop, hooked
+
+
+FRAMEWORKS = {
+    "LlamaIndex": llamaindex,
+    "LangChain": langchain,
+    "Haystack": haystack,
+    "HaystackTracer": haystack_tracer,
+}
 MODES = ("plain", "noop", "ranklens")
 
 

@@ -6,6 +6,7 @@ an evaluation pipeline."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 import pytest
@@ -133,3 +134,72 @@ def test_evaluator_in_an_evaluation_pipeline_and_its_errors():
         )
     with pytest.raises(InputError, match="document_comparison_field must be"):
         RanklensEvaluator(document_comparison_field="title")
+
+
+@pytest.mark.parametrize("mode", ["run", "run_async"])
+def test_tracer_captures_without_a_component(store, scifact_slice, mode):
+    from haystack import tracing
+    from ranklens_haystack import instrument
+
+    p = Pipeline()
+    p.add_component("retriever", InMemoryBM25Retriever(store, top_k=10))
+    items = list(scifact_slice.queries.items())
+    before = tracing.tracer.actual_tracer
+    ids = {text: qid for qid, text in items}
+    with instrument(query_ids=ids) as rec:
+        assert tracing.tracer.actual_tracer is not before
+        if mode == "run":
+            for _, text in items:
+                p.run({"retriever": {"query": text}})
+        else:
+
+            async def all_queries():
+                await asyncio.gather(*(p.run_async({"retriever": {"query": t}}) for _, t in items))
+
+            asyncio.run(all_queries())
+    assert tracing.tracer.actual_tracer is before  # restored
+    assert rec.total == len(items) and rec.errors == 0
+    records = list(rec.records())
+    assert all(r.latency_ms > 0 and r.source == "retriever" for r in records)
+    assert {r.query_id for r in records} == set(scifact_slice.queries)
+    runner = run(InMemoryBM25Retriever(store, top_k=10), scifact_slice, progress=False)
+    assert rec.to_run(scifact_slice).to_lists() == runner.run.to_lists()
+
+
+def test_tracer_records_errors_and_keeps_the_active_tracer(store):
+    from haystack import component, tracing
+    from haystack.tracing import Span, Tracer
+    from ranklens_haystack import instrument
+
+    seen = []
+
+    class Outer(Tracer):  # e.g. an OpenTelemetry tracer already in place
+        def trace(self, operation_name, tags=None, parent_span=None):
+            seen.append(operation_name)
+            return contextlib.nullcontext(NullishSpan())
+
+        def current_span(self):
+            return None
+
+    class NullishSpan(Span):
+        def set_tag(self, key, value):
+            return None
+
+    @component
+    class Broken:
+        @component.output_types(documents=list[Document])
+        def run(self, query: str):
+            raise ConnectionError("store unreachable")
+
+    p = Pipeline()
+    p.add_component("retriever", Broken())
+    original = tracing.tracer.actual_tracer
+    tracing.enable_tracing(Outer())
+    try:
+        with instrument() as rec, pytest.raises(Exception, match="store unreachable"):
+            p.run({"retriever": {"query": "anything"}})
+        (r,) = list(rec.records())
+        assert r.error == {"type": "ConnectionError", "message": "store unreachable"}
+        assert "haystack.component.run" in seen  # the outer tracer still saw the spans
+    finally:
+        tracing.enable_tracing(original)

@@ -5,5 +5,14 @@ from __future__ import annotations
 
 from .components import RanklensEvaluator, RanklensRecorder
 from .retriever import HaystackRetriever, document_to_hit, run
+from .tracing import RanklensTracer, instrument
 
-__all__ = ["HaystackRetriever", "RanklensEvaluator", "RanklensRecorder", "document_to_hit", "run"]
+__all__ = [
+    "HaystackRetriever",
+    "RanklensEvaluator",
+    "RanklensRecorder",
+    "RanklensTracer",
+    "document_to_hit",
+    "instrument",
+    "run",
+]
