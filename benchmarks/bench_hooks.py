@@ -169,7 +169,7 @@ def haystack_tracer() -> tuple:
     from haystack import Document, Pipeline, tracing
     from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
     from haystack.document_stores.in_memory import InMemoryDocumentStore
-    from haystack.tracing import NullTracer
+    from haystack.tracing.tracer import NullTracer
     from ranklens_haystack import instrument
 
     store = InMemoryDocumentStore()
@@ -235,6 +235,8 @@ def instructions(framework: str, n: int = 200) -> None:
 
     def wait(path: pathlib.Path) -> None:
         while not path.exists():
+            if proc.poll() is not None:  # the script failed before reaching its gate
+                raise RuntimeError(f"{framework} {mode}: {proc.stderr.read()[-2000:]}")
             time.sleep(0.1)
 
     per_query = {}
