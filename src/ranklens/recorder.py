@@ -53,6 +53,19 @@ class Retrieval:
         return self.error is None
 
 
+class _Deferred:
+    """Hits kept as a hook received them, with the function that makes light tuples."""
+
+    __slots__ = ("items", "later")
+
+    def __init__(self, items: Any, later: Callable[[Any], list]):
+        self.items = items
+        self.later = later
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
 class Recorder:
     """Captures retrievals; see the module docstring.
 
@@ -131,6 +144,30 @@ class Recorder:
         self._add(query, hits, convert, query_id, (now - t0) * 1000, error, token, parent, source)
         return True
 
+    def end_light(self, token: Any, light: Any, later: Callable[[Any], list] | None = None) -> bool:
+        """:meth:`end` for a successful retrieval whose hits a hook already turned into
+        light tuples ``(id, score, text, parent, metadata)``, or, with ``later``, kept as
+        they came and turned into those tuples by ``later(light)`` when read (the cheapest
+        request path: one lock, no conversion). False if the token was never started."""
+        if later is not None:
+            light = _Deferred(light, later)
+        now = time.perf_counter()
+        with self._lock:
+            began = self._pending.pop(token, None)
+            if began is None:
+                self._unmatched_ends += 1
+                return False
+            t0, query, query_id, parent, source = began
+            latency = (now - t0) * 1000
+            self._memory.append(
+                (query, light, query_id, latency, None, token, parent, source, time.time())
+            )
+            self.total += 1
+            self._recent.append((latency, True, len(light)))
+            if len(self._memory) > self.max_records:
+                self._spill(len(self._memory) - self.max_records // 2)
+        return True
+
     def abort(self, token: Any, error: BaseException) -> bool:
         """End the retrieval ``token`` with ``error`` if it is in flight (hooks that see
         every failing span call this; other tokens are left alone). True if it was."""
@@ -177,6 +214,8 @@ class Recorder:
 
     def _materialise(self, raw: tuple) -> Retrieval:
         query, light, query_id, latency_ms, err, trace_id, parent, source, wall = raw
+        if type(light) is _Deferred:
+            light = light.later(light.items)
         hits = [Hit(i, None if s is None else float(s), t, m or {}, p) for i, s, t, p, m in light]
         mapped = map_hits(hits, self.key)
         return Retrieval(

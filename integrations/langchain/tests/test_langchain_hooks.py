@@ -65,3 +65,25 @@ def test_errors_and_bare_retriever(retriever, scifact_slice):
     assert ok.query == q and ok.query_id is None and len(ok.doc_ids) == 10
     assert ok.parent_trace_id is None  # a bare retriever run
     assert bad.error == {"type": "TimeoutError", "message": "vector store timed out"}
+
+
+def test_scores_read_from_any_score_field_and_stray_ends():
+    from langchain_core.documents import Document
+
+    class Scored(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager):
+            return [
+                Document(page_content="a", id="a", metadata={"relevance_score": 0.7}),
+                Document(page_content="b", id="b", metadata={"score": 0.0}),
+                Document(page_content="c", id="c"),
+            ]
+
+    for key in ("id", "meta.missing"):  # the inline path and the full conversion
+        handler = RanklensCallbackHandler(key=key)
+        Scored().invoke("q", config={"callbacks": [handler]})
+        (r,) = list(handler.recorder.records())
+        if key == "id":
+            assert r.doc_ids == ["a", "b", "c"] and r.scores == [0.7, 0.0, None]
+        else:
+            assert r.doc_ids == [] and r.unmapped == 3
+    assert handler.recorder.end_light("never-started", []) is False

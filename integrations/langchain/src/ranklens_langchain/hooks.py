@@ -5,6 +5,11 @@
 under ``batch``'s thread pool and ``abatch``. The query id is read from the run's config
 metadata (``query_id`` or ``ranklens_query_id``); pass the handler in
 ``config={"callbacks": [handler]}`` or to the chain's ``with_config``.
+
+With a key that reads only ids (the default), the handler keeps the list of Documents it
+receives and reads their id, score and text when the records are read, so the app's
+request path does no work per document; a Document changed in place afterwards is read as
+it is then. Keys that read metadata or the parent convert at once.
 """
 
 from __future__ import annotations
@@ -17,7 +22,25 @@ from langchain_core.documents import Document
 
 from ranklens.recorder import Recorder
 
-from .retriever import document_to_tuple
+from .retriever import SCORE_KEYS, document_to_tuple
+
+
+def _light(documents: list[Document]) -> list[tuple]:
+    """Light tuples (id, score, text) of Documents, for a key that reads only ids."""
+    return [
+        (d.id, s if (s := (m := d.metadata).get("score")) is not None else _score(m),
+         d.page_content, None, None)
+        for d in documents
+    ]  # fmt: skip
+
+
+def _score(metadata: dict[str, Any]) -> Any:
+    for k in SCORE_KEYS[1:]:
+        v = metadata.get(k)
+        if v is not None:
+            return v
+    return None
+
 
 QUERY_ID_KEYS = ("query_id", "ranklens_query_id")
 
@@ -59,7 +82,13 @@ class RanklensCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        self.recorder.end(run_id, documents, convert=document_to_tuple)
+        rec = self.recorder
+        if rec.needs:  # the key reads metadata or the parent: the full conversion
+            rec.end(run_id, documents, convert=document_to_tuple)
+            return
+        # The common case: keep the list as it came, read id, score and text when the
+        # records are read (no work per document in the app's request path).
+        rec.end_light(run_id, documents, later=_light)
 
     def on_retriever_error(
         self,
