@@ -250,3 +250,28 @@ def test_bad_inputs_are_named():
         ranklens.run(lambda q: [], {"q": "x"}, concurrency=0)
     empty = ranklens.run(lambda q: [], {}, progress=False)
     assert empty.records == [] and empty.report_info()["latency_ms"] == {}
+
+
+def test_skip_failed_keeps_graded_groups():
+    from ranklens import Qrels
+
+    qrels = Qrels.from_groups(
+        {"q1": [["a", "b"], ["c"]], "q2": [["d"]], "q3": [["e"]]},
+        {"q1": [3, 1], "q2": [2], "q3": [1]},
+    )
+
+    def flaky(query, query_id):
+        if query_id == "q3":
+            raise RuntimeError("down")
+        return ["c", "a"] if query_id == "q1" else ["d"]
+
+    res = ranklens.run(flaky, {"q1": "x", "q2": "y", "q3": "z"}, progress=False)
+    ev = res.evaluate(qrels, ["ndcg@2"], skip_failed=True)
+    assert ev.query_ids == ["q1", "q2"]
+    # Group grades survive the subset: c (grade 1) then a (grade 3) is not ideal.
+    kept = Qrels.from_groups({"q1": [["a", "b"], ["c"]], "q2": [["d"]]}, {"q1": [3, 1], "q2": [2]})
+    assert (
+        ev["ndcg@2"]
+        == ranklens.evaluate(kept, {"q1": ["c", "a"], "q2": ["d"]}, ["ndcg@2"])["ndcg@2"]
+    )
+    assert ev.query("q1")["ndcg@2"] < 1.0

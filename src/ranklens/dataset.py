@@ -54,18 +54,9 @@ class Dataset:
     def subset(self, query_ids: list[str]) -> Dataset:
         """The dataset restricted to some queries (the corpus is shared)."""
         keep = set(map(str, query_ids))
-        groups = self.qrels.to_groups()
-        grades = _unit_grades(self.qrels)
-        if self.qrels.grouped:
-            qrels = Qrels.from_groups(
-                {q: g for q, g in groups.items() if q in keep},
-                {q: g for q, g in grades.items() if q in keep},
-            )
-        else:
-            qrels = Qrels.from_dict({q: v for q, v in self.qrels.to_dict().items() if q in keep})
         return Dataset(
             {q: t for q, t in self.queries.items() if q in keep},
-            qrels,
+            self.qrels.subset(keep),
             self.corpus,
             self.name,
             dict(self.info),
@@ -141,16 +132,6 @@ class Dataset:
         )
         queries = {str(q): str(t) for q, t in zip(df["query_id"], df["query"])}
         return cls(queries, qrels, None, name)
-
-
-def _unit_grades(qrels: Qrels) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {str(q): [] for q in qrels.query_ids}
-    last = -1
-    for qc, u, g in zip(qrels.q.tolist(), qrels.unit.tolist(), qrels.grade.tolist()):
-        if u != last:
-            out[str(qrels.query_ids[qc])].append(g)
-            last = u
-    return out
 
 
 def read_dataset(path: str | Path, **kwargs: Any) -> Dataset:

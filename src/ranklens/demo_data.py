@@ -194,16 +194,12 @@ def write(folder: Path | None = None) -> Path:
 
 def load():
     """The demo :class:`~ranklens.Dataset`: questions, grouped and graded labels, corpus."""
+    from .io.beir import read_corpus
     from .io.tables import read_jsonl_dataset
 
     folder = demo_folder()
     ds = read_jsonl_dataset(folder / "questions.jsonl")
-    corpus = {}
-    with open(folder / "corpus.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            rec = json.loads(line)
-            corpus[rec["_id"]] = {"title": rec["title"], "text": rec["text"], "metadata": {}}
-    ds.corpus = corpus
+    ds.corpus = read_corpus(folder / "corpus.jsonl")
     ds.name = "merrow-lighthouses"
     return ds
 

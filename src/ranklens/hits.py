@@ -31,6 +31,10 @@ from .errors import InputError
 
 KeyLike = str | Callable[["Hit"], Any]
 
+EVERYTHING = frozenset({"metadata", "parent"})
+"""What a light-tuple converter copies to make a full :class:`Hit` (see
+:meth:`Hit.from_light`)."""
+
 
 @dataclass
 class Hit:
@@ -42,6 +46,12 @@ class Hit:
     text: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     parent: str | None = None
+
+    @classmethod
+    def from_light(cls, light: tuple) -> Hit:
+        """A hit from the hooks' light tuple ``(id, score, text, parent, metadata)``."""
+        id_, score, text, parent, metadata = light
+        return cls(id_, None if score is None else float(score), text, metadata or {}, parent)
 
     def to_json(self) -> dict[str, Any]:
         """The chunk-level record kept in the run log (text shortened to 200 characters)."""

@@ -298,6 +298,26 @@ class Qrels:
             groups[-1].append(self.doc_ids[dc])
         return out
 
+    def group_grades(self) -> dict[str, list[int]]:
+        """``{query: [grade of each unit]}``, aligned with :meth:`to_groups`."""
+        out: dict[str, list[int]] = {str(q): [] for q in self.query_ids}
+        last = -1
+        for qc, u, g in zip(self.q.tolist(), self.unit.tolist(), self.grade.tolist()):
+            if u != last:
+                out[str(self.query_ids[qc])].append(g)
+                last = u
+        return out
+
+    def subset(self, query_ids: Iterable[Any]) -> Qrels:
+        """The labels of some queries only (groups and their grades kept)."""
+        keep = set(map(str, query_ids))
+        if self.grouped:
+            return Qrels.from_groups(
+                {q: g for q, g in self.to_groups().items() if q in keep},
+                {q: g for q, g in self.group_grades().items() if q in keep},
+            )
+        return Qrels.from_dict({q: v for q, v in self.to_dict().items() if q in keep})
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Qrels):
             return NotImplemented

@@ -135,11 +135,9 @@ class Recorder:
         ``"parent"`` (the hooks' request path: no Hit objects, nothing copied that the key
         does not read)."""
         now = time.perf_counter()
-        with self._lock:
-            began = self._pending.pop(token, None)
-            if began is None:
-                self._unmatched_ends += 1
-                return False
+        began = self._take(token)
+        if began is None:
+            return False
         t0, query, query_id, parent, source = began
         self._add(query, hits, convert, query_id, (now - t0) * 1000, error, token, parent, source)
         return True
@@ -152,21 +150,21 @@ class Recorder:
         if later is not None:
             light = _Deferred(light, later)
         now = time.perf_counter()
+        began = self._take(token)
+        if began is None:
+            return False
+        t0, query, query_id, parent, source = began
+        latency = (now - t0) * 1000
+        self._store((query, light, query_id, latency, None, token, parent, source, time.time()))
+        return True
+
+    def _take(self, token: Any) -> tuple | None:
+        """The start record of ``token``, removed; None (and counted) if never started."""
         with self._lock:
             began = self._pending.pop(token, None)
             if began is None:
                 self._unmatched_ends += 1
-                return False
-            t0, query, query_id, parent, source = began
-            latency = (now - t0) * 1000
-            self._memory.append(
-                (query, light, query_id, latency, None, token, parent, source, time.time())
-            )
-            self.total += 1
-            self._recent.append((latency, True, len(light)))
-            if len(self._memory) > self.max_records:
-                self._spill(len(self._memory) - self.max_records // 2)
-        return True
+        return began
 
     def abort(self, token: Any, error: BaseException) -> bool:
         """End the retrieval ``token`` with ``error`` if it is in flight (hooks that see
@@ -203,12 +201,19 @@ class Recorder:
             light = [(h.id, h.score, h.text, h.parent, h.metadata if meta else None) for h in hits]
         else:
             light = [convert(h, needs) for h in hits]
-        raw = (query, light, query_id, latency_ms, err, trace_id, parent, source, time.time())
+        self._store(
+            (query, light, query_id, latency_ms, err, trace_id, parent, source, time.time())
+        )
+
+    def _store(self, raw: tuple) -> None:
+        """Keep one record (query, light hits, query id, latency, error, trace id, parent,
+        source, wall time), spilling the oldest half past ``max_records``."""
+        latency, err = raw[3], raw[4]
         with self._lock:
             self._memory.append(raw)
             self.total += 1
             self.errors += err is not None
-            self._recent.append((latency_ms, err is None, len(raw[1])))
+            self._recent.append((latency, err is None, len(raw[1])))
             if len(self._memory) > self.max_records:
                 self._spill(len(self._memory) - self.max_records // 2)
 
@@ -216,7 +221,7 @@ class Recorder:
         query, light, query_id, latency_ms, err, trace_id, parent, source, wall = raw
         if type(light) is _Deferred:
             light = light.later(light.items)
-        hits = [Hit(i, None if s is None else float(s), t, m or {}, p) for i, s, t, p, m in light]
+        hits = [Hit.from_light(t) for t in light]
         mapped = map_hits(hits, self.key)
         return Retrieval(
             query=str(query),
@@ -341,15 +346,19 @@ class Recorder:
                 out[qid] = rec
         return out, counts
 
+    def _run(self, labels: Any, match: str):
+        """The matched retrievals as a Run, with the matching counts."""
+        from .runs import Run
+
+        matched, counts = self._matched(getattr(labels, "queries", None), match)
+        run = Run.from_dict({q: r.doc_ids for q, r in matched.items()}, name=self.name)
+        return run, {**counts, "matched": len(matched)}
+
     def to_run(self, dataset: Any = None, match: str = "auto"):
         """The captured retrievals as a :class:`~ranklens.Run` keyed by query id (matched
         to ``dataset``'s queries by id, else by normalised text, when a dataset is given;
         the first successful retrieval of a query counts)."""
-        from .runs import Run
-
-        labelled = getattr(dataset, "queries", None)
-        matched, _ = self._matched(labelled, match)
-        return Run.from_dict({q: r.doc_ids for q, r in matched.items()}, name=self.name)
+        return self._run(dataset, match)[0]
 
     def evaluate(self, labels: Any, metrics: Any, *, match: str = "auto", **kwargs: Any):
         """Evaluate the captured retrievals against a Dataset (queries matched by id, else
@@ -358,15 +367,10 @@ class Recorder:
         that match no label are counted in ``evaluation.recorder_counts``."""
         from .evaluation import evaluate
 
-        labelled = getattr(labels, "queries", None)
-        qrels = labels.qrels if hasattr(labels, "qrels") else labels
-        matched, counts = self._matched(labelled, match)
-        from .runs import Run
-
-        run = Run.from_dict({q: r.doc_ids for q, r in matched.items()}, name=self.name)
+        run, counts = self._run(labels, match)
         kwargs.setdefault("missing", "skip")
-        ev = evaluate(qrels, run, metrics, **kwargs)
-        ev.recorder_counts = {**counts, "matched": len(matched)}
+        ev = evaluate(labels.qrels if hasattr(labels, "qrels") else labels, run, metrics, **kwargs)
+        ev.recorder_counts = counts
         return ev
 
     def to_jsonl(self, path: str | Path) -> None:

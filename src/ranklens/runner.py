@@ -315,7 +315,7 @@ class RunResult:
         q = Qrels.coerce(qrels.qrels if hasattr(qrels, "qrels") else qrels)
         if skip_failed and self.failed:
             failed = {r.query_id for r in self.failed}
-            q = _drop_queries(q, failed)
+            q = q.subset(x for x in map(str, q.query_ids) if x not in failed)
         return evaluate(q, self.run, metrics, **kwargs)
 
     def to_trec(self, path: str | Path) -> None:
@@ -331,15 +331,6 @@ class RunResult:
             f"RunResult({self.name!r}: {info['queries']} queries, {info['errors']} errors, "
             f"p50 {p50:.1f} ms)"
         )
-
-
-def _drop_queries(qrels, drop: set[str]):
-    from .qrels import Qrels
-
-    groups = qrels.to_groups()
-    if qrels.grouped:
-        return Qrels.from_groups({q: g for q, g in groups.items() if str(q) not in drop})
-    return Qrels.from_dict({q: v for q, v in qrels.to_dict().items() if str(q) not in drop})
 
 
 # --------------------------------------------------------------------------- running

@@ -56,6 +56,23 @@ def read_beir_qrels(path: str | Path) -> Qrels:
     return Qrels.from_arrays(qs, ds, gs, source=str(p))
 
 
+def read_corpus(path: str | Path) -> dict[str, dict[str, Any]]:
+    """A BEIR ``corpus.jsonl``: ``{doc_id: {"title", "text", "metadata"}}``; a repeated or
+    malformed document is an error naming the line."""
+    cp = Path(path)
+    docs: dict[str, dict[str, Any]] = {}
+    for lineno, rec in _records(cp):
+        did = _field(cp, lineno, rec, "_id")
+        if did in docs:
+            raise InputError(f"{cp}:{lineno}: document {did!r} appears twice")
+        docs[did] = {
+            "title": rec.get("title", "") or "",
+            "text": _field(cp, lineno, rec, "text"),
+            "metadata": rec.get("metadata") or {},
+        }
+    return docs
+
+
 def read_beir(folder: str | Path, split: str = "test", corpus: bool = True) -> Dataset:
     """Read a BEIR folder; ``split`` names ``qrels/<split>.tsv``; ``corpus=False`` skips
     the corpus (faster when only ids are needed)."""
@@ -74,17 +91,8 @@ def read_beir(folder: str | Path, split: str = "test", corpus: bool = True) -> D
         queries[qid] = _field(qp, lineno, rec, "text")
     docs = None
     if corpus:
-        docs = {}
         cp = root / "corpus.jsonl"
-        for lineno, rec in _records(cp):
-            did = _field(cp, lineno, rec, "_id")
-            if did in docs:
-                raise InputError(f"{cp}:{lineno}: document {did!r} appears twice")
-            docs[did] = {
-                "title": rec.get("title", "") or "",
-                "text": _field(cp, lineno, rec, "text"),
-                "metadata": rec.get("metadata") or {},
-            }
+        docs = read_corpus(cp)
         unknown = [d for d in qrels.doc_ids if d not in docs]
         if unknown:
             raise InputError(

@@ -64,12 +64,10 @@ def read_jsonl_dataset(path: str | Path) -> Dataset:
 
 def write_jsonl_dataset(dataset: Dataset, path: str | Path) -> None:
     """Write a dataset as JSONL (``relevant`` for plain labels, ``groups`` when grouped)."""
-    from ..dataset import _unit_grades
-
     q = dataset.qrels
     with open(path, "w", encoding="utf-8") as fh:
         if q.grouped:
-            grades = _unit_grades(q)
+            grades = q.group_grades()
             for qid, glist in q.to_groups().items():
                 fh.write(
                     json.dumps(

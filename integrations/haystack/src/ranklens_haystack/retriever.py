@@ -10,7 +10,7 @@ from haystack import Document, Pipeline
 
 import ranklens
 from ranklens.errors import InputError
-from ranklens.hits import Hit
+from ranklens.hits import EVERYTHING, Hit
 from ranklens.runner import RetrieverAdapter, RunResult
 
 QUERY_SOCKETS = ("query", "text")
@@ -23,15 +23,7 @@ def document_to_hit(doc: Document) -> Hit:
     ``key="parent"``."""
     if not isinstance(doc, Document):
         raise InputError(f"expected a haystack Document, got {type(doc).__name__}")
-    meta = dict(doc.meta or {})
-    parent = meta.get("source_id")
-    return Hit(
-        id=doc.id,
-        score=None if doc.score is None else float(doc.score),
-        text=doc.content,
-        metadata=meta,
-        parent=None if parent is None else str(parent),
-    )
+    return Hit.from_light(document_to_tuple(doc, EVERYTHING))
 
 
 def document_to_tuple(doc: Document, needs: frozenset) -> tuple:

@@ -10,7 +10,7 @@ from langchain_core.runnables import Runnable
 
 import ranklens
 from ranklens.errors import InputError
-from ranklens.hits import Hit
+from ranklens.hits import EVERYTHING, Hit
 from ranklens.runner import RetrieverAdapter, RunResult
 
 SCORE_KEYS = ("score", "relevance_score", "_score", "similarity")
@@ -24,22 +24,10 @@ PARENT_KEYS = ("doc_id", "parent_id", "source")
 def document_to_hit(item: Any) -> Hit:
     """A ranklens hit from a ``Document`` (or a ``(Document, score)`` pair, as
     ``similarity_search_with_score`` returns)."""
-    score = None
-    if isinstance(item, tuple) and len(item) == 2:
-        item, score = item
-    if not isinstance(item, Document):
-        raise InputError(f"expected a langchain Document, got {type(item).__name__}")
-    meta = dict(item.metadata or {})
-    if score is None:
-        score = next((meta[k] for k in SCORE_KEYS if meta.get(k) is not None), None)
-    parent = next((meta[k] for k in PARENT_KEYS if meta.get(k) not in (None, "")), None)
-    return Hit(
-        id=item.id,
-        score=None if score is None else float(score),
-        text=item.page_content,
-        metadata=meta,
-        parent=None if parent is None else str(parent),
-    )
+    doc = item[0] if isinstance(item, tuple) and len(item) == 2 else item
+    if not isinstance(doc, Document):
+        raise InputError(f"expected a langchain Document, got {type(doc).__name__}")
+    return Hit.from_light(document_to_tuple(item, EVERYTHING))
 
 
 def document_to_tuple(item: Any, needs: frozenset) -> tuple:

@@ -10,21 +10,14 @@ from llama_index.core.schema import NodeWithScore
 
 import ranklens
 from ranklens.errors import InputError
-from ranklens.hits import Hit
+from ranklens.hits import EVERYTHING, Hit
 from ranklens.runner import RetrieverAdapter, RunResult
 
 
 def node_to_hit(item: NodeWithScore) -> Hit:
     """A ranklens hit from a ``NodeWithScore``: the node id, its score, text and metadata,
     and the parent document (``ref_doc_id``) for ``key="parent"``."""
-    node = item.node
-    return Hit(
-        id=node.node_id,
-        score=None if item.score is None else float(item.score),
-        text=node.get_content(),
-        metadata=dict(node.metadata or {}),
-        parent=node.ref_doc_id,
-    )
+    return Hit.from_light(node_to_tuple(item, EVERYTHING))
 
 
 def node_to_tuple(item: NodeWithScore, needs: frozenset) -> tuple:
