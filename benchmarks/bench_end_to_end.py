@@ -238,6 +238,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--worker", nargs=5, metavar=("TOOL", "PHASE", "N", "DEPTH", "REPS"))
     ap.add_argument("--json", help="write all measurements to this file")
+    ap.add_argument("--sizes", help="only these sizes, e.g. 100000x100,1000x1000")
+    ap.add_argument("--phases", help="only these phases, e.g. files,dicts,fresh")
     args = ap.parse_args()
     if args.worker:
         tool, phase, n, depth, reps = args.worker
@@ -265,6 +267,9 @@ def main() -> None:
     print("versions:", ", ".join(f"{k} {v}" for k, v in versions.items()))
     check_agreement()
     sizes = SIZES[:2] if args.quick else SIZES
+    if args.sizes:
+        sizes = [tuple(int(x) for x in sz.split("x")) for sz in args.sizes.split(",")]
+    phases = args.phases.split(",") if args.phases else ["files", "dicts", "reeval"]
     results: dict = {"versions": versions, "sizes": {}}
     for n, depth in sizes:
         paths(n, depth)
@@ -276,6 +281,8 @@ def main() -> None:
             ("dicts", ["ranklens", "pytrec_eval", "ranx", "ranx_plain"]),
             ("reeval", ["ranklens", "pytrec_eval", "ranx"]),
         ):
+            if phase not in phases:
+                continue
             # one repetition per worker, the tools taking turns, so that the machine's
             # drift over minutes falls on every tool alike
             acc: dict = {t: {"times": [], "peak_mb": 0.0} for t in tools}
@@ -296,7 +303,7 @@ def main() -> None:
             f"{'phase':8} {'ranklens':>10} {'pytrec_eval':>12} {'ranx':>10} {'ranx(dict)':>11}"
             f" {'vs pytrec':>10} {'vs ranx':>8} {'vs ranx(dict)':>13}   peak MB (rl/pt/rx)"
         )
-        for phase in ("files", "dicts", "reeval"):
+        for phase in phases:
             ours = row[f"{phase}/ranklens"]["median"]
             pt = row[f"{phase}/pytrec_eval"]["median"]
             rx = row[f"{phase}/ranx"]["median"]
@@ -309,6 +316,10 @@ def main() -> None:
                 f"{(f'{rxp:11.3f}' if rxp else ' ' * 11)} {pt / ours:9.1f}x {rx / ours:7.1f}x "
                 f"{(f'{rxp / ours:12.1f}x' if rxp else ' ' * 13)}   {mem}"
             )
+    if args.phases and "fresh" not in phases:
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2))
+        return
     n, depth = 10_000, 100
     fresh = {
         t: statistics.median(fresh_process(t, n, depth, 3)["times"])

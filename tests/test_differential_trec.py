@@ -172,3 +172,49 @@ def test_score_precision_float32_reproduces_pytrec_eval_ties():
     assert oracle == 1.0
     assert f32["recip_rank"] == 1.0
     assert f64["recip_rank"] == 0.5
+
+
+def _columns(rows):
+    return ranklens.Run.from_arrays(
+        [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+    )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(qrels_and_run(), st.sampled_from(["shuffled", "score_order", "trec_order"]), st.randoms())
+def test_columnar_runs_in_any_row_order_equal_trec_eval(case, layout, rnd):
+    """The columnar path (TREC files, Run objects) orders rows itself: rows shuffled, rows in
+    score order with ties in any order (only the tied rows move), or already in trec_eval's
+    order (nothing moves) all give trec_eval's values."""
+    qrels, run, level = case
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    if layout == "shuffled":
+        rnd.shuffle(rows)
+    else:
+        rnd.shuffle(rows)  # ties in any order
+        if layout == "trec_order":  # ties by document id descending (byte order)
+            rows.sort(key=lambda r: r[1].encode(), reverse=True)
+        rows.sort(key=lambda r: (r[0], -r[2]))  # stable: by query, then score descending
+    R = _columns(rows)
+    expected = trec_per_query(qrels, run, level)
+    names = ["map", "ndcg_cut_10", "recip_rank", "P_5", "bpref", "Rprec"]
+    ev = ranklens.evaluate(
+        ranklens.Qrels.from_dict(qrels),
+        R,
+        names,
+        relevance_level=level,
+        missing="skip",
+        score_precision="float32",
+    )
+    for qid in expected:
+        for key in names:
+            assert math.isclose(ev.query(qid)[key], expected[qid][key], abs_tol=1e-9), (
+                key,
+                qid,
+                layout,
+            )
+    order = R.row_order("float32")
+    if layout == "trec_order":
+        assert order.is_identity
+    if layout != "shuffled":
+        assert order.within_queries

@@ -93,6 +93,19 @@ def sorted_with_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return key[o], o
 
 
+def order_by(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
+    """Stable permutation sorting rows by ``(primary, secondary)``, both non-negative
+    integers: one packed-integer sort where both fit in 62 bits, else ``np.lexsort``."""
+    if len(primary) == 0:
+        return np.zeros(0, dtype=np.int64)
+    sbits = max(int(secondary.max()).bit_length(), 1)
+    if int(primary.max()).bit_length() + sbits <= 62:
+        key = primary.astype(np.int64) << sbits
+        key |= secondary
+        return sorted_with_rows(key)[1]
+    return np.lexsort((secondary, primary))
+
+
 def count_top(
     q: np.ndarray, rank: np.ndarray, n_q: int, k: int | None, weights: np.ndarray | None = None
 ) -> np.ndarray:

@@ -50,7 +50,8 @@ def encode(
     values: Sequence[Any] | np.ndarray | Any, n: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Intern ``values`` into ``(codes, vocab)``: ``vocab`` is the sorted array of distinct
-    ids (object dtype, ``str``), ``codes`` int64 with ``vocab[codes] == values``.
+    ids (object dtype, ``str``), ``codes`` integers (int32 below 2^31 ids) with
+    ``vocab[codes] == values``.
 
     ``values`` may be a one-shot iterable when its length ``n`` is given. Integers are
     converted with ``str``; anything else (None, floats, bytes, ``""``) raises
@@ -94,16 +95,30 @@ def _normalise_keys(keys: list[Any]) -> tuple[list[str], np.ndarray]:
 
 
 def encode_arrow(values: Any) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`encode` for a pyarrow string array or chunked array."""
+    """:func:`encode` for a pyarrow string array or chunked array, or a dictionary-typed one
+    (as pyarrow's CSV reader gives when asked: it encodes in parallel as it parses)."""
     import pyarrow as pa
 
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-        values = values.cast(pa.string())
-    enc = values.dictionary_encode()
-    raw = arrow_to_numpy(enc.indices).astype(np.int64, copy=False)
-    keys = enc.dictionary.to_pylist()  # to_numpy() on strings would import pandas
+    if pa.types.is_dictionary(values.type):
+        chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+        if not chunks:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+        first = chunks[0].dictionary
+        if any(c.dictionary is not first and not c.dictionary.equals(first) for c in chunks):
+            table = pa.Table.from_arrays([pa.chunked_array(chunks)], ["ids"])
+            chunks = table.unify_dictionaries().column("ids").chunks
+            first = chunks[0].dictionary
+        raw = np.concatenate([arrow_to_numpy(c.indices) for c in chunks])
+        dictionary = first
+    else:
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+            values = values.cast(pa.string())
+        enc = values.dictionary_encode()
+        raw = arrow_to_numpy(enc.indices).astype(np.int64, copy=False)
+        dictionary = enc.dictionary
+    keys = dictionary.to_pylist()  # to_numpy() on strings would import pandas
     if "" in keys:
         raise BadIdError("")
     vocab = np.empty(len(keys), dtype=object)
@@ -139,7 +154,8 @@ def _sort_vocab(raw: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarr
     if len(keys) == 0:
         return raw, keys
     order = np.argsort(keys.astype(str), kind="stable")
-    rank = np.empty(len(keys), dtype=np.int64)
+    # int32 codes halve the memory traffic of large columns
+    rank = np.empty(len(keys), dtype=np.int32 if len(keys) < 1 << 31 else np.int64)
     rank[order] = np.arange(len(keys))
     return rank[raw], keys[order]
 
@@ -150,6 +166,8 @@ def translate(src_vocab: np.ndarray, dst_vocab: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if len(dst_vocab) == 0:
         return np.full(len(src_vocab), -1, dtype=np.int64)
+    if len(src_vocab) == len(dst_vocab) and bool(np.all(src_vocab == dst_vocab)):
+        return np.arange(len(src_vocab), dtype=np.int64)  # the same ids (the commonest case)
     if len(src_vocab) * 16 < len(dst_vocab):
         # Few ids to look up in a large sorted vocabulary: bisection.
         pos = np.minimum(np.searchsorted(dst_vocab, src_vocab), len(dst_vocab) - 1)

@@ -139,8 +139,7 @@ class JudgeCounts:
 def _by_query_rank(q: np.ndarray, rank: np.ndarray, *more: np.ndarray) -> tuple:
     if len(q) == 0:
         return (q, rank, *more)
-    rbits = max(int(rank.max()).bit_length(), 1)
-    _, o = seg.sorted_with_rows((q.astype(np.int64) << rbits) | rank)
+    o = seg.order_by(q, rank)
     return (q[o], rank[o], *(m[o] for m in more))
 
 
@@ -342,11 +341,13 @@ def _join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> dict[str, Any]:
     n_q = len(eval_q)
 
     # --- run rows in ranking order, mapped to evaluated queries -------------------------
-    order = None if conv.ordering == "given" else R.order(opts.score_precision)
-    identity = order is None or _is_identity(order)
     rq_to_ev = np.where(rq_to_qq >= 0, qq_to_eval[np.maximum(rq_to_qq, 0)], -1)
-    rd = R.d if identity else R.d[order]
-    ev = rq_to_ev[R.q if identity else R.q[order]]
+    if conv.ordering == "given":
+        rd, ev = R.d, rq_to_ev[R.q]
+    else:
+        order = R.row_order(opts.score_precision)
+        rd = order.apply(R.d)
+        ev = rq_to_ev[R.q if order.within_queries else order.apply(R.q)]
     if len(ev) and ev.min() < 0:
         keep = ev >= 0
         ev, rd = ev[keep], rd[keep]
@@ -364,7 +365,7 @@ def _join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> dict[str, Any]:
     qrow_unit = np.cumsum(first_of_unit) - 1  # dense unit id of each qrels row
     if Q.grouped:  # judged documents: one per (query, doc), the highest grade of its groups
         dk = qrow_q * np.int64(max(len(Q.doc_ids), 1)) + qrow_d
-        o = np.lexsort((-qrow_g, dk))
+        o = seg.order_by(dk, qrow_g.max() - qrow_g) if len(dk) else np.zeros(0, np.int64)
         firsts = np.ones(len(o), dtype=bool)
         firsts[1:] = dk[o][1:] != dk[o][:-1]
         doc_q, doc_label = qrow_q[o][firsts], qrow_g[o][firsts]
@@ -405,17 +406,25 @@ def _join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> dict[str, Any]:
             else:
                 kept_dups = len(repeat_rows)
     lens = np.bincount(ev, minlength=n_q).astype(np.int64)
-    off = np.concatenate(([0], np.cumsum(lens)))
+    # each query's rows are one block (in the run's query order): its first row
+    first_row = np.zeros(n_q, dtype=np.int64)
+    if len(ev):
+        block = np.concatenate(([0], np.flatnonzero(ev[1:] != ev[:-1]) + 1))
+        first_row[ev[block]] = block
     in_run = qrow_rd >= 0
     qkey = (qrow_q[in_run].astype(np.int64) << dbits) | qrow_rd[in_run]
     lo = np.searchsorted(skey, qkey, "left")
-    hi = np.searchsorted(skey, qkey, "right")
-    cnt = hi - lo
-    qrows = np.repeat(np.flatnonzero(in_run), cnt)
-    within = np.arange(len(qrows)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    m_row = srow[np.repeat(lo, cnt) + within]  # run row of each match
+    if kept_dups:  # a key may match several run rows
+        cnt = np.searchsorted(skey, qkey, "right") - lo
+        qrows = np.repeat(np.flatnonzero(in_run), cnt)
+        within = np.arange(len(qrows)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        m_row = srow[np.repeat(lo, cnt) + within]  # run row of each match
+    else:  # keys are unique: at most one match each
+        hit = skey[np.minimum(lo, len(skey) - 1)] == qkey if len(skey) else lo < 0
+        qrows = np.flatnonzero(in_run)[hit]
+        m_row = srow[lo[hit]]
     m_q = qrow_q[qrows].astype(np.int64)
-    m_rank = m_row - off[m_q] + 1
+    m_rank = m_row - first_row[m_q] + 1
     m_unit = qrow_unit[qrows]
     m_grade = qrow_g[qrows]
     is_rep = np.zeros(len(ev), dtype=bool)
@@ -431,7 +440,7 @@ def _join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> dict[str, Any]:
         "m_grade": m_grade,
         "m_repeat": m_repeat,
         "rep_q": ev[repeat_rows].astype(np.int64),
-        "rep_rank": repeat_rows - off[ev[repeat_rows]] + 1,
+        "rep_rank": repeat_rows - first_row[ev[repeat_rows]] + 1,
         "unit_q": unit_q,
         "unit_g": unit_g,
         "doc_q": doc_q,
@@ -462,7 +471,7 @@ def _build(jn: dict[str, Any], opts: JudgeOptions) -> Judged:
     e_label = _max_from(m_grade, starts)
 
     # units first found: each unit at its lowest matched rank
-    o = np.lexsort((m_rank, m_unit))
+    o = seg.order_by(m_unit, m_rank)
     firsts = np.ones(len(o), dtype=bool)
     firsts[1:] = m_unit[o][1:] != m_unit[o][:-1]
     fo = o[firsts]
@@ -477,7 +486,7 @@ def _build(jn: dict[str, Any], opts: JudgeOptions) -> Judged:
     # ideal grades per query, descending
     ideal_sel = unit_g != 0 if conv.negative_gain else unit_g > 0
     iq, ig = unit_q[ideal_sel], unit_g[ideal_sel]
-    io = np.lexsort((-ig, iq))
+    io = seg.order_by(iq, ig.max() - ig) if len(ig) else np.zeros(0, dtype=np.int64)
     ideal_grade = ig[io]
     ideal_off = np.searchsorted(iq[io], np.arange(n_q + 1)).astype(np.int64)
     counts = JudgeCounts(
@@ -537,12 +546,6 @@ def _rank_starts(q: np.ndarray, rank: np.ndarray) -> np.ndarray:
 def _max_from(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Maximum of each run of ``values`` beginning at ``starts``."""
     return np.maximum.reduceat(values, starts) if len(starts) else values[:0]
-
-
-def _is_identity(order: np.ndarray) -> bool:
-    return len(order) == 0 or (
-        order[0] == 0 and order[-1] == len(order) - 1 and bool(np.all(order[1:] > order[:-1]))
-    )
 
 
 def _join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> dict[str, Any] | None:

@@ -145,7 +145,7 @@ def _unit_average_precision(v: LevelView, k: int | None) -> np.ndarray:
         mq, mr, mu = mq[sel], mr[sel], mu[sel]
     if len(mq) == 0:
         return np.zeros(j.n_queries)
-    o = np.lexsort((mr, mu))
+    o = seg.order_by(mu, mr)
     mq, mr, mu = mq[o], mr[o], mu[o]
     c = seg_running_count(mu)
     prec = c / mr

@@ -1,6 +1,8 @@
 """Retrieval runs (rankings per query), stored column-wise.
 
-Rows are kept in the order given, grouped by query. ``query_ids``/``doc_ids`` are sorted
+Rows are kept in the order given, each query's rows contiguous (queries in the order they
+first appear; rows of a query met in several places are gathered, stably, by query id).
+``query_ids``/``doc_ids`` are sorted
 vocabularies and ``q``/``d`` index into them; ``score`` holds each row's score. A run built
 from ranked lists without scores (``scored`` is False) gets descending pseudo-scores so that
 the given order is the ranking.
@@ -15,6 +17,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from ._segments import sorted_with_rows
 from ._vocab import encode_ids, encode_nested
 from .errors import InputError
 
@@ -110,8 +113,8 @@ class Run:
                     f"{source}: score {sc[i]!r} of document {doc_vocab[dcode[i]]!r} in query "
                     f"{query_vocab[qcode[i]]!r} is not a finite number"
                 )
-        if n and np.any(qcode[1:] < qcode[:-1]):
-            order = _group_by_query(qcode)
+        if n and np.any(qcode[1:] < qcode[:-1]) and not _contiguous(qcode):
+            order = sorted_with_rows(qcode.astype(np.int64))[1]
             qcode, dcode = qcode[order], dcode[order]
             if sc is not None:
                 sc = sc[order]
@@ -211,16 +214,21 @@ class Run:
     # ------------------------------------------------------------------ ordering
     def order(self, score_precision: str = "float64") -> np.ndarray:
         """Row order that ranks each query trec_eval's way: score descending, then document
-        id descending (byte order); rows of one query stay contiguous, queries ascending.
+        id descending (byte order); rows of one query stay contiguous.
 
         ``score_precision="float32"`` compares scores as float32, as trec_eval 9 and
         pytrec_eval do. Runs without scores keep the given order.
         """
+        return self.row_order(score_precision).array()
+
+    def row_order(self, score_precision: str = "float64") -> RowOrder:
+        """:meth:`order` as a :class:`RowOrder` (cached): most runs are ranked already but
+        for ties, and then only the tied rows move."""
         cached = self._orders.get(score_precision)
         if cached is not None:
             return cached
         if not self.scored:
-            order = np.arange(len(self.q))
+            order = RowOrder(len(self.q))
         else:
             sc = self.score if score_precision == "float64" else self.score.astype(np.float32)
             order = _trec_order(self.q, sc, self.d)
@@ -250,50 +258,98 @@ class Run:
         return out
 
 
-def _group_by_query(qcode: np.ndarray) -> np.ndarray:
-    """A stable permutation that sorts rows by query code. When each query's rows already
-    form one contiguous block (dicts, most files) whole blocks are moved, with no sort of
-    the rows."""
-    n = len(qcode)
-    starts = np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1))
-    block_q = qcode[starts]
-    if len(np.unique(block_q)) == len(block_q):
-        lens = np.diff(np.append(starts, n))
-        bo = np.argsort(block_q)
-        new_lens = lens[bo]
-        new_off = np.concatenate(([0], np.cumsum(new_lens)[:-1]))
-        return np.repeat(starts[bo] - new_off, new_lens) + np.arange(n)
-    from ._segments import sorted_with_rows
-
-    return sorted_with_rows(qcode.astype(np.int64))[1]
+def _contiguous(qcode: np.ndarray) -> bool:
+    """True when each query's rows form one contiguous block (dicts, most files)."""
+    starts = np.flatnonzero(qcode[1:] != qcode[:-1])
+    block_q = np.concatenate((qcode[:1], qcode[starts + 1]))
+    return len(np.unique(block_q)) == len(block_q)
 
 
-def _trec_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> np.ndarray:
+class RowOrder:
+    """A permutation of a run's rows: either ``full`` (any permutation) or the identity
+    except at positions ``idx``, which take rows ``src`` (tied rows reordered within their
+    query, so the query column is unchanged)."""
+
+    __slots__ = ("full", "idx", "n", "src")
+
+    def __init__(
+        self,
+        n: int,
+        full: np.ndarray | None = None,
+        idx: np.ndarray | None = None,
+        src: np.ndarray | None = None,
+    ) -> None:
+        self.n = n
+        self.full = full
+        empty = np.zeros(0, dtype=np.int64)
+        self.idx = empty if idx is None else idx
+        self.src = empty if src is None else src
+
+    @property
+    def within_queries(self) -> bool:
+        """True when rows only move within their query (the query column is unchanged)."""
+        return self.full is None
+
+    @property
+    def is_identity(self) -> bool:
+        return self.full is None and len(self.idx) == 0
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        """``x`` (one value per row) in this order; ``x`` itself for the identity."""
+        if self.full is not None:
+            return x[self.full]
+        if len(self.idx) == 0:
+            return x
+        out = x.copy()
+        out[self.idx] = x[self.src]
+        return out
+
+    def array(self) -> np.ndarray:
+        """The permutation as an index array."""
+        return self.apply(np.arange(self.n, dtype=np.int64))
+
+
+_CHUNK = 1 << 16  # rows per block of the order check: its temporaries stay in cache
+
+
+def _trec_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> RowOrder:
     n = len(q)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    # Fast path: rows already in trec order (the common case for files written by a ranker).
-    same_q = q[1:] == q[:-1]
-    ok = (q[1:] >= q[:-1]) & (
-        ~same_q | (score[1:] < score[:-1]) | ((score[1:] == score[:-1]) & (d[1:] < d[:-1]))
-    )
-    if ok.all():
-        return np.arange(n)
-    by_score = (q[1:] >= q[:-1]) & (~same_q | (score[1:] <= score[:-1]))
-    if not by_score.all():
-        return np.lexsort((-d, -score, q))
+    # One pass over adjacent rows, in cache-sized blocks: queries must not go down, scores
+    # not up within a query; tied rows are collected (they need documents descending).
+    ties: list[np.ndarray] = []
+    misordered_tie = False
+    for a in range(0, max(n - 1, 0), _CHUNK):
+        b = min(a + _CHUNK, n - 1)
+        q0, q1 = q[a:b], q[a + 1 : b + 1]
+        s0, s1 = score[a:b], score[a + 1 : b + 1]
+        same_q = q0 == q1  # a change of query starts the next query's block
+        if (same_q & (s1 > s0)).any():
+            return RowOrder(n, full=np.lexsort((-d, -score, q)))
+        tie = np.flatnonzero(same_q & (s1 == s0))
+        if len(tie):
+            ties.append(tie + a)
+            if not misordered_tie:
+                misordered_tie = bool((d[tie + a + 1] >= d[tie + a]).any())
+    if not misordered_tie:
+        return RowOrder(n)
     # Ranked by score already; only runs of tied scores need their documents reordered.
-    tie = same_q & (score[1:] == score[:-1])
+    tie_at = np.concatenate(ties)  # row i ties with row i + 1
     member = np.zeros(n, dtype=bool)
-    member[1:] |= tie
-    member[:-1] |= tie
+    member[tie_at] = True
+    member[tie_at + 1] = True
     idx = np.flatnonzero(member)
+    tie = np.zeros(n, dtype=bool)
+    tie[tie_at] = True
     starts = np.ones(len(idx), dtype=bool)
     starts[1:] = ~tie[idx[1:] - 1]
     group = np.cumsum(starts)
-    order = np.arange(n)
-    order[idx] = idx[np.lexsort((-d[idx], group))]
-    return order
+    # sort by (group, document descending) with one packed-integer sort
+    dm = d[idx].astype(np.int64)
+    dbits = max(int(dm.max()).bit_length(), 1)
+    key = (group.astype(np.int64) << dbits) | (((1 << dbits) - 1) - dm)
+    src = idx[sorted_with_rows(key)[1]]
+    moved = src != idx
+    return RowOrder(n, idx=idx[moved], src=src[moved])
 
 
 def _check_score(score: Any, qid: Any, doc: Any) -> float:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._vocab import _pyarrow, arrow_to_numpy, encode_arrow
+from .._vocab import BadIdError, _pyarrow, arrow_to_numpy, encode_arrow
 from ..errors import InputError
 from ..qrels import Qrels
 from ..runs import Run
@@ -48,7 +48,13 @@ def read_qrels(path: PathLike) -> Qrels:
     fast = _read_fast(p, 4, ["qid", "iter", "docno", "rel"], {"rel": "int64"})
     if fast is not None:
         try:
-            return Qrels.from_arrays(fast["qid"], fast["docno"], fast["rel"], source=str(p))
+            return Qrels.from_arrays(
+                None,
+                None,
+                fast["rel"],
+                source=str(p),
+                encoded=(*fast["qid_enc"], *fast["docno_enc"]),
+            )
         except InputError:
             pass  # let the line parser name the line
     qids, docs, grades = [], [], []
@@ -174,7 +180,9 @@ def _read_fast(p: Path, n_fields: int, names: list[str], types: dict[str, str]) 
     delim = "\t" if b"\t" in first else " "
     if delim == " " and (b"  " in first or first.startswith(b" ")):
         return None
+    # ids come dictionary-encoded, each block by its own parser thread
     col_types = {n: pa.string() for n in names}
+    col_types["qid"] = col_types["docno"] = pa.dictionary(pa.int32(), pa.string())
     for k, v in types.items():
         col_types[k] = pa.int64() if v == "int64" else pa.float64()
     include = ["qid", "docno", *types]
@@ -191,11 +199,15 @@ def _read_fast(p: Path, n_fields: int, names: list[str], types: dict[str, str]) 
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
         return None
-    out: dict[str, Any] = {}
-    qcol, dcol = table.column("qid"), table.column("docno")
+    table = table.unify_dictionaries()
+    try:
+        out: dict[str, Any] = {
+            "qid_enc": encode_arrow(table.column("qid")),
+            "docno_enc": encode_arrow(table.column("docno")),
+        }
+    except BadIdError:
+        return None  # an empty id: the line parser names the line
     if n_fields == 6:
-        out["qid_enc"] = encode_arrow(qcol)
-        out["docno_enc"] = encode_arrow(dcol)
         rid = None
         if table.num_rows:
             with open(p, "rb") as fh:
@@ -203,9 +215,6 @@ def _read_fast(p: Path, n_fields: int, names: list[str], types: dict[str, str]) 
                 tail = fh.read().rstrip(b"\r\n").rsplit(b"\n", 1)[-1].split()
             rid = tail[5].decode("utf-8", "replace") if len(tail) >= 6 else None
         out["last_run_id"] = rid
-    else:
-        out["qid"] = qcol.combine_chunks()
-        out["docno"] = dcol.combine_chunks()
     for k in types:
         try:
             out[k] = arrow_to_numpy(table.column(k))
