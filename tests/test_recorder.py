@@ -89,3 +89,26 @@ def test_errors_repeats_summary_and_stray_ends():
     rec.clear()
     assert rec.total == 0 and list(rec.records()) == []
     assert math.isnan(rec.summary()["latency_ms_p50"])
+
+
+def test_summary_window_reaches_into_spilled_records(tmp_path):
+    rec = Recorder(max_records=4, window=6, spill=tmp_path / "s.jsonl")
+    for i in range(10):
+        err = RuntimeError("x") if i == 9 else None
+        rec.record(f"q{i}", hits_for(i)[:2], latency_ms=float(i), error=err)
+    s = rec.summary()
+    assert len(rec._memory) <= 4 and s["retrievals"] == 10 and s["errors"] == 1
+    assert s["window"] == 6 and s["window_error_rate"] == pytest.approx(1 / 6)
+    assert s["latency_ms_p50"] == 6.0  # latencies 4..8 of the successful ones
+    assert rec.errors == 1 and len(rec) == 10
+
+
+def test_started_is_wall_clock_time():
+    import time
+
+    rec = Recorder()
+    before = time.time()
+    rec.start("t", "q")
+    rec.end("t", hits_for(1))
+    (r,) = rec.records()
+    assert before - 0.5 <= r.started <= time.time() + 0.5 and r.trace_id == "t"

@@ -3,7 +3,8 @@
 Framework hooks (``ranklens_llamaindex.instrument``, ``ranklens_langchain``'s callback
 handler, ``ranklens_haystack``'s recorder component) call :meth:`Recorder.start` and
 :meth:`Recorder.end` (or :meth:`Recorder.record` in one go). The recorder is thread- and
-asyncio-safe (one lock around plain-Python bookkeeping, no awaits), maps hits to document
+asyncio-safe (the request path is a dict insert and pop and one deque append, each atomic;
+a lock guards spilling and reading; no awaits), maps hits to document
 ids with the same ``key`` as the runner (:mod:`ranklens.hits`), and keeps memory bounded:
 past ``max_records`` the oldest records go to a JSONL spill file and are read back by
 :meth:`to_run`, :meth:`records` and :meth:`evaluate`.
@@ -53,17 +54,13 @@ class Retrieval:
         return self.error is None
 
 
-class _Deferred:
-    """Hits kept as a hook received them, with the function that makes light tuples."""
+def _error(error: BaseException | None) -> tuple[str, str] | None:
+    return None if error is None else (type(error).__name__, str(error)[:500])
 
-    __slots__ = ("items", "later")
 
-    def __init__(self, items: Any, later: Callable[[Any], list]):
-        self.items = items
-        self.later = later
-
-    def __len__(self) -> int:
-        return len(self.items)
+def _recent(raw: tuple) -> tuple[float, bool, int]:
+    """(latency ms, ok, hits) of a record, for the rolling summary."""
+    return (raw[7], raw[8] is None, len(raw[5]))
 
 
 class Recorder:
@@ -92,9 +89,12 @@ class Recorder:
         self._lock = threading.Lock()
         self._memory: deque[tuple] = deque()
         self._pending: dict[Any, tuple[float, str, str | None, str | None, str | None]] = {}
-        self._recent: deque[tuple[float, bool, int]] = deque(maxlen=window)
+        self.window = window
+        self._recent_spilled: deque[tuple[float, bool, int]] = deque(maxlen=window)
         self._spilled = 0
+        self._spilled_errors = 0
         self._unmatched_ends = 0
+        self._clock = time.time() - time.perf_counter()  # perf_counter -> wall time
         # What the hooks must copy in the request path: metadata and the parent id only
         # when the key reads them.
         needs = set()
@@ -103,22 +103,23 @@ class Recorder:
         if callable(key) or key == "parent":
             needs.add("parent")
         self.needs = frozenset(needs)
-        self.total = 0
-        self.errors = 0
 
     # ------------------------------------------------------------------ capture
+    # A record is one tuple: (t0, query, query_id, parent, source, hits, later, latency ms,
+    # error, token), t0 from perf_counter. The request path builds it from the start tuple
+    # with one concatenation and appends it to a deque; dict insert/pop and deque append
+    # are atomic, so it takes no lock. Counters and the rolling summary are derived when
+    # read.
     def start(
         self,
         token: Any,
         query: str,
-        *,
         query_id: str | None = None,
         parent: str | None = None,
         source: str | None = None,
     ) -> None:
         """A retrieval began; ``token`` (a span or run id) pairs it with :meth:`end`."""
-        with self._lock:
-            self._pending[token] = (time.perf_counter(), query, query_id, parent, source)
+        self._pending[token] = (time.perf_counter(), query, query_id, parent, source)
 
     def end(
         self,
@@ -138,40 +139,41 @@ class Recorder:
         began = self._take(token)
         if began is None:
             return False
-        t0, query, query_id, parent, source = began
-        self._add(query, hits, convert, query_id, (now - t0) * 1000, error, token, parent, source)
+        latency = (now - began[0]) * 1000
+        self._append((*began, self._light(hits, convert), None, latency, _error(error), token))
         return True
 
     def end_light(self, token: Any, light: Any, later: Callable[[Any], list] | None = None) -> bool:
         """:meth:`end` for a successful retrieval whose hits a hook already turned into
         light tuples ``(id, score, text, parent, metadata)``, or, with ``later``, kept as
         they came and turned into those tuples by ``later(light)`` when read (the cheapest
-        request path: one lock, no conversion). False if the token was never started."""
-        if later is not None:
-            light = _Deferred(light, later)
+        request path: no conversion). False if the token was never started."""
         now = time.perf_counter()
-        began = self._take(token)
+        began = self._pending.pop(token, None)
         if began is None:
-            return False
-        t0, query, query_id, parent, source = began
-        latency = (now - t0) * 1000
-        self._store((query, light, query_id, latency, None, token, parent, source, time.time()))
+            return self._unmatched()
+        self._memory.append((*began, light, later, (now - began[0]) * 1000, None, token))
+        if len(self._memory) > self.max_records:
+            self._spill_excess()
         return True
 
     def _take(self, token: Any) -> tuple | None:
         """The start record of ``token``, removed; None (and counted) if never started."""
-        with self._lock:
-            began = self._pending.pop(token, None)
-            if began is None:
-                self._unmatched_ends += 1
+        began = self._pending.pop(token, None)
+        if began is None:
+            self._unmatched()
         return began
+
+    def _unmatched(self) -> bool:
+        with self._lock:
+            self._unmatched_ends += 1
+        return False
 
     def abort(self, token: Any, error: BaseException) -> bool:
         """End the retrieval ``token`` with ``error`` if it is in flight (hooks that see
         every failing span call this; other tokens are left alone). True if it was."""
-        with self._lock:
-            if token not in self._pending:
-                return False
+        if token not in self._pending:
+            return False
         return self.end(token, (), error)
 
     def record(
@@ -187,40 +189,39 @@ class Recorder:
         convert: Callable[[Any, frozenset], tuple] | None = None,
     ) -> None:
         """Record a whole retrieval at once (``convert`` as in :meth:`end`)."""
-        self._add(query, hits, convert, query_id, latency_ms, error, trace_id, None, source)
+        now = time.perf_counter()
+        light = self._light(hits, convert)
+        t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
+        err = _error(error)
+        self._append((t0, query, query_id, None, source, light, None, latency_ms, err, trace_id))
 
-    def _add(self, query, hits, convert, query_id, latency_ms, error, trace_id, parent, source):
+    def _light(self, hits: Sequence[Any], convert: Callable | None) -> list[tuple]:
         # The request path copies light tuples of plain values (which the garbage collector
         # soon stops tracking); Hit objects and id mapping wait for _materialise. Keeping the
         # framework objects themselves instead measured +19% instructions per LlamaIndex
         # retrieval (valgrind), against +3.8% for these tuples.
-        err = None if error is None else (type(error).__name__, str(error)[:500])
         needs = self.needs
-        if convert is None:
-            meta = "metadata" in needs
-            light = [(h.id, h.score, h.text, h.parent, h.metadata if meta else None) for h in hits]
-        else:
-            light = [convert(h, needs) for h in hits]
-        self._store(
-            (query, light, query_id, latency_ms, err, trace_id, parent, source, time.time())
-        )
+        if convert is not None:
+            return [convert(h, needs) for h in hits]
+        meta = "metadata" in needs
+        return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None) for h in hits]
 
-    def _store(self, raw: tuple) -> None:
-        """Keep one record (query, light hits, query id, latency, error, trace id, parent,
-        source, wall time), spilling the oldest half past ``max_records``."""
-        latency, err = raw[3], raw[4]
+    def _append(self, raw: tuple) -> None:
+        self._memory.append(raw)
+        if len(self._memory) > self.max_records:
+            self._spill_excess()
+
+    def _spill_excess(self) -> None:
+        """Past ``max_records``, move the oldest half of memory to the spill file."""
         with self._lock:
-            self._memory.append(raw)
-            self.total += 1
-            self.errors += err is not None
-            self._recent.append((latency, err is None, len(raw[1])))
-            if len(self._memory) > self.max_records:
-                self._spill(len(self._memory) - self.max_records // 2)
+            excess = len(self._memory) - self.max_records // 2
+            if len(self._memory) > self.max_records and excess > 0:
+                self._spill(excess)
 
     def _materialise(self, raw: tuple) -> Retrieval:
-        query, light, query_id, latency_ms, err, trace_id, parent, source, wall = raw
-        if type(light) is _Deferred:
-            light = light.later(light.items)
+        t0, query, query_id, parent, source, light, later, latency_ms, err, token = raw
+        if later is not None:
+            light = later(light)
         hits = [Hit.from_light(t) for t in light]
         mapped = map_hits(hits, self.key)
         return Retrieval(
@@ -231,10 +232,10 @@ class Recorder:
             hits=[h.to_json() for h in hits],
             latency_ms=latency_ms,
             error=None if err is None else {"type": err[0], "message": err[1]},
-            trace_id=None if trace_id is None else str(trace_id),
+            trace_id=None if token is None else str(token),
             parent_trace_id=None if parent is None else str(parent),
             source=source,
-            started=wall - (0.0 if math.isnan(latency_ms) else latency_ms / 1000),
+            started=t0 + self._clock,
             duplicates=mapped.duplicates,
             unmapped=mapped.unmapped,
         )
@@ -246,7 +247,10 @@ class Recorder:
             self._spill_path = Path(name)
         with open(self._spill_path, "a", encoding="utf-8") as fh:
             for _ in range(n):
-                rec = self._materialise(self._memory.popleft())
+                raw = self._memory.popleft()
+                self._recent_spilled.append(_recent(raw))
+                self._spilled_errors += raw[8] is not None
+                rec = self._materialise(raw)
                 fh.write(json.dumps(asdict(rec), ensure_ascii=False) + "\n")
         self._spilled += n
 
@@ -259,6 +263,19 @@ class Recorder:
     @property
     def unmatched_ends(self) -> int:
         return self._unmatched_ends
+
+    @property
+    def total(self) -> int:
+        """Retrievals recorded (ended, with or without an error)."""
+        return self._spilled + len(self._memory)
+
+    @property
+    def errors(self) -> int:
+        """Retrievals that ended with an error."""
+        with self._lock:
+            memory = list(self._memory)
+            spilled = self._spilled_errors
+        return spilled + sum(raw[8] is not None for raw in memory)
 
     def __len__(self) -> int:
         return self.total
@@ -282,8 +299,8 @@ class Recorder:
         with self._lock:
             self._memory.clear()
             self._pending.clear()
-            self._recent.clear()
-            self.total = self.errors = self._spilled = 0
+            self._recent_spilled.clear()
+            self._spilled = self._spilled_errors = 0
             if self._spill_path is not None and self._spill_path.exists():
                 self._spill_path.unlink()
 
@@ -291,8 +308,18 @@ class Recorder:
         """Totals and, over the last ``window`` retrievals, error rate, latency p50/p95 and
         mean documents per retrieval: for a dashboard or a log line."""
         with self._lock:
-            recent = list(self._recent)
-            total, errors, pending = self.total, self.errors, len(self._pending)
+            memory = list(self._memory)
+            older = list(self._recent_spilled)
+            spilled, spilled_errors, pending = (
+                self._spilled,
+                self._spilled_errors,
+                len(self._pending),
+            )
+        total = spilled + len(memory)
+        errors = spilled_errors + sum(raw[8] is not None for raw in memory)
+        recent = [_recent(raw) for raw in memory[-self.window :]] if self.window else []
+        if len(recent) < self.window:  # the rest of the window from spilled records
+            recent = older[max(0, len(older) - (self.window - len(recent))) :] + recent
         lat = np.array([x[0] for x in recent if x[1] and math.isfinite(x[0])])
         return {
             "retrievals": total,

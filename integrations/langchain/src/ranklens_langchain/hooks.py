@@ -1,10 +1,10 @@
 """Capture live LangChain retrievals into a :class:`ranklens.Recorder`.
 
 ``RanklensCallbackHandler`` (sync) and ``AsyncRanklensCallbackHandler`` implement
-``on_retriever_start/end/error`` keyed by ``run_id``; the recorder's lock makes them safe
-under ``batch``'s thread pool and ``abatch``. The query id is read from the run's config
-metadata (``query_id`` or ``ranklens_query_id``); pass the handler in
-``config={"callbacks": [handler]}`` or to the chain's ``with_config``.
+``on_retriever_start/end/error`` keyed by ``run_id``; the recorder's request path is
+atomic dict and deque operations, safe under ``batch``'s thread pool and ``abatch``. The
+query id is read from the run's config metadata (``query_id`` or ``ranklens_query_id``);
+pass the handler in ``config={"callbacks": [handler]}`` or to the chain's ``with_config``.
 
 With a key that reads only ids (the default), the handler keeps the list of Documents it
 receives and reads their id, score and text when the records are read, so the app's
@@ -70,8 +70,8 @@ class RanklensCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         self.recorder.start(
-            run_id, query, query_id=_query_id(metadata) if metadata else None,
-            parent=parent_run_id, source=kwargs.get("name") or "langchain",
+            run_id, query, _query_id(metadata) if metadata else None, parent_run_id,
+            kwargs.get("name") or "langchain",
         )  # fmt: skip
 
     def on_retriever_end(
@@ -88,7 +88,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
             return
         # The common case: keep the list as it came, read id, score and text when the
         # records are read (no work per document in the app's request path).
-        rec.end_light(run_id, documents, later=_light)
+        rec.end_light(run_id, documents, _light)
 
     def on_retriever_error(
         self,
