@@ -30,7 +30,6 @@ class BadIdError(Exception):
 def _pyarrow() -> Any | None:
     try:
         import pyarrow
-        import pyarrow.compute
     except ImportError:  # pragma: no cover - exercised when the extra is missing
         return None
     return pyarrow

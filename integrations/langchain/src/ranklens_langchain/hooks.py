@@ -45,13 +45,6 @@ def _score(metadata: dict[str, Any]) -> Any:
 QUERY_ID_KEYS = ("query_id", "ranklens_query_id")
 
 
-def _query_id(metadata: dict[str, Any] | None) -> str | None:
-    for k in QUERY_ID_KEYS:
-        if metadata and metadata.get(k) is not None:
-            return str(metadata[k])
-    return None
-
-
 class RanklensCallbackHandler(BaseCallbackHandler):
     """Records each retriever run of a chain, agent or bare retriever."""
 
@@ -69,10 +62,12 @@ class RanklensCallbackHandler(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self.recorder.start(
-            run_id, query, _query_id(metadata) if metadata else None, parent_run_id,
-            kwargs.get("name") or "langchain",
-        )  # fmt: skip
+        qid = None
+        if metadata:  # the query id (QUERY_ID_KEYS), inline: this runs on every retrieval
+            qid = metadata.get("query_id")
+            if qid is None:
+                qid = metadata.get("ranklens_query_id")
+        self.recorder.start(run_id, query, qid, parent_run_id, kwargs.get("name") or "langchain")
 
     def on_retriever_end(
         self,
