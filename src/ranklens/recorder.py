@@ -32,7 +32,10 @@ from .hits import Hit, KeyLike, map_hits, normalise_text
 
 @dataclass
 class Retrieval:
-    """One captured retrieval."""
+    """One captured retrieval. ``trace_id`` is the framework's id for this retrieval
+    (LlamaIndex's retrieve span id, LangChain's ``run_id``, the Haystack component span's
+    id when a tracer is on); ``parent_trace_id`` the run it belongs to (LangChain's parent
+    run, the Haystack trace)."""
 
     query: str
     query_id: str | None
@@ -185,15 +188,18 @@ class Recorder:
         latency_ms: float = math.nan,
         error: BaseException | None = None,
         trace_id: str | None = None,
+        parent_trace_id: str | None = None,
         source: str | None = None,
         convert: Callable[[Any, frozenset], tuple] | None = None,
     ) -> None:
-        """Record a whole retrieval at once (``convert`` as in :meth:`end`)."""
+        """Record a whole retrieval at once (``convert`` as in :meth:`end`); ``trace_id``
+        names the retrieval's own span, ``parent_trace_id`` the trace it belongs to."""
         now = time.perf_counter()
         light = self._light(hits, convert)
         t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
         err = _error(error)
-        self._append((t0, query, query_id, None, source, light, None, latency_ms, err, trace_id))
+        raw = (t0, query, query_id, parent_trace_id, source, light, None, latency_ms, err, trace_id)
+        self._append(raw)
 
     def _light(self, hits: Sequence[Any], convert: Callable | None) -> list[tuple]:
         # The request path copies light tuples of plain values (which the garbage collector

@@ -161,6 +161,7 @@ def test_tracer_captures_without_a_component(store, scifact_slice, mode):
     assert rec.total == len(items) and rec.errors == 0
     records = list(rec.records())
     assert all(r.latency_ms > 0 and r.source == "retriever" for r in records)
+    assert all(r.trace_id is None and r.parent_trace_id is None for r in records)  # tracing off
     assert {r.query_id for r in records} == set(scifact_slice.queries)
     runner = run(InMemoryBM25Retriever(store, top_k=10), scifact_slice, progress=False)
     assert rec.to_run(scifact_slice).to_lists() == runner.run.to_lists()
@@ -203,3 +204,71 @@ def test_tracer_records_errors_and_keeps_the_active_tracer(store):
         assert "haystack.component.run" in seen  # the outer tracer still saw the spans
     finally:
         tracing.enable_tracing(original)
+
+
+@pytest.mark.parametrize("route", ["tracer", "component"])
+def test_trace_ids_come_from_the_active_tracer(store, scifact_slice, route):
+    """With a tracer on (a Tracer with log-correlation ids, as OpenTelemetry's and
+    Datadog's report them), each record carries its span id and the pipeline run's trace
+    id; with tracing off (``test_tracer_captures_without_a_component``) both stay None."""
+    import contextvars
+    import itertools
+
+    from haystack import tracing
+    from haystack.tracing import Span, Tracer
+    from ranklens_haystack import instrument
+
+    ids = itertools.count()
+    current: contextvars.ContextVar = contextvars.ContextVar("span", default=None)
+    spans = []
+
+    class IdSpan(Span):
+        def __init__(self, name, trace):
+            self.name, self.span_id, self.trace = name, f"s{next(ids)}", trace
+
+        def set_tag(self, key, value):
+            if key == "haystack.component.name":
+                self.name = value
+
+        def get_correlation_data_for_logs(self):
+            return {"trace_id": self.trace, "span_id": self.span_id}
+
+    class IdTracer(Tracer):
+        @contextlib.contextmanager
+        def trace(self, operation_name, tags=None, parent_span=None):
+            parent = parent_span or current.get()
+            span = IdSpan(operation_name, parent.trace if parent else f"t{next(ids)}")
+            span.set_tags(tags or {})
+            spans.append(span)
+            token = current.set(span)
+            try:
+                yield span
+            finally:
+                current.reset(token)
+
+        def current_span(self):
+            return current.get()
+
+    items = list(scifact_slice.queries.items())[:5]
+    original = tracing.tracer.actual_tracer
+    tracing.enable_tracing(IdTracer())
+    try:
+        if route == "tracer":
+            p = Pipeline()
+            p.add_component("retriever", InMemoryBM25Retriever(store, top_k=10))
+            with instrument() as rec:
+                for _, text in items:
+                    p.run({"retriever": {"query": text}})
+        else:
+            component = RanklensRecorder()
+            p = pipeline(store, component)
+            for qid, text in items:
+                p.run({"retriever": {"query": text}, "recorder": {"query": text, "query_id": qid}})
+            rec = component.recorder
+    finally:
+        tracing.enable_tracing(original)
+    records = list(rec.records())
+    recorded_in = "retriever" if route == "tracer" else "recorder"
+    expected = [(s.span_id, s.trace) for s in spans if s.name == recorded_in]
+    assert [(r.trace_id, r.parent_trace_id) for r in records] == expected
+    assert len({r.parent_trace_id for r in records}) == len(items)  # one trace per run

@@ -45,6 +45,10 @@ def test_query_engine_concurrent_queries_equal_the_runner(bm25, scifact_slice, m
         list(pool.map(ask, scifact_slice.queries.items()))
     assert rec.total == len(scifact_slice.queries) and rec.errors == 0 and rec.in_flight == 0
     assert {r.query_id for r in rec.records()} == set(scifact_slice.queries)
+    # Each record carries its retrieve span's id (LlamaIndex's trace id for it).
+    span_ids = {r.trace_id for r in rec.records()}
+    assert len(span_ids) == rec.total
+    assert all(s.startswith("BM25Retriever.retrieve-") for s in span_ids)
     runner = run(bm25, scifact_slice, progress=False)
     assert rec.to_run(scifact_slice).to_lists() == runner.run.to_lists()
     ours = rec.evaluate(scifact_slice, METRICS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from haystack import Document, component, default_to_dict
+from haystack import Document, component, default_to_dict, tracing
 
 from ranklens.conventions import get_convention
 from ranklens.errors import InputError
@@ -17,6 +17,7 @@ from ranklens.recorder import Recorder
 from ranklens.specs import parse_metric
 
 from .retriever import document_to_hit, document_to_tuple
+from .tracing import trace_ids
 
 
 @component
@@ -33,9 +34,11 @@ class RanklensRecorder:
         self.recorder = recorder or Recorder(key=key)
 
     def _record(self, documents: list[Document], query: str | None, query_id: str | None):
+        # With a tracer on, this component's span and the pipeline run's trace.
+        span_id, trace_id = trace_ids(tracing.tracer.current_span())
         self.recorder.record(
             query or "", documents, query_id=query_id, source="haystack",
-            convert=document_to_tuple,
+            trace_id=span_id, parent_trace_id=trace_id, convert=document_to_tuple,
         )  # fmt: skip
         return {"documents": documents}
 

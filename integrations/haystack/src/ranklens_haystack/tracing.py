@@ -30,6 +30,15 @@ _INPUT = "haystack.component.input"
 _OUTPUT = "haystack.component.output"
 
 
+def trace_ids(span: Span | None) -> tuple[Any, Any]:
+    """``(span id, trace id)`` of a Haystack span, as its tracer reports them for log
+    correlation (OpenTelemetry, Datadog...); ``(None, None)`` when tracing is off."""
+    corr = span.get_correlation_data_for_logs() if span is not None else None
+    if not corr:
+        return None, None
+    return corr.get("span_id"), corr.get("trace_id")
+
+
 class _RecordingSpan(Span):
     """Passes everything to the wrapped span and keeps the component's input and output."""
 
@@ -102,10 +111,11 @@ class RanklensTracer(Tracer):
         docs = span.outputs.get("documents") if isinstance(span.outputs, Mapping) else None
         if not isinstance(query, str) or (docs is None and error is None):
             return  # not a retrieval
+        span_id, trace_id = trace_ids(span.inner)
         self.recorder.record(
             query, docs or (), query_id=self.query_ids.get(query),
             latency_ms=(time.perf_counter() - t0) * 1000, error=error, source=name,
-            convert=document_to_tuple,
+            trace_id=span_id, parent_trace_id=trace_id, convert=document_to_tuple,
         )  # fmt: skip
 
     def current_span(self) -> Span | None:
