@@ -18,7 +18,7 @@ from haystack.components.retrievers.in_memory import InMemoryBM25Retriever  # no
 from haystack.document_stores.in_memory import InMemoryDocumentStore  # noqa: E402
 from ranklens_haystack import RanklensEvaluator, RanklensRecorder  # noqa: E402
 
-from ranklens.demo_data import load  # noqa: E402
+from ranklens.app.demo_data import load  # noqa: E402
 
 dataset = load()
 store = InMemoryDocumentStore()

@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from ranklens_langchain import BM25sRetriever, RanklensCallbackHandler
 
-from ranklens.demo_data import load
+from ranklens.app.demo_data import load
 
 dataset = load()
 docs = [

@@ -20,7 +20,7 @@ from llama_index.retrievers.bm25 import BM25Retriever
 from ranklens_llamaindex import instrument
 
 from ranklens import Recorder
-from ranklens.demo_data import load
+from ranklens.app.demo_data import load
 
 dataset = load()
 nodes = [TextNode(id_=d, text=f"{v['title']}. {v['text']}") for d, v in dataset.corpus.items()]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 import ranklens
-from ranklens.demo import demo_paths
+from ranklens.app.demo import demo_paths
 
 
 def main(argv: list[str]) -> int:

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from ranklens.cli import main
-from ranklens.demo import demo_paths
+from ranklens.app.cli import main
+from ranklens.app.demo import demo_paths
 
 
 def run_cli(capsys, *args):
@@ -103,7 +103,7 @@ def test_table_output(capsys):
 def test_demo_runs_as_a_console_script(tmp_path):
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "ranklens.cli", "demo"],
+        [sys.executable, "-m", "ranklens", "demo"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -126,7 +126,7 @@ def test_demo_runs_as_a_console_script(tmp_path):
 
 
 def test_demo_data_files_are_the_generator_output(tmp_path):
-    from ranklens import demo_data
+    from ranklens.app import demo_data
 
     demo_data.write(tmp_path)
     for name in ("corpus.jsonl", "questions.jsonl"):

@@ -8,8 +8,15 @@ from __future__ import annotations
 import pytest
 
 import ranklens
-from ranklens.conventions import AUTORAG, HAYSTACK, LLAMAINDEX, TREC, Convention, get_convention
-from ranklens.explain import EXAMPLE_QRELS, EXAMPLE_RUN, explain, format_explanation
+from ranklens.judging.conventions import (
+    AUTORAG,
+    HAYSTACK,
+    LLAMAINDEX,
+    TREC,
+    Convention,
+    get_convention,
+)
+from ranklens.app.explain import EXAMPLE_QRELS, EXAMPLE_RUN, explain, format_explanation
 
 approx = pytest.approx
 Q = EXAMPLE_QRELS
@@ -150,7 +157,7 @@ def test_explain_names_the_switch_behind_each_difference():
 
 
 def test_explain_cli(capsys, tmp_path):
-    from ranklens.cli import main
+    from ranklens.app.cli import main
 
     (tmp_path / "q").write_text("a 0 d1 1\na 0 d2 1\n")
     (tmp_path / "r").write_text("a Q0 d3 1 3 t\na Q0 d1 2 2 t\na Q0 d1 3 1 t\n")
@@ -162,10 +169,10 @@ def test_explain_cli(capsys, tmp_path):
 def test_docs_table_is_generated_from_the_code():
     from pathlib import Path
 
-    from ranklens.conventions import conventions_table
+    from ranklens.judging.conventions import conventions_table
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "conventions.md").read_text()
-    assert conventions_table() in doc, "regenerate with: python -m ranklens.conventions"
+    assert conventions_table() in doc, "regenerate with: python -m ranklens.app.reference conventions"
 
 
 @pytest.mark.parametrize("metric", ["mrr@10", "map", "ndcg@5", "P@5"])

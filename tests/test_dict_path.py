@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import ranklens
 from ranklens import Qrels, Run
-from ranklens.judging import JudgeOptions, _join_dicts
+from ranklens.judging import JudgeOptions
+from ranklens.judging.dicts import join_dicts
 
 METRICS = [
     "P@3",
@@ -94,7 +95,7 @@ def test_dict_path_equals_columnar_path(c, level, missing, precision, no_relevan
         [cast(x) for x in d.values()] == sorted((cast(x) for x in d.values()), reverse=True)
         for d in run.values()
     )
-    taken = _join_dicts(qrels, run, JudgeOptions.build(**opts)) is not None
+    taken = join_dicts(qrels, run, JudgeOptions.build(**opts)) is not None
     assert taken == in_score_order  # the fast path serves runs in score order
     fast = ranklens.evaluate(qrels, run, METRICS, **opts)
     Q, R = columnar(qrels, run)
@@ -117,4 +118,4 @@ def test_dict_path_equals_columnar_path(c, level, missing, precision, no_relevan
     ],
 )
 def test_other_inputs_take_the_columnar_path(qrels, run):
-    assert _join_dicts(qrels, run, JudgeOptions()) is None
+    assert join_dicts(qrels, run, JudgeOptions()) is None

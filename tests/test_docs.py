@@ -8,7 +8,7 @@ import io
 import re
 from pathlib import Path
 
-from ranklens.specs import metric_reference
+from ranklens.app.reference import metric_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_metric_reference_is_generated_from_the_code():
     text = (ROOT / "docs" / "metrics.md").read_text()
     assert text == metric_reference(), (
-        "regenerate: uv run python -m ranklens.specs > docs/metrics.md"
+        "regenerate: uv run python -m ranklens.app.reference metrics > docs/metrics.md"
     )
 
 

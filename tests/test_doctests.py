@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["ranklens", "ranklens.evaluation", "ranklens.compare"]
+MODULES = ["ranklens", "ranklens.evaluation", "ranklens.comparison.compare"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -12,8 +12,8 @@ import pytest
 from scipy import stats as sps
 
 from ranklens import Report, compare, evaluate, load_report
-from ranklens.cli import main
-from ranklens.demo import demo_paths
+from ranklens.app.cli import main
+from ranklens.app.demo import demo_paths
 from ranklens.errors import InputError
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -148,7 +148,7 @@ def test_inputs_and_errors(tmp_path):
 
 def test_dataset_gives_query_texts():
     from ranklens import Qrels
-    from ranklens.dataset import Dataset
+    from ranklens import Dataset
 
     ds = Dataset(queries={q: f"text {q}" for q in QRELS}, qrels=Qrels.from_dict(QRELS), name="toy")
     rep = compare(ds, RUNS, ["mrr"], test="t")

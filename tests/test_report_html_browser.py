@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from ranklens.compare import compare
+from ranklens import compare
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -81,7 +81,7 @@ def page(browser, tmp_path, demo_files):
 
 @pytest.fixture
 def demo_files():
-    from ranklens.demo import demo_paths
+    from ranklens.app.demo import demo_paths
 
     p = demo_paths()
     return p["qrels"], {"bm25": p["bm25"], "bm25-short-chunks": p["bm25-short-chunks"]}

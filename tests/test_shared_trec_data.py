@@ -11,7 +11,7 @@ import pytest
 
 import ranklens
 from ranklens.errors import MetricNameError
-from ranklens.specs import parse_metric
+from ranklens.metrics import parse_metric
 
 NOT_IMPLEMENTED = {"runid", "relstring", "infAP", "utility", "binG", "G", "ndcg_rel", "Rndcg"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ranklens import MetricNameError, parse_metric
-from ranklens.specs import FAMILIES, expand_metric_names, known_names, parse_metrics
+from ranklens.metrics import FAMILIES, expand_metric_names, known_names, parse_metrics
 
 
 @pytest.mark.parametrize(

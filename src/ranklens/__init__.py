@@ -1,7 +1,9 @@
 """ranklens: exact, fast ranking metrics for retrieval and RAG evaluation.
 
 Default numbers equal trec_eval's; every (qrels, run) pair is judged once into arrays and
-each metric is a vectorised function of them.
+each metric is a vectorised function of them. This module is the facade: every public name
+below, imported lazily (``import ranklens`` stays fast) from the floor that owns it
+(see ``docs/architecture.md``).
 
 >>> import ranklens
 >>> ranklens.evaluate({"q1": {"d1": 2, "d2": 1}}, {"q1": {"d1": 0.9, "d3": 0.5}},
@@ -15,50 +17,70 @@ from typing import Any
 
 import numpy  # noqa: F401 - the core's one dependency: imported here, not in the first call
 
-__version__ = "0.1.0"
+from .version import __version__
 
 _LAZY = {
-    "evaluate": ("evaluation", "evaluate"),
-    "Evaluation": ("evaluation", "Evaluation"),
-    "judge": ("judging", "judge"),
-    "Judged": ("judging", "Judged"),
-    "JudgeOptions": ("judging", "JudgeOptions"),
-    "Qrels": ("qrels", "Qrels"),
-    "Run": ("runs", "Run"),
-    "Metric": ("specs", "Metric"),
-    "parse_metric": ("specs", "parse_metric"),
-    "parse_metrics": ("specs", "parse_metrics"),
-    "read_qrels": ("io.trec", "read_qrels"),
-    "read_run": ("io.trec", "read_run"),
-    "write_qrels": ("io.trec", "write_qrels"),
-    "write_run": ("io.trec", "write_run"),
-    "compare": ("compare", "compare"),
-    "Report": ("report", "Report"),
-    "load_report": ("report", "load_report"),
-    "run": ("runner", "run"),
-    "arun": ("runner", "arun"),
-    "RunResult": ("runner", "RunResult"),
-    "RetrieverAdapter": ("runner", "RetrieverAdapter"),
-    "Hit": ("hits", "Hit"),
-    "Recorder": ("recorder", "Recorder"),
-    "Dataset": ("dataset", "Dataset"),
-    "read_dataset": ("dataset", "read_dataset"),
-    "RanklensError": ("errors", "RanklensError"),
-    "InputError": ("errors", "InputError"),
-    "MetricNameError": ("errors", "MetricNameError"),
-    "DuplicateDocumentError": ("errors", "DuplicateDocumentError"),
+    # model
+    "Qrels": "model",
+    "Run": "model",
+    "Dataset": "model",
+    # io
+    "read_qrels": "io",
+    "read_run": "io",
+    "read_dataset": "io",
+    "write_qrels": "io",
+    "write_run": "io",
+    "register_format": "io",
+    # judging
+    "judge": "judging",
+    "Judged": "judging",
+    "JudgeOptions": "judging",
+    "Convention": "judging",
+    "get_convention": "judging",
+    # metrics
+    "Metric": "metrics",
+    "Family": "metrics",
+    "Param": "metrics",
+    "parse_metric": "metrics",
+    "parse_metrics": "metrics",
+    "register_metric": "metrics",
+    # evaluation
+    "evaluate": "evaluation",
+    "Evaluation": "evaluation",
+    # comparison
+    "compare": "comparison",
+    "Report": "comparison",
+    "load_report": "comparison",
+    "register_renderer": "comparison",
+    "stats": "comparison",
+    # capture
+    "run": "capture",
+    "arun": "capture",
+    "RunResult": "capture",
+    "RetrieverAdapter": "capture",
+    "AdapterPlugin": "capture",
+    "register_adapter": "capture",
+    "Hit": "capture",
+    "text_hash": "capture",
+    "Recorder": "capture",
+    "Retrieval": "capture",
+    # errors
+    "RanklensError": "errors",
+    "InputError": "errors",
+    "MetricNameError": "errors",
+    "DuplicateDocumentError": "errors",
 }
 
 __all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
+    module = _LAZY.get(name)
+    if module is None:
         raise AttributeError(f"module 'ranklens' has no attribute {name!r}")
     from importlib import import_module
 
-    value = getattr(import_module(f"ranklens.{target[0]}"), target[1])
+    value = getattr(import_module(f"ranklens.{module}"), name)
     globals()[name] = value
     return value
 

@@ -1,4 +1,5 @@
-"""``ranklens.evaluate``: judge a (qrels, run) pair once, then compute any metrics on it."""
+"""The evaluation floor: ``ranklens.evaluate`` judges a (qrels, run) pair once, then
+computes any metrics on it; :class:`Evaluation` holds per-query values and aggregates."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .judging import Judged, JudgeOptions, judge
-from .qrels import QrelsLike
-from .runs import RunLike
-from .specs import Metric, parse_metrics
+from .judging import Judged, JudgeOptions, counts_notes, judge
+from .metrics import Metric, parse_metrics
+from .model import QrelsLike, RunLike
 
 MetricsLike = str | Metric | Sequence[str | Metric]
 
@@ -147,25 +147,9 @@ class Evaluation:
 
         out = [line(header), line(["-" * w for w in widths])]
         out += [line(r) for r in rows]
-        c = self.judged.counts
-        notes = [f"{c.queries_evaluated} queries evaluated"]
-        if c.queries_missing:
-            verb = "scored 0" if self.judged.options.missing == "zero" else "skipped"
-            notes.append(f"{c.queries_missing} labelled but absent from the run ({verb})")
-        if c.queries_ignored:
-            notes.append(f"{c.queries_ignored} in the run without labels (ignored)")
-        if c.queries_no_relevant_skipped:
-            notes.append(
-                f"{c.queries_no_relevant_skipped} without relevant documents (left out "
-                f"by the {self.judged.convention.name} convention)"
-            )
-        if c.duplicates_dropped:
-            notes.append(f"{c.duplicates_dropped} duplicate documents dropped")
-        if c.duplicates_kept:
-            notes.append(
-                f"{c.duplicates_kept} duplicate documents kept "
-                f"({self.judged.convention.duplicates})"
-            )
+        j = self.judged
+        conv = j.convention
+        notes = counts_notes(self.counts, j.options.missing, conv.name, conv.duplicates)
         return "\n".join(out) + "\n" + "; ".join(notes) + "\n"
 
     def __repr__(self) -> str:
@@ -206,9 +190,11 @@ def evaluate(
     ``run``: a :class:`~ranklens.Run`, a TREC run path, ``{query: {doc: score}}``,
     ``{query: [(doc, score), ...]}`` or ranked lists ``{query: [doc, ...]}``.
     ``metrics``: names such as ``"ndcg@10"``, ``"P(rel=2)@5"``, ``"map"``, trec_eval's
-    ``"ndcg_cut_10"`` (see :mod:`ranklens.specs`).
+    ``"ndcg_cut_10"`` (see :mod:`ranklens.metrics.names`).
     ``judge_options``: ``relevance_level`` (trec_eval ``-l``, default 1), ``duplicates``
     (``"error"``/``"first"``), ``missing`` (``"zero"``/``"skip"``), ``score_precision``.
+    A :class:`~ranklens.judging.Judged` pair may be passed as ``run`` (with ``qrels=None``):
+    its arrays are reused, nothing is judged again.
 
     Returns an :class:`Evaluation`; the judged arrays are kept on it for further metrics.
 
@@ -217,5 +203,7 @@ def evaluate(
     (0.5, 0.5)
     """
     parsed = parse_metrics(metrics)
+    if isinstance(run, Judged):
+        return Evaluation.from_judged(run, parsed)
     judged = judge(qrels, run, options, **judge_options)
     return Evaluation.from_judged(judged, parsed)

@@ -108,14 +108,19 @@ def test_truly_async_retriever_uses_aretrieve_concurrently():
     assert result.run.to_lists()["q3"] == ["d3"]
 
 
-def test_wrong_object_is_named():
+def test_wrong_object_is_named(monkeypatch):
+    from ranklens.capture import contract
     from ranklens.errors import InputError
 
     with pytest.raises(InputError, match="needs a llama_index BaseRetriever"):
         LlamaIndexRetriever(object())
     import ranklens
 
-    with pytest.raises(InputError, match=r"wrap it in ranklens_llamaindex\.LlamaIndexRetriever"):
+    # With this package installed, its entry point wraps the retriever...
+    assert ranklens.run(bm25_over_tiny(), {"q": "alpha"}).run.to_lists() == {"q": ["a"]}
+    # ...and without it, the error names the package to install.
+    monkeypatch.setattr(contract, "plugin_for_module", lambda module: None)
+    with pytest.raises(InputError, match=r"pip install ranklens-llamaindex"):
         ranklens.run(bm25_over_tiny(), ["q"])
 
 

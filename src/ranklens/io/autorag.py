@@ -15,10 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..dataset import Dataset
 from ..errors import InputError
-from ..qrels import Qrels
-from ..runs import Run
+from ..model import Dataset, Qrels, Run
 
 
 def _read_table(path: Path, required: tuple[str, ...]) -> Any:

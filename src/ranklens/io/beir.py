@@ -11,11 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..dataset import Dataset
 from ..errors import InputError
-from ..qrels import Qrels
-from ._files import open_text
-from .jsonl import _records
+from ..model import Dataset, Qrels
+from .files import open_text
+from .records import json_records
 
 
 def _field(path: Path, lineno: int, rec: dict[str, Any], key: str, kind: type = str) -> Any:
@@ -61,7 +60,7 @@ def read_corpus(path: str | Path) -> dict[str, dict[str, Any]]:
     malformed document is an error naming the line."""
     cp = Path(path)
     docs: dict[str, dict[str, Any]] = {}
-    for lineno, rec in _records(cp):
+    for lineno, rec in json_records(cp):
         did = _field(cp, lineno, rec, "_id")
         if did in docs:
             raise InputError(f"{cp}:{lineno}: document {did!r} appears twice")
@@ -84,7 +83,7 @@ def read_beir(folder: str | Path, split: str = "test", corpus: bool = True) -> D
     qrels = read_beir_qrels(qrels_path)
     queries: dict[str, str] = {}
     qp = root / "queries.jsonl"
-    for lineno, rec in _records(qp):
+    for lineno, rec in json_records(qp):
         qid = _field(qp, lineno, rec, "_id")
         if qid in queries:
             raise InputError(f"{qp}:{lineno}: query {qid!r} appears twice")

@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..dataset import Dataset
 from ..errors import InputError
-from ..qrels import Qrels
-from ._files import read_text
+from ..model import Dataset, Qrels
+from .files import read_text
 
 
 def read_llamaindex_qa(path: str | Path) -> Dataset:

@@ -15,50 +15,28 @@ import csv
 import json
 import re
 from pathlib import Path
-from typing import Any
 
-from ..dataset import Dataset
 from ..errors import InputError
-from ..qrels import Qrels
-from ._files import open_text, read_text
-from .jsonl import _qid, _records
+from ..model import Dataset, Qrels
+from .files import open_text, read_text
+from .records import LabelFields, json_records, record_query_id
 
 
 def read_jsonl_dataset(path: str | Path) -> Dataset:
     """Read a JSONL dataset (see the module docstring)."""
     p = Path(path)
     queries: dict[str, str] = {}
-    labels: dict[str, Any] = {}
-    groups: dict[str, Any] = {}
-    grades: dict[str, Any] = {}
-    for lineno, rec in _records(p):
-        qid = _qid(p, lineno, rec)
+    fields = LabelFields(p)
+    for lineno, rec in json_records(p):
+        qid = record_query_id(p, lineno, rec)
         if qid in queries:
             raise InputError(f"{p}:{lineno}: query {qid!r} appears on more than one line")
         text = rec.get("query", rec.get("text"))
         if not isinstance(text, str):
             raise InputError(f"{p}:{lineno}: field 'query' must be a string")
         queries[qid] = text
-        if "groups" in rec:
-            if not isinstance(rec["groups"], list):
-                raise InputError(f"{p}:{lineno}: field 'groups' must be a list of lists of ids")
-            groups[qid] = rec["groups"]
-            if "grades" in rec:
-                grades[qid] = rec["grades"]
-        elif "relevant" in rec:
-            if not isinstance(rec["relevant"], (dict, list)):
-                raise InputError(f"{p}:{lineno}: field 'relevant' must be an object or a list")
-            labels[qid] = rec["relevant"]
-        else:
-            raise InputError(f"{p}:{lineno}: missing field 'relevant' (or 'groups')")
-    if groups:
-        for qid, r in labels.items():
-            groups[qid] = [[d] for d in r]
-            if isinstance(r, dict):
-                grades[qid] = list(r.values())
-        qrels = Qrels.from_groups(groups, grades or None)
-    else:
-        qrels = Qrels.from_dict(labels)
+        fields.add(lineno, qid, rec)
+    qrels = fields.qrels()
     return Dataset(queries, qrels, None, name=p.stem, info={"format": "jsonl"})
 
 

@@ -6,7 +6,8 @@
 
 Blank lines and lines starting with ``#`` are skipped, as trec_eval 10 does. A malformed
 line is an :class:`~ranklens.errors.InputError` naming the file, the line number and what
-is wrong. Files ending in ``.json``/``.jsonl`` are handed to :mod:`ranklens.io.jsonl`.
+is wrong. (:func:`ranklens.read_qrels` hands ``.json``/``.jsonl`` files to
+:mod:`ranklens.io.jsonl` instead.)
 When pyarrow is installed, well-formed single-space or tab-separated files are parsed by
 its multithreaded CSV reader; anything it cannot read goes through the line-by-line parser,
 which finds and names the fault.
@@ -21,30 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from .._vocab import BadIdError, _pyarrow, arrow_to_numpy, encode_arrow
 from ..errors import InputError
-from ..qrels import Qrels
-from ..runs import Run
-from ._files import open_text
+from ..model import Qrels, Run
+from ..model.vocab import BadIdError, arrow_to_numpy, encode_arrow, pyarrow_or_none
+from .files import open_text
 
 PathLike = str | os.PathLike
 
 
-def _json_kind(path: Path) -> str | None:
-    name = path.name.lower()
-    for ext in (".jsonl", ".json"):
-        if name.endswith(ext) or name.endswith(ext + ".gz"):
-            return ext[1:]
-    return None
-
-
-def read_qrels(path: PathLike) -> Qrels:
-    """Read a TREC qrels file (or JSON/JSONL by extension) into :class:`Qrels`."""
+def read_trec_qrels(path: PathLike) -> Qrels:
+    """Read a TREC qrels file into :class:`Qrels` (:func:`ranklens.read_qrels` picks the
+    reader by the file's suffix)."""
     p = Path(path)
-    if _json_kind(p):
-        from .jsonl import read_qrels_json
-
-        return read_qrels_json(p)
     fast = _read_fast(p, 4, ["qid", "iter", "docno", "rel"], {"rel": "int64"})
     if fast is not None:
         try:
@@ -82,17 +71,13 @@ def read_qrels(path: PathLike) -> Qrels:
     return Qrels.from_arrays(qids, docs, np.asarray(grades, dtype=np.int64), source=str(p))
 
 
-def read_run(path: PathLike, name: str | None = None) -> Run:
-    """Read a TREC run file (or JSON/JSONL by extension) into a :class:`Run`.
+def read_trec_run(path: PathLike, name: str | None = None) -> Run:
+    """Read a TREC run file into a :class:`Run`.
 
     The run's name is ``name``, else the run_id of the last line (as trec_eval), else the
     file name.
     """
     p = Path(path)
-    if _json_kind(p):
-        from .jsonl import read_run_json
-
-        return read_run_json(p, name=name)
     fast = _read_fast(p, 6, ["qid", "iter", "docno", "rank", "sim", "run_id"], {"sim": "float64"})
     if fast is not None:
         run_name = name or (fast["last_run_id"] or p.name)
@@ -161,7 +146,7 @@ def _line_of(p: Path, content_index: int) -> int:
 
 def _read_fast(p: Path, n_fields: int, names: list[str], types: dict[str, str]) -> Any:
     """Parse with pyarrow when the file is plainly delimited; None to use the line parser."""
-    pa = _pyarrow()
+    pa = pyarrow_or_none()
     if pa is None or p.name.endswith(".gz"):
         return None
     try:

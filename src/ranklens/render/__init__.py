@@ -1,2 +1,9 @@
-"""Renderers of a :class:`~ranklens.report.Report`: terminal, Markdown, CSV, LaTeX, pandas,
-and a self-contained HTML page with inline SVG charts."""
+"""The render floor: a :class:`~ranklens.Report` as a terminal table (:mod:`.terminal`),
+Markdown, CSV, LaTeX and pandas (:mod:`.tables`) or a self-contained HTML page
+(:mod:`.html`, with its stylesheet and script in ``assets/``), all from the cells computed
+once in :mod:`.cells`.
+
+Each renderer is registered under a name in the ``ranklens.renderers`` entry-point group
+(see the core's ``pyproject.toml``) and reached through
+:func:`ranklens.comparison.get_renderer`; nothing below this floor imports it.
+"""

@@ -9,15 +9,18 @@ rows and toggles classes), so ids such as ``<script>`` show as text.
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from functools import cache
 from html import escape
+from importlib import resources
 
 import numpy as np
 
-from ..report import Report
+from ..comparison import Report, curve_family
+from ..metrics import parse_metric
 from . import svg
-from ._cells import cells, interval_note, legend
-from .tables import _counts_note, fmt_p
+from .cells import cells, counts_note, fmt_p, interval_note, legend
 
 MAX_ROWS = 2000
 """Per-query rows shown in the HTML table (all values are in the JSON and CSV outputs)."""
@@ -26,71 +29,22 @@ TOP_QUERIES = 10
 
 _ids = itertools.count(1)
 
-CSS = """
-.rl-report{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1b1f24;
- max-width:1200px}
-.rl-report h1{font-size:1.5em;margin:.2em 0}.rl-report h2{font-size:1.15em;margin:1.4em 0 .4em}
-.rl-report .meta{color:#555;margin:.2em 0}
-.rl-report table{border-collapse:collapse;margin:.3em 0;font-variant-numeric:tabular-nums}
-.rl-report th,.rl-report td{padding:3px 9px;border-bottom:1px solid #ddd;text-align:right;
- vertical-align:top}
-.rl-report th{background:#f4f5f7;position:sticky;top:0}
-.rl-report td.t,.rl-report th.t{text-align:left}
-.rl-report td.text{max-width:420px;text-align:left;color:#333}
-.rl-report .best{font-weight:700}.rl-report sup{color:#0a6ebd}
-.rl-report .ci{display:block;color:#777;font-size:.85em}
-.rl-report .sig{font-weight:700}.rl-report .note{color:#555;font-size:.9em;max-width:900px}
-.rl-report table.sortable th{cursor:pointer;user-select:none}
-.rl-report table.sortable th[aria-sort=ascending]::after{content:" \\25B2"}
-.rl-report table.sortable th[aria-sort=descending]::after{content:" \\25BC"}
-.rl-report .scroll{max-height:560px;overflow:auto;border:1px solid #eee}
-.rl-report .charts{display:flex;flex-wrap:wrap;gap:12px}
-.rl-report svg.chart{width:560px;max-width:100%;height:auto;background:#fff;border:1px solid #eee}
-.rl-report svg .grid{stroke:#e6e6e6}.rl-report svg .zero{stroke:#444}
-.rl-report svg .tick,.rl-report svg .legend{font-size:11px;fill:#444}
-.rl-report svg .axis-label{font-size:12px;fill:#333}
-.rl-report svg .chart-title{font-size:13px;font-weight:600;fill:#1b1f24}
-.rl-report .hidden{display:none}
-.rl-report .pos{color:#137333}.rl-report .neg{color:#b3261e}
-"""
+def _asset(name: str) -> str:
+    """A file of ``ranklens/render/assets`` (the report's stylesheet and script)."""
+    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
 
-SCRIPT = """
-(function(root){
-  function key(td){
-    var v = td.getAttribute('data-v');
-    if (v !== null && v !== '') { var f = parseFloat(v); if (!isNaN(f)) return f; }
-    return td.textContent.toLowerCase();
-  }
-  root.querySelectorAll('table.sortable').forEach(function(table){
-    var heads = table.tHead.rows[0].cells;
-    Array.prototype.forEach.call(heads, function(th, col){
-      th.addEventListener('click', function(){
-        var asc = th.getAttribute('aria-sort') !== 'ascending';
-        Array.prototype.forEach.call(heads, function(h){ h.removeAttribute('aria-sort'); });
-        th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function(a, b){
-          var x = key(a.cells[col]), y = key(b.cells[col]);
-          if (typeof x !== typeof y) { x = String(x); y = String(y); }
-          return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
-        });
-        rows.forEach(function(r){ body.appendChild(r); });
-      });
-    });
-  });
-  var select = root.querySelector('select.metric-select');
-  function show(metric){
-    root.querySelectorAll('[data-metric]').forEach(function(el){
-      el.classList.toggle('hidden', el.getAttribute('data-metric') !== metric);
-    });
-  }
-  if (select) {
-    select.addEventListener('change', function(){ show(select.value); });
-    show(select.value);
-  }
-})(document.getElementById('%(uid)s'));
-"""
+
+
+
+
+@cache
+def _css() -> str:
+    return _asset("report.css")
+
+
+@cache
+def _script() -> str:
+    return _asset("report.js")
 
 
 def _td(value: float, digits: int = 4, cls: str = "") -> str:
@@ -119,7 +73,7 @@ def _summary_table(report: Report) -> str:
                 inner += f'<span class="ci">{escape(short[r][m].interval)}</span>'
             tds.append(f"<td>{inner}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
-    notes = " ".join(x for x in (legend(report), interval_note(report), _counts_note(report)) if x)
+    notes = " ".join(x for x in (legend(report), interval_note(report), counts_note(report)) if x)
     return (
         '<table class="summary"><thead><tr>'
         + "".join(head)
@@ -169,8 +123,6 @@ def _pairs_for(report: Report, metric: str) -> list[tuple[str, str]]:
 
 
 def _charts(report: Report, metric: str) -> str:
-    from ..compare import curve_family
-    from ..specs import parse_metric
 
     out = []
     try:
@@ -384,14 +336,14 @@ def to_html(
         for m in metrics
     )
     body = (
-        f'<div class="rl-report" id="{uid}"><style>{CSS}</style>'
+        f'<div class="rl-report" id="{uid}"><style>{_css()}</style>'
         f'<h1>{escape(title)}</h1><p class="meta">{_meta_line(report)}</p>'
         f"<h2>Summary</h2>{_summary_table(report)}{_comparisons_table(report)}"
         f"{_run_info(report)}"
         f'<h2>By metric</h2><label>Metric <select class="metric-select">{options}</select>'
         f"</label>{groups}"
         f"{_per_query_table(report, max_rows)}"
-        f"<script>{SCRIPT % {'uid': uid}}</script></div>"
+        f"<script>(function(ROOT_ID){{\n{_script()}}})({json.dumps(uid)});</script></div>"
     )
     if fragment:
         return body
@@ -400,3 +352,8 @@ def to_html(
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title></head><body>{body}</body></html>\n"
     )
+
+
+def to_fragment(report: Report, **options) -> str:
+    """The report as a ``<div>`` for notebooks (``_repr_html_``)."""
+    return to_html(report, fragment=True, **options)

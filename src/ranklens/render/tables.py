@@ -7,9 +7,9 @@ import io
 import math
 from typing import Any
 
+from ..comparison import Report
 from ..errors import InputError
-from ..report import Report
-from ._cells import cells, fmt, interval_note, legend
+from .cells import cells, counts_note, fmt, fmt_p, interval_note, legend
 
 KINDS = ("summary", "per_query", "comparisons")
 
@@ -128,7 +128,7 @@ def to_markdown(report: Report, digits: int = 4) -> str:
                 v += f" <small>{c.interval}</small>"
             row.append(v)
         lines.append("| " + " | ".join(row) + " |")
-    notes = [n for n in (legend(report), interval_note(report), _counts_note(report)) if n]
+    notes = [n for n in (legend(report), interval_note(report), counts_note(report)) if n]
     out = "\n".join(lines) + "\n"
     if notes:
         out += "\n" + " ".join(notes) + "\n"
@@ -150,33 +150,6 @@ def comparisons_markdown(report: Report, digits: int = 4) -> str:
             f"{fmt(c.effect_size, 2)} | {c.wins}/{c.ties}/{c.losses} |"
         )
     return "\n".join(lines) + "\n"
-
-
-def fmt_p(p: float) -> str:
-    if math.isnan(p):
-        return "–"
-    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
-
-
-def _counts_note(report: Report) -> str:
-    parts = []
-    for r in report.runs:
-        c = report.counts.get(r, {})
-        bits = []
-        if c.get("queries_missing"):
-            bits.append(f"{c['queries_missing']} labelled queries absent")
-        if c.get("queries_ignored"):
-            bits.append(f"{c['queries_ignored']} unlabelled queries ignored")
-        if c.get("duplicates_dropped"):
-            bits.append(f"{c['duplicates_dropped']} duplicates dropped")
-        errors = report.metadata.get("run_info", {}).get(r, {}).get("errors")
-        if errors:
-            bits.append(f"{errors} retrieval errors")
-        if bits:
-            parts.append(f"{r}: " + ", ".join(bits))
-    n = len(report.query_ids)
-    head = f"{n} queries."
-    return head + (" " + "; ".join(parts) + "." if parts else "")
 
 
 _LATEX_SPECIAL = {

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import io
 
-from ..report import Report
-from ._cells import cells, interval_note, legend, superscript
-from .tables import _counts_note, fmt_p
+from ..comparison import Report
+from .cells import cells, counts_note, fmt_p, interval_note, legend, superscript
 
 
 def rich_table(report: Report, digits: int = 4):
@@ -21,7 +20,7 @@ def rich_table(report: Report, digits: int = 4):
     table = Table(
         title=title,
         caption=" ".join(
-            x for x in (legend(report), interval_note(report), _counts_note(report)) if x
+            x for x in (legend(report), interval_note(report), counts_note(report)) if x
         ),
         caption_justify="left",
     )

@@ -1,18 +1,29 @@
 """ranklens for Haystack: run a retriever component or a whole Pipeline over a labelled
-query set."""
+query set (:mod:`.adapter`), record live retrievals through the tracer (:mod:`.hooks`), and
+recorder and evaluator components for pipelines (:mod:`.components`)."""
 
 from __future__ import annotations
 
+from ranklens.capture import Instrumentation
+
+from .adapter import PLUGIN, HaystackRetriever, run, to_hit, to_light
 from .components import RanklensEvaluator, RanklensRecorder
-from .retriever import HaystackRetriever, document_to_hit, run
-from .tracing import RanklensTracer, instrument
+from .hooks import RanklensTracer, instrument
+
+__version__ = "0.1.0"
+
+document_to_hit = to_hit  # the name before 0.2
 
 __all__ = [
+    "PLUGIN",
     "HaystackRetriever",
+    "Instrumentation",
     "RanklensEvaluator",
     "RanklensRecorder",
     "RanklensTracer",
     "document_to_hit",
     "instrument",
     "run",
+    "to_hit",
+    "to_light",
 ]

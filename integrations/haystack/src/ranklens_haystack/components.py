@@ -9,15 +9,12 @@ from typing import Any
 
 from haystack import Document, component, default_to_dict, tracing
 
-from ranklens.conventions import get_convention
+from ranklens import evaluate, get_convention, parse_metric
+from ranklens.capture import Recorder, key_function
 from ranklens.errors import InputError
-from ranklens.evaluation import evaluate
-from ranklens.hits import key_function
-from ranklens.recorder import Recorder
-from ranklens.specs import parse_metric
 
-from .retriever import document_to_hit, document_to_tuple
-from .tracing import trace_ids
+from .adapter import to_hit, to_light
+from .hooks import trace_ids
 
 
 @component
@@ -31,14 +28,14 @@ class RanklensRecorder:
 
     def __init__(self, key: str = "id", recorder: Recorder | None = None):
         self.key = key
-        self.recorder = recorder or Recorder(key=key)
+        self.recorder = recorder if recorder is not None else Recorder(key=key)
 
     def _record(self, documents: list[Document], query: str | None, query_id: str | None):
         # With a tracer on, this component's span and the pipeline run's trace.
         span_id, trace_id = trace_ids(tracing.tracer.current_span())
         self.recorder.record(
             query or "", documents, query_id=query_id, source="haystack",
-            trace_id=span_id, parent_trace_id=trace_id, convert=document_to_tuple,
+            trace_id=span_id, parent_trace_id=trace_id, convert=to_light,
         )  # fmt: skip
         return {"documents": documents}
 
@@ -96,7 +93,7 @@ class RanklensEvaluator:
     def _ids(self, docs: list[Document], i: int, side: str) -> list[str]:
         out = []
         for j, d in enumerate(docs):
-            v = self._key(document_to_hit(d))
+            v = self._key(to_hit(d))
             if v is None:
                 raise InputError(
                     f"{side}[{i}][{j}]: document {d.id!r} has no {self.document_comparison_field!r}"

@@ -20,9 +20,9 @@ from uuid import UUID
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.documents import Document
 
-from ranklens.recorder import Recorder
+from ranklens.capture import Recorder, recorder_or_new
 
-from .retriever import SCORE_KEYS, document_to_tuple
+from .adapter import SCORE_KEYS, to_light
 
 
 def _light(documents: list[Document]) -> list[tuple]:
@@ -49,7 +49,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
     """Records each retriever run of a chain, agent or bare retriever."""
 
     def __init__(self, recorder: Recorder | None = None, **recorder_kwargs: Any):
-        self.recorder = recorder or Recorder(**recorder_kwargs)
+        self.recorder = recorder_or_new(recorder, **recorder_kwargs)
 
     def on_retriever_start(
         self,
@@ -79,7 +79,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
     ) -> None:
         rec = self.recorder
         if rec.needs:  # the key reads metadata or the parent: the full conversion
-            rec.end(run_id, documents, convert=document_to_tuple)
+            rec.end(run_id, documents, convert=to_light)
             return
         # The common case: keep the list as it came, read id, score and text when the
         # records are read (no work per document in the app's request path).

@@ -1,22 +1,29 @@
-"""ranklens for LlamaIndex: run any ``BaseRetriever`` over a labelled query set.
+"""ranklens for LlamaIndex: run any ``BaseRetriever`` over a labelled query set
+(:mod:`.adapter`), and record live retrievals (:mod:`.hooks`).
 
->>> from ranklens_llamaindex import run               # doctest: +SKIP
->>> result = run(bm25_retriever, dataset, k=10, key="parent", cache="bm25.jsonl")
+>>> import ranklens                                    # doctest: +SKIP
+>>> result = ranklens.run(bm25_retriever, dataset, k=10, key="parent", cache="bm25.jsonl")
 >>> result.evaluate(dataset, ["ndcg@10", "recall@10"])
 """
 
 from __future__ import annotations
 
+from ranklens.capture import Instrumentation
+
+from .adapter import PLUGIN, LlamaIndexRetriever, run, to_hit, to_light
 from .hooks import (
-    Instrumentation,
     RanklensCallbackHandler,
     RanklensEventHandler,
     RanklensSpanHandler,
     instrument,
 )
-from .retriever import LlamaIndexRetriever, node_to_hit, run
+
+__version__ = "0.1.0"
+
+node_to_hit = to_hit  # the name before 0.2
 
 __all__ = [
+    "PLUGIN",
     "Instrumentation",
     "LlamaIndexRetriever",
     "RanklensCallbackHandler",
@@ -25,4 +32,6 @@ __all__ = [
     "instrument",
     "node_to_hit",
     "run",
+    "to_hit",
+    "to_light",
 ]

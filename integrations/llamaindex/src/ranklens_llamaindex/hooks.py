@@ -25,9 +25,9 @@ from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryBundle
 from pydantic import ConfigDict, PrivateAttr
 
-from ranklens.recorder import Recorder
+from ranklens.capture import Instrumentation, Recorder, recorder_or_new
 
-from .retriever import node_to_tuple
+from .adapter import to_light
 
 
 def _query_text(q: Any) -> str:
@@ -53,7 +53,7 @@ class RanklensEventHandler(BaseEventHandler):
                 source="llamaindex",
             )
         elif isinstance(event, RetrievalEndEvent):
-            self.recorder.end(event.span_id, event.nodes, convert=node_to_tuple)
+            self.recorder.end(event.span_id, event.nodes, convert=to_light)
 
 
 class RanklensSpanHandler(BaseSpanHandler[Any]):
@@ -92,38 +92,35 @@ class RanklensSpanHandler(BaseSpanHandler[Any]):
         return None
 
 
-class Instrumentation:
-    """The attached handlers; ``detach()`` removes them (also a context manager)."""
-
-    def __init__(self, recorder: Recorder, dispatcher: Any = None):
-        self.recorder = recorder
-        self.dispatcher = dispatcher or get_dispatcher()
-        self.event_handler = RanklensEventHandler(recorder=recorder)
-        self.span_handler = RanklensSpanHandler(recorder)
-        self.dispatcher.add_event_handler(self.event_handler)
-        self.dispatcher.add_span_handler(self.span_handler)
-
-    def detach(self) -> None:
-        if self.event_handler in self.dispatcher.event_handlers:
-            self.dispatcher.event_handlers.remove(self.event_handler)
-        if self.span_handler in self.dispatcher.span_handlers:
-            self.dispatcher.span_handlers.remove(self.span_handler)
-
-    def __enter__(self) -> Recorder:
-        return self.recorder
-
-    def __exit__(self, *exc: Any) -> None:
-        self.detach()
-
-
-def instrument(recorder: Recorder | None = None, **recorder_kwargs: Any) -> Instrumentation:
+def instrument(
+    recorder: Recorder | None = None, *, dispatcher: Any = None, **recorder_kwargs: Any
+) -> Instrumentation:
     """Record every LlamaIndex retrieval from now on (until ``detach()``)::
 
-    with instrument(Recorder(key="parent")) as rec:
-        query_engine.query("...")
-    rec.evaluate(dataset, ["ndcg@10"])
+        with instrument(Recorder(key="parent")) as rec:
+            query_engine.query("...")
+        rec.evaluate(dataset, ["ndcg@10"])
+
+    ``recorder``: the recorder to fill (a new one from ``recorder_kwargs`` when None);
+    ``dispatcher``: the instrumentation dispatcher (default: the root one, which sees every
+    retriever).
     """
-    return Instrumentation(recorder or Recorder(**recorder_kwargs))
+    rec = recorder_or_new(recorder, **recorder_kwargs)
+    dispatcher = dispatcher or get_dispatcher()
+    event_handler = RanklensEventHandler(recorder=rec)
+    span_handler = RanklensSpanHandler(rec)
+    dispatcher.add_event_handler(event_handler)
+    dispatcher.add_span_handler(span_handler)
+
+    def detach() -> None:
+        if event_handler in dispatcher.event_handlers:
+            dispatcher.event_handlers.remove(event_handler)
+        if span_handler in dispatcher.span_handlers:
+            dispatcher.span_handlers.remove(span_handler)
+
+    return Instrumentation(
+        rec, detach, dispatcher=dispatcher, event_handler=event_handler, span_handler=span_handler
+    )
 
 
 class RanklensCallbackHandler(BaseCallbackHandler):
@@ -157,7 +154,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
     ) -> None:
         if event_type == CBEventType.RETRIEVE:
             nodes = (payload or {}).get(EventPayload.NODES) or []
-            self.recorder.end(event_id, nodes, convert=node_to_tuple)
+            self.recorder.end(event_id, nodes, convert=to_light)
 
     def start_trace(self, trace_id: str | None = None) -> None:
         return None

@@ -1,0 +1,192 @@
+"""The Haystack adapter: :class:`HaystackRetriever` (a component or a Pipeline), hits from
+Documents (:func:`to_hit`, :func:`to_light`), :func:`run`, and :data:`PLUGIN`, registered
+in the ``ranklens.adapters`` entry-point group so that ``ranklens.run(component)`` wraps a
+retriever component (a Pipeline needs ``component=``: use :func:`run`)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from haystack import Document, Pipeline
+
+import ranklens
+from ranklens.capture import ALL_FIELDS, AdapterPlugin, Hit, RetrieverAdapter, RunResult
+from ranklens.errors import InputError
+
+QUERY_SOCKETS = ("query", "text")
+"""Pipeline inputs that receive the query text by default."""
+
+
+def to_hit(doc: Document) -> Hit:
+    """A ranklens hit from a Haystack ``Document``: id, score, content and meta, and the
+    parent document (``meta["source_id"]``, which ``DocumentSplitter`` sets) for
+    ``key="parent"``."""
+    if not isinstance(doc, Document):
+        raise InputError(f"expected a haystack Document, got {type(doc).__name__}")
+    return Hit.from_light(to_light(doc, ALL_FIELDS))
+
+
+def to_light(doc: Document, needs: frozenset) -> tuple:
+    """The recorder's light form of a Document: ``(id, score, text, parent, metadata)``,
+    the parent and metadata only when the recorder's key reads them."""
+    meta = doc.meta or {}
+    parent = meta.get("source_id") if "parent" in needs else None
+    return (
+        doc.id,
+        doc.score,
+        doc.content,
+        None if parent is None else str(parent),
+        dict(meta) if "metadata" in needs else None,
+    )
+
+
+class HaystackRetriever(RetrieverAdapter):
+    """Wraps a retriever component (anything whose ``run(query=..., top_k=...)`` returns
+    ``{"documents": [...]}``) or a ``Pipeline``, reading the ``documents`` output of the
+    component named ``component`` (through ``include_outputs_from``).
+
+    For a Pipeline, ``inputs`` builds the run data from the query: a function
+    ``(query, k) -> data``, or None to send the query to every pipeline input named
+    ``query`` or ``text`` (and ``k`` to the named component's ``top_k``). ``run_async`` is
+    used when the component or Pipeline has it.
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        component: str | None = None,
+        inputs: Callable[[str, int | None], dict[str, Any]] | None = None,
+        name: str | None = None,
+        use_async: bool | None = None,
+    ):
+        self.target = target
+        self.name = name
+        self.inputs = inputs
+        if isinstance(target, Pipeline):
+            names = [n for n, _ in target.walk()]
+            if component is None or component not in names:
+                raise InputError(
+                    f"name the pipeline component whose documents to read: component= one of "
+                    f"{', '.join(names)}"
+                )
+            self.component = component
+            sockets = target.inputs()
+            self._query_targets = [
+                (comp, sock)
+                for comp, socks in sockets.items()
+                for sock in socks
+                if sock in QUERY_SOCKETS
+            ]
+            if inputs is None and not self._query_targets:
+                raise InputError(
+                    "no pipeline input named 'query' or 'text' to send the query to; pass inputs="
+                )
+            comp = target.get_component(component)
+            self._takes_top_k = "top_k" in inspect.signature(comp.run).parameters
+            has_async = hasattr(target, "run_async")
+        else:
+            if not hasattr(target, "run"):
+                raise InputError(f"{type(target).__name__} is not a Haystack component or Pipeline")
+            self.component = None
+            self._takes_top_k = "top_k" in inspect.signature(target.run).parameters
+            has_async = hasattr(target, "run_async")
+        self.is_async = has_async if use_async is None else use_async
+
+    # ----------------------------------------------------------------- calls
+    def _data(self, query: str, k: int | None) -> dict[str, Any]:
+        if self.inputs is not None:
+            return self.inputs(query, k)
+        data: dict[str, dict[str, Any]] = {}
+        for comp, sock in self._query_targets:
+            data.setdefault(comp, {})[sock] = query
+        if k is not None and self._takes_top_k:
+            data.setdefault(self.component, {})["top_k"] = k
+        return data
+
+    def _component_kwargs(self, query: str, k: int | None) -> dict[str, Any]:
+        kw: dict[str, Any] = {"query": query}
+        if k is not None and self._takes_top_k:
+            kw["top_k"] = k
+        return kw
+
+    def _documents(self, out: Mapping[str, Any]) -> list[Hit]:
+        if self.component is not None:
+            out = out.get(self.component) or {}
+        docs = out.get("documents")
+        if docs is None:
+            raise InputError(
+                f"component {self.component or type(self.target).__name__!r} gave no "
+                "'documents' output"
+            )
+        return [to_hit(d) for d in docs]
+
+    def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        if self.component is None:
+            return self._documents(self.target.run(**self._component_kwargs(query, k)))
+        out = self.target.run(self._data(query, k), include_outputs_from={self.component})
+        return self._documents(out)
+
+    async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        if self.component is None:
+            return self._documents(await self.target.run_async(**self._component_kwargs(query, k)))
+        out = await self.target.run_async(
+            self._data(query, k), include_outputs_from={self.component}
+        )
+        return self._documents(out)
+
+    def config(self) -> dict[str, Any]:
+        if self.component is None:
+            t = self.target
+            return {
+                "framework": "haystack",
+                "class": type(t).__name__,
+                "name": self.name or type(t).__name__,
+                "top_k": getattr(t, "top_k", None),
+            }
+        return {
+            "framework": "haystack",
+            "class": "Pipeline",
+            "name": self.name or f"pipeline:{self.component}",
+            "component": self.component,
+            # Component classes and connections: stable across processes (to_dict() holds
+            # document-store index names that are random per instance).
+            "components": {n: type(c).__name__ for n, c in self.target.walk()},
+            "connections": sorted(str(e[:2]) for e in self.target.graph.edges),
+        }
+
+
+def run(
+    target: Any,
+    queries: Any,
+    *,
+    component: str | None = None,
+    name: str | None = None,
+    **kwargs: Any,
+) -> RunResult:
+    """:func:`ranklens.run` on a Haystack component or Pipeline (same keyword arguments)."""
+    adapter = HaystackRetriever(target, component=component, name=name)
+    return ranklens.run(adapter, queries, name=name, **kwargs)
+
+
+def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """``ranklens demo``'s Haystack run: the in-memory BM25 retriever, top 10."""
+    from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+    store = InMemoryDocumentStore()
+    store.write_documents(
+        [Document(id=d, content=f"{v['title']}. {v['text']}") for d, v in dataset.corpus.items()]
+    )
+    return {"haystack-bm25": (InMemoryBM25Retriever(store, top_k=10), {})}
+
+
+PLUGIN = AdapterPlugin(
+    name="haystack",
+    matches=lambda obj: isinstance(obj, Pipeline) or hasattr(obj, "run"),
+    wrap=HaystackRetriever,
+    demo=demo,
+)
+"""The ``ranklens.adapters`` entry point of this package (named ``haystack``)."""

@@ -1,0 +1,124 @@
+"""The LangChain adapter: :class:`LangChainRetriever`, hits from Documents (:func:`to_hit`,
+:func:`to_light`), :func:`run`, and :data:`PLUGIN`, registered in the ``ranklens.adapters``
+entry-point group so that ``ranklens.run(retriever)`` wraps any Runnable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import Runnable
+
+import ranklens
+from ranklens.capture import ALL_FIELDS, AdapterPlugin, Hit, RetrieverAdapter, RunResult
+from ranklens.errors import InputError
+
+SCORE_KEYS = ("score", "relevance_score", "_score", "similarity")
+"""Metadata fields read as the hit's score, first found wins (LangChain retrievers return
+no score of their own; many put one in metadata)."""
+
+PARENT_KEYS = ("doc_id", "parent_id", "source")
+"""Metadata fields read as the parent document for ``key="parent"``, first found wins."""
+
+
+def to_hit(item: Any) -> Hit:
+    """A ranklens hit from a ``Document`` (or a ``(Document, score)`` pair, as
+    ``similarity_search_with_score`` returns)."""
+    doc = item[0] if isinstance(item, tuple) and len(item) == 2 else item
+    if not isinstance(doc, Document):
+        raise InputError(f"expected a langchain Document, got {type(doc).__name__}")
+    return Hit.from_light(to_light(item, ALL_FIELDS))
+
+
+def to_light(item: Any, needs: frozenset) -> tuple:
+    """The recorder's light form of a Document (or pair): ``(id, score, text, parent,
+    metadata)``, read as :func:`to_hit` reads it, in the app's request path."""
+    if type(item) is tuple:
+        item, score = item
+    else:
+        score = None
+    meta = item.metadata
+    if score is None and meta:
+        score = meta.get("score")  # the common case first
+        if score is None:
+            for k in SCORE_KEYS[1:]:
+                score = meta.get(k)
+                if score is not None:
+                    break
+    parent = None
+    if "parent" in needs:
+        for k in PARENT_KEYS:
+            v = meta.get(k)
+            if v is not None and v != "":
+                parent = str(v)
+                break
+    return (item.id, score, item.page_content, parent, dict(meta) if "metadata" in needs else None)
+
+
+def _truly_async(runnable: Runnable) -> bool:
+    if isinstance(runnable, BaseRetriever):
+        return type(runnable)._aget_relevant_documents is not BaseRetriever._aget_relevant_documents
+    return True  # a Runnable chain: ainvoke is its own
+
+
+class LangChainRetriever(RetrieverAdapter):
+    """Wraps a LangChain ``BaseRetriever`` or any Runnable returning Documents: ``ainvoke``
+    when it is truly async, ``invoke`` in the runner's threads otherwise. The query id goes
+    into the run's config metadata (``ranklens_query_id``) for callback handlers."""
+
+    def __init__(
+        self, retriever: Runnable, *, name: str | None = None, use_async: bool | None = None
+    ):
+        if not isinstance(retriever, Runnable):
+            raise InputError(
+                "LangChainRetriever needs a langchain Runnable or BaseRetriever, got "
+                f"{type(retriever).__name__}"
+            )
+        self.retriever = retriever
+        self.name = name
+        self.is_async = _truly_async(retriever) if use_async is None else use_async
+
+    def _config(self, query_id: str) -> dict[str, Any]:
+        return {"metadata": {"ranklens_query_id": query_id}}
+
+    def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        return [to_hit(d) for d in self.retriever.invoke(query, self._config(query_id))]
+
+    async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        docs = await self.retriever.ainvoke(query, self._config(query_id))
+        return [to_hit(d) for d in docs]
+
+    def config(self) -> dict[str, Any]:
+        r = self.retriever
+        cfg: dict[str, Any] = {"framework": "langchain", "class": type(r).__name__}
+        cfg["name"] = self.name or getattr(r, "name", None) or type(r).__name__
+        for attr in ("k", "search_type", "search_kwargs"):
+            if hasattr(r, attr):
+                cfg[attr] = getattr(r, attr)
+        return cfg
+
+
+def run(retriever: Runnable, queries: Any, *, name: str | None = None, **kwargs: Any) -> RunResult:
+    """:func:`ranklens.run` on a LangChain retriever or Runnable (same keyword arguments)."""
+    return ranklens.run(LangChainRetriever(retriever, name=name), queries, name=name, **kwargs)
+
+
+def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """``ranklens demo``'s LangChain run: BM25 (bm25s) over the passages, top 10."""
+    from .bm25 import BM25sRetriever
+
+    docs = [
+        Document(page_content=f"{v['title']}. {v['text']}", id=d)
+        for d, v in dataset.corpus.items()
+    ]
+    return {"langchain-bm25s": (BM25sRetriever.from_documents(docs, k=10), {})}
+
+
+PLUGIN = AdapterPlugin(
+    name="langchain",
+    matches=lambda obj: isinstance(obj, Runnable),
+    wrap=LangChainRetriever,
+    demo=demo,
+)
+"""The ``ranklens.adapters`` entry point of this package (named ``langchain_core``)."""

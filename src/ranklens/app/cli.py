@@ -1,0 +1,306 @@
+"""The ``ranklens`` command line.
+
+``ranklens evaluate QRELS RUN -m METRIC [-m ...] [-l LEVEL] [--skip-missing]
+[--format table|json|trec] [-q]`` evaluates a run file like trec_eval (metric names may be
+trec_eval's own, including ``-m P.5,10`` and ``-m all_trec``);
+``ranklens compare QRELS RUN [RUN ...] -m ... [--baseline NAME] [--test ...] [--html FILE]
+[--json FILE]`` compares runs with paired significance tests; ``ranklens report SAVED.json
+--html FILE`` renders a saved report; ``ranklens explain`` shows why conventions differ;
+``ranklens demo`` runs the offline demo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from ..errors import InputError, RanklensError
+
+DEFAULT_METRICS = ["map", "P@10", "recall@100", "ndcg@10", "mrr@10"]
+
+
+def _add_judge_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-l",
+        "--relevance-level",
+        type=int,
+        default=1,
+        metavar="LEVEL",
+        help="smallest grade that counts as relevant for binary measures (trec_eval -l; default 1)",
+    )
+    p.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="leave out labelled queries absent from the run (default: score "
+        "them 0, as trec_eval -c)",
+    )
+    p.add_argument(
+        "--duplicates",
+        choices=["error", "first", "redundant", "count"],
+        help="a document twice in one query: error (trec default), keep the first, keep it "
+        "but never credit it again, or count it again",
+    )
+    p.add_argument(
+        "--convention",
+        default="trec",
+        metavar="NAME",
+        help="trec (default), llamaindex, haystack or autorag: reproduce that tool's numbers",
+    )
+
+
+def _judge_kwargs(args: argparse.Namespace) -> dict:
+    return {
+        "relevance_level": args.relevance_level,
+        "convention": args.convention,
+        **({"missing": "skip"} if args.skip_missing else {}),
+        **({"duplicates": args.duplicates} if args.duplicates else {}),
+    }
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ranklens",
+        description="Exact, fast ranking metrics for retrieval and RAG (trec_eval's numbers).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ev = sub.add_parser(
+        "evaluate",
+        help="evaluate a run against qrels",
+        description="Evaluate RUN against QRELS (TREC, JSON or JSONL files).",
+    )
+    ev.add_argument("qrels", help="qrels file (TREC 'qid iter doc rel', .json or .jsonl)")
+    ev.add_argument("run", help="run file (TREC 'qid Q0 doc rank score tag', .json or .jsonl)")
+    ev.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="metric name, repeatable: ndcg@10, P(rel=2)@5, map, or trec_eval's "
+        "ndcg_cut_10, P.5,10, all_trec (default: " + ", ".join(DEFAULT_METRICS) + ")",
+    )
+    _add_judge_args(ev)
+    ev.add_argument(
+        "--format",
+        choices=["table", "json", "trec"],
+        default="table",
+        help="output format (default: table)",
+    )
+    ev.add_argument(
+        "-q",
+        "--per-query",
+        action="store_true",
+        help="also print each query's values (table and trec formats)",
+    )
+
+    ex = sub.add_parser(
+        "explain",
+        help="one metric under each convention, and why they differ",
+        description="Compute one metric under several conventions side by "
+        "side and name the switch behind each difference.",
+    )
+    ex.add_argument("qrels", nargs="?", help="qrels file (default: a built-in tricky example)")
+    ex.add_argument("run", nargs="?", help="run file")
+    ex.add_argument("--metric", "-m", required=True, help="e.g. mrr@10, ndcg@5, map")
+    ex.add_argument(
+        "--conventions",
+        default="trec,llamaindex,haystack,autorag",
+        help="comma-separated, the first is the baseline",
+    )
+    ex.add_argument("-l", "--relevance-level", type=int, default=1, metavar="LEVEL")
+
+    cmp = sub.add_parser(
+        "compare",
+        help="compare runs with significance tests and write reports",
+        description="Evaluate several runs on the same labels, test their differences "
+        "(paired, with multiple-comparison correction) and print or save the report.",
+    )
+    cmp.add_argument("qrels", help="qrels file (TREC, .json, .jsonl) or a dataset folder (BEIR...)")
+    cmp.add_argument("runs", nargs="+", metavar="RUN", help="run files; NAME=PATH names one")
+    cmp.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="metric name, repeatable (default: " + ", ".join(DEFAULT_METRICS) + ")",
+    )
+    cmp.add_argument("--baseline", metavar="NAME", help="compare each run with this one")
+    cmp.add_argument(
+        "--test",
+        default="randomization",
+        choices=["randomization", "t", "bootstrap", "wilcoxon"],
+        help="paired test (default: randomization)",
+    )
+    cmp.add_argument(
+        "--correction",
+        default="holm",
+        choices=["holm", "bonferroni", "bh", "none"],
+        help="multiple-comparison correction per metric (default: holm)",
+    )
+    cmp.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    cmp.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="permutations / bootstrap resamples (default: 10000)",
+    )
+    cmp.add_argument(
+        "--ci",
+        default="bootstrap",
+        choices=["bootstrap", "t", "none"],
+        help="confidence interval of each mean (default: bootstrap)",
+    )
+    cmp.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    cmp.add_argument(
+        "--queries", metavar="FILE", help="query texts for the report (TREC topics, TSV or SGML)"
+    )
+    _add_judge_args(cmp)
+    _add_report_outputs(cmp)
+
+    rep = sub.add_parser(
+        "report",
+        help="render a saved report",
+        description="Render a report saved with compare --json (or Report.save).",
+    )
+    rep.add_argument("saved", metavar="SAVED.json", help="a saved report")
+    _add_report_outputs(rep)
+
+    demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
+    demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def _add_report_outputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
+    p.add_argument("--json", metavar="FILE", help="save the report as JSON")
+    p.add_argument(
+        "--format",
+        default="table",
+        choices=["table", "markdown", "csv", "latex", "json", "none"],
+        help="what to print (default: table)",
+    )
+
+
+def _emit_report(report, args: argparse.Namespace) -> int:
+    if args.json:
+        report.save(args.json)
+    if args.html:
+        report.to_html(args.html)
+    if args.format == "table":
+        report.print()
+    elif args.format == "markdown":
+        sys.stdout.write(report.to_markdown())
+    elif args.format == "csv":
+        sys.stdout.write(report.to_csv())
+    elif args.format == "latex":
+        sys.stdout.write(report.to_latex())
+    elif args.format == "json":
+        sys.stdout.write(report.to_json() + "\n")
+    for label, path in (("HTML report", args.html), ("JSON report", args.json)):
+        if path:
+            sys.stderr.write(f"{label} written to {path}\n")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..comparison import compare
+    from ..io import read_dataset
+    from ..io.tables import read_topics
+
+    runs: dict[str, str] = {}
+    for item in args.runs:
+        name, sep, path = item.partition("=")
+        if not sep or not name or Path(item).exists():
+            name, path = Path(item).stem, item
+        if name in runs:
+            raise InputError(f"two runs are named {name!r}; name them with NAME=PATH")
+        runs[name] = path
+    qrels = args.qrels
+    queries = None
+    if Path(qrels).is_dir():
+        qrels = read_dataset(qrels)
+    if args.queries:
+        queries = read_topics(args.queries)
+    report = compare(
+        qrels,
+        runs,
+        args.metrics or DEFAULT_METRICS,
+        baseline=args.baseline,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        n_resamples=args.resamples,
+        ci=None if args.ci == "none" else args.ci,
+        seed=args.seed,
+        queries=queries,
+        **_judge_kwargs(args),
+    )
+    return _emit_report(report, args)
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from ..evaluation import evaluate
+
+    metrics = args.metrics or DEFAULT_METRICS
+    ev = evaluate(args.qrels, args.run, metrics, **_judge_kwargs(args))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(ev.to_dict(), indent=2) + "\n")
+    elif args.format == "trec":
+        sys.stdout.write(ev.to_trec(per_query=args.per_query))
+    else:
+        sys.stdout.write(ev.to_table(per_query=args.per_query))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ranklens`` command."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if args.command == "evaluate":
+            return _cmd_evaluate(args)
+        if args.command == "explain":
+            from .explain import explain, format_explanation
+
+            if (args.qrels is None) != (args.run is None):
+                parser.error("explain takes both QRELS and RUN, or neither")
+            result = explain(
+                args.metric,
+                args.qrels,
+                args.run,
+                [c.strip() for c in args.conventions.split(",") if c.strip()],
+                relevance_level=args.relevance_level,
+            )
+            sys.stdout.write(format_explanation(result, args.qrels is None))
+            return 0
+        if args.command == "compare":
+            return _cmd_compare(args)
+        if args.command == "report":
+            from ..comparison import Report
+
+            return _emit_report(Report.load(args.saved), args)
+        if args.command == "demo":
+            from .demo import run_demo
+
+            return run_demo()
+    except RanklensError as exc:
+        sys.stderr.write(f"ranklens: error: {exc}\n")
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0
+    parser.error(f"unknown command {args.command!r}")
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,208 @@
+"""The demo's labelled set, written by this module: the lighthouses of the (fictional) Merrow
+Isles. 30 lighthouses x 5 passages (history, light, visiting, wildlife, a wreck) = 150
+passages, and 40 questions with graded labels (2: answers it, 1: related) and a few grouped
+ground truths (any passage of a group answers that part).
+
+The files in ``ranklens/data/demo/`` are this module's output (``python -m
+ranklens.demo_data`` rewrites them; a test checks they are up to date). Questions are
+phrased with other words than the passages, and lighthouses share islands, engineers and
+wildlife, so BM25 has to work for it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+NAMES = [
+    "Kestrel Point", "Gannet Rock", "Skerry Head", "Morwen Bar", "Tollan Ness", "Brackwater",
+    "Hollin Cape", "Selkie Stack", "Fennick Light", "Caldy Spit", "Rowan Tor", "Wrack Isle",
+    "Dunmarra", "Piper's Reef", "Lantern Hook", "Corrie Sound", "Essamy Head", "Black Hythe",
+    "Saltings Mouth", "Gull Quay", "Ormond Point", "Tarnet Rock", "Weir Holm", "Brannock",
+    "Cairnmore", "Lisk Point", "Harrow Shoal", "Mallory Ness", "Quill Head", "Stennis Bay",
+]  # fmt: skip
+ISLANDS = ["Great Merrow", "Little Merrow", "Ansel", "Fray", "Corran", "Hesketh"]
+ENGINEERS = ["Agnes Tolley", "Robert Carrow", "Isaac Penmarr", "Helena Voss", "Tobias Wren"]
+COLOURS = ["white", "red", "green"]
+PATTERNS = [
+    "one flash every {s} seconds", "two flashes every {s} seconds",
+    "three flashes every {s} seconds", "a long flash every {s} seconds",
+    "an occulting beam every {s} seconds",
+]  # fmt: skip
+MONTHS = ["March", "April", "May", "June", "July", "August", "September", "October"]
+DAYS = ["at weekends", "every day except Monday", "on Wednesdays and Saturdays", "daily"]
+SPECIES = [
+    ("puffins", "seabirds that nest in burrows on the grassy slopes"),
+    ("grey seals", "which haul out on the rocks below the tower at low tide"),
+    ("razorbills", "black-and-white auks crowding the ledges"),
+    ("kittiwakes", "small gulls whose cries fill the cliffs in early summer"),
+    ("otters", "often seen fishing in the kelp at dusk"),
+    ("storm petrels", "which only come ashore at night"),
+]  # fmt: skip
+SHIPS = [
+    "Alder", "Bright Venture", "Cormorant", "Dorothea", "Elsinore", "Fair Isle Maid",
+    "Grayling", "Harbinger", "Iona Star", "Juniper",
+]  # fmt: skip
+KEEPERS = ["Martha Quayle", "John Esson", "Peter Lowrie", "Ann Brodie", "Samuel Teague"]
+
+
+def _lighthouses(rng: random.Random) -> list[dict[str, Any]]:
+    out = []
+    for i, name in enumerate(NAMES):
+        built = rng.randrange(1790, 1905)
+        out.append(
+            {
+                "n": i,
+                "name": name,
+                "island": ISLANDS[i % len(ISLANDS)],
+                "engineer": ENGINEERS[(i * 7) % len(ENGINEERS)],
+                "built": built,
+                "automated": rng.randrange(max(built + 60, 1950), 2001),
+                "height": rng.randrange(14, 48),
+                "colour": COLOURS[i % 3],
+                "pattern": PATTERNS[i % len(PATTERNS)].format(s=rng.choice([5, 10, 15, 20, 30])),
+                "range": rng.randrange(8, 27),
+                "opens": MONTHS[i % 4],
+                "closes": MONTHS[4 + (i * 3) % 4],
+                "days": DAYS[i % len(DAYS)],
+                "price": rng.choice([3, 4, 5, 6, 8]),
+                "species": SPECIES[i % len(SPECIES)],
+                "ship": SHIPS[i % len(SHIPS)],
+                "wreck": rng.randrange(built + 5, 1960),
+                "keeper": KEEPERS[i % len(KEEPERS)],
+                "crew": rng.randrange(3, 40),
+            }
+        )
+    return out
+
+
+def _passages(h: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    n = h["name"]
+    sp, sp_note = h["species"]
+    return {
+        "history": (
+            f"{n} lighthouse: history",
+            f"{n} lighthouse stands on the {h['island']} coast. It was designed by the "
+            f"engineer {h['engineer']} and first lit in {h['built']}. Keepers lived in the "
+            f"cottages at its foot until the station was automated in {h['automated']}.",
+        ),
+        "light": (
+            f"{n} lighthouse: the light",
+            f"The lantern of {n} shows {h['pattern']}, {h['colour']}, from a tower "
+            f"{h['height']} metres tall. In clear weather the beam reaches "
+            f"{h['range']} nautical miles out to sea.",
+        ),
+        "visit": (
+            f"{n} lighthouse: visiting",
+            f"The tower at {n} is open to the public from {h['opens']} to {h['closes']}, "
+            f"{h['days']}. A ticket costs {h['price']} pounds; children under five go up "
+            "free. The climb has steep steps and no lift.",
+        ),
+        "wildlife": (
+            f"{n} lighthouse: wildlife",
+            f"The cliffs around {n} on {h['island']} are home to {sp}, {sp_note}. "
+            "Paths close during the nesting season to protect the colonies.",
+        ),
+        "wreck": (
+            f"{n} lighthouse: the wreck of the {h['ship']}",
+            f"In {h['wreck']} the {h['ship']} struck the rocks below {n} in a gale. The "
+            f"keeper {h['keeper']} rowed out and brought {h['crew']} sailors ashore; the "
+            "light had been burning all night.",
+        ),
+    }
+
+
+def build() -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
+    """The corpus (``{doc_id: {"title", "text"}}``) and the labelled questions."""
+    rng = random.Random(20261122)
+    houses = _lighthouses(rng)
+    corpus: dict[str, dict[str, str]] = {}
+    for h in houses:
+        for kind, (title, text) in _passages(h).items():
+            corpus[f"lh{h['n']:02d}-{kind}"] = {"title": title, "text": text}
+
+    def doc(h: dict[str, Any], kind: str) -> str:
+        return f"lh{h['n']:02d}-{kind}"
+
+    questions: list[dict[str, Any]] = []
+    ask = [
+        ("light", "wreck", "How far away can ships see the beam of {name}?"),
+        ("visit", "history", "Which months can I go up the {name} tower, and on what days?"),
+        ("history", "wreck", "Who designed {name} and when was it first lit?"),
+        ("wildlife", "visit", "What animals live near {name}?"),
+        ("wreck", "light", "Which ship went aground at {name}, and who rescued the crew?"),
+        ("light", "history", "What colour is the {name} light and how does it flash?"),
+        ("history", "light", "When did {name} stop having resident keepers?"),
+        ("visit", "wildlife", "How much does it cost to climb {name}?"),
+    ]
+    for i, h in enumerate(houses):
+        best, related, template = ask[i % len(ask)]
+        questions.append(
+            {
+                "query_id": f"q{len(questions) + 1:02d}",
+                "query": template.format(name=h["name"]),
+                "relevant": {doc(h, best): 2, doc(h, related): 1},
+            }
+        )
+    # Grouped ground truth: two facts in two passages; any passage of a group answers
+    # its part (AutoRAG style).
+    for h in houses[:6]:
+        questions.append(
+            {
+                "query_id": f"q{len(questions) + 1:02d}",
+                "query": f"Tell me who engineered {h['name']} and the visiting season there.",
+                "groups": [[doc(h, "history")], [doc(h, "visit")]],
+                "grades": [2, 2],
+            }
+        )
+    # A fact stated in two passages of different lighthouses: either one answers it.
+    by_ship: dict[str, list[dict[str, Any]]] = {}
+    for h in houses:
+        by_ship.setdefault(h["ship"], []).append(h)
+    for ship, hs in list(by_ship.items())[:4]:
+        questions.append(
+            {
+                "query_id": f"q{len(questions) + 1:02d}",
+                "query": f"Where was a vessel called {ship} wrecked?",
+                "groups": [[doc(x, "wreck") for x in hs]],
+                "grades": [2],
+            }
+        )
+    return corpus, questions
+
+
+def demo_folder() -> Path:
+    return Path(str(resources.files("ranklens") / "data" / "demo"))
+
+
+def write(folder: Path | None = None) -> Path:
+    """Write ``corpus.jsonl`` and ``questions.jsonl`` into ``folder``."""
+    folder = folder or demo_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    corpus, questions = build()
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as fh:
+        for d, v in corpus.items():
+            fh.write(json.dumps({"_id": d, **v}) + "\n")
+    with open(folder / "questions.jsonl", "w", encoding="utf-8") as fh:
+        for q in questions:
+            fh.write(json.dumps(q) + "\n")
+    return folder
+
+
+def load():
+    """The demo :class:`~ranklens.Dataset`: questions, grouped and graded labels, corpus."""
+    from ..io.beir import read_corpus
+    from ..io.tables import read_jsonl_dataset
+
+    folder = demo_folder()
+    ds = read_jsonl_dataset(folder / "questions.jsonl")
+    ds.corpus = read_corpus(folder / "corpus.jsonl")
+    ds.name = "merrow-lighthouses"
+    return ds
+
+
+if __name__ == "__main__":
+    print(f"wrote {write()}")

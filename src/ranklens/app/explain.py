@@ -1,0 +1,153 @@
+"""``ranklens explain``: one metric under several conventions, side by side, and the switch
+that makes each differ from trec_eval's number.
+
+For every convention and every switch in which it differs from the baseline, the metric is
+recomputed with that one switch applied to the baseline; the switches that move the number
+are named with their effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import RanklensError
+from ..evaluation import evaluate
+from ..io import coerce_qrels, coerce_run
+from ..judging import Convention, get_convention
+from ..metrics import parse_metric
+from ..model import Qrels, QrelsLike, Run, RunLike
+
+# The tricky case of the reference notes: exact score ties, a negative label, a duplicate
+# document, a query with no relevant document, a query missing from the run, one only in it.
+EXAMPLE_QRELS: dict[str, dict[str, int]] = {
+    "q1": {"d1": 3, "d2": 2, "d3": 1, "d4": 0, "d5": -1, "d6": 2, "d7": 1},
+    "q2": {"e1": 0, "e2": 0},
+    "q3": {"f1": 1, "f2": 1, "f3": 1},
+    "q4": {"g1": 1, "g2": 1},
+    "q5": {"h1": 1},
+}
+EXAMPLE_RUN: dict[str, list[tuple[str, float]]] = {
+    "q1": [
+        ("d4", 0.9),
+        ("d2", 0.9),
+        ("d5", 0.8),
+        ("d9", 0.7),
+        ("d1", 0.6),
+        ("d3", 0.6),
+        ("d8", 0.5),
+        ("d7", 0.4),
+    ],
+    "q2": [("e1", 0.9), ("e3", 0.8)],
+    "q3": [("f2", 0.9), ("f9", 0.8)],
+    "q4": [("g1", 0.9), ("g1", 0.8), ("g3", 0.7), ("g2", 0.6)],
+    "q6": [("x1", 0.5)],
+}
+
+
+@dataclass
+class Explanation:
+    """Values per convention, the baseline the differences are measured from, and per row
+    the switches that move the number (each applied alone to the baseline)."""
+
+    metric: str
+    baseline: Convention
+    baseline_value: float
+    rows: list[Row]
+
+
+@dataclass
+class Row:
+    convention: Convention
+    value: float | None
+    error: str | None = None
+    effects: list[tuple[str, Any, float | None]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _value(qrels: Qrels, run: Run, metric: str, conv: Convention, **opts: Any) -> Any:
+    ev = evaluate(qrels, run, [metric], convention=conv, **opts)
+    return ev[metric], ev.counts
+
+
+def explain(
+    metric: str,
+    qrels: QrelsLike | None = None,
+    run: RunLike | None = None,
+    conventions: Sequence[str | Convention] = ("trec", "llamaindex", "haystack", "autorag"),
+    **options: Any,
+) -> Explanation:
+    """Compute ``metric`` under each convention and attribute each difference from the first
+    (baseline) convention to the switches that cause it. Without qrels and run, the built-in
+    tricky example is used."""
+    parse_metric(metric)
+    Q = coerce_qrels(EXAMPLE_QRELS if qrels is None else qrels)
+    R = coerce_run(EXAMPLE_RUN if run is None else run)
+    convs = [get_convention(c) for c in conventions]
+    base = convs[0]
+    try:
+        base_value, _ = _value(Q, R, metric, base, **options)
+    except RanklensError:
+        # e.g. trec_eval stops on a duplicate document: compare against its 'first' variant
+        base = base.with_(duplicates="first")
+        base_value, _ = _value(Q, R, metric, base, **options)
+    rows: list[Row] = []
+    for conv in convs:
+        try:
+            value, counts = _value(Q, R, metric, conv, **options)
+            row = Row(conv, value, counts=counts)
+        except RanklensError as exc:
+            rows.append(Row(conv, None, error=str(exc)))
+            continue
+        for switch, (_, theirs) in base.differences(conv).items():
+            try:
+                alone, _ = _value(Q, R, metric, base.with_(**{switch: theirs}), **options)
+            except RanklensError:
+                alone = None
+            if alone is None or abs(alone - base_value) > 1e-12:
+                row.effects.append((switch, theirs, alone))
+        rows.append(row)
+    return Explanation(metric, base, base_value, rows)
+
+
+def format_explanation(ex: Explanation, example: bool) -> str:
+    """The table printed by ``ranklens explain``."""
+    lines = [
+        f"{ex.metric} under each convention"
+        + (
+            " (built-in example: ties, a duplicate, a negative label, a query without "
+            "relevant documents, a query missing from the run)"
+            if example
+            else ""
+        )
+    ]
+    width = max(len(r.convention.name) for r in ex.rows)
+    pad = " " * (width + 4)
+    for r in ex.rows:
+        if r.value is None:
+            lines.append(f"  {r.convention.name.ljust(width)}     error: {r.error}")
+            continue
+        lines.append(f"  {r.convention.name.ljust(width)}  {r.value:8.4f}")
+        if r.counts.get("queries_no_relevant_skipped"):
+            lines.append(
+                f"{pad}  {r.counts['queries_no_relevant_skipped']} queries without "
+                "relevant documents left out"
+            )
+        for switch, value, alone in r.effects:
+            if alone is None:
+                lines.append(f"{pad}  {switch}={value}: cannot be computed alone")
+            else:
+                lines.append(
+                    f"{pad}  {switch}={value} alone: {alone:.4f} ({alone - ex.baseline_value:+.4f})"
+                )
+    if all(r.convention != ex.baseline for r in ex.rows if r.value is not None):
+        lines.append(
+            f"  differences are measured from {ex.baseline.name} = {ex.baseline_value:.4f}"
+        )
+    lines.append("")
+    lines.append(
+        "Each line under a convention is one of its switches applied alone to the "
+        "baseline; switches that leave the number unchanged here are not shown."
+    )
+    return "\n".join(lines) + "\n"

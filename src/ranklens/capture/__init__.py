@@ -1,0 +1,48 @@
+"""The capture floor (beside comparison, above evaluation): getting rankings out of
+retrievers. The adapter contract and plugin registry (:mod:`.contract`), hits and their
+mapping to labelled ids (:mod:`.hits`), one record per retrieval (:mod:`.records`), the
+concurrent, resumable runner (:mod:`.runner`, :mod:`.log`, :mod:`.result`,
+:mod:`.progress`), and the :class:`Recorder` for live apps with the framework hooks'
+shared :class:`Instrumentation`.
+"""
+
+from __future__ import annotations
+
+from .contract import (
+    AdapterPlugin,
+    FunctionRetriever,
+    RetrieverAdapter,
+    as_retriever,
+    plugins,
+    register_adapter,
+)
+from .hits import ALL_FIELDS, Hit, KeyLike, key_function, key_name, map_hits, text_hash
+from .instrumentation import Instrumentation, recorder_or_new
+from .recorder import Recorder
+from .records import Retrieval
+from .result import RunResult
+from .runner import TRANSIENT, arun, run
+
+__all__ = [
+    "ALL_FIELDS",
+    "TRANSIENT",
+    "AdapterPlugin",
+    "FunctionRetriever",
+    "Hit",
+    "Instrumentation",
+    "KeyLike",
+    "Recorder",
+    "Retrieval",
+    "RetrieverAdapter",
+    "RunResult",
+    "arun",
+    "as_retriever",
+    "key_function",
+    "key_name",
+    "map_hits",
+    "plugins",
+    "recorder_or_new",
+    "register_adapter",
+    "run",
+    "text_hash",
+]

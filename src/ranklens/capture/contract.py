@@ -1,0 +1,179 @@
+"""The adapter contract: what a retriever is to ranklens, and how framework packages plug
+in without the core importing them.
+
+* :class:`RetrieverAdapter`: ``retrieve(query, query_id, k) -> list[Hit]`` (and/or
+  ``aretrieve`` with ``is_async = True``) and ``config()``, whose value identifies the
+  retriever in the run log.
+* :class:`FunctionRetriever`: a plain function as a retriever.
+* :class:`AdapterPlugin`: what a framework package registers in the ``ranklens.adapters``
+  entry-point group, named by the framework's top-level module (``llama_index``,
+  ``langchain_core``, ``haystack``): ``matches(obj)``, ``wrap(obj, **options)`` and,
+  optionally, ``demo(dataset)`` (the retrievers ``ranklens demo`` runs).
+  :func:`as_retriever` wraps a framework object through the plugin of any module in its
+  class's MRO; :func:`register_adapter` adds a plugin at run time.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from ..errors import InputError
+from .hits import Hit, coerce_hit
+
+ENTRY_POINT_GROUP = "ranklens.adapters"
+
+PACKAGE_HINTS = {
+    "llama_index": "ranklens-llamaindex",
+    "langchain_core": "ranklens-langchain",
+    "langchain_community": "ranklens-langchain",
+    "langchain": "ranklens-langchain",
+    "haystack": "ranklens-haystack",
+}
+"""Which package adapts the objects of a framework's top-level module."""
+
+
+class RetrieverAdapter:
+    """Base of adapters. Implement :meth:`retrieve` (sync) and/or :meth:`aretrieve` (truly
+    async; set ``is_async = True``), and :meth:`config`, whose value is hashed into the run
+    log to refuse mixing configurations."""
+
+    is_async: bool = False
+
+    def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        raise NotImplementedError
+
+    async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        raise NotImplementedError
+
+    def config(self) -> dict[str, Any]:
+        return {"class": type(self).__name__}
+
+
+class FunctionRetriever(RetrieverAdapter):
+    """A plain function as a retriever: ``f(query)``, ``f(query, query_id)`` or with ``k``
+    (by parameter name), sync or ``async``, returning hits as ids, ``(id, score)`` pairs,
+    dicts or :class:`~ranklens.Hit`."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+        )
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = {}
+        var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        self._pass_id = var_kw or "query_id" in params
+        self._pass_k = var_kw or "k" in params
+
+    def _kwargs(self, query_id: str, k: int | None) -> dict[str, Any]:
+        kw: dict[str, Any] = {}
+        if self._pass_id:
+            kw["query_id"] = query_id
+        if self._pass_k:
+            kw["k"] = k
+        return kw
+
+    def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        return _hits(self.fn(query, **self._kwargs(query_id, k)), query_id)
+
+    async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        return _hits(await self.fn(query, **self._kwargs(query_id, k)), query_id)
+
+    def config(self) -> dict[str, Any]:
+        fn = self.fn
+        return {
+            "function": f"{getattr(fn, '__module__', '?')}."
+            f"{getattr(fn, '__qualname__', type(fn).__name__)}"
+        }
+
+
+def _hits(items: Any, query_id: str) -> list[Hit]:
+    if items is None:
+        return []
+    return [coerce_hit(x, query_id, i + 1) for i, x in enumerate(items)]
+
+
+@dataclass(frozen=True)
+class AdapterPlugin:
+    """A framework package's entry into ranklens (see the module docstring).
+
+    ``wrap(obj, name=None, **options)`` returns a :class:`RetrieverAdapter`; ``demo``
+    (optional) returns ``{run name: (retriever, run options)}`` for a
+    :class:`~ranklens.Dataset` with a corpus.
+    """
+
+    name: str
+    matches: Callable[[Any], bool]
+    wrap: Callable[..., RetrieverAdapter]
+    demo: Callable[[Any], dict[str, tuple[Any, dict[str, Any]]]] | None = None
+
+
+_PLUGINS: dict[str, AdapterPlugin] = {}
+_ENTRY_POINTS: dict[str, Any] = {}
+
+
+def register_adapter(module: str, plugin: AdapterPlugin) -> AdapterPlugin:
+    """Register ``plugin`` for objects whose class (or a base) lives in top-level module
+    ``module`` (as an entry point of group ``ranklens.adapters`` named ``module`` does)."""
+    _PLUGINS[module] = plugin
+    return plugin
+
+
+def _entry_points() -> dict[str, Any]:
+    if not _ENTRY_POINTS:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            _ENTRY_POINTS.setdefault(ep.name, ep)
+    return _ENTRY_POINTS
+
+
+def plugin_for_module(module: str) -> AdapterPlugin | None:
+    """The plugin registered for a top-level module, loading its entry point if needed."""
+    plugin = _PLUGINS.get(module)
+    if plugin is None and module in _entry_points():
+        plugin = _PLUGINS[module] = _entry_points()[module].load()
+    return plugin
+
+
+def plugins() -> list[tuple[str, AdapterPlugin]]:
+    """Every plugin installed or registered, as ``(module, plugin)`` (entry points loaded;
+    one that fails to import is skipped, as its framework is then unusable)."""
+    out = []
+    for module in sorted(set(_PLUGINS) | set(_entry_points())):
+        try:
+            plugin = plugin_for_module(module)
+        except ImportError:
+            continue
+        if plugin is not None:
+            out.append((module, plugin))
+    return out
+
+
+def as_retriever(obj: Any, **options: Any) -> RetrieverAdapter:
+    """An adapter for ``obj``: itself if it is one; a framework object wrapped by its
+    package's plugin; a :class:`FunctionRetriever` for a callable. A framework object whose
+    package is not installed is an error naming the package."""
+    if isinstance(obj, RetrieverAdapter):
+        return obj
+    # the modules of the object's classes, and of its metaclass (Haystack's @component
+    # classes keep the user's module but get haystack's metaclass)
+    classes = [*type(obj).__mro__, type(type(obj))]
+    roots = [c.__module__.split(".")[0] for c in classes]
+    for root in dict.fromkeys(roots):
+        plugin = plugin_for_module(root)
+        if plugin is not None and plugin.matches(obj):
+            return plugin.wrap(obj, **options)
+    hint = next((PACKAGE_HINTS[r] for r in roots if r in PACKAGE_HINTS), None)
+    if hint:
+        raise InputError(
+            f"a {type(obj).__name__} needs its adapter package: pip install {hint} "
+            f"(or pip install 'ranklens[{hint.split('-', 1)[1]}]')"
+        )
+    if callable(obj):
+        return FunctionRetriever(obj)
+    raise InputError(f"not a retriever: {type(obj).__name__} is neither callable nor an adapter")

@@ -1,0 +1,198 @@
+"""What retrievers return, and how each hit is mapped to the ids the labels use.
+
+Labels name documents; retrievers return chunks, nodes and Documents whose ids are often
+regenerated at ingestion. A :class:`Hit` keeps what a retriever gave (id, score, text,
+metadata, parent document id); a *key* says which of these names the labelled document:
+
+* ``"id"``: the hit's own id (node id, ``Document.id``);
+* ``"parent"``: the parent document (LlamaIndex ``ref_doc_id``, Haystack
+  ``meta["source_id"]``, LangChain ``metadata["doc_id"]``), as the adapters fill it;
+* ``"meta.<field>"`` / ``"metadata.<field>"``: a metadata field, nested with dots
+  (``"meta.doc.id"``);
+* ``"text"``: the normalised text (NFKC, lower case, whitespace collapsed), for labels
+  that are passages; ``"text_hash"``: its SHA-1 (:func:`text_hash` gives the labels' side);
+* any function ``Hit -> str | None``.
+
+:func:`map_hits` applies a key to one ranked list: when several chunks map to one document,
+the document keeps its first rank and the later ones are dropped and counted; hits with no
+value for the key are dropped and counted too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+
+KeyLike = str | Callable[["Hit"], Any]
+
+ALL_FIELDS = frozenset({"metadata", "parent"})
+"""The ``needs`` that make a light-tuple converter copy everything, for a full
+:class:`Hit` (see :meth:`Hit.from_light` and :attr:`ranklens.Recorder.needs`)."""
+
+EVERYTHING = ALL_FIELDS  # the name the framework packages used before 0.2
+
+
+@dataclass
+class Hit:
+    """One retrieved item: ``id``, ``score`` (None when the retriever gives none), ``text``,
+    ``metadata`` and ``parent`` (the id of the document it was cut from, if known)."""
+
+    id: str | None
+    score: float | None = None
+    text: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    parent: str | None = None
+
+    @classmethod
+    def from_light(cls, light: tuple) -> Hit:
+        """A hit from the hooks' light tuple ``(id, score, text, parent, metadata)``."""
+        id_, score, text, parent, metadata = light
+        return cls(id_, None if score is None else float(score), text, metadata or {}, parent)
+
+    def to_json(self) -> dict[str, Any]:
+        """The chunk-level record kept in the run log (text shortened to 200 characters)."""
+        out: dict[str, Any] = {"id": self.id, "score": self.score}
+        if self.parent is not None:
+            out["parent"] = self.parent
+        if self.text is not None:
+            out["text"] = self.text[:200]
+        return out
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalise_text(text: str) -> str:
+    """NFKC, lower case, runs of whitespace as one space, trimmed."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
+
+
+def text_hash(text: str) -> str:
+    """SHA-1 (hex) of :func:`normalise_text`: the id to give a labelled passage so that
+    ``key="text_hash"`` matches retrieved chunks with the same text."""
+    return hashlib.sha1(normalise_text(text).encode("utf-8")).hexdigest()
+
+
+def _lookup(data: Mapping[str, Any], path: list[str]) -> Any:
+    cur: Any = data
+    for part in path:
+        if not isinstance(cur, Mapping) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def key_function(key: KeyLike) -> Callable[[Hit], str | None]:
+    """The function a key stands for (see the module docstring)."""
+    if callable(key):
+        return lambda h: _as_id(key(h))
+    if not isinstance(key, str):
+        raise InputError(f"key must be a string or a function, got {key!r}")
+    if key == "id":
+        return lambda h: _as_id(h.id)
+    if key == "parent":
+        return lambda h: _as_id(h.parent)
+    if key == "text":
+        return lambda h: normalise_text(h.text) if h.text is not None else None
+    if key == "text_hash":
+        return lambda h: text_hash(h.text) if h.text is not None else None
+    for prefix in ("meta.", "metadata."):
+        if key.startswith(prefix) and len(key) > len(prefix):
+            path = key[len(prefix) :].split(".")
+            return lambda h: _as_id(_lookup(h.metadata, path))
+    raise InputError(
+        f"unknown key {key!r}: use 'id', 'parent', 'meta.<field>', 'text', 'text_hash' "
+        "or a function"
+    )
+
+
+def key_name(key: KeyLike) -> str:
+    """A stable description of a key for the run log's configuration hash."""
+    if callable(key):
+        return f"function:{getattr(key, '__module__', '?')}.{getattr(key, '__qualname__', '?')}"
+    return str(key)
+
+
+def _as_id(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
+@dataclass
+class Mapped:
+    """One query's hits in the labels' id space: ``doc_ids`` and ``scores`` in rank order,
+    plus how many chunks were dropped as repeats of a document already ranked, and how many
+    had no value for the key."""
+
+    doc_ids: list[str]
+    scores: list[float | None]
+    duplicates: int = 0
+    unmapped: int = 0
+
+
+def map_hits(hits: Sequence[Hit], key: KeyLike = "id") -> Mapped:
+    """Map ranked hits to document ids: first rank wins, repeats and unmapped hits are
+    dropped and counted.
+
+    >>> m = map_hits([Hit("c1", 0.9, parent="A"), Hit("c2", 0.8, parent="B"),
+    ...               Hit("c3", 0.7, parent="A"), Hit("c4", 0.6)], key="parent")
+    >>> m.doc_ids, m.duplicates, m.unmapped
+    (['A', 'B'], 1, 1)
+    """
+    fn = key_function(key)
+    seen: set[str] = set()
+    out = Mapped([], [])
+    for h in hits:
+        doc = fn(h)
+        if doc is None:
+            out.unmapped += 1
+            continue
+        if doc in seen:
+            out.duplicates += 1
+            continue
+        seen.add(doc)
+        out.doc_ids.append(doc)
+        out.scores.append(h.score)
+    return out
+
+
+def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
+    """A :class:`Hit` from what a plain function may return: a Hit, a document id, an
+    ``(id, score)`` pair or a dict with ``id`` (and ``score``, ``text``, ``metadata``,
+    ``parent``)."""
+    if isinstance(item, Hit):
+        return item
+    if isinstance(item, str | int):
+        return Hit(str(item))
+    if isinstance(item, tuple | list) and len(item) == 2:
+        return Hit(_as_id(item[0]), _score(item[1], query_id, rank))
+    if isinstance(item, Mapping) and "id" in item:
+        return Hit(
+            _as_id(item["id"]),
+            _score(item.get("score"), query_id, rank),
+            item.get("text"),
+            dict(item.get("metadata") or {}),
+            _as_id(item.get("parent")),
+        )
+    raise InputError(
+        f"query {query_id!r}, hit {rank}: expected a Hit, an id, an (id, score) pair or a "
+        f"dict with 'id', got {type(item).__name__}"
+    )
+
+
+def _score(value: Any, query_id: str, rank: int) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"query {query_id!r}, hit {rank}: score {value!r} is not a number"
+        ) from None

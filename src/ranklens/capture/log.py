@@ -1,0 +1,87 @@
+"""The run log: an append-only JSONL file, a header line with the configuration and its
+hash, then one line per finished query (the last line for a query wins). A log written by
+another configuration is refused, naming the fields that differ; a torn last line (a kill
+mid-write) is dropped and counted."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .records import Retrieval
+
+LOG_FORMAT = 1
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """SHA-256 of the configuration, JSON with sorted keys."""
+    text = json.dumps(config, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class RunLog:
+    """The append-only JSONL log: a header line with the configuration and its hash, then
+    one line per finished query (the last line for a query wins)."""
+
+    def __init__(self, path: str | Path, config: dict[str, Any]):
+        self.path = Path(path)
+        self.config = config
+        self.hash = config_hash(config)
+        self.records: dict[str, Retrieval] = {}
+        self.torn_lines = 0
+        if self.path.exists() and self.path.stat().st_size > 0:
+            self._read()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            header = {"type": "header", "format": LOG_FORMAT, "hash": self.hash, "config": config}
+            self.path.write_text(json.dumps(header, default=str) + "\n", encoding="utf-8")
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+
+    def _read(self) -> None:
+        lines = self.path.read_text(encoding="utf-8").split("\n")
+        try:
+            header = json.loads(lines[0])
+        except json.JSONDecodeError:
+            raise InputError(f"{self.path}:1: not a ranklens run log (no header line)") from None
+        if header.get("type") != "header":
+            raise InputError(f"{self.path}:1: not a ranklens run log (no header line)")
+        if header.get("hash") != self.hash:
+            raise InputError(
+                f"{self.path}: this log was written by another configuration "
+                f"(hash {header.get('hash')}, now {self.hash}); differences: "
+                f"{_config_diff(header.get('config') or {}, self.config)}. Use another cache "
+                "path or delete the log."
+            )
+        for i, line in enumerate(lines[1:], 2):
+            if not line.strip():
+                continue
+            try:
+                rec = Retrieval.from_dict(json.loads(line))
+            except (json.JSONDecodeError, TypeError, AttributeError):
+                if i >= len(lines) - 1:  # the last line, cut by a kill mid-write
+                    self.torn_lines += 1
+                    continue
+                raise InputError(f"{self.path}:{i}: unreadable log line") from None
+            self.records[rec.query_id] = rec
+        if self.torn_lines:
+            # Cut the torn tail so new lines start on a line of their own.
+            good = "\n".join(x for x in lines[:-1] if x.strip()) + "\n"
+            self.path.write_text(good, encoding="utf-8")
+
+    def append(self, record: Retrieval) -> None:
+        self._fh.write(record.to_json() + "\n")
+        self._fh.flush()
+        self.records[record.query_id] = record
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def _config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    keys = sorted(set(old) | set(new))
+    diffs = [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys if old.get(k) != new.get(k)]
+    return "; ".join(diffs) or "(none visible)"

@@ -1,0 +1,96 @@
+"""The outcome of :func:`ranklens.run`: a :class:`RunResult`."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..evaluation import Evaluation, evaluate
+from ..io import coerce_qrels, write_run
+from ..model import Run
+from .records import Retrieval
+
+
+class RunResult:
+    """The outcome of :func:`run`: one :class:`Retrieval` per query, in query order.
+
+    * ``run``: a :class:`~ranklens.Run` of the answered queries, in the order the
+      retriever ranked them (failed queries are absent, so evaluation scores them 0 as
+      missing, unless ``evaluate(..., skip_failed=True)``);
+    * ``failed``: the failed records; ``report_info()``: latency percentiles and counts,
+      which :func:`ranklens.compare` puts in the report.
+    """
+
+    def __init__(self, records: list[Retrieval], name: str, config: dict[str, Any], **info):
+        self.records = records
+        self.name = name
+        self.config = config
+        self.info = info
+        self._run = None
+
+    @property
+    def run(self) -> Run:
+        if self._run is None:
+            self._run = Run.from_dict(
+                {r.query_id: r.doc_ids for r in self.records if r.ok}, name=self.name
+            )
+        return self._run
+
+    @property
+    def failed(self) -> list[Retrieval]:
+        return [r for r in self.records if not r.ok]
+
+    @property
+    def latencies_ms(self) -> np.ndarray:
+        return np.array([r.latency_ms for r in self.records if r.ok], dtype=np.float64)
+
+    def report_info(self) -> dict[str, Any]:
+        """Counts and latency percentiles (ms) for reports."""
+        lat = self.latencies_ms
+        pct = (
+            {p: float(np.percentile(lat, int(p[1:]))) for p in ("p50", "p95", "p99")}
+            if len(lat)
+            else {}
+        )
+        if len(lat):
+            pct["mean"] = float(lat.mean())
+        errors: dict[str, int] = {}
+        for r in self.failed:
+            errors[r.error["type"]] = errors.get(r.error["type"], 0) + 1
+        return {
+            "queries": len(self.records),
+            "errors": len(self.failed),
+            "error_types": errors,
+            "latency_ms": pct,
+            "duplicates_dropped": sum(r.duplicates for r in self.records),
+            "unmapped_hits": sum(r.unmapped for r in self.records),
+            "retries": sum(max(r.attempts - 1, 0) for r in self.records),
+            **{k: v for k, v in self.info.items() if isinstance(v, int | float | str)},
+            "retriever": self.config.get("retriever"),
+        }
+
+    def evaluate(
+        self, qrels: Any, metrics: Any, *, skip_failed: bool = False, **kwargs: Any
+    ) -> Evaluation:
+        """Evaluate the run; failed queries score 0 unless ``skip_failed`` (then they are
+        left out of the labels too)."""
+        q = coerce_qrels(qrels)
+        if skip_failed and self.failed:
+            failed = {r.query_id for r in self.failed}
+            q = q.subset(x for x in map(str, q.query_ids) if x not in failed)
+        return evaluate(q, self.run, metrics, **kwargs)
+
+    def to_trec(self, path: str | Path) -> None:
+        """Write the run as a TREC run file (scores that keep the retriever's order)."""
+        write_run(self.run, path, name=self.name)
+
+    def __repr__(self) -> str:
+        info = self.report_info()
+        p50 = info["latency_ms"].get("p50", math.nan)
+        return (
+            f"RunResult({self.name!r}: {info['queries']} queries, {info['errors']} errors, "
+            f"p50 {p50:.1f} ms)"
+        )

@@ -1,0 +1,27 @@
+"""The comparison floor: several runs on the same labels, paired significance tests
+(:mod:`.stats`) and the :class:`Report` that holds it all (data and JSON; rendering goes
+through :mod:`.renderers`). Imports evaluation and the floors below it.
+"""
+
+from __future__ import annotations
+
+from . import stats
+from .compare import CURVE_CUTOFFS, build_report, compare, curve_family
+from .renderers import get_renderer, register_renderer, renderer_names
+from .report import SCHEMA, SCHEMA_VERSION, Comparison, Report, load_report
+
+__all__ = [
+    "CURVE_CUTOFFS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "Comparison",
+    "Report",
+    "build_report",
+    "compare",
+    "curve_family",
+    "get_renderer",
+    "load_report",
+    "register_renderer",
+    "renderer_names",
+    "stats",
+]

@@ -1,0 +1,138 @@
+"""The one table of file formats: which reader reads which path, and coercion of "anything
+:func:`ranklens.evaluate` takes" into the model's objects.
+
+A reader is registered for a kind (``"qrels"``, ``"run"`` or ``"dataset"``) and either file
+suffixes (matched case-insensitively, longest first, with or without ``.gz``) or a
+``detect(path)`` test (for folder layouts such as BEIR). Paths no format claims are TREC
+files (qrels and runs) or an error naming the formats there are (datasets)::
+
+    from ranklens.io import register_format
+
+    register_format("run", read_my_run, suffixes=(".myrun",))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..model import Qrels, QrelsLike, Run, RunLike
+
+KINDS = ("qrels", "run", "dataset")
+
+
+@dataclass(frozen=True)
+class Format:
+    """A registered reader: ``kind``, ``reader(path, **kwargs)``, the ``suffixes`` it
+    claims and/or a ``detect(path)`` test, and a ``name`` for messages."""
+
+    kind: str
+    reader: Callable[..., Any]
+    suffixes: tuple[str, ...] = ()
+    detect: Callable[[Path], bool] | None = None
+    name: str = ""
+
+    def claims(self, path: Path) -> int:
+        """How strongly this format claims ``path``: the length of the matched suffix, a
+        large number for a matching ``detect``, 0 for none."""
+        if self.detect is not None and self.detect(path):
+            return 1 << 16
+        name = path.name.lower()
+        if name.endswith(".gz"):
+            name = name[:-3]
+        return max((len(s) for s in self.suffixes if name.endswith(s.lower())), default=0)
+
+
+_FORMATS: list[Format] = []
+
+
+def register_format(
+    kind: str,
+    reader: Callable[..., Any],
+    *,
+    suffixes: Sequence[str] = (),
+    detect: Callable[[Path], bool] | None = None,
+    name: str | None = None,
+) -> Format:
+    """Register ``reader`` for ``kind`` files ending in ``suffixes`` (or folders passing
+    ``detect``). A later registration wins over an earlier one that claims a path as
+    strongly (so a project may replace a built-in reader)."""
+    if kind not in KINDS:
+        raise InputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if not suffixes and detect is None:
+        raise InputError("register_format needs suffixes or a detect function")
+    fmt = Format(kind, reader, tuple(suffixes), detect, name or getattr(reader, "__name__", "?"))
+    _FORMATS.insert(0, fmt)
+    return fmt
+
+
+def formats(kind: str | None = None) -> list[Format]:
+    """The registered formats (of one kind), the most recently registered first."""
+    return [f for f in _FORMATS if kind is None or f.kind == kind]
+
+
+def find_format(kind: str, path: str | Path) -> Format | None:
+    """The format that claims ``path`` most strongly, or None."""
+    p = Path(path)
+    best, strength = None, 0
+    for fmt in formats(kind):
+        s = fmt.claims(p)
+        if s > strength:
+            best, strength = fmt, s
+    return best
+
+
+def read_qrels(path: str | Path) -> Qrels:
+    """Read qrels from a file: TREC (``qid iter docno rel``), ``.json`` or ``.jsonl``, or
+    any registered format."""
+    fmt = find_format("qrels", path)
+    if fmt is None:
+        from .trec import read_trec_qrels
+
+        return read_trec_qrels(path)
+    return fmt.reader(path)
+
+
+def read_run(path: str | Path, name: str | None = None) -> Run:
+    """Read a run from a file: TREC (``qid Q0 docno rank sim run_id``), ``.json`` or
+    ``.jsonl``, or any registered format. The name is ``name``, else the file's."""
+    fmt = find_format("run", path)
+    if fmt is None:
+        from .trec import read_trec_run
+
+        return read_trec_run(path, name=name)
+    return fmt.reader(path, name=name)
+
+
+def read_dataset(path: str | Path, **kwargs: Any) -> Any:
+    """Read a dataset, choosing the reader from the path: a folder with ``corpus.jsonl`` and
+    ``qrels/`` (BEIR), with ``qa.parquet`` (AutoRAG), a ``.json`` file with
+    ``relevant_docs`` (LlamaIndex QA), a ``.jsonl`` or a ``.csv``/``.tsv`` file, or any
+    registered format."""
+    p = Path(path)
+    fmt = find_format("dataset", p)
+    if fmt is None:
+        names = ", ".join(f.name for f in formats("dataset"))
+        what = "folder" if p.is_dir() else "file"
+        raise InputError(f"{p}: no dataset reader claims this {what} (formats: {names})")
+    return fmt.reader(p, **kwargs)
+
+
+def coerce_qrels(obj: QrelsLike | Any) -> Qrels:
+    """:class:`Qrels` from a Qrels, a path (read with :func:`read_qrels`), a
+    :class:`~ranklens.Dataset` (its labels) or a dict of labels or groups."""
+    if isinstance(obj, (str, Path)):
+        return read_qrels(obj)
+    if not isinstance(obj, (Qrels, Mapping)) and isinstance(getattr(obj, "qrels", None), Qrels):
+        return obj.qrels  # a Dataset
+    return Qrels.coerce(obj)
+
+
+def coerce_run(obj: RunLike, *, name: str | None = None) -> Run:
+    """A :class:`Run` from a Run, a path (read with :func:`read_run`) or a dict."""
+    if isinstance(obj, (str, Path)):
+        return read_run(obj, name=name)
+    return Run.coerce(obj, name=name)

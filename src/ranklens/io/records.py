@@ -1,0 +1,99 @@
+"""JSON and JSONL building blocks shared by every reader: records with line numbers, the
+query-id field, and the one parser of label fields (``relevant`` / ``groups`` / ``grades``).
+
+Each error names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..model import Qrels
+from .files import open_text, read_text
+
+QUERY_ID_KEYS = ("query_id", "qid", "id")
+"""Fields read as a record's query id, first found wins."""
+
+
+def json_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of a JSONL file."""
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+            if not isinstance(rec, dict):
+                raise InputError(f"{path}:{lineno}: expected a JSON object")
+            yield lineno, rec
+
+
+def record_query_id(path: Path, lineno: int, rec: dict[str, Any]) -> str:
+    """The record's query id (:data:`QUERY_ID_KEYS`), a non-empty string."""
+    for key in QUERY_ID_KEYS:
+        if key in rec:
+            value = rec[key]
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "":
+                return str(value)
+            raise InputError(f"{path}:{lineno}: field {key!r} must be a non-empty string")
+    raise InputError(f"{path}:{lineno}: missing field 'query_id'")
+
+
+def load_json(path: Path) -> Any:
+    """A whole JSON document; invalid JSON names the file and line."""
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+
+
+class LabelFields:
+    """Collects the label fields of JSONL records, one query a line, and builds the qrels.
+
+    ``"relevant": {"d1": 2}`` or ``["d1", ...]`` (grade 1), or grouped ``"groups": [["d1",
+    "d2"], ["d3"]]`` with optional ``"grades": [2, 1]``; plain and grouped lines may be
+    mixed (a plain label then becomes a one-document group).
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.labels: dict[str, Any] = {}
+        self.groups: dict[str, Any] = {}
+        self.grades: dict[str, Any] = {}
+
+    def add(self, lineno: int, qid: str, rec: dict[str, Any]) -> None:
+        """Read the label fields of one record (a query met twice is an error)."""
+        p = self.path
+        if qid in self.labels or qid in self.groups:
+            raise InputError(f"{p}:{lineno}: query {qid!r} appears on more than one line")
+        if "groups" in rec:
+            g = rec["groups"]
+            if not isinstance(g, list) or not all(isinstance(x, (list, str)) for x in g):
+                raise InputError(f"{p}:{lineno}: field 'groups' must be a list of lists of ids")
+            self.groups[qid] = g
+            if "grades" in rec:
+                self.grades[qid] = rec["grades"]
+        elif "relevant" in rec:
+            r = rec["relevant"]
+            if not isinstance(r, (dict, list)):
+                raise InputError(f"{p}:{lineno}: field 'relevant' must be an object or a list")
+            self.labels[qid] = r
+        else:
+            raise InputError(f"{p}:{lineno}: missing field 'relevant' (or 'groups')")
+
+    def qrels(self) -> Qrels:
+        """The labels read so far."""
+        if not self.groups:
+            return Qrels.from_dict(self.labels)
+        groups, grades = dict(self.groups), dict(self.grades)
+        for qid, r in self.labels.items():
+            groups[qid] = [[d] for d in r]
+            if isinstance(r, dict):
+                grades[qid] = list(r.values())
+        return Qrels.from_groups(groups, grades or None)

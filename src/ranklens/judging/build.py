@@ -1,0 +1,107 @@
+"""From a :class:`~ranklens.judging.join.Join` to the judged arrays: entries, units first
+found, gains and the ideal ranking (:func:`build`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import segments as seg
+from .join import Join
+from .judged import Judged
+from .options import JudgeCounts, JudgeOptions
+
+
+def _by_query_rank(q: np.ndarray, rank: np.ndarray, *more: np.ndarray) -> tuple:
+    if len(q) == 0:
+        return (q, rank, *more)
+    o = seg.order_by(q, rank)
+    return (q[o], rank[o], *(m[o] for m in more))
+
+
+def build(jn: Join, opts: JudgeOptions) -> Judged:
+    """Entries, units first found, gains and the ideal, from a join."""
+    conv = opts.convention
+    m_q, m_rank, m_unit, m_grade, m_repeat = _by_query_rank(
+        jn.m_q, jn.m_rank, jn.m_unit, jn.m_grade, jn.m_repeat
+    )
+    unit_q, unit_g = jn.unit_q, jn.unit_g
+    n_q = len(jn.query_ids)
+
+    # entries: one per retrieved row with a label (its highest grade)
+    starts = _rank_starts(m_q, m_rank)
+    e_q, e_rank, e_repeat = m_q[starts], m_rank[starts], m_repeat[starts]
+    e_label = _max_from(m_grade, starts)
+
+    # units first found: each unit at its lowest matched rank
+    o = seg.order_by(m_unit, m_rank)
+    firsts = seg.run_starts(m_unit[o])
+    fo = o[firsts]
+    u_q, u_rank, u_grade, u_id = _by_query_rank(m_q[fo], m_rank[fo], m_grade[fo], m_unit[fo])
+
+    # gains: per rank, the highest grade among units first found there
+    starts = _rank_starts(u_q, u_rank)
+    g_q, g_rank, g_grade = u_q[starts], u_rank[starts], _max_from(u_grade, starts)
+    nz = g_grade != 0 if conv.negative_gain else g_grade > 0
+    g_q, g_rank, g_grade = g_q[nz], g_rank[nz], g_grade[nz]
+
+    # ideal grades per query, descending
+    ideal_sel = unit_g != 0 if conv.negative_gain else unit_g > 0
+    iq, ig = unit_q[ideal_sel], unit_g[ideal_sel]
+    io = seg.order_by(iq, ig.max() - ig) if len(ig) else np.zeros(0, dtype=np.int64)
+    ideal_grade = ig[io]
+    ideal_off = np.searchsorted(iq[io], np.arange(n_q + 1)).astype(np.int64)
+    counts = JudgeCounts(
+        queries_evaluated=n_q,
+        queries_missing=len(jn.missing_ids),
+        queries_ignored=len(jn.ignored_ids),
+        queries_no_relevant_skipped=len(jn.no_rel_ids),
+        duplicates_dropped=jn.dropped,
+        duplicates_kept=jn.kept_dups,
+        missing_ids=jn.missing_ids,
+        ignored_ids=jn.ignored_ids,
+        no_relevant_ids=jn.no_rel_ids,
+    )
+    i64 = np.int64
+    return Judged(
+        query_ids=jn.query_ids,
+        lens=jn.lens,
+        missing=jn.missing,
+        e_q=e_q.astype(i64),
+        e_rank=e_rank.astype(i64),
+        e_label=e_label.astype(i64),
+        e_repeat=e_repeat,
+        u_q=u_q.astype(i64),
+        u_rank=u_rank.astype(i64),
+        u_grade=u_grade.astype(i64),
+        u_id=u_id.astype(i64),
+        m_q=m_q,
+        m_rank=m_rank.astype(i64),
+        m_unit=m_unit.astype(i64),
+        m_grade=m_grade.astype(i64),
+        g_q=g_q.astype(i64),
+        g_rank=g_rank.astype(i64),
+        g_grade=g_grade.astype(i64),
+        rep_q=jn.rep_q.astype(i64),
+        rep_rank=jn.rep_rank.astype(i64),
+        unit_q=unit_q.astype(i64),
+        unit_g=unit_g.astype(i64),
+        doc_q=jn.doc_q.astype(i64),
+        doc_label=jn.doc_label.astype(i64),
+        ideal_off=ideal_off,
+        ideal_grade=ideal_grade.astype(i64),
+        n_gt_ids=jn.n_gt_ids,
+        options=opts,
+        counts=counts,
+        run_name=jn.run_name,
+        max_grade=jn.max_grade,
+    )
+
+
+def _rank_starts(q: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Indices where a new (query, rank) begins in arrays sorted by (query, rank)."""
+    return seg.run_start_index(q, rank)
+
+
+def _max_from(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Maximum of each run of ``values`` beginning at ``starts``."""
+    return np.maximum.reduceat(values, starts) if len(starts) else values[:0]

@@ -1,0 +1,165 @@
+"""Conventions: named sets of switches that reproduce what each tool reports.
+
+ranklens reports trec_eval's numbers by default. A RAG team that sees different MRR in
+LlamaIndex, Haystack and AutoRAG for the same retriever can ask for each tool's convention
+and see which switch makes the numbers differ (``ranklens explain``). A convention is data:
+a frozen set of switches that act in the judging step and in a few denominators, never in
+the metric code's lookups. Derive your own with :meth:`Convention.with_`.
+
+Switches (trec_eval's value first):
+
+* ``ordering``: ``"score"`` (score descending, ties by document id descending) or
+  ``"given"`` (the list order as retrieved; scores are not read: list tools).
+* ``duplicates``: a document twice in one query's list: ``"error"``; ``"first"`` (drop the
+  later occurrences); ``"redundant"`` (they keep their rank but are never relevant again:
+  Haystack); ``"count"`` (every occurrence of a relevant document counts again: LlamaIndex,
+  AutoRAG).
+* ``precision_denominator``: ``"k"`` (P@k divides by k), ``"retrieved"`` (by the length of the
+  list, duplicates included: AutoRAG), ``"unique_retrieved"`` (by the distinct documents
+  retrieved: LlamaIndex). The numerator is always the distinct relevant documents.
+* ``unit_average``: ``False``: RR is 1/rank of the first hit and AP sums precision at each
+  relevant unit ÷ R. ``True`` (AutoRAG): both are averages over ground-truth groups: RR =
+  mean over groups of 1/rank of the group's first member; AP = mean over groups of the mean
+  precision (counted within the group) at the ranks of the group's members.
+* ``gain``: ``"linear"`` (the grade), ``"exp"`` (2^g − 1) or ``"binary"`` (1 for any relevant
+  document: LlamaIndex, AutoRAG).
+* ``ideal``: nDCG's ideal ranking: ``"qrels_cut"`` (all positive grades of the qrels, cut at
+  k), ``"qrels"`` (all of them, not cut: LlamaIndex, Haystack), ``"min_gt_retrieved"``
+  (min(#ground-truth ids, #retrieved) ones: AutoRAG).
+* ``negative_gain``: ``False`` (negative grades give no gain, trec_eval) or ``True`` (a
+  negative grade is a negative gain, as Haystack treats a ground-truth document with a
+  negative score; qrels negatives are not ground truth there, so the preset leaves it off).
+* ``no_relevant``: a labelled query without any relevant document: ``"zero"`` (scored 0,
+  counted) or ``"skip"`` (left out and counted: AutoRAG returns None for it, LlamaIndex
+  raises ValueError).
+* ``missing``: a labelled query absent from the run: ``"zero"`` or ``"skip"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Literal
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class Convention:
+    """A named, frozen set of judging switches (see the module docstring)."""
+
+    name: str = "trec"
+    ordering: Literal["score", "given"] = "score"
+    duplicates: Literal["error", "first", "redundant", "count"] = "error"
+    precision_denominator: Literal["k", "retrieved", "unique_retrieved"] = "k"
+    unit_average: bool = False
+    gain: Literal["linear", "exp", "binary"] = "linear"
+    ideal: Literal["qrels_cut", "qrels", "min_gt_retrieved"] = "qrels_cut"
+    negative_gain: bool = False
+    no_relevant: Literal["zero", "skip"] = "zero"
+    missing: Literal["zero", "skip"] = "zero"
+
+    def __post_init__(self) -> None:
+        allowed = {
+            "ordering": ("score", "given"),
+            "duplicates": ("error", "first", "redundant", "count"),
+            "precision_denominator": ("k", "retrieved", "unique_retrieved"),
+            "gain": ("linear", "exp", "binary"),
+            "ideal": ("qrels_cut", "qrels", "min_gt_retrieved"),
+            "no_relevant": ("zero", "skip"),
+            "missing": ("zero", "skip"),
+        }
+        for key, values in allowed.items():
+            if getattr(self, key) not in values:
+                raise InputError(
+                    f"convention {self.name!r}: {key} must be one of {', '.join(values)}; "
+                    f"got {getattr(self, key)!r}"
+                )
+
+    def with_(self, **changes: Any) -> Convention:
+        """A derived convention with some switches changed (named ``base+changes`` unless a
+        ``name`` is given)."""
+        if "name" not in changes:
+            changes["name"] = self.name + "+" + ",".join(f"{k}={v}" for k, v in changes.items())
+        return replace(self, **changes)
+
+    def switches(self) -> dict[str, Any]:
+        """The switches as a dict (without the name)."""
+        d = asdict(self)
+        d.pop("name")
+        return d
+
+    def differences(self, other: Convention) -> dict[str, tuple[Any, Any]]:
+        """Switches whose values differ: ``{switch: (self's, other's)}``."""
+        return {
+            f.name: (getattr(self, f.name), getattr(other, f.name))
+            for f in fields(self)
+            if f.name != "name" and getattr(self, f.name) != getattr(other, f.name)
+        }
+
+
+TREC = Convention("trec")
+LLAMAINDEX = Convention(
+    "llamaindex",
+    ordering="given",
+    duplicates="count",
+    precision_denominator="unique_retrieved",
+    gain="binary",
+    ideal="qrels",
+    no_relevant="skip",
+)
+HAYSTACK = Convention(
+    "haystack",
+    ordering="given",
+    duplicates="redundant",
+    ideal="qrels",
+)
+AUTORAG = Convention(
+    "autorag",
+    ordering="given",
+    duplicates="count",
+    precision_denominator="retrieved",
+    unit_average=True,
+    gain="binary",
+    ideal="min_gt_retrieved",
+    no_relevant="skip",
+)
+
+PRESETS: dict[str, Convention] = {c.name: c for c in (TREC, LLAMAINDEX, HAYSTACK, AUTORAG)}
+
+
+def get_convention(value: str | Convention | None) -> Convention:
+    """A :class:`Convention` from a preset name (``trec``, ``llamaindex``, ``haystack``,
+    ``autorag``) or itself."""
+    if value is None:
+        return TREC
+    if isinstance(value, Convention):
+        return value
+    conv = PRESETS.get(str(value).lower())
+    if conv is None:
+        raise InputError(f"unknown convention {value!r}; presets: {', '.join(PRESETS)}")
+    return conv
+
+
+_SWITCH_HELP = {
+    "ordering": "ranking order",
+    "duplicates": "a document twice in one list",
+    "precision_denominator": "precision divides by",
+    "unit_average": "RR and AP averaged over ground-truth groups",
+    "gain": "nDCG gain",
+    "ideal": "nDCG ideal ranking",
+    "negative_gain": "negative grades as negative gain",
+    "no_relevant": "query without relevant documents",
+    "missing": "labelled query absent from the run",
+}
+
+
+def conventions_table(presets: dict[str, Convention] | None = None) -> str:
+    """The presets side by side as a Markdown table, generated from the switches (the docs'
+    table is this function's output; a test keeps them equal)."""
+    presets = presets or PRESETS
+    names = list(presets)
+    lines = ["| switch | meaning | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for key, meaning in _SWITCH_HELP.items():
+        cells = [str(getattr(presets[n], key)) for n in names]
+        lines.append(f"| `{key}` | {meaning} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,132 @@
+"""How a (qrels, run) pair is judged (:class:`JudgeOptions`) and what judging counted
+(:class:`JudgeCounts`, with the one wording of those counts every output uses)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .conventions import Convention, get_convention
+
+_SWITCHES = set(Convention.__dataclass_fields__) - {"name"}
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How a (qrels, run) pair is judged.
+
+    Attributes:
+        relevance_level: ℓ, the smallest grade that counts as relevant for binary measures
+            (trec_eval ``-l``; default 1). A metric may override it (``P(rel=2)@10``).
+        score_precision: ``"float64"`` (default, trec_eval 10) or ``"float32"`` (scores
+            compared as float32 when ranking, as trec_eval 9 and pytrec_eval do).
+        convention: the switches of :mod:`ranklens.conventions` (default ``trec``); any
+            switch may also be given directly, e.g. ``duplicates="first"``,
+            ``missing="skip"``.
+    """
+
+    relevance_level: int = 1
+    score_precision: str = "float64"
+    convention: Convention = field(default_factory=lambda: get_convention("trec"))
+
+    def __post_init__(self) -> None:
+        lv = self.relevance_level
+        if isinstance(lv, bool) or not isinstance(lv, (int, np.integer)):
+            raise InputError(f"relevance_level must be an integer, got {lv!r}")
+        if lv < 0:
+            raise InputError(f"relevance_level must be >= 0, got {lv}")
+        if self.score_precision not in ("float64", "float32"):
+            raise InputError(
+                f"score_precision must be one of float64, float32; got {self.score_precision!r}"
+            )
+        if not isinstance(self.convention, Convention):
+            object.__setattr__(self, "convention", get_convention(self.convention))
+
+    @classmethod
+    def build(cls, options: JudgeOptions | None = None, **kwargs: Any) -> JudgeOptions:
+        """Options from a base plus keyword arguments; convention switches given by name
+        (``duplicates="first"``) derive a convention from the base one."""
+        opts = options or cls()
+        switches = {k: kwargs.pop(k) for k in list(kwargs) if k in _SWITCHES}
+        if "convention" in kwargs:
+            kwargs["convention"] = get_convention(kwargs["convention"])
+        unknown = set(kwargs) - {"relevance_level", "score_precision", "convention"}
+        if unknown:
+            raise TypeError(f"unknown judging option(s): {', '.join(sorted(unknown))}")
+        opts = replace(opts, **kwargs) if kwargs else opts
+        if switches:
+            changed = {k: v for k, v in switches.items() if getattr(opts.convention, k) != v}
+            if changed:
+                opts = replace(opts, convention=opts.convention.with_(**changed))
+        return opts
+
+    @property
+    def duplicates(self) -> str:
+        return self.convention.duplicates
+
+    @property
+    def missing(self) -> str:
+        return self.convention.missing
+
+
+@dataclass
+class JudgeCounts:
+    """What judging left out or changed, so nothing is silently dropped."""
+
+    queries_evaluated: int = 0
+    queries_missing: int = 0
+    queries_ignored: int = 0
+    queries_no_relevant_skipped: int = 0
+    duplicates_dropped: int = 0
+    duplicates_kept: int = 0
+    missing_ids: list[str] = field(default_factory=list)
+    ignored_ids: list[str] = field(default_factory=list)
+    no_relevant_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "queries_evaluated": self.queries_evaluated,
+            "queries_missing": self.queries_missing,
+            "queries_ignored": self.queries_ignored,
+            "queries_no_relevant_skipped": self.queries_no_relevant_skipped,
+            "duplicates_dropped": self.duplicates_dropped,
+            "duplicates_kept": self.duplicates_kept,
+        }
+
+    def notes(self, missing: str = "zero", convention: Convention | None = None) -> list[str]:
+        """What judging left out or changed, as phrases (see :func:`counts_notes`)."""
+        conv = convention or get_convention(None)
+        return counts_notes(self.as_dict(), missing, conv.name, conv.duplicates)
+
+
+def counts_notes(
+    counts: Mapping[str, Any],
+    missing: str = "zero",
+    convention: str = "trec",
+    duplicates: str = "error",
+    evaluated: bool = True,
+) -> list[str]:
+    """The judging counts (:meth:`JudgeCounts.as_dict`) as phrases, the one wording used by
+    :meth:`Evaluation.to_table <ranklens.Evaluation.to_table>` and the reports."""
+    notes = []
+    if evaluated and counts.get("queries_evaluated") is not None:
+        notes.append(f"{counts['queries_evaluated']} queries evaluated")
+    if counts.get("queries_missing"):
+        verb = "scored 0" if missing == "zero" else "skipped"
+        notes.append(f"{counts['queries_missing']} labelled but absent from the run ({verb})")
+    if counts.get("queries_ignored"):
+        notes.append(f"{counts['queries_ignored']} in the run without labels (ignored)")
+    if counts.get("queries_no_relevant_skipped"):
+        notes.append(
+            f"{counts['queries_no_relevant_skipped']} without relevant documents (left out "
+            f"by the {convention} convention)"
+        )
+    if counts.get("duplicates_dropped"):
+        notes.append(f"{counts['duplicates_dropped']} duplicate documents dropped")
+    if counts.get("duplicates_kept"):
+        notes.append(f"{counts['duplicates_kept']} duplicate documents kept ({duplicates})")
+    return notes

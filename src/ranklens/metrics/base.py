@@ -1,0 +1,47 @@
+"""Helpers shared by the metric functions (no metric lives here)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..judging import LevelView
+from ..model import segments as seg
+
+
+def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` element-wise, 0 where ``den`` is 0 (the convention of every trec_eval
+    measure with an empty denominator)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def count_pair(
+    v: LevelView,
+    pair: tuple[np.ndarray, np.ndarray],
+    k: int | None,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per query, the number (or weighted sum) of the (query, rank) ``pair`` entries ranked
+    within the top k."""
+    return seg.count_top(pair[0], pair[1], v.j.n_queries, k, weights)
+
+
+def running_sum(x: np.ndarray, q_sorted: np.ndarray) -> np.ndarray:
+    """Inclusive running sum of x within runs of equal q (q sorted)."""
+    if len(x) == 0:
+        return x
+    off = np.append(seg.run_start_index(q_sorted), len(x))
+    return seg.seg_cumsum(x, off)
+
+
+def judged_pair(v: LevelView, nonnegative: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(query, rank) of the retrieved documents with a label (a non-negative one when
+    ``nonnegative``)."""
+    j = v.j
+    if nonnegative:
+        keep = j.e_label >= 0
+        return j.e_q[keep], j.e_rank[keep]
+    return j.e_q, j.e_rank

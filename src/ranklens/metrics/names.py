@@ -1,0 +1,314 @@
+"""Metric names parse into :class:`Metric` objects, from the registry's declarations.
+
+Accepted names (case-insensitive):
+
+* ranklens/ir_measures style: ``family[(param=value, ...)][@k]``, e.g. ``ndcg@10``,
+  ``P@5``, ``recall@100``, ``mrr@10``, ``map``, ``map@100``, ``rprec``, ``bpref``,
+  ``err@20``, ``rbp(p=0.8)``, ``P(rel=2)@10``, ``ndcg_exp@10``, ``hit_rate@5``;
+  ``rel=`` sets the relevance level ℓ of that metric alone.
+* trec_eval's names: ``P_5``, ``recall_1000``, ``ndcg_cut_10``, ``map_cut_100``,
+  ``recip_rank``, ``Rprec``, ``success_10``, ``set_F``, ``num_rel_ret``,
+  ``iprec_at_recall_0.10``, ``11pt_avg``, …, and trec_eval's ``-m`` forms: ``P.5,10`` and a
+  bare family such as ``ndcg_cut`` (its default cutoffs), expanded by
+  :func:`expand_metric_names`.
+
+A metric is reported under the name it was given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import MetricNameError
+from .registry import FAMILIES, TREC_ALL, TREC_OFFICIAL, Family, on_change
+
+
+class _Names:
+    """The name tables derived from :data:`FAMILIES` (rebuilt when a family registers)."""
+
+    def __init__(self) -> None:
+        self.rebuild()
+        on_change(self.rebuild)
+
+    def rebuild(self) -> None:
+        lookup: dict[str, tuple[str, dict[str, Any]]] = {}
+        for fam in FAMILIES.values():
+            lookup[fam.name.lower()] = (fam.name, {})
+            for a in fam.aliases:
+                lookup[a.lower()] = (fam.name, {})
+            if fam.trec_plain:
+                lookup[fam.trec_plain.lower()] = (fam.name, {})
+        for fam in FAMILIES.values():
+            for preset, values in fam.presets.items():
+                lookup[preset.lower()] = (fam.name, dict(values))
+        self.lookup = lookup
+        self.trec_cut = {f.trec_name.lower(): f.name for f in FAMILIES.values() if f.trec_name}
+        self.trec_plain = {f.trec_plain.lower() for f in FAMILIES.values() if f.trec_plain}
+        self.trec_cut_re = re.compile(
+            r"^("
+            + "|".join(sorted(map(re.escape, self.trec_cut), key=len, reverse=True))
+            + r")_(\d+(?:\.\d+)?)$",
+            re.IGNORECASE,
+        )
+
+
+_NAMES = _Names()
+_SPEC_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_\-]*?)\s*(?:\(([^()]*)\))?\s*(?:@\s*(\d+))?\s*$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A parsed metric: family, cutoff, parameters and optional relevance level.
+
+    ``name`` is the name as given (results are reported under it); ``str(metric)`` is the
+    canonical spelling.
+    """
+
+    family: str
+    k: int | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+    level: int | None = None
+    name: str = ""
+
+    @property
+    def spec(self) -> Family:
+        return FAMILIES[self.family]
+
+    @property
+    def aggregate(self) -> str:
+        return self.spec.aggregate
+
+    def canonical(self) -> str:
+        fam = self.spec
+        defaults = fam.defaults
+        shown = [(k, v) for k, v in self.params if defaults.get(k) != v]
+        base = self.family
+        for values in fam.presets.values():
+            if values and all(dict(self.params).get(k) == v for k, v in values.items()):
+                base = min((p for p, vs in fam.presets.items() if vs == values), key=len)
+                shown = [(k, v) for k, v in shown if k not in values]
+                break
+        parts = [f"{k}={fmt_value(v)}" for k, v in shown]
+        if self.level is not None:
+            parts.insert(0, f"rel={self.level}")
+        s = base + (f"({','.join(parts)})" if parts else "")
+        return s + (f"@{self.k}" if self.k is not None else "")
+
+    def __str__(self) -> str:
+        return self.canonical()
+
+    def compute(self, judged: Any) -> np.ndarray:
+        """Per-query values on a :class:`~ranklens.judging.Judged` pair (the family's
+        implementation for the pair's variant)."""
+        fam = self.spec
+        view = judged.view(self.level)
+        kwargs = {(fam.params[k].arg or k): v for k, v in self.params}
+        return fam.implementation(judged.variant)(view, self.k, **kwargs)
+
+
+def fmt_value(v: Any) -> str:
+    """A parameter value as written in a metric name."""
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def parse_metric(name: str | Metric) -> Metric:
+    """Parse a metric name (see the module docstring) into a :class:`Metric`.
+
+    Raises :class:`~ranklens.errors.MetricNameError` listing the closest valid names.
+    """
+    if isinstance(name, Metric):
+        return name
+    if not isinstance(name, str):
+        raise MetricNameError(f"a metric name must be a string, got {name!r}")
+    text = name.strip()
+    mt = _NAMES.trec_cut_re.match(text)
+    if mt:
+        fam = FAMILIES[_NAMES.trec_cut[mt.group(1).lower()]]
+        val = mt.group(2)
+        if fam.value_param:
+            return Metric(fam.name, None, _params(fam, {fam.value_param: float(val)}), None, name)
+        if "." in val:
+            raise MetricNameError(f"metric {name!r}: the cutoff must be a whole number")
+        return Metric(fam.name, int(val), _params(fam, {}), None, name)
+    ms = _SPEC_RE.match(text)
+    if not ms:
+        raise MetricNameError(_unknown(name))
+    base, param_text, k_text = ms.groups()
+    entry = _NAMES.lookup.get(base.lower())
+    if entry is None:
+        raise MetricNameError(_unknown(name))
+    fam_name, preset = entry
+    fam = FAMILIES[fam_name]
+    given: dict[str, Any] = dict(preset)
+    level = None
+    if param_text and param_text.strip():
+        for item in param_text.split(","):
+            if "=" not in item:
+                raise MetricNameError(
+                    f"metric {name!r}: parameter {item.strip()!r} must be written key=value"
+                )
+            key, raw = (s.strip() for s in item.split("=", 1))
+            key = key.lower()
+            if key in ("rel", "l", "level"):
+                level = _level(fam, raw, name)
+                continue
+            if key not in fam.params:
+                allowed = ", ".join(["rel"] * fam.uses_level + list(fam.params)) or "none"
+                raise MetricNameError(
+                    f"metric {name!r}: unknown parameter {key!r} (allowed: {allowed})"
+                )
+            given[key] = fam.params[key].parse(raw, key, name)
+    k = None
+    if k_text is not None:
+        if not fam.cutoff:
+            raise MetricNameError(f"metric {name!r}: {fam.name} takes no cutoff")
+        k = int(k_text)
+        if k <= 0:
+            raise MetricNameError(f"metric {name!r}: the cutoff must be at least 1")
+    if fam.value_param and given.get(fam.value_param) is None:
+        key = fam.value_param
+        raise MetricNameError(
+            f"metric {name!r}: {fam.name} needs {key}=..., e.g. "
+            f"{fam.name}({key}=0.5) or {fam.trec_name}_0.50"
+        )
+    return Metric(fam.name, k, _params(fam, given), level, name)
+
+
+def _level(fam: Family, raw: str, name: str) -> int:
+    if not fam.uses_level:
+        raise MetricNameError(
+            f"metric {name!r}: {fam.name} does not use a "
+            "relevance level (its gains are the raw grades)"
+        )
+    try:
+        level = int(raw)
+    except ValueError:
+        raise MetricNameError(f"metric {name!r}: rel={raw!r} is not an integer") from None
+    if level < 0:
+        raise MetricNameError(f"metric {name!r}: rel must be >= 0")
+    return level
+
+
+def _params(fam: Family, given: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    merged = fam.defaults
+    merged.update(given)
+    return tuple(sorted(merged.items()))
+
+
+def known_names() -> list[str]:
+    """Every family name, alias and trec_eval name form (for messages and docs)."""
+    names = set()
+    for fam in FAMILIES.values():
+        names.add(fam.name)
+        names.update(fam.aliases)
+        if fam.trec_plain:
+            names.add(fam.trec_plain)
+        if fam.trec_name:
+            example = "0.10" if fam.value_param else "10"
+            names.add(f"{fam.trec_name}_{example}")
+        if fam.cutoff:
+            names.add(f"{fam.name}@10")
+        for preset in fam.presets:
+            names.add(preset)
+            names.add(f"{preset}@10")
+    return sorted(names)
+
+
+def _unknown(name: str) -> str:
+    base = re.split(r"[@(]", name.strip(), maxsplit=1)[0]
+    pool = known_names()
+    lower = {n.lower(): n for n in pool}
+    close = difflib.get_close_matches(base.lower(), list(lower), n=5, cutoff=0.5)
+    close += [
+        n
+        for n in difflib.get_close_matches(name.lower(), list(lower), n=5, cutoff=0.5)
+        if n not in close
+    ]
+    hint = (
+        ", ".join(lower[c] for c in close[:6])
+        if close
+        else ", ".join(["ndcg@10", "P@5", "recall@100", "mrr@10", "map", "bpref"])
+    )
+    return f"unknown metric {name!r}; closest valid names: {hint}"
+
+
+# Bare names that are metrics on their own (over the whole ranking), not trec_eval families
+# to expand: "P" is set precision, "recall" set recall, "success" a hit anywhere.
+_MEANINGFUL_BARE = {"P", "recall", "success"}
+
+
+def _trec_expand(measure: str) -> list[str]:
+    """One trec_eval measure name of :data:`TREC_ALL`, with its default suffixes."""
+    fam_name = _NAMES.trec_cut.get(measure.lower())
+    if fam_name is None or FAMILIES[fam_name].trec_plain == measure:
+        return [measure]
+    fam = FAMILIES[fam_name]
+    return [f"{fam.trec_name}_{_fmt_suffix(v, fam)}" for v in fam.trec_defaults]
+
+
+def _fmt_suffix(v: Any, fam: Family) -> str:
+    if fam.value_param:
+        try:
+            return f"{float(v):.2f}"
+        except ValueError:
+            return str(v)
+    return str(v)
+
+
+def expand_metric_names(names: str | Iterable[str | Metric]) -> list[str | Metric]:
+    """Expand trec_eval ``-m`` forms: ``P.5,10`` → ``P_5``, ``P_10``; a bare trec_eval-only
+    family (``ndcg_cut``, ``map_cut``, ``relative_P``, ``iprec_at_recall``, ``Rprec_mult``,
+    ``unj``) → trec_eval's default cutoffs; ``all_trec`` → every trec_eval measure ranklens
+    implements; ``official`` → trec_eval's default set. Bare ``P``, ``recall`` and
+    ``success`` are measures over the whole ranking (write ``P.5,10`` for trec_eval's
+    cutoffs). Other names pass through unchanged."""
+    if isinstance(names, (str, Metric)):
+        names = [names]
+    out: list[str | Metric] = []
+    for item in names:
+        if isinstance(item, Metric):
+            out.append(item)
+            continue
+        text = item.strip()
+        low = text.lower()
+        if low in ("all_trec", "official"):
+            for measure in TREC_ALL if low == "all_trec" else TREC_OFFICIAL:
+                out.extend(_trec_expand(measure))
+            continue
+        head, dot, tail = text.partition(".")
+        fam_name = _NAMES.trec_cut.get(head.lower())
+        if fam_name and "(" not in text and "@" not in text:
+            fam = FAMILIES[fam_name]
+            if dot:
+                values = [v.strip() for v in tail.split(",") if v.strip()]
+            elif text.lower() == head.lower() and fam.name not in _MEANINGFUL_BARE:
+                values = [_fmt_suffix(v, fam) for v in fam.trec_defaults]
+            else:
+                out.append(text)
+                continue
+            for v in values:
+                out.append(f"{fam.trec_name}_{_fmt_suffix(v, fam)}")
+            continue
+        if dot and head.lower() in _NAMES.trec_plain:
+            out.append(head)  # e.g. "map." with no values
+            continue
+        out.append(text)
+    return out
+
+
+def parse_metrics(names: str | Metric | Sequence[str | Metric]) -> list[Metric]:
+    """Expand and parse a list of metric names, keeping their order and dropping repeats."""
+    seen: dict[str, Metric] = {}
+    for item in expand_metric_names(names):
+        metric = parse_metric(item)
+        key = metric.name or metric.canonical()
+        seen.setdefault(key, metric)
+    return list(seen.values())

@@ -1,0 +1,150 @@
+"""Binary-relevance ranking metrics: precision, recall, F, success, RR, AP, R-precision,
+bpref, relative precision.
+
+Every function takes a :class:`~ranklens.judging.LevelView` ``v`` (the judged pair at a
+relevance level ℓ) and a cutoff ``k`` (``None`` = the whole ranking) and returns one value
+per query. None looks up a document: matching, ties, duplicates, groups and thresholds were
+settled by :func:`ranklens.judge`, whose sparse tables list the (query, rank) of each judged
+document retrieved; a metric is a few ``bincount``/``searchsorted`` calls over them. The
+convention's switches (:mod:`ranklens.conventions`) enter only in a few denominators and in
+which ranks earn credit or gain.
+
+Notation: ``rel_i`` is 1 when the document at rank i is relevant (grade ≥ ℓ); ``h_i`` the
+number of relevant units first found at rank i (equal to ``rel_i`` for plain labels; see
+grouped ground truth in :mod:`ranklens.judging`); ``R`` the number of relevant units in the
+qrels; ``n`` the number of documents retrieved; ``g_i`` the grade (gain) at rank i; ``g*_i``
+the i-th largest positive grade in the qrels (the ideal ranking).
+
+References: trec_eval 10.0 (usnistgov/trec_eval), whose numbers these reproduce to 1e-9 by
+default; Järvelin & Kekäläinen (2002) for DCG; Burges et al. (2005) for exponential gain;
+Chapelle et al. (2009) for ERR; Moffat & Zobel (2008) for RBP; Buckley & Voorhees (2004) for
+bpref; Manning, Raghavan & Schütze (2008), ch. 8, for precision, recall, F and interpolated
+precision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..judging import LevelView
+from ..model import segments as seg
+from .base import count_pair, safe_div
+
+
+def precision(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Precision at k: ``P@k = (Σ_{i≤k} rel_i) / k``.
+
+    As in trec_eval's ``P_k``, the denominator stays k when fewer than k documents were
+    retrieved (missing ranks count as non-relevant). Without k: ``Σ rel_i / n`` (set_P).
+    The numerator counts distinct relevant documents. Conventions may divide by the list's
+    length (``retrieved``: AutoRAG) or its distinct documents (``unique_retrieved``:
+    LlamaIndex) instead (:meth:`~ranklens.judging.LevelView.precision_depth`).
+    """
+    return safe_div(count_pair(v, v.distinct, k), v.precision_depth(k))
+
+
+def recall(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Recall at k: ``R@k = (Σ_{i≤k} h_i) / R``; 0 when R = 0 (trec_eval ``recall_k``)."""
+    return safe_div(count_pair(v, v.hits, k), v.R)
+
+
+def f1(v: LevelView, k: int | None = None) -> np.ndarray:
+    """F1 at k: ``2·P@k·R@k / (P@k + R@k)``; 0 when both are 0 (van Rijsbergen's F, β = 1)."""
+    p, r = precision(v, k), recall(v, k)
+    return safe_div(2 * p * r, p + r)
+
+
+def success(v: LevelView, k: int | None = None, granular: bool = False) -> np.ndarray:
+    """Success (hit rate) at k: 1 if a relevant document is in the top k, else 0
+    (trec_eval ``success_k``). ``granular=True``: LlamaIndex's granular hit rate, the
+    number of credited relevant ranks in the top k (every occurrence under its convention)
+    divided by R."""
+    if granular:
+        return safe_div(count_pair(v, v.credit, k), v.R)
+    return (count_pair(v, v.hits, k) > 0).astype(np.float64)
+
+
+def reciprocal_rank(v: LevelView, k: int | None = None, granular: bool = False) -> np.ndarray:
+    """Reciprocal rank: ``1 / rank`` of the first relevant document within the top k, 0 if
+    none (trec_eval ``recip_rank`` without k). Its mean over queries is MRR.
+
+    ``granular=True``: LlamaIndex's granular MRR, the mean of ``1 / rank`` over the credited
+    relevant ranks in the top k. (AutoRAG's per-group RR is
+    :func:`ranklens.metrics.grouped.unit_reciprocal_rank`.)
+    """
+    j = v.j
+    cq, cr = v.credit
+    if granular:
+        return safe_div(
+            seg.count_top(cq, cr, j.n_queries, k, 1.0 / cr), seg.count_top(cq, cr, j.n_queries, k)
+        )
+    out = np.zeros(j.n_queries)
+    if len(cq):
+        first = seg.run_starts(cq)
+        fq, fr = cq[first], cr[first]
+        if k is not None:
+            fq, fr = fq[fr <= k], fr[fr <= k]
+        out[fq] = 1.0 / fr
+    return out
+
+
+def average_precision(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Average precision: ``AP@k = (1/R) Σ_{i≤k} h_i · P@i`` with ``P@i = Σ_{j≤i} rel_j / i``.
+
+    Divided by R (all relevant units, retrieved or not) also with a cutoff, as trec_eval's
+    ``map`` and ``map_cut_k``; 0 when R = 0. Its mean over queries is MAP. The ranks where
+    precision is taken are the view's :attr:`~ranklens.judging.LevelView.precision_points`
+    (every occurrence of a relevant document when the convention counts duplicates, as
+    LlamaIndex). (AutoRAG's per-group AP is
+    :func:`ranklens.metrics.grouped.unit_average_precision`.)
+    """
+    pq, pr, above = v.precision_points
+    return safe_div(seg.count_top(pq, pr, v.j.n_queries, k, above / pr), v.R)
+
+
+def r_precision(v: LevelView, k: int | None = None) -> np.ndarray:
+    """R-precision: ``Σ_{i≤R} h_i / R``, precision at rank R (÷R even when fewer than R
+    documents were retrieved); 0 when R = 0 (trec_eval ``Rprec``)."""
+    hq, hr = v.hits
+    R = v.R
+    inside = hr <= R[hq]
+    return safe_div(np.bincount(hq[inside], minlength=v.j.n_queries), R)
+
+
+def bpref(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Binary preference (Buckley & Voorhees, SIGIR 2004), as trec_eval computes it:
+
+    ``bpref = (1/R) Σ_{relevant retrieved r} [1 − min(n_r, R) / min(N, R)]``, where ``n_r``
+    is the number of judged non-relevant documents ranked above r and N the number of
+    judged non-relevant documents in the qrels; a term is 1 when ``n_r = 0``. Documents with
+    no label or a negative one are skipped.
+    """
+    j = v.j
+    cq, cr = v.credit
+    nq, nr = v.nonrel
+    if k is not None:
+        nq, nr = nq[nr <= k], nr[nr <= k]
+    w = j.width
+    nkeys = nq * w + nr
+    n_above = np.searchsorted(nkeys, cq * w + cr, "left") - np.searchsorted(nkeys, cq * w, "left")
+    R = v.R[cq]
+    N = v.N_nonrel[cq]
+    term = np.where(n_above > 0, 1.0 - safe_div(np.minimum(n_above, R), np.minimum(N, R)), 1.0)
+    return safe_div(seg.count_top(cq, cr, j.n_queries, k, term), v.R)
+
+
+def relative_precision(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Relative precision at k: ``Σ_{i≤k} rel_i / min(k, R)`` (trec_eval ``relative_P_k``);
+    0 when R = 0."""
+    R = v.R
+    den = R if k is None else np.minimum(R, k)
+    return safe_div(count_pair(v, v.distinct, k), den)
+
+
+def r_precision_mult(v: LevelView, k: int | None = None, m: float = 1.0) -> np.ndarray:
+    """Precision at a multiple of R (trec_eval ``Rprec_mult_m``): ``P@c`` with
+    ``c = ⌊m·R + 0.9⌋`` (÷c even beyond the retrieved list); 0 when c = 0."""
+    dq, dr = v.distinct
+    c = np.floor(m * v.R + 0.9).astype(np.int64)
+    inside = dr <= c[dq]
+    return safe_div(np.bincount(dq[inside], minlength=v.j.n_queries), c)

@@ -1,0 +1,218 @@
+"""The metric registry: each metric family declared once, with typed parameters.
+
+A :class:`Family` names a metric function, its aliases and trec_eval names, whether it
+takes a cutoff and a relevance level, how per-query values aggregate, and its parameters as
+:class:`Param` (type, default, check). Convention-specific implementations are *variants*
+chosen by the judged pair (:attr:`ranklens.judging.Judged.variant`), so metric functions
+never branch on a convention. :func:`register_metric` adds a family; every name, parser and
+reference page is derived from this table::
+
+    from ranklens.metrics import Family, register_metric
+
+    register_metric(Family("hits", my_hits_function, aliases=("hit_count",)))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import MetricNameError
+from . import gain, grouped, ranking, sets
+
+TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A typed metric parameter: ``type`` (``float``, ``int``, ``bool`` or ``str`` with
+    ``choices``), ``default``, an optional ``check`` with the ``message`` shown when it
+    fails, and ``arg``, the keyword of the metric function it feeds (default: its name)."""
+
+    type: type
+    default: Any = None
+    check: Callable[[Any], bool] | None = None
+    message: str = ""
+    choices: tuple[str, ...] = ()
+    arg: str | None = None
+
+    def parse(self, raw: str, key: str, name: str) -> Any:
+        """The value of ``key=raw`` in metric ``name`` (a :class:`MetricNameError` names
+        what is wrong)."""
+        if self.choices:
+            low = raw.lower()
+            if low not in self.choices:
+                shown = ", ".join(repr(c) for c in self.choices[:-1])
+                raise MetricNameError(
+                    f"metric {name!r}: {key} must be {shown} or {self.choices[-1]!r}, got {raw!r}"
+                )
+            return low
+        if self.type is bool:
+            return raw.lower() in ("1", "true", "yes", "9")
+        try:
+            value = self.type(raw)
+        except ValueError:
+            raise MetricNameError(
+                f"metric {name!r}: parameter {key}={raw!r} is not a number"
+            ) from None
+        if self.check is not None and not self.check(value):
+            raise MetricNameError(f"metric {name!r}: {self.message}")
+        return value
+
+
+@dataclass(frozen=True)
+class Family:
+    """One metric family, declared once.
+
+    ``fn(view, k, **params)`` returns one value per query; ``variants`` maps a judged
+    pair's :attr:`~ranklens.judging.Judged.variant` to another implementation (AutoRAG's
+    per-group RR is ``rr``'s ``unit_average`` variant). ``aggregate`` is ``"mean"``,
+    ``"sum"`` or ``"gmean"``. ``trec_name`` is trec_eval's family name when it takes a
+    suffix (``P`` in ``P_10``), ``trec_plain`` its name of the uncut measure, and
+    ``trec_defaults`` the suffixes trec_eval computes by default; ``value_param`` names the
+    parameter the suffix sets when it is not a cutoff (``r`` of ``iprec_at_recall_0.10``).
+    ``presets`` are names that preset parameters (``ndcg_exp``: ``gain=exp``).
+    """
+
+    name: str
+    fn: Callable[..., np.ndarray]
+    aliases: tuple[str, ...] = ()
+    cutoff: bool = True
+    params: dict[str, Param] = field(default_factory=dict)
+    uses_level: bool = True
+    aggregate: str = "mean"
+    trec_name: str | None = None
+    trec_plain: str | None = None
+    trec_defaults: tuple[Any, ...] = ()
+    value_param: str | None = None
+    variants: dict[str, Callable[..., np.ndarray]] = field(default_factory=dict)
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.aggregate not in ("mean", "sum", "gmean"):
+            raise ValueError(f"family {self.name!r}: aggregate must be mean, sum or gmean")
+
+    @property
+    def doc(self) -> str:
+        return (self.fn.__doc__ or "").strip()
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        """``{parameter: default}``."""
+        return {k: p.default for k, p in self.params.items()}
+
+    def implementation(self, variant: str = "standard") -> Callable[..., np.ndarray]:
+        """The function for a judged pair's variant (the family's own by default)."""
+        return self.variants.get(variant, self.fn)
+
+
+FAMILIES: dict[str, Family] = {}
+"""Every registered family by name, in registration order."""
+
+_LISTENERS: list[Callable[[], None]] = []
+
+
+def register_metric(family: Family, *, replace: bool = False) -> Family:
+    """Add ``family`` to the registry (``replace=True`` to redefine a name); every name it
+    brings (aliases, trec_eval names, presets) parses from then on."""
+    if family.name in FAMILIES and not replace:
+        raise ValueError(f"a metric family named {family.name!r} is registered already")
+    FAMILIES[family.name] = family
+    for listener in _LISTENERS:
+        listener()
+    return family
+
+
+def on_change(listener: Callable[[], None]) -> None:
+    """Call ``listener`` whenever the registry changes (the name tables rebuild)."""
+    _LISTENERS.append(listener)
+
+
+def _p(default: float | None, check: Callable[[float], bool] | None = None, msg: str = ""):
+    return Param(float, default, check, msg)
+
+
+_GAIN = {"gain": Param(str, None, choices=("linear", "exp", "binary"))}
+_GRANULAR = {"granular": Param(bool, False)}
+_LEGACY = {"legacy": Param(bool, False)}
+_PERSIST = {"p": _p(0.9, lambda p: 0.0 < p < 1.0, "p must lie strictly between 0 and 1")}
+_UNIT_AP = {"unit_average": grouped.unit_average_precision}
+
+for _family in [
+    Family("P", ranking.precision, aliases=("precision", "prec"), trec_name="P",
+           trec_defaults=TREC_CUTOFFS),
+    Family("recall", ranking.recall, aliases=("r",), trec_name="recall",
+           trec_defaults=TREC_CUTOFFS),
+    Family("f1", ranking.f1, aliases=("f",)),
+    Family("success", ranking.success, params=_GRANULAR,
+           aliases=("hit_rate", "hitrate", "hit-rate"), trec_name="success",
+           trec_defaults=(1, 5, 10)),
+    Family("rr", ranking.reciprocal_rank, params=_GRANULAR,
+           aliases=("mrr", "recip_rank", "reciprocal_rank"), trec_plain="recip_rank",
+           variants={"unit_average": grouped.unit_reciprocal_rank}),
+    Family("ap", ranking.average_precision, aliases=("map", "average_precision"),
+           trec_name="map_cut", trec_plain="map", trec_defaults=TREC_CUTOFFS,
+           variants=_UNIT_AP),
+    Family("gm_ap", ranking.average_precision, aliases=("gm_map",), aggregate="gmean",
+           cutoff=False, trec_plain="gm_map", variants=_UNIT_AP),
+    Family("ndcg", gain.ndcg, params=_GAIN, uses_level=False, trec_name="ndcg_cut",
+           trec_plain="ndcg", trec_defaults=TREC_CUTOFFS,
+           presets={"ndcg_exp": {"gain": "exp"}, "ndcg_burges": {"gain": "exp"}}),
+    Family("dcg", gain.dcg, params=_GAIN, uses_level=False,
+           presets={"dcg_exp": {"gain": "exp"}, "dcg_burges": {"gain": "exp"}}),
+    Family("idcg", gain.ideal_dcg, aliases=("ideal_dcg",), params=_GAIN, uses_level=False),
+    Family("rprec", ranking.r_precision, aliases=("r-precision", "r_precision", "rprecision"),
+           cutoff=False, trec_plain="Rprec"),
+    Family("bpref", ranking.bpref, trec_plain="bpref"),
+    Family("gm_bpref", ranking.bpref, aggregate="gmean", cutoff=False, trec_plain="gm_bpref"),
+    Family("err", gain.err, params={"max": Param(int, None, arg="max_grade")},
+           uses_level=False),
+    Family("rbp", gain.rbp, params=_PERSIST, uses_level=False, trec_plain="rbp"),
+    Family("judged", sets.judged_at, uses_level=False),
+    Family("num_rel", sets.num_rel, cutoff=False, aggregate="sum", trec_plain="num_rel"),
+    Family("num_ret", sets.num_ret, aggregate="sum", uses_level=False, trec_plain="num_ret"),
+    Family("num_rel_ret", sets.num_rel_ret, aggregate="sum", trec_plain="num_rel_ret"),
+    Family("set_P", sets.set_precision, cutoff=False, trec_plain="set_P"),
+    Family("set_recall", sets.set_recall, aliases=("set_r",), cutoff=False,
+           trec_plain="set_recall"),
+    Family("set_F", sets.set_f, params={"beta": _p(1.0)}, cutoff=False, trec_plain="set_F"),
+    Family("relative_P", ranking.relative_precision, trec_name="relative_P",
+           trec_defaults=TREC_CUTOFFS),
+    Family("iprec", sets.interpolated_precision, aliases=("iprec_at_recall",),
+           params={"r": _p(None, lambda r: 0.0 <= r <= 1.0, "r must lie between 0 and 1"),
+                   **_LEGACY},
+           cutoff=False, trec_name="iprec_at_recall", trec_defaults=sets.RECALL_POINTS,
+           value_param="r"),
+    Family("Rprec_mult", ranking.r_precision_mult,
+           params={"m": _p(None, lambda m: m >= 0, "m must be >= 0")}, cutoff=False,
+           trec_name="Rprec_mult", trec_defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+           value_param="m"),
+    Family("unj", sets.unjudged_at, uses_level=False, trec_name="unj", trec_defaults=(5, 10, 20)),
+    Family("rbp_resid", gain.rbp_residual, params=_PERSIST, uses_level=False,
+           trec_plain="rbp_resid"),
+    Family("set_map", sets.set_map, cutoff=False, trec_plain="set_map"),
+    Family("set_relative_P", sets.set_relative_precision, cutoff=False,
+           trec_plain="set_relative_P"),
+    Family("num_nonrel_judged_ret", sets.num_nonrel_judged_ret, aggregate="sum",
+           trec_plain="num_nonrel_judged_ret"),
+    Family("num_q", sets.num_q, cutoff=False, aggregate="sum", uses_level=False,
+           trec_plain="num_q"),
+    Family("11pt_avg", sets.eleven_point_average, params=_LEGACY, cutoff=False,
+           trec_plain="11pt_avg"),
+]:  # fmt: skip
+    register_metric(_family)
+
+TREC_ALL = (
+    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "recall", "gm_bpref", "11pt_avg", "ndcg", "ndcg_cut", "map_cut",
+    "relative_P", "success", "set_P", "set_recall", "set_F", "rbp", "num_q",
+    "num_nonrel_judged_ret", "set_map", "set_relative_P", "rbp_resid", "Rprec_mult", "unj",
+)  # fmt: skip
+"""trec_eval's measures in its own order (``-m all_trec``); a name with a suffix form
+expands to the family's ``trec_defaults``."""
+
+TREC_OFFICIAL = TREC_ALL[:10]
+"""trec_eval's default measures (``-m official``)."""

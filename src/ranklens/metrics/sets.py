@@ -1,0 +1,141 @@
+"""Counts, set measures, judged/unjudged shares and interpolated precision.
+
+References: trec_eval 10.0; Manning, Raghavan & Schütze (2008), ch. 8.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..judging import LevelView
+from ..model import segments as seg
+from .base import count_pair, judged_pair, safe_div
+from .ranking import recall
+
+
+def judged_at(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Judged@k: the share of the top ``min(k, n)`` documents that have a label in the qrels
+    (any grade, negative included), as ir_measures' ``Judged@k``; 0 when nothing was
+    retrieved."""
+    return safe_div(count_pair(v, judged_pair(v, False), k), v.j.depth(k))
+
+
+def num_rel(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Number of relevant units in the qrels, R (trec_eval ``num_rel``; summed over queries)."""
+    return v.R.astype(np.float64)
+
+
+def num_ret(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Number of documents retrieved, n (within the top k if given; summed over queries)."""
+    return v.j.depth(k).astype(np.float64)
+
+
+def num_rel_ret(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Number of relevant documents retrieved (within the top k if given; summed)."""
+    return count_pair(v, v.distinct, k)
+
+
+def set_precision(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Set precision: ``Σ rel_i / n`` over the retrieved set (trec_eval ``set_P``)."""
+    return safe_div(num_rel_ret(v, k), num_ret(v, k))
+
+
+def set_recall(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Set recall: ``Σ h_i / R`` over the retrieved set (trec_eval ``set_recall``)."""
+    return recall(v, k)
+
+
+def set_f(v: LevelView, k: int | None = None, beta: float = 1.0) -> np.ndarray:
+    """Set F: ``(1 + β²)·P·R / (β²·P + R)`` of set precision and set recall; 0 when both
+    are 0 (trec_eval ``set_F``, β = 1)."""
+    p, r = set_precision(v, k), set_recall(v, k)
+    b2 = beta * beta
+    return safe_div((1 + b2) * p * r, b2 * p + r)
+
+
+def set_map(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Unranked set AP (trec_eval ``set_map``): ``num_rel_ret² / (n · R)`` = set precision ×
+    set recall."""
+    return set_precision(v, k) * set_recall(v, k)
+
+
+def set_relative_precision(v: LevelView, k: int | None = None) -> np.ndarray:
+    """``num_rel_ret / min(n, R)`` (trec_eval ``set_relative_P``)."""
+    return safe_div(num_rel_ret(v, k), np.minimum(num_ret(v, k), v.R))
+
+
+def num_nonrel_judged_ret(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Judged non-relevant documents retrieved (0 ≤ grade < ℓ; summed over queries)."""
+    return count_pair(v, v.nonrel, k)
+
+
+def num_q(v: LevelView, k: int | None = None) -> np.ndarray:
+    """1 per evaluated query; summed, the number of queries (trec_eval ``num_q``)."""
+    return np.ones(v.j.n_queries)
+
+
+def unjudged_at(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Unjudged@k: ``(Σ_{i≤k} [no label or a negative label at i]) / k`` (trec_eval
+    ``unj_k``; ranks beyond the list count as judged). Without k, ÷n."""
+    j = v.j
+    depth = j.depth(k).astype(np.float64)
+    unj = depth - count_pair(v, judged_pair(v, True), k)
+    return unj / float(k) if k is not None else safe_div(unj, depth)
+
+
+def _recall_cutoffs(R: np.ndarray, r: float, legacy: bool) -> np.ndarray:
+    if legacy:  # trec_eval 9 and pytrec_eval: (long)(r·R + 0.9)
+        return np.floor(r * R + 0.9).astype(np.int64)
+    return np.floor(r * R + 0.5).astype(np.int64)  # trec_eval 10: lround(r·R)
+
+
+def interpolated_precision(
+    v: LevelView, k: int | None = None, r: float = 0.0, legacy: bool = False
+) -> np.ndarray:
+    """Interpolated precision at recall level r (trec_eval ``iprec_at_recall_r``):
+
+    ``iP(r) = max_{i ≥ i_c} P@i`` where ``i_c`` is the rank at which c relevant units have
+    been found, ``c = round(r·R)`` (trec_eval 10; ``legacy=True`` uses trec_eval 9's
+    ``⌊r·R + 0.9⌋``, as pytrec_eval does); c = 0 gives the maximum precision at any rank,
+    and 0 when fewer than c relevant units were retrieved. (Precision only rises at a
+    relevant rank, so the maximum is taken over relevant ranks.)
+    """
+    j = v.j
+    n_q = j.n_queries
+    cq, cr = v.credit
+    if k is not None:
+        cq, cr = cq[cr <= k], cr[cr <= k]
+    out = np.zeros(n_q)
+    if len(cq) == 0:
+        return out
+    P = v.credit_count[: len(cq)] / cr if k is None else seg.seg_running_count(cq) / cr
+    starts = seg.run_start_index(cq)
+    off = np.append(starts, len(cq))
+    iP = seg.seg_reverse_cummax(P, off)
+    hq, hr = v.hits
+    # cumulative units found up to each credited rank
+    w = j.width
+    hkeys = hq * w + hr
+    units_upto = np.searchsorted(hkeys, cq * w + cr, "right") - np.searchsorted(hkeys, cq * w)
+    c = _recall_cutoffs(v.R, r, legacy)
+    first_q = cq[starts]
+    zero_c = c[first_q] == 0
+    out[first_q[zero_c]] = iP[starts[zero_c]]
+    total = units_upto[off[1:] - 1]
+    want = (c[first_q] > 0) & (c[first_q] <= total)
+    qs = first_q[want]
+    if len(qs):
+        big = int(units_upto.max()) + 2
+        keys = cq * big + units_upto
+        at = np.searchsorted(keys, qs * big + c[qs], "left")
+        out[qs] = iP[at]
+    return out
+
+
+RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def eleven_point_average(v: LevelView, k: int | None = None, legacy: bool = False) -> np.ndarray:
+    """11-point interpolated average precision: the mean of ``iP(r)`` at r = 0, 0.1, …, 1
+    (trec_eval ``11pt_avg``)."""
+    return np.mean([interpolated_precision(v, k, r, legacy) for r in RECALL_POINTS], axis=0)

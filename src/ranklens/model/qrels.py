@@ -1,0 +1,347 @@
+"""Relevance labels (qrels), stored column-wise.
+
+A query's ground truth is a list of *units*. With plain labels (TREC qrels) each judged
+document is its own unit with its own grade. With grouped ground truth (AutoRAG's
+``retrieval_gt``, e.g. ``[["d1", "d2"], ["d3"]]``) a unit is a group of documents, any one
+of which finds the group; each group may carry a grade (default 1).
+
+Storage is one row per (query, unit, document) membership:
+
+* ``query_ids``: sorted distinct query ids; ``q``: each row's query code;
+* ``doc_ids``: sorted distinct document ids; ``d``: each row's document code;
+* ``unit``: each row's unit number (global, contiguous per query);
+* ``grade``: each row's grade (the unit's grade); negative grades mean "judged but never
+  relevant, zero gain" (trec_eval's pooled-but-unjudged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from ..errors import DuplicateDocumentError, InputError
+from .segments import repeats, sorted_with_rows
+from .vocab import encode_ids, encode_nested
+
+QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
+"""What :func:`ranklens.evaluate` takes as labels; paths are read by :mod:`ranklens.io`."""
+
+
+class Qrels:
+    """Relevance labels for a set of queries: graded labels or grouped ground truth.
+
+    Build one with :meth:`from_dict`, :meth:`from_groups`, :meth:`from_arrays`,
+    :func:`ranklens.read_qrels` (files), or let :meth:`coerce` pick from a plain Python
+    object. The model does no file I/O: :func:`ranklens.io.coerce_qrels` also takes paths.
+    """
+
+    __slots__ = ("_query_row_off", "d", "doc_ids", "grade", "grouped", "q", "query_ids", "unit")
+
+    def __init__(
+        self,
+        query_ids: np.ndarray,
+        doc_ids: np.ndarray,
+        q: np.ndarray,
+        d: np.ndarray,
+        grade: np.ndarray,
+        unit: np.ndarray,
+        grouped: bool,
+    ) -> None:
+        self.query_ids = query_ids
+        self.doc_ids = doc_ids
+        self.q = q
+        self.d = d
+        self.grade = grade
+        self.unit = unit
+        self.grouped = grouped
+        self._query_row_off = np.searchsorted(q, np.arange(len(query_ids) + 1))
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_arrays(
+        cls,
+        query_ids: Sequence[Any] | np.ndarray,
+        doc_ids: Sequence[Any] | np.ndarray,
+        grades: Sequence[int] | np.ndarray,
+        groups: Sequence[int] | np.ndarray | None = None,
+        *,
+        empty_queries: Iterable[str] = (),
+        source: str = "qrels",
+        encoded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> Qrels:
+        """Build qrels from parallel columns.
+
+        ``groups`` (optional) gives each row a group number, unique within its query; rows
+        with the same query and group number form one unit. Without it every row is its own
+        unit, and a document may appear only once per query. ``empty_queries`` lists queries
+        that have ground truth with no entries (they are evaluated with R = 0).
+        """
+        g = np.asarray(grades)
+        if encoded is not None:
+            qcode, query_ids_v, dcode, doc_vocab = encoded
+        else:
+            if not (len(query_ids) == len(doc_ids) == len(g)):
+                raise InputError(f"{source}: query, document and grade columns differ in length")
+            extra = list(empty_queries)
+            all_q = list(query_ids) + extra if extra else query_ids
+            qcode_all, query_ids_v = encode_ids(all_q, f"query id in {source}")
+            qcode = qcode_all[: len(g)]
+            dcode, doc_vocab = encode_ids(
+                doc_ids,
+                f"document id in {source}",
+                lambda i: f"in query {query_ids_v[qcode[i]]!r}",
+            )
+
+        def ds(i: int) -> str:
+            return str(doc_vocab[dcode[i]])
+
+        def qs(i: int) -> str:
+            return str(query_ids_v[qcode[i]])
+
+        if g.dtype.kind == "f":
+            frac = np.flatnonzero(g != np.floor(g))
+            if len(frac):
+                i = int(frac[0])
+                raise InputError(
+                    f"{source}: grade {g[i]!r} of document {ds(i)!r} in query {qs(i)!r} "
+                    "is not an integer"
+                )
+        if len(g) and g.dtype.kind not in "iufb":
+            raise InputError(f"{source}: grades must be integers")
+        g = g.astype(np.int64)
+        if groups is None:
+            dbits = max(len(doc_vocab).bit_length(), 1)
+            _, order = sorted_with_rows((qcode.astype(np.int64) << dbits) | dcode)
+            qs_sorted, ds_sorted = qcode[order], dcode[order]
+            dup = np.flatnonzero(repeats(qs_sorted, ds_sorted))
+            if len(dup):
+                i = order[dup[0] + 1]
+                raise DuplicateDocumentError(
+                    f"{source}: document {ds(i)!r} is labelled twice in query {qs(i)!r}"
+                )
+            unit = np.arange(len(order), dtype=np.int64)
+            return cls(query_ids_v, doc_vocab, qs_sorted, ds_sorted, g[order], unit, False)
+        grp = np.asarray(groups, dtype=np.int64)
+        if len(grp) != len(g):
+            raise InputError(f"{source}: the group column differs in length")
+        order = np.lexsort((dcode, grp, qcode))
+        q_s, grp_s, d_s, g_s = qcode[order], grp[order], dcode[order], g[order]
+        same_unit = repeats(q_s, grp_s)
+        dup = np.flatnonzero(repeats(q_s, grp_s, d_s))
+        if len(dup):
+            i = order[dup[0] + 1]
+            raise DuplicateDocumentError(
+                f"{source}: document {ds(i)!r} is listed twice in one group of query {qs(i)!r}"
+            )
+        mixed = np.flatnonzero(same_unit & ~repeats(g_s))
+        if len(mixed):
+            i = order[mixed[0] + 1]
+            raise InputError(
+                f"{source}: group of document {ds(i)!r} in query {qs(i)!r} has "
+                "members with different grades"
+            )
+        unit = (
+            np.concatenate(([0], np.cumsum(~same_unit))).astype(np.int64)
+            if len(q_s)
+            else np.zeros(0, dtype=np.int64)
+        )
+        return cls(query_ids_v, doc_vocab, q_s, d_s, g_s, unit, True)
+
+    @classmethod
+    def from_dict(cls, labels: Mapping[Any, Mapping[Any, int] | Sequence[Any]]) -> Qrels:
+        """From ``{query: {doc: grade}}``; a list of documents ``{query: [doc, ...]}`` means
+        grade 1 for each."""
+        if labels and all(type(e) is dict or isinstance(e, Mapping) for e in labels.values()):
+            return cls._from_label_dicts(labels)
+        qs: list[Any] = []
+        ds: list[Any] = []
+        gs: list[Any] = []
+        empty: list[Any] = []
+        for qid, entry in labels.items():
+            if isinstance(entry, Mapping):
+                items = list(entry.items())
+                if not items:
+                    empty.append(qid)
+                    continue
+                qs.extend([qid] * len(items))
+                for doc, grade in items:
+                    ds.append(doc)
+                    gs.append(_check_grade(grade, qid, doc))
+            elif isinstance(entry, Sequence) and not isinstance(entry, str):
+                if not entry:
+                    empty.append(qid)
+                    continue
+                if any(isinstance(x, (list, tuple, set, frozenset)) for x in entry):
+                    raise InputError(
+                        f"qrels: query {qid!r} gives a list of lists; use Qrels.from_groups "
+                        "for grouped ground truth"
+                    )
+                qs.extend([qid] * len(entry))
+                ds.extend(entry)
+                gs.extend([1] * len(entry))
+            else:
+                raise InputError(
+                    f"qrels: labels of query {qid!r} must be a dict of doc -> grade or a list of "
+                    f"doc ids, got {type(entry).__name__}"
+                )
+        return cls.from_arrays(qs, ds, np.asarray(gs, dtype=np.int64), empty_queries=empty)
+
+    @classmethod
+    def _from_label_dicts(cls, labels: Mapping[Any, Mapping[Any, Any]]) -> Qrels:
+        """Fast path of :meth:`from_dict` for ``{query: {doc: grade}}`` (one pass in C)."""
+        values = list(labels.values())
+        qcode, query_vocab, dcode, doc_vocab, _ = encode_nested(labels, "qrels")
+        raw = list(chain.from_iterable(v.values() for v in values))
+        grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
+        if grades.dtype.kind not in "iub":
+            for i, grade in enumerate(raw):
+                _check_grade(grade, query_vocab[qcode[i]], doc_vocab[dcode[i]])
+            grades = np.array([int(x) for x in raw], dtype=np.int64)
+        return cls.from_arrays(None, None, grades, encoded=(qcode, query_vocab, dcode, doc_vocab))
+
+    @classmethod
+    def from_groups(
+        cls,
+        groups: Mapping[Any, Sequence[Any]],
+        grades: Mapping[Any, Sequence[int]] | None = None,
+    ) -> Qrels:
+        """From grouped ground truth ``{query: [[doc, ...], [doc, ...]]}``.
+
+        Each inner list is one group: retrieving any one of its documents finds the group.
+        A bare string stands for a one-document group. ``grades`` optionally gives each
+        query's group grades in the same order (default 1).
+        """
+        qs: list[Any] = []
+        ds: list[Any] = []
+        gs: list[int] = []
+        us: list[int] = []
+        empty: list[Any] = []
+        for qid, glist in groups.items():
+            if isinstance(glist, str) or not isinstance(glist, Sequence):
+                raise InputError(f"qrels: ground truth of query {qid!r} must be a list of groups")
+            if len(glist) == 0:
+                empty.append(qid)
+                continue
+            qgrades = None if grades is None else grades.get(qid)
+            if qgrades is not None and len(qgrades) != len(glist):
+                raise InputError(
+                    f"qrels: query {qid!r} has {len(glist)} groups but {len(qgrades)} grades"
+                )
+            for j, group in enumerate(glist):
+                members = [group] if isinstance(group, str) else list(group)
+                if not members:
+                    raise InputError(f"qrels: group {j} of query {qid!r} is empty")
+                grade = 1 if qgrades is None else _check_grade(qgrades[j], qid, f"group {j}")
+                for doc in members:
+                    qs.append(qid)
+                    ds.append(doc)
+                    gs.append(grade)
+                    us.append(j)
+        return cls.from_arrays(qs, ds, np.asarray(gs, dtype=np.int64), us, empty_queries=empty)
+
+    @classmethod
+    def coerce(cls, obj: Qrels | Mapping[Any, Any]) -> Qrels:
+        """Turn an in-memory ``obj`` into :class:`Qrels`: a Qrels, ``{q: {doc: grade}}``,
+        ``{q: [doc, ...]}`` or grouped ``{q: [[doc, ...], ...]}`` (paths: see
+        :func:`ranklens.io.coerce_qrels`)."""
+        if isinstance(obj, Qrels):
+            return obj
+        if isinstance(obj, (str, Path)):
+            raise InputError(
+                f"Qrels.coerce takes objects, not files: read {str(obj)!r} with ranklens.read_qrels"
+            )
+        if isinstance(obj, Mapping):
+            for entry in obj.values():
+                if (
+                    isinstance(entry, Sequence)
+                    and not isinstance(entry, str)
+                    and entry
+                    and isinstance(entry[0], (list, tuple, set, frozenset))
+                ):
+                    return cls.from_groups(obj)
+            return cls.from_dict(obj)
+        raise InputError(f"cannot read qrels from {type(obj).__name__}")
+
+    # ------------------------------------------------------------------ views
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __repr__(self) -> str:
+        kind = "grouped" if self.grouped else "graded"
+        return f"Qrels({len(self.query_ids)} queries, {len(self.q)} {kind} entries)"
+
+    @property
+    def n_units(self) -> int:
+        """Number of units (documents, or groups for grouped ground truth)."""
+        return int(self.unit[-1]) + 1 if len(self.unit) else 0
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """``{query: {doc: grade}}`` (for grouped qrels: a document's highest group grade)."""
+        out: dict[str, dict[str, int]] = {str(qid): {} for qid in self.query_ids}
+        for qc, dc, g in zip(self.q.tolist(), self.d.tolist(), self.grade.tolist()):
+            row = out[self.query_ids[qc]]
+            doc = self.doc_ids[dc]
+            row[doc] = max(g, row.get(doc, g))
+        return out
+
+    def to_groups(self) -> dict[str, list[list[str]]]:
+        """``{query: [[doc, ...], ...]}`` (for plain qrels: one group per labelled document)."""
+        out: dict[str, list[list[str]]] = {str(qid): [] for qid in self.query_ids}
+        last = -1
+        for qc, dc, u in zip(self.q.tolist(), self.d.tolist(), self.unit.tolist()):
+            groups = out[self.query_ids[qc]]
+            if u != last:
+                groups.append([])
+                last = u
+            groups[-1].append(self.doc_ids[dc])
+        return out
+
+    def group_grades(self) -> dict[str, list[int]]:
+        """``{query: [grade of each unit]}``, aligned with :meth:`to_groups`."""
+        out: dict[str, list[int]] = {str(q): [] for q in self.query_ids}
+        last = -1
+        for qc, u, g in zip(self.q.tolist(), self.unit.tolist(), self.grade.tolist()):
+            if u != last:
+                out[str(self.query_ids[qc])].append(g)
+                last = u
+        return out
+
+    def subset(self, query_ids: Iterable[Any]) -> Qrels:
+        """The labels of some queries only (groups and their grades kept)."""
+        keep = set(map(str, query_ids))
+        if self.grouped:
+            return Qrels.from_groups(
+                {q: g for q, g in self.to_groups().items() if q in keep},
+                {q: g for q, g in self.group_grades().items() if q in keep},
+            )
+        return Qrels.from_dict({q: v for q, v in self.to_dict().items() if q in keep})
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Qrels):
+            return NotImplemented
+        return (
+            self.grouped == other.grouped
+            and np.array_equal(self.query_ids, other.query_ids)
+            and np.array_equal(self.doc_ids[self.d], other.doc_ids[other.d])
+            and np.array_equal(self.q, other.q)
+            and np.array_equal(self.grade, other.grade)
+            and np.array_equal(self.unit, other.unit)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _check_grade(grade: Any, qid: Any, doc: Any) -> int:
+    if isinstance(grade, (bool, np.bool_)):
+        return int(grade)
+    if isinstance(grade, (int, np.integer)):
+        return int(grade)
+    if isinstance(grade, (float, np.floating)) and float(grade).is_integer():
+        return int(grade)
+    raise InputError(
+        f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is not an integer"
+    )

@@ -1,0 +1,360 @@
+"""Retrieval runs (rankings per query), stored column-wise.
+
+Rows are kept in the order given, each query's rows contiguous (queries in the order they
+first appear; rows of a query met in several places are gathered, stably, by query id).
+``query_ids``/``doc_ids`` are sorted
+vocabularies and ``q``/``d`` index into them; ``score`` holds each row's score. A run built
+from ranked lists without scores (``scored`` is False) gets descending pseudo-scores so that
+the given order is the ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from ..errors import InputError
+from .segments import run_start_index, sorted_with_rows
+from .vocab import encode_ids, encode_nested
+
+RunLike = Union["Run", Mapping[str, Any], str, Path]
+
+
+class Run:
+    """Rankings of documents for a set of queries.
+
+    Build one with :meth:`from_dict`, :meth:`from_arrays`, :func:`ranklens.read_run` (files),
+    or let :meth:`coerce` pick from a plain Python object.
+    """
+
+    __slots__ = (
+        "_orders",
+        "d",
+        "doc_ids",
+        "name",
+        "q",
+        "query_ids",
+        "score",
+        "scored",
+        "unique_docs",
+    )
+
+    def __init__(
+        self,
+        query_ids: np.ndarray,
+        doc_ids: np.ndarray,
+        q: np.ndarray,
+        d: np.ndarray,
+        score: np.ndarray,
+        scored: bool,
+        name: str = "run",
+        unique_docs: bool = False,
+    ) -> None:
+        self.query_ids = query_ids
+        self.doc_ids = doc_ids
+        self.q = q
+        self.d = d
+        self.score = score
+        self.scored = scored
+        self.name = name
+        self.unique_docs = unique_docs  # True when no document can repeat within a query
+        self._orders: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def from_arrays(
+        cls,
+        query_ids: Sequence[Any] | np.ndarray,
+        doc_ids: Sequence[Any] | np.ndarray,
+        scores: Sequence[float] | np.ndarray | None = None,
+        *,
+        name: str = "run",
+        empty_queries: Iterable[Any] = (),
+        source: str = "run",
+        encoded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+        unique_docs: bool = False,
+    ) -> Run:
+        """Build a run from parallel columns (rows of one query need not be adjacent).
+
+        Without ``scores`` the rows' order within each query is the ranking. ``empty_queries``
+        lists queries that were asked but retrieved nothing.
+        """
+        if encoded is not None:
+            qcode, query_vocab, dcode, doc_vocab = encoded
+            n = len(qcode)
+        else:
+            if len(query_ids) != len(doc_ids):
+                raise InputError(f"{source}: query and document columns differ in length")
+            n = len(doc_ids)
+            extra = list(empty_queries)
+            all_q = list(query_ids) + extra if extra else query_ids
+            qcode_all, query_vocab = encode_ids(all_q, f"query id in {source}")
+            qcode = qcode_all[:n]
+            dcode, doc_vocab = encode_ids(
+                doc_ids,
+                f"document id in {source}",
+                lambda i: f"in query {query_vocab[qcode[i]]!r}",
+            )
+        if scores is None:
+            scored = False
+            sc = None
+        else:
+            scored = True
+            sc = np.asarray(scores, dtype=np.float64)
+            if len(sc) != n:
+                raise InputError(f"{source}: the score column differs in length")
+            bad = np.flatnonzero(~np.isfinite(sc))
+            if len(bad):
+                i = int(bad[0])
+                raise InputError(
+                    f"{source}: score {sc[i]!r} of document {doc_vocab[dcode[i]]!r} in query "
+                    f"{query_vocab[qcode[i]]!r} is not a finite number"
+                )
+        if n and np.any(qcode[1:] < qcode[:-1]) and not _contiguous(qcode):
+            order = sorted_with_rows(qcode.astype(np.int64))[1]
+            qcode, dcode = qcode[order], dcode[order]
+            if sc is not None:
+                sc = sc[order]
+        if sc is None:
+            # Pseudo-scores: strictly decreasing within each query, so the given order ranks.
+            sc = -np.arange(n, dtype=np.float64)
+        # int32 codes halve the memory of large runs (vocabularies stay far below 2^31)
+        qcode = qcode.astype(np.int32, copy=False)
+        dcode = dcode.astype(np.int32, copy=False)
+        return cls(query_vocab, doc_vocab, qcode, dcode, sc, scored, name, unique_docs)
+
+    @classmethod
+    def from_dict(cls, run: Mapping[Any, Any], *, name: str = "run") -> Run:
+        """From ``{query: {doc: score}}`` (scored), ``{query: [(doc, score), ...]}`` (scored)
+        or ``{query: [doc, ...]}`` (ranked, no scores)."""
+        if not run:
+            return cls.from_arrays([], [], [], name=name)
+        first = next((v for v in run.values() if len(v)), None)
+        empty = [qid for qid, v in run.items() if len(v) == 0]
+        if first is None:
+            return cls.from_arrays([], [], [], name=name, empty_queries=empty)
+        if isinstance(first, Mapping):
+            for qid, v in run.items():
+                if type(v) is not dict and not isinstance(v, Mapping):
+                    raise InputError(
+                        f"run: query {qid!r} must map documents to scores like the other queries"
+                    )
+            values = list(run.values())
+            qcode, query_vocab, dcode, doc_vocab, lens = encode_nested(run, "run")
+            n_rows = int(lens.sum())
+            try:
+                scores = np.fromiter(
+                    chain.from_iterable(v.values() for v in values),
+                    dtype=np.float64,
+                    count=n_rows,
+                )
+            except (TypeError, ValueError):
+                for qid, v in run.items():
+                    for doc, s in v.items():
+                        _check_score(s, qid, doc)
+                raise
+            # dict keys are unique, so no document repeats within a query
+            return cls.from_arrays(
+                None,
+                None,
+                scores,
+                name=name,
+                source="run",
+                encoded=(qcode, query_vocab, dcode, doc_vocab),
+                unique_docs=True,
+            )
+        if isinstance(first, Sequence) and not isinstance(first, str):
+            qs_l: list[Any] = []
+            ds_l: list[Any] = []
+            sc_l: list[float] = []
+            has_scores = isinstance(first[0], (tuple, list))
+            for qid, hits in run.items():
+                if isinstance(hits, (Mapping, str)):
+                    raise InputError(f"run: query {qid!r} must be a list like the other queries")
+                for j, hit in enumerate(hits):
+                    if has_scores:
+                        if not isinstance(hit, (tuple, list)) or len(hit) != 2:
+                            raise InputError(
+                                f"run: hit {j} of query {qid!r} must be a (doc, score) pair"
+                            )
+                        ds_l.append(hit[0])
+                        sc_l.append(_check_score(hit[1], qid, hit[0]))
+                    else:
+                        if isinstance(hit, (tuple, list)):
+                            raise InputError(
+                                f"run: hit {j} of query {qid!r} is a pair but the "
+                                "first query's hits are plain ids"
+                            )
+                        ds_l.append(hit)
+                qs_l.extend([qid] * len(hits))
+            return cls.from_arrays(
+                qs_l, ds_l, sc_l if has_scores else None, name=name, empty_queries=empty
+            )
+        raise InputError(
+            f"run: hits of a query must be a dict or a list, got {type(first).__name__}"
+        )
+
+    @classmethod
+    def coerce(cls, obj: Run | Mapping[Any, Any], *, name: str | None = None) -> Run:
+        """Turn an in-memory ``obj`` into a :class:`Run`: a Run or a dict (see
+        :meth:`from_dict`; paths: :func:`ranklens.io.coerce_run`)."""
+        if isinstance(obj, Run):
+            return obj
+        if isinstance(obj, (str, Path)):
+            raise InputError(
+                f"Run.coerce takes objects, not files: read {str(obj)!r} with ranklens.read_run"
+            )
+        if isinstance(obj, Mapping):
+            return cls.from_dict(obj, name=name or "run")
+        raise InputError(f"cannot read a run from {type(obj).__name__}")
+
+    # ------------------------------------------------------------------ ordering
+    def order(self, score_precision: str = "float64") -> np.ndarray:
+        """Row order that ranks each query trec_eval's way: score descending, then document
+        id descending (byte order); rows of one query stay contiguous.
+
+        ``score_precision="float32"`` compares scores as float32, as trec_eval 9 and
+        pytrec_eval do. Runs without scores keep the given order.
+        """
+        return self.row_order(score_precision).array()
+
+    def row_order(self, score_precision: str = "float64") -> RowOrder:
+        """:meth:`order` as a :class:`RowOrder` (cached): most runs are ranked already but
+        for ties, and then only the tied rows move."""
+        cached = self._orders.get(score_precision)
+        if cached is not None:
+            return cached
+        if not self.scored:
+            order = RowOrder(len(self.q))
+        else:
+            sc = self.score if score_precision == "float64" else self.score.astype(np.float32)
+            order = _trec_order(self.q, sc, self.d)
+        self._orders[score_precision] = order
+        return order
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {len(self.query_ids)} queries, {len(self.q)} rows)"
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{query: {doc: score}}``, each query's documents in ranking order."""
+        out: dict[str, dict[str, float]] = {str(qid): {} for qid in self.query_ids}
+        o = self.order()
+        for qc, dc, s in zip(self.q[o].tolist(), self.d[o].tolist(), self.score[o].tolist()):
+            out[self.query_ids[qc]].setdefault(self.doc_ids[dc], s)
+        return out
+
+    def to_lists(self) -> dict[str, list[str]]:
+        """``{query: [doc, ...]}`` in ranking order."""
+        out: dict[str, list[str]] = {str(qid): [] for qid in self.query_ids}
+        o = self.order()
+        for qc, dc in zip(self.q[o].tolist(), self.d[o].tolist()):
+            out[self.query_ids[qc]].append(self.doc_ids[dc])
+        return out
+
+
+def _contiguous(qcode: np.ndarray) -> bool:
+    """True when each query's rows form one contiguous block (dicts, most files)."""
+    block_q = qcode[run_start_index(qcode)]
+    return len(np.unique(block_q)) == len(block_q)
+
+
+class RowOrder:
+    """A permutation of a run's rows: either ``full`` (any permutation) or the identity
+    except at positions ``idx``, which take rows ``src`` (tied rows reordered within their
+    query, so the query column is unchanged)."""
+
+    __slots__ = ("full", "idx", "n", "src")
+
+    def __init__(
+        self,
+        n: int,
+        full: np.ndarray | None = None,
+        idx: np.ndarray | None = None,
+        src: np.ndarray | None = None,
+    ) -> None:
+        self.n = n
+        self.full = full
+        empty = np.zeros(0, dtype=np.int64)
+        self.idx = empty if idx is None else idx
+        self.src = empty if src is None else src
+
+    @property
+    def within_queries(self) -> bool:
+        """True when rows only move within their query (the query column is unchanged)."""
+        return self.full is None
+
+    @property
+    def is_identity(self) -> bool:
+        return self.full is None and len(self.idx) == 0
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        """``x`` (one value per row) in this order; ``x`` itself for the identity."""
+        if self.full is not None:
+            return x[self.full]
+        if len(self.idx) == 0:
+            return x
+        out = x.copy()
+        out[self.idx] = x[self.src]
+        return out
+
+    def array(self) -> np.ndarray:
+        """The permutation as an index array."""
+        return self.apply(np.arange(self.n, dtype=np.int64))
+
+
+_CHUNK = 1 << 16  # rows per block of the order check: its temporaries stay in cache
+
+
+def _trec_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> RowOrder:
+    n = len(q)
+    # One pass over adjacent rows, in cache-sized blocks: queries must not go down, scores
+    # not up within a query; tied rows are collected (they need documents descending).
+    ties: list[np.ndarray] = []
+    misordered_tie = False
+    for a in range(0, max(n - 1, 0), _CHUNK):
+        b = min(a + _CHUNK, n - 1)
+        q0, q1 = q[a:b], q[a + 1 : b + 1]
+        s0, s1 = score[a:b], score[a + 1 : b + 1]
+        same_q = q0 == q1  # a change of query starts the next query's block
+        if (same_q & (s1 > s0)).any():
+            return RowOrder(n, full=np.lexsort((-d, -score, q)))
+        tie = np.flatnonzero(same_q & (s1 == s0))
+        if len(tie):
+            ties.append(tie + a)
+            if not misordered_tie:
+                misordered_tie = bool((d[tie + a + 1] >= d[tie + a]).any())
+    if not misordered_tie:
+        return RowOrder(n)
+    # Ranked by score already; only runs of tied scores need their documents reordered.
+    tie_at = np.concatenate(ties)  # row i ties with row i + 1
+    member = np.zeros(n, dtype=bool)
+    member[tie_at] = True
+    member[tie_at + 1] = True
+    idx = np.flatnonzero(member)
+    tie = np.zeros(n, dtype=bool)
+    tie[tie_at] = True
+    starts = np.ones(len(idx), dtype=bool)
+    starts[1:] = ~tie[idx[1:] - 1]
+    group = np.cumsum(starts)
+    # sort by (group, document descending) with one packed-integer sort
+    dm = d[idx].astype(np.int64)
+    dbits = max(int(dm.max()).bit_length(), 1)
+    key = (group.astype(np.int64) << dbits) | (((1 << dbits) - 1) - dm)
+    src = idx[sorted_with_rows(key)[1]]
+    moved = src != idx
+    return RowOrder(n, idx=idx[moved], src=src[moved])
+
+
+def _check_score(score: Any, qid: Any, doc: Any) -> float:
+    try:
+        return float(score)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"run: score {score!r} of document {doc!r} in query {qid!r} is not a number"
+        ) from None

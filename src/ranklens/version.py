@@ -1,0 +1,3 @@
+"""The one place the core distribution's version is written (read by the build too)."""
+
+__version__ = "0.1.0"
