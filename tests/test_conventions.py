@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import ranklens
+from ranklens.app.explain import EXAMPLE_QRELS, EXAMPLE_RUN, explain, format_explanation
 from ranklens.judging.conventions import (
     AUTORAG,
     HAYSTACK,
@@ -16,7 +17,6 @@ from ranklens.judging.conventions import (
     Convention,
     get_convention,
 )
-from ranklens.app.explain import EXAMPLE_QRELS, EXAMPLE_RUN, explain, format_explanation
 
 approx = pytest.approx
 Q = EXAMPLE_QRELS
@@ -172,7 +172,8 @@ def test_docs_table_is_generated_from_the_code():
     from ranklens.judging.conventions import conventions_table
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "conventions.md").read_text()
-    assert conventions_table() in doc, "regenerate with: python -m ranklens.app.reference conventions"
+    hint = "regenerate with: python -m ranklens.app.reference conventions"
+    assert conventions_table() in doc, hint
 
 
 @pytest.mark.parametrize("metric", ["mrr@10", "map", "ndcg@5", "P@5"])

@@ -7,8 +7,7 @@ import json
 import pytest
 
 import ranklens
-from ranklens import InputError
-from ranklens import Dataset, read_dataset
+from ranklens import Dataset, InputError, read_dataset
 from ranklens.io.autorag import normalise_retrieval_gt, read_autorag, read_autorag_run
 from ranklens.io.beir import read_beir, write_beir
 from ranklens.io.llamaindex import read_llamaindex_qa, write_llamaindex_qa

@@ -147,8 +147,7 @@ def test_inputs_and_errors(tmp_path):
 
 
 def test_dataset_gives_query_texts():
-    from ranklens import Qrels
-    from ranklens import Dataset
+    from ranklens import Dataset, Qrels
 
     ds = Dataset(queries={q: f"text {q}" for q in QRELS}, qrels=Qrels.from_dict(QRELS), name="toy")
     rep = compare(ds, RUNS, ["mrr"], test="t")

@@ -19,8 +19,8 @@ import pytest
 
 import ranklens
 from ranklens import compare
-from ranklens.errors import InputError
 from ranklens.capture import Hit, key_function, map_hits, text_hash
+from ranklens.errors import InputError
 
 CORPUS = [f"d{i}" for i in range(50)]
 QRELS = {f"q{i}": {f"d{(i * 7) % 50}": 1, f"d{(i * 11) % 50}": 2} for i in range(100)}

@@ -45,9 +45,17 @@ def _lazy(module: str, name: str):
 
 register_format("qrels", _lazy("jsonl", "read_qrels_json"), suffixes=(".json", ".jsonl"))
 register_format("run", _lazy("jsonl", "read_run_json"), suffixes=(".json", ".jsonl"))
-register_format("dataset", _lazy("beir", "read_beir"), detect=_is_beir, name="BEIR folder")
 register_format(
-    "dataset", _lazy("autorag", "read_autorag"), detect=_is_autorag, name="AutoRAG folder"
+    "dataset",
+    _lazy("beir", "read_beir"),
+    detect=_is_beir,
+    name="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)",
+)
+register_format(
+    "dataset",
+    _lazy("autorag", "read_autorag"),
+    detect=_is_autorag,
+    name="AutoRAG folder (qa.parquet)",
 )
 register_format("dataset", _lazy("autorag", "read_autorag"), suffixes=(".parquet",))
 register_format("dataset", _lazy("llamaindex", "read_llamaindex_qa"), suffixes=(".json",))

@@ -65,6 +65,10 @@ def register_format(
     if not suffixes and detect is None:
         raise InputError("register_format needs suffixes or a detect function")
     fmt = Format(kind, reader, tuple(suffixes), detect, name or getattr(reader, "__name__", "?"))
+    # registering the same reader again (a re-run notebook cell) replaces it
+    _FORMATS[:] = [
+        f for f in _FORMATS if (f.kind, f.name, f.suffixes) != (kind, fmt.name, fmt.suffixes)
+    ]
     _FORMATS.insert(0, fmt)
     return fmt
 

@@ -29,12 +29,10 @@ TOP_QUERIES = 10
 
 _ids = itertools.count(1)
 
+
 def _asset(name: str) -> str:
     """A file of ``ranklens/render/assets`` (the report's stylesheet and script)."""
     return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
-
-
-
 
 
 @cache

@@ -109,8 +109,7 @@ def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
     from .bm25 import BM25sRetriever
 
     docs = [
-        Document(page_content=f"{v['title']}. {v['text']}", id=d)
-        for d, v in dataset.corpus.items()
+        Document(page_content=f"{v['title']}. {v['text']}", id=d) for d, v in dataset.corpus.items()
     ]
     return {"langchain-bm25s": (BM25sRetriever.from_documents(docs, k=10), {})}
 
