@@ -102,7 +102,7 @@ def test_the_core_installs_alone_from_its_wheel(wheels, tmp_path):
         "from ranklens.capture import plugins\n"
         "print(rep.to_markdown().splitlines()[0]); print(plugins())",
     )
-    assert out.splitlines() == ["| | run | P@1 |", "[]"]
+    assert out.splitlines() == ["|  | run | P@1 |", "[]"]
     cli = subprocess.run([str(python.parent / "ranklens"), "--help"], capture_output=True,
                          text=True)  # fmt: skip
     assert cli.returncode == 0 and "evaluate" in cli.stdout
