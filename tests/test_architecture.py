@@ -18,6 +18,7 @@ SOURCES = sorted(CORE.rglob("*.py")) + sorted(ROOT.glob("integrations/*/src/*/*.
 FLOORS = {
     "errors": 0,
     "version": 0,
+    "plugins": 0,
     "model": 1,
     "io": 2,
     "judging": 3,

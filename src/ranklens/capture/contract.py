@@ -18,10 +18,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from ..errors import InputError
+from ..plugins import entry_point_table
 from .hits import Hit, coerce_hit
 
 ENTRY_POINT_GROUP = "ranklens.adapters"
@@ -115,7 +115,6 @@ class AdapterPlugin:
 
 
 _PLUGINS: dict[str, AdapterPlugin] = {}
-_ENTRY_POINTS: dict[str, Any] = {}
 
 
 def register_adapter(module: str, plugin: AdapterPlugin) -> AdapterPlugin:
@@ -125,18 +124,11 @@ def register_adapter(module: str, plugin: AdapterPlugin) -> AdapterPlugin:
     return plugin
 
 
-def _entry_points() -> dict[str, Any]:
-    if not _ENTRY_POINTS:
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            _ENTRY_POINTS.setdefault(ep.name, ep)
-    return _ENTRY_POINTS
-
-
 def plugin_for_module(module: str) -> AdapterPlugin | None:
     """The plugin registered for a top-level module, loading its entry point if needed."""
     plugin = _PLUGINS.get(module)
-    if plugin is None and module in _entry_points():
-        plugin = _PLUGINS[module] = _entry_points()[module].load()
+    if plugin is None and module in entry_point_table(ENTRY_POINT_GROUP):
+        plugin = _PLUGINS[module] = entry_point_table(ENTRY_POINT_GROUP)[module].load()
     return plugin
 
 
@@ -144,7 +136,7 @@ def plugins() -> list[tuple[str, AdapterPlugin]]:
     """Every plugin installed or registered, as ``(module, plugin)`` (entry points loaded;
     one that fails to import is skipped, as its framework is then unusable)."""
     out = []
-    for module in sorted(set(_PLUGINS) | set(_entry_points())):
+    for module in sorted(set(_PLUGINS) | set(entry_point_table(ENTRY_POINT_GROUP))):
         try:
             plugin = plugin_for_module(module)
         except ImportError:

@@ -15,17 +15,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any
 
 from ..errors import InputError
+from ..plugins import entry_point_table
 
 ENTRY_POINT_GROUP = "ranklens.renderers"
 
 Renderer = Callable[..., Any]
 
 _RENDERERS: dict[str, Renderer] = {}
-_loaded: dict[str, Any] = {}
 
 
 def register_renderer(name: str, fn: Renderer) -> Renderer:
@@ -37,19 +36,12 @@ def register_renderer(name: str, fn: Renderer) -> Renderer:
     return fn
 
 
-def _entry_points() -> dict[str, Any]:
-    if not _loaded:
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            _loaded.setdefault(ep.name, ep)
-    return _loaded
-
-
 def get_renderer(name: str) -> Renderer:
     """The renderer called ``name``: registered at run time, else from an entry point."""
     fn = _RENDERERS.get(name)
     if fn is not None:
         return fn
-    ep = _entry_points().get(name)
+    ep = entry_point_table(ENTRY_POINT_GROUP).get(name)
     if ep is None:
         raise InputError(
             f"no renderer named {name!r}; available: {', '.join(renderer_names()) or 'none'} "
@@ -61,4 +53,4 @@ def get_renderer(name: str) -> Renderer:
 
 def renderer_names() -> list[str]:
     """Every renderer name available."""
-    return sorted(set(_RENDERERS) | set(_entry_points()))
+    return sorted(set(_RENDERERS) | set(entry_point_table(ENTRY_POINT_GROUP)))
