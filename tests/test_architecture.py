@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from ranklens.errors import MetricNameError
+
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "src" / "ranklens"
 SOURCES = sorted(CORE.rglob("*.py")) + sorted(ROOT.glob("integrations/*/src/*/*.py"))
@@ -171,4 +173,13 @@ def test_architecture_page_has_the_four_recipes():
 
 @pytest.mark.parametrize("code", RECIPES, ids=["metric", "file-format", "adapter", "renderer"])
 def test_recipe_runs_as_written(code):
-    exec(compile(code, "docs/architecture.md", "exec"), {"__name__": "architecture_recipe"})
+    from ranklens.metrics import FAMILIES, parse_metric, unregister_metric
+
+    before = set(FAMILIES)
+    try:
+        exec(compile(code, "docs/architecture.md", "exec"), {"__name__": "architecture_recipe"})
+    finally:  # a toy metric must not reach the generated reference page of later tests
+        for name in set(FAMILIES) - before:
+            unregister_metric(name)
+    with pytest.raises(MetricNameError):
+        parse_metric("hits@2")

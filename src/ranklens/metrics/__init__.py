@@ -59,6 +59,7 @@ from .registry import (
     Family,
     Param,
     register_metric,
+    unregister_metric,
 )
 from .sets import (
     RECALL_POINTS,
@@ -128,4 +129,5 @@ __all__ = [
     "unit_average_precision",
     "unit_reciprocal_rank",
     "unjudged_at",
+    "unregister_metric",
 ]

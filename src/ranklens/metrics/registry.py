@@ -126,6 +126,14 @@ def register_metric(family: Family, *, replace: bool = False) -> Family:
     return family
 
 
+def unregister_metric(name: str) -> Family:
+    """Remove the family ``name`` (and the names it brought) from the registry."""
+    family = FAMILIES.pop(name)
+    for listener in _LISTENERS:
+        listener()
+    return family
+
+
 def on_change(listener: Callable[[], None]) -> None:
     """Call ``listener`` whenever the registry changes (the name tables rebuild)."""
     _LISTENERS.append(listener)
