@@ -21,6 +21,7 @@ FLOORS = {
     "errors": 0,
     "version": 0,
     "plugins": 0,
+    "moved": 9,
     "model": 1,
     "io": 2,
     "judging": 3,
@@ -183,3 +184,42 @@ def test_recipe_runs_as_written(code):
             unregister_metric(name)
     with pytest.raises(MetricNameError):
         parse_metric("hits@2")
+
+
+OLD_PATHS = {
+    "ranklens.specs": ["FAMILIES", "parse_metric", "expand_metric_names", "metric_reference"],
+    "ranklens.conventions": ["TREC", "AUTORAG", "Convention", "conventions_table"],
+    "ranklens.qrels": ["Qrels"],
+    "ranklens.runs": ["Run", "RowOrder"],
+    "ranklens.dataset": ["Dataset", "read_dataset"],
+    "ranklens.hits": ["Hit", "EVERYTHING", "key_function", "map_hits", "text_hash"],
+    "ranklens.runner": ["run", "arun", "RetrieverAdapter", "RunResult", "RunLog"],
+    "ranklens.recorder": ["Recorder", "Retrieval"],
+    "ranklens.report": ["Report", "load_report"],
+    "ranklens.stats": ["paired_test", "correct"],
+    "ranklens.explain": ["explain", "EXAMPLE_QRELS"],
+    "ranklens.demo": ["demo_paths", "run_demo"],
+    "ranklens.demo_data": ["load", "write"],
+    "ranklens.cli": ["main"],
+    "ranklens.io.tables": ["read_topics", "read_jsonl_dataset", "read_csv_dataset"],
+}
+
+
+def test_every_moved_path_is_covered():
+    from ranklens.moved import MOVED
+
+    assert set(OLD_PATHS) == set(MOVED)
+
+
+@pytest.mark.parametrize("old", sorted(OLD_PATHS))
+def test_old_import_paths_still_work_and_name_the_new_one(old):
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved: import from ranklens"):
+        module = importlib.import_module(old)
+    for name in OLD_PATHS[old]:
+        assert getattr(module, name) is not None, (old, name)
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018

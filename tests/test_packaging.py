@@ -1,12 +1,14 @@
-"""The four distributions build, and each installs alone from its wheel: the core, and each
-framework package, whose ``ranklens>=0.1.0`` dependency resolves by name to the core's wheel.
+"""The four distributions build, and each installs alone with pip: the core, and each
+framework package, whose ``ranklens>=0.1.0`` dependency resolves by name to the core's wheel
+(pip ignores uv's workspace sources).
 
-Offline: the built wheels plus the dependencies already in uv's cache (the third-party
-packages come from the committed lock with ``uv sync --offline --frozen``; then the
-project's own packages are removed and installed from the built wheels only, with
-``--no-index``). Also checked: the ``ranklens[<framework>]`` extras resolve, an integration
-installs from its folder, and the entry points are there (renderers; each framework's
-adapter plugin).
+Offline: the built wheels plus the dependencies already downloaded. A fresh venv gets the
+package's third-party dependencies from the committed lock (``uv sync --offline --frozen``,
+from uv's cache) and pip (``ensurepip``); then pip installs the project's own packages from
+the built wheels only (``--no-index``): by name, through the ``ranklens[<framework>]``
+extra, and from the integration's folder (built by hatchling, added from uv's cache: pip
+cannot fetch a build backend offline). The entry points are checked in each (renderers;
+each framework's adapter plugin).
 """
 
 from __future__ import annotations
@@ -47,14 +49,24 @@ def wheels(tmp_path_factory) -> Path:
 
 
 def fresh_env(tmp: Path, package: str) -> Path:
-    """A venv with ``package``'s third-party dependencies only (from the lock, offline)."""
+    """A venv with ``package``'s third-party dependencies and pip, none of ours (offline)."""
     venv = tmp / f"venv-{package}"
     env = {"UV_PROJECT_ENVIRONMENT": str(venv)}
     uv("sync", "-q", "--offline", "--frozen", "--no-dev", "--package", package, env=env)
     python = venv / "bin" / "python"
-    names = ["ranklens", *PACKAGES]
-    uv("pip", "uninstall", "-q", "--python", str(python), *names)
+    uv("pip", "uninstall", "-q", "--python", str(python), "ranklens", *PACKAGES)
+    subprocess.run([str(python), "-m", "ensurepip"], check=True, capture_output=True)
     return python
+
+
+def pip(python: Path, *args: str) -> None:
+    proc = subprocess.run(
+        [str(python), "-m", "pip", *args, "--disable-pip-version-check", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, f"pip {' '.join(args)}\n{proc.stdout}\n{proc.stderr}"
 
 
 def run_python(python: Path, code: str) -> str:
@@ -65,9 +77,10 @@ def run_python(python: Path, code: str) -> str:
     return proc.stdout
 
 
-def install_wheels(python: Path, wheels: Path, *requirements: str) -> None:
-    uv("pip", "install", "-q", "--offline", "--no-index", "--find-links", str(wheels),
-       "--python", str(python), *requirements)  # fmt: skip
+def install_wheels(python: Path, wheels: Path, *requirements: str, build: bool = False) -> None:
+    """``pip install`` from the built wheels only (no index)."""
+    flags = ["--no-build-isolation"] if build else []
+    pip(python, "install", "--no-index", "--find-links", str(wheels), *flags, *requirements)
 
 
 def test_wheels_carry_one_version_a_named_core_dependency_and_entry_points(wheels):
@@ -118,21 +131,13 @@ def test_an_integration_installs_alone_from_its_wheel_folder_and_extra(wheels, t
     )
     install_wheels(python, wheels, package)  # the wheel, its core dependency by name
     assert run_python(python, check).strip() == repr([module])
-    uv("pip", "uninstall", "-q", "--python", str(python), "ranklens", package)
+    pip(python, "uninstall", "-y", "ranklens", package)
     install_wheels(python, wheels, f"ranklens[{extra}]")  # the core's extra
     assert run_python(python, check).strip() == repr([module])
-    uv("pip", "uninstall", "-q", "--python", str(python), "ranklens", package)
-    uv(
-        "pip",
-        "install",
-        "-q",
-        "--offline",
-        "--find-links",
-        str(wheels),
-        "--python",
-        str(python),
-        str(ROOT / "integrations" / extra),
-    )  # fmt: skip  (from its folder)
+    pip(python, "uninstall", "-y", "ranklens", package)
+    uv("pip", "install", "-q", "--offline", "--python", str(python), "hatchling>=1.24")
+    folder = str(ROOT / "integrations" / extra)
+    install_wheels(python, wheels, folder, build=True)  # from its folder, built here
     assert run_python(python, check).strip() == repr([module])
 
 

@@ -17,7 +17,10 @@ from typing import Any
 
 import numpy  # noqa: F401 - the core's one dependency: imported here, not in the first call
 
+from .moved import install as _install_moved_paths
 from .version import __version__
+
+_install_moved_paths()  # ranklens 0.1's module paths (ranklens.specs, ...) still import
 
 _LAZY = {
     # model

@@ -272,3 +272,31 @@ def test_trace_ids_come_from_the_active_tracer(store, scifact_slice, route):
     expected = [(s.span_id, s.trace) for s in spans if s.name == recorded_in]
     assert [(r.trace_id, r.parent_trace_id) for r in records] == expected
     assert len({r.parent_trace_id for r in records}) == len(items)  # one trace per run
+
+
+def test_every_route_keeps_the_recorder_it_is_given(store):
+    """An empty, non-default Recorder passed in is the one filled (not replaced by a default
+    one): the tracer route and the pipeline component."""
+    from ranklens_haystack import instrument
+
+    from ranklens import Recorder
+
+    mine = Recorder(key="meta.file_id")
+    with instrument(mine) as rec:
+        assert rec is mine
+        retriever_pipeline(store).run({"retriever": {"query": "cancer"}})
+    assert mine.total == 1 and next(mine.records()).doc_ids
+
+    theirs = Recorder(key="meta.file_id")
+    component = RanklensRecorder(recorder=theirs)
+    assert component.recorder is theirs
+    pipeline(store, component).run(
+        {"retriever": {"query": "cancer"}, "recorder": {"query": "cancer"}}
+    )
+    assert theirs.total == 1 and next(theirs.records()).doc_ids
+
+
+def retriever_pipeline(store):
+    p = Pipeline()
+    p.add_component("retriever", InMemoryBM25Retriever(store, top_k=10))
+    return p

@@ -60,3 +60,27 @@ def test_pipeline_reads_the_named_component(
         cache=tmp_path / "pipe.jsonl",
     )
     assert again.info["resumed"] == len(scifact_slice.queries)
+
+
+def test_ranklens_run_wraps_components_through_the_entry_point(store_of, scifact_slice):
+    """A Haystack component, built in or the user's own @component class (whose module is
+    the user's: found through Haystack's metaclass), runs through ``ranklens.run``."""
+    from haystack import Document, component
+
+    import ranklens
+
+    store = store_of(scifact_slice)
+    builtin = InMemoryBM25Retriever(store, top_k=10)
+    direct = ranklens.run(builtin, scifact_slice, progress=False)
+    assert direct.config["retriever"]["framework"] == "haystack"
+    assert direct.run.to_lists() == run(builtin, scifact_slice, progress=False).run.to_lists()
+
+    @component
+    class FirstDocs:
+        @component.output_types(documents=list[Document])
+        def run(self, query: str, top_k: int = 3):
+            return {"documents": [Document(id=f"d{i}", content=query) for i in range(top_k)]}
+
+    assert FirstDocs.__module__ == __name__
+    own = ranklens.run(FirstDocs(), {"q": "anything"}, k=2, progress=False)
+    assert own.run.to_lists() == {"q": ["d0", "d1"]}

@@ -87,3 +87,39 @@ def test_scores_read_from_any_score_field_and_stray_ends():
         else:
             assert r.doc_ids == [] and r.unmapped == 3
     assert handler.recorder.end_light("never-started", []) is False
+
+
+@pytest.mark.parametrize("mode", ["batch", "abatch"])
+def test_instrument_records_every_run_without_callbacks(retriever, scifact_slice, mode):
+    from ranklens_langchain import instrument
+
+    from ranklens import Recorder
+
+    chain = chain_of(retriever)
+    items = list(scifact_slice.queries.items())[:20]
+    configs = [{"metadata": {"query_id": q}, "max_concurrency": 4} for q, _ in items]
+    texts = [t for _, t in items]
+    mine = Recorder(name="mine")  # empty: it must still be the one filled
+    with instrument(mine) as rec:
+        assert rec is mine
+        if mode == "batch":
+            chain.batch(texts, configs)
+        else:
+            asyncio.run(chain.abatch(texts, configs))
+    assert mine.total == len(items) and mine.errors == 0
+    assert {r.query_id for r in mine.records()} == {q for q, _ in items}
+    runner = run(retriever, dict(items), progress=False)
+    assert mine.to_run().to_lists() == runner.run.to_lists()
+    chain.invoke(texts[0])  # detached: nothing more is recorded
+    assert mine.total == len(items)
+
+
+def test_handlers_keep_the_recorder_they_are_given(retriever):
+    from ranklens import Recorder
+
+    for cls in (RanklensCallbackHandler, AsyncRanklensCallbackHandler):
+        mine = Recorder(key="meta.doc_id")
+        handler = cls(mine)
+        assert handler.recorder is mine
+        retriever.invoke("cancer", config={"callbacks": [handler]})
+        assert mine.total == 1 and next(mine.records()).doc_ids

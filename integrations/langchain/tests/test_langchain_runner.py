@@ -62,3 +62,14 @@ def test_document_to_hit_errors_name_the_type():
         document_to_hit("nope")
     with pytest.raises(InputError, match="needs a langchain Runnable"):
         LangChainRetriever(lambda q: [])
+
+
+def test_ranklens_run_wraps_a_langchain_retriever_through_the_entry_point(
+    BM25sRetriever, documents, scifact_slice
+):
+    import ranklens
+
+    retriever = BM25sRetriever.from_documents(documents(scifact_slice), k=10)
+    direct = ranklens.run(retriever, scifact_slice, progress=False)
+    assert direct.config["retriever"]["framework"] == "langchain"
+    assert direct.run.to_lists() == run(retriever, scifact_slice, progress=False).run.to_lists()

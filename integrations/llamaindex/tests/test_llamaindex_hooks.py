@@ -89,3 +89,24 @@ def test_legacy_callback_manager(scifact_slice):
     expected = [n.node.node_id for n in retriever.retrieve(q)]
     (r,) = list(rec.records())
     assert r.query == q and r.doc_ids == expected and r.latency_ms > 0
+
+
+def test_instrument_keeps_the_recorder_it_is_given(scifact_slice):
+    """An empty Recorder(key="parent") passed in is the one filled: chunk hits are mapped to
+    their passages (a default recorder would have scored node ids, all zero)."""
+    from llama_index.core.schema import NodeRelationship, RelatedNodeInfo
+
+    chunks = []
+    for d, v in list(scifact_slice.corpus.items())[:50]:
+        for i, part in enumerate(v["text"].split(". ")[:3]):
+            node = TextNode(id_=f"{d}#{i}", text=part)
+            node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=d)
+            chunks.append(node)
+    retriever = BM25Retriever.from_defaults(nodes=chunks, similarity_top_k=5)
+    mine = Recorder(key="parent")
+    with instrument(mine) as rec:
+        assert rec is mine
+        retriever.retrieve("cell biology")
+    (r,) = list(mine.records())
+    assert r.doc_ids and all("#" not in d for d in r.doc_ids)
+    assert {h["id"].split("#")[0] for h in r.hits} == set(r.doc_ids)

@@ -212,7 +212,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     from ..comparison import compare
     from ..io import read_dataset
-    from ..io.tables import read_topics
+    from ..io.topics import read_topics
 
     runs: dict[str, str] = {}
     for item in args.runs:

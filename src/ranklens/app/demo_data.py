@@ -195,7 +195,7 @@ def write(folder: Path | None = None) -> Path:
 def load():
     """The demo :class:`~ranklens.Dataset`: questions, grouped and graded labels, corpus."""
     from ..io.beir import read_corpus
-    from ..io.tables import read_jsonl_dataset
+    from ..io.datasets import read_jsonl_dataset
 
     folder = demo_folder()
     ds = read_jsonl_dataset(folder / "questions.jsonl")

@@ -16,7 +16,17 @@ from .contract import (
     plugins,
     register_adapter,
 )
-from .hits import ALL_FIELDS, Hit, KeyLike, key_function, key_name, map_hits, text_hash
+from .hits import (
+    ALL_FIELDS,
+    Converter,
+    Hit,
+    KeyLike,
+    LightHit,
+    key_function,
+    key_name,
+    map_hits,
+    text_hash,
+)
 from .instrumentation import Instrumentation, recorder_or_new
 from .recorder import Recorder
 from .records import Retrieval
@@ -27,10 +37,12 @@ __all__ = [
     "ALL_FIELDS",
     "TRANSIENT",
     "AdapterPlugin",
+    "Converter",
     "FunctionRetriever",
     "Hit",
     "Instrumentation",
     "KeyLike",
+    "LightHit",
     "Recorder",
     "Retrieval",
     "RetrieverAdapter",

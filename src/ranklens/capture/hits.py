@@ -31,11 +31,21 @@ from ..errors import InputError
 
 KeyLike = str | Callable[["Hit"], Any]
 
-ALL_FIELDS = frozenset({"metadata", "parent"})
-"""The ``needs`` that make a light-tuple converter copy everything, for a full
-:class:`Hit` (see :meth:`Hit.from_light` and :attr:`ranklens.Recorder.needs`)."""
+LightHit = tuple[Any, Any, "str | None", "str | None", "dict[str, Any] | None"]
+"""The hooks' light form of one hit, ``(id, score, text, parent, metadata)``: plain values a
+hook copies in the app's request path instead of building a :class:`Hit`
+(:meth:`Hit.from_light` builds it when the records are read). ``parent`` and ``metadata``
+are None unless the converter's ``needs`` ask for them."""
 
-EVERYTHING = ALL_FIELDS  # the name the framework packages used before 0.2
+Converter = Callable[[Any, frozenset], LightHit]
+"""``convert(framework_object, needs) -> LightHit``: each framework package's ``to_light``.
+``needs`` (:attr:`ranklens.Recorder.needs`) holds ``"parent"`` and/or ``"metadata"`` when
+the recorder's key reads them; nothing else need be copied."""
+
+ALL_FIELDS = frozenset({"metadata", "parent"})
+"""The ``needs`` that make a converter copy everything, for a full :class:`Hit`."""
+
+EVERYTHING = ALL_FIELDS  # the earlier name of ALL_FIELDS
 
 
 @dataclass
@@ -50,8 +60,8 @@ class Hit:
     parent: str | None = None
 
     @classmethod
-    def from_light(cls, light: tuple) -> Hit:
-        """A hit from the hooks' light tuple ``(id, score, text, parent, metadata)``."""
+    def from_light(cls, light: LightHit) -> Hit:
+        """A hit from a :data:`LightHit`."""
         id_, score, text, parent, metadata = light
         return cls(id_, None if score is None else float(score), text, metadata or {}, parent)
 

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import InputError
 from ..evaluation import Evaluation, evaluate
 from ..model import Run
-from .hits import Hit, KeyLike, map_hits
+from .hits import Converter, Hit, KeyLike, LightHit, map_hits
 from .matching import match_records, recorded_run
 from .records import Retrieval
 
@@ -109,15 +109,12 @@ class Recorder:
         token: Any,
         hits: Sequence[Any] = (),
         error: BaseException | None = None,
-        convert: Callable[[Any, frozenset], tuple] | None = None,
+        convert: Converter | None = None,
     ) -> bool:
         """The retrieval ``token`` ended with ``hits`` (or ``error``); False if the token
         was never started (counted in ``unmatched_ends``). ``hits`` are
-        :class:`~ranklens.hits.Hit` objects, or framework objects with ``convert(obj,
-        needs)`` returning the light tuple ``(id, score, text, parent, metadata)``, where
-        ``needs`` (:attr:`needs`) says whether the key reads ``"metadata"`` or
-        ``"parent"`` (the hooks' request path: no Hit objects, nothing copied that the key
-        does not read)."""
+        :class:`~ranklens.Hit` objects, or framework objects that ``convert`` (a
+        :data:`~ranklens.capture.hits.Converter`) turns into light tuples."""
         now = time.perf_counter()
         began = self._take(token)
         if began is None:
@@ -126,10 +123,12 @@ class Recorder:
         self._append((*began, self._light(hits, convert), None, latency, _error(error), token))
         return True
 
-    def end_light(self, token: Any, light: Any, later: Callable[[Any], list] | None = None) -> bool:
+    def end_light(
+        self, token: Any, light: Any, later: Callable[[Any], list[LightHit]] | None = None
+    ) -> bool:
         """:meth:`end` for a successful retrieval whose hits a hook already turned into
-        light tuples ``(id, score, text, parent, metadata)``, or, with ``later``, kept as
-        they came and turned into those tuples by ``later(light)`` when read (the cheapest
+        :data:`~ranklens.capture.hits.LightHit` tuples, or, with ``later``, kept as they
+        came and turned into those tuples by ``later(light)`` when read (the cheapest
         request path: no conversion). False if the token was never started."""
         now = time.perf_counter()
         began = self._pending.pop(token, None)
@@ -170,7 +169,7 @@ class Recorder:
         trace_id: str | None = None,
         parent_trace_id: str | None = None,
         source: str | None = None,
-        convert: Callable[[Any, frozenset], tuple] | None = None,
+        convert: Converter | None = None,
     ) -> None:
         """Record a whole retrieval at once (``convert`` as in :meth:`end`); ``trace_id``
         names the retrieval's own span, ``parent_trace_id`` the trace it belongs to."""

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .autorag import read_autorag
+from .beir import read_beir
+from .datasets import read_csv_dataset, read_jsonl_dataset
 from .formats import (
     Format,
     coerce_qrels,
@@ -20,6 +23,8 @@ from .formats import (
     read_run,
     register_format,
 )
+from .jsonl import read_qrels_json, read_run_json
+from .llamaindex import read_llamaindex_qa
 from .trec import write_qrels, write_run
 
 
@@ -31,36 +36,16 @@ def _is_autorag(p: Path) -> bool:
     return p.is_dir() and (p / "qa.parquet").exists()
 
 
-def _lazy(module: str, name: str):
-    """A reader that imports its module on first use (parquet needs pyarrow, and so on)."""
-
-    def reader(*args, **kwargs):
-        from importlib import import_module
-
-        return getattr(import_module(f"{__name__}.{module}"), name)(*args, **kwargs)
-
-    reader.__name__ = name
-    return reader
-
-
-register_format("qrels", _lazy("jsonl", "read_qrels_json"), suffixes=(".json", ".jsonl"))
-register_format("run", _lazy("jsonl", "read_run_json"), suffixes=(".json", ".jsonl"))
+register_format("qrels", read_qrels_json, suffixes=(".json", ".jsonl"))
+register_format("run", read_run_json, suffixes=(".json", ".jsonl"))
 register_format(
-    "dataset",
-    _lazy("beir", "read_beir"),
-    detect=_is_beir,
-    name="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)",
+    "dataset", read_beir, detect=_is_beir, name="BEIR folder (corpus.jsonl, queries.jsonl, qrels/)"
 )
-register_format(
-    "dataset",
-    _lazy("autorag", "read_autorag"),
-    detect=_is_autorag,
-    name="AutoRAG folder (qa.parquet)",
-)
-register_format("dataset", _lazy("autorag", "read_autorag"), suffixes=(".parquet",))
-register_format("dataset", _lazy("llamaindex", "read_llamaindex_qa"), suffixes=(".json",))
-register_format("dataset", _lazy("tables", "read_jsonl_dataset"), suffixes=(".jsonl",))
-register_format("dataset", _lazy("tables", "read_csv_dataset"), suffixes=(".csv", ".tsv"))
+register_format("dataset", read_autorag, detect=_is_autorag, name="AutoRAG folder (qa.parquet)")
+register_format("dataset", read_autorag, suffixes=(".parquet",))
+register_format("dataset", read_llamaindex_qa, suffixes=(".json",))
+register_format("dataset", read_jsonl_dataset, suffixes=(".jsonl",))
+register_format("dataset", read_csv_dataset, suffixes=(".csv", ".tsv"))
 
 __all__ = [
     "Format",

@@ -12,7 +12,7 @@ from .hooks import RanklensTracer, instrument
 
 __version__ = "0.1.0"
 
-document_to_hit = to_hit  # the name before 0.2
+document_to_hit = to_hit  # the earlier name
 
 __all__ = [
     "PLUGIN",

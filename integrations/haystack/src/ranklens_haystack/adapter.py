@@ -29,8 +29,8 @@ def to_hit(doc: Document) -> Hit:
 
 
 def to_light(doc: Document, needs: frozenset) -> tuple:
-    """The recorder's light form of a Document: ``(id, score, text, parent, metadata)``,
-    the parent and metadata only when the recorder's key reads them."""
+    """A Document as a :data:`~ranklens.capture.hits.LightHit` (this package's
+    :data:`~ranklens.capture.hits.Converter`); the parent is ``meta["source_id"]``."""
     meta = doc.meta or {}
     parent = meta.get("source_id") if "parent" in needs else None
     return (

@@ -1,24 +1,29 @@
 """ranklens for LangChain: run any ``BaseRetriever`` (or a Runnable returning Documents)
-over a labelled query set (:mod:`.adapter`), record live retrievals through callbacks
-(:mod:`.hooks`), and a BM25 retriever for offline tests and the demo (:mod:`.bm25`)."""
+over a labelled query set (:mod:`.adapter`), record live retrievals through callbacks or
+:func:`instrument` (:mod:`.hooks`), and a BM25 retriever for offline tests and the demo
+(:mod:`.bm25`)."""
 
 from __future__ import annotations
 
+from ranklens.capture import Instrumentation
+
 from .adapter import PLUGIN, LangChainRetriever, run, to_hit, to_light
 from .bm25 import BM25sRetriever
-from .hooks import AsyncRanklensCallbackHandler, RanklensCallbackHandler
+from .hooks import AsyncRanklensCallbackHandler, RanklensCallbackHandler, instrument
 
 __version__ = "0.1.0"
 
-document_to_hit = to_hit  # the name before 0.2
+document_to_hit = to_hit  # the earlier name
 
 __all__ = [
     "PLUGIN",
     "AsyncRanklensCallbackHandler",
     "BM25sRetriever",
+    "Instrumentation",
     "LangChainRetriever",
     "RanklensCallbackHandler",
     "document_to_hit",
+    "instrument",
     "run",
     "to_hit",
     "to_light",

@@ -32,8 +32,9 @@ def to_hit(item: Any) -> Hit:
 
 
 def to_light(item: Any, needs: frozenset) -> tuple:
-    """The recorder's light form of a Document (or pair): ``(id, score, text, parent,
-    metadata)``, read as :func:`to_hit` reads it, in the app's request path."""
+    """A Document (or ``(Document, score)`` pair) as a
+    :data:`~ranklens.capture.hits.LightHit` (this package's
+    :data:`~ranklens.capture.hits.Converter`), read as :func:`to_hit` reads it."""
     if type(item) is tuple:
         item, score = item
     else:

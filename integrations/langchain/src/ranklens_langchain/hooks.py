@@ -4,7 +4,9 @@
 ``on_retriever_start/end/error`` keyed by ``run_id``; the recorder's request path is
 atomic dict and deque operations, safe under ``batch``'s thread pool and ``abatch``. The
 query id is read from the run's config metadata (``query_id`` or ``ranklens_query_id``);
-pass the handler in ``config={"callbacks": [handler]}`` or to the chain's ``with_config``.
+pass the handler in ``config={"callbacks": [handler]}`` or to the chain's ``with_config``,
+or call :func:`instrument` to have every LangChain run in this context use one (through
+LangChain's configure hook, as its own tracers are attached).
 
 With a key that reads only ids (the default), the handler keeps the list of Documents it
 receives and reads their id, score and text when the records are read, so the app's
@@ -14,13 +16,15 @@ it is then. Keys that read metadata or the parent convert at once.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.documents import Document
+from langchain_core.tracers.context import register_configure_hook
 
-from ranklens.capture import Recorder, recorder_or_new
+from ranklens.capture import Instrumentation, Recorder, recorder_or_new
 
 from .adapter import SCORE_KEYS, to_light
 
@@ -114,3 +118,29 @@ class AsyncRanklensCallbackHandler(AsyncCallbackHandler):
 
     async def on_retriever_error(self, error: BaseException, **kwargs: Any) -> None:
         self._sync.on_retriever_error(error, **kwargs)
+
+
+_ACTIVE: ContextVar[RanklensCallbackHandler | None] = ContextVar(
+    "ranklens_langchain_handler", default=None
+)
+register_configure_hook(_ACTIVE, inheritable=True)
+
+
+def instrument(recorder: Recorder | None = None, **recorder_kwargs: Any) -> Instrumentation:
+    """Record every LangChain retrieval from now on, in this context and the threads and
+    tasks it starts (until ``detach()``), with no ``callbacks=`` to pass::
+
+        with instrument(Recorder(key="parent")) as rec:
+            chain.invoke("...", config={"metadata": {"query_id": "q1"}})
+        rec.evaluate(dataset, ["ndcg@10"])
+    """
+    rec = recorder_or_new(recorder, **recorder_kwargs)
+    handler = RanklensCallbackHandler(rec)
+    previous = _ACTIVE.get()
+    _ACTIVE.set(handler)
+
+    def detach() -> None:
+        if _ACTIVE.get() is handler:
+            _ACTIVE.set(previous)
+
+    return Instrumentation(rec, detach, handler=handler)

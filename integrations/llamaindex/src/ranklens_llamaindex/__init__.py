@@ -20,7 +20,7 @@ from .hooks import (
 
 __version__ = "0.1.0"
 
-node_to_hit = to_hit  # the name before 0.2
+node_to_hit = to_hit  # the earlier name
 
 __all__ = [
     "PLUGIN",

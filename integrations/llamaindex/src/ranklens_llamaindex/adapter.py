@@ -23,8 +23,8 @@ def to_hit(item: NodeWithScore) -> Hit:
 
 
 def to_light(item: NodeWithScore, needs: frozenset) -> tuple:
-    """The recorder's light form of a node: ``(id, score, text, parent, metadata)``, the
-    parent and metadata only when the recorder's key reads them."""
+    """A node as a :data:`~ranklens.capture.hits.LightHit` (this package's
+    :data:`~ranklens.capture.hits.Converter`); the parent is ``ref_doc_id``."""
     node = item.node
     return (
         node.id_,  # the field behind node_id, without the property's cost

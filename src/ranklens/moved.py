@@ -1,0 +1,78 @@
+"""Import paths of ranklens 0.1 that moved when the code was laid out in floors: each old
+module path still imports, as a module whose names come from the new home(s), with a
+``DeprecationWarning`` naming them. (``ranklens.compare`` is not among them: that name is
+the function; ``ranklens.comparison.compare`` is the module.)"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import warnings
+from types import ModuleType
+from typing import Any
+
+MOVED: dict[str, tuple[str, ...]] = {
+    "ranklens.specs": ("ranklens.metrics", "ranklens.app.reference"),
+    "ranklens.conventions": ("ranklens.judging.conventions",),
+    "ranklens.qrels": ("ranklens.model.qrels",),
+    "ranklens.runs": ("ranklens.model.runs",),
+    "ranklens.dataset": ("ranklens.model.dataset", "ranklens.io"),
+    "ranklens.hits": ("ranklens.capture.hits",),
+    "ranklens.runner": (
+        "ranklens.capture.runner",
+        "ranklens.capture.contract",
+        "ranklens.capture.result",
+        "ranklens.capture.log",
+    ),
+    "ranklens.recorder": ("ranklens.capture.recorder", "ranklens.capture.records"),
+    "ranklens.report": ("ranklens.comparison.report",),
+    "ranklens.stats": ("ranklens.comparison.stats",),
+    "ranklens.explain": ("ranklens.app.explain",),
+    "ranklens.demo": ("ranklens.app.demo",),
+    "ranklens.demo_data": ("ranklens.app.demo_data",),
+    "ranklens.cli": ("ranklens.app.cli",),
+    "ranklens.io.tables": ("ranklens.io.datasets", "ranklens.io.topics"),
+}
+"""Old module path → the modules its names now live in (searched in order)."""
+
+
+class _MovedModule(ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        for target in MOVED[self.__name__]:
+            module = importlib.import_module(target)
+            if hasattr(module, name):
+                return getattr(module, name)
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+    def __dir__(self) -> list[str]:
+        names = set()
+        for target in MOVED[self.__name__]:
+            names.update(dir(importlib.import_module(target)))
+        return sorted(names)
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in MOVED:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: Any) -> ModuleType:
+        warnings.warn(
+            f"{spec.name} moved: import from {' or '.join(MOVED[spec.name])} "
+            "(see docs/architecture.md)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return _MovedModule(spec.name)
+
+    def exec_module(self, module: ModuleType) -> None:
+        return None
+
+
+def install() -> None:
+    """Put the finder on ``sys.meta_path`` (once)."""
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.append(_Finder())
