@@ -193,8 +193,6 @@ def evaluate(
     ``"ndcg_cut_10"`` (see :mod:`ranklens.metrics.names`).
     ``judge_options``: ``relevance_level`` (trec_eval ``-l``, default 1), ``duplicates``
     (``"error"``/``"first"``), ``missing`` (``"zero"``/``"skip"``), ``score_precision``.
-    A :class:`~ranklens.judging.Judged` pair may be passed as ``run`` (with ``qrels=None``):
-    its arrays are reused, nothing is judged again.
 
     Returns an :class:`Evaluation`; the judged arrays are kept on it for further metrics.
 
@@ -203,7 +201,5 @@ def evaluate(
     (0.5, 0.5)
     """
     parsed = parse_metrics(metrics)
-    if isinstance(run, Judged):
-        return Evaluation.from_judged(run, parsed)
     judged = judge(qrels, run, options, **judge_options)
     return Evaluation.from_judged(judged, parsed)

@@ -42,18 +42,20 @@ def build_retrievers(dataset: Any) -> tuple[dict[str, tuple[Any, dict[str, Any]]
     from ..capture.contract import PACKAGE_HINTS
 
     found: dict[str, tuple[Any, dict[str, Any]]] = {}
-    problems: dict[str, str] = {}
+    ready: set[str] = set()
+    missing: list[str] = []
     for module, plugin in plugins():
         if plugin.demo is None:
             continue
         package = PACKAGE_HINTS.get(module, module)
         try:
             found.update(plugin.demo(dataset))
-            problems[package] = ""
-        except ImportError as exc:  # a package its demo needs (e.g. a BM25 retriever)
-            problems[package] = f"{package} (its demo needs {exc.name or exc})"
-    wanted = ("ranklens-llamaindex", "ranklens-langchain", "ranklens-haystack")
-    missing = [problems.get(p) or p for p in wanted if problems.get(p, p)]
+            ready.add(package)
+        except ImportError as exc:  # installed, but a package its demo needs is not
+            missing.append(f"{package} (its demo needs {exc.name or exc})")
+    for package in ("ranklens-llamaindex", "ranklens-langchain", "ranklens-haystack"):
+        if package not in ready and not any(m.startswith(package) for m in missing):
+            missing.append(package)
     if BASELINE in found:
         found = {BASELINE: found[BASELINE], **found}
     return found, missing

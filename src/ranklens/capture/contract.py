@@ -7,7 +7,7 @@ in without the core importing them.
 * :class:`FunctionRetriever`: a plain function as a retriever.
 * :class:`AdapterPlugin`: what a framework package registers in the ``ranklens.adapters``
   entry-point group, named by the framework's top-level module (``llama_index``,
-  ``langchain_core``, ``haystack``): ``matches(obj)``, ``wrap(obj, **options)`` and,
+  ``langchain_core``, ``haystack``): ``matches(obj)``, ``wrap(obj)`` and,
   optionally, ``demo(dataset)`` (the retrievers ``ranklens demo`` runs).
   :func:`as_retriever` wraps a framework object through the plugin of any module in its
   class's MRO; :func:`register_adapter` adds a plugin at run time.
@@ -103,7 +103,7 @@ def _hits(items: Any, query_id: str) -> list[Hit]:
 class AdapterPlugin:
     """A framework package's entry into ranklens (see the module docstring).
 
-    ``wrap(obj, name=None, **options)`` returns a :class:`RetrieverAdapter`; ``demo``
+    ``wrap(obj)`` returns a :class:`RetrieverAdapter`; ``demo``
     (optional) returns ``{run name: (retriever, run options)}`` for a
     :class:`~ranklens.Dataset` with a corpus.
     """
@@ -146,7 +146,7 @@ def plugins() -> list[tuple[str, AdapterPlugin]]:
     return out
 
 
-def as_retriever(obj: Any, **options: Any) -> RetrieverAdapter:
+def as_retriever(obj: Any) -> RetrieverAdapter:
     """An adapter for ``obj``: itself if it is one; a framework object wrapped by its
     package's plugin; a :class:`FunctionRetriever` for a callable. A framework object whose
     package is not installed is an error naming the package."""
@@ -159,7 +159,7 @@ def as_retriever(obj: Any, **options: Any) -> RetrieverAdapter:
     for root in dict.fromkeys(roots):
         plugin = plugin_for_module(root)
         if plugin is not None and plugin.matches(obj):
-            return plugin.wrap(obj, **options)
+            return plugin.wrap(obj)
     hint = next((PACKAGE_HINTS[r] for r in roots if r in PACKAGE_HINTS), None)
     if hint:
         raise InputError(

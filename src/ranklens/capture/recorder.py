@@ -346,7 +346,7 @@ class Recorder:
         that match no label are counted in ``evaluation.recorder_counts``."""
         run, counts = recorded_run(self.records(), labels, match, self.name)
         kwargs.setdefault("missing", "skip")
-        ev = evaluate(labels.qrels if hasattr(labels, "qrels") else labels, run, metrics, **kwargs)
+        ev = evaluate(labels, run, metrics, **kwargs)
         ev.recorder_counts = counts
         return ev
 

@@ -22,7 +22,7 @@ from ..evaluation import Evaluation, MetricsLike
 from ..io import coerce_qrels
 from ..judging import JudgeOptions, judge
 from ..metrics import Metric, parse_metrics
-from ..model import Dataset, Qrels
+from ..model import Dataset
 from ..version import __version__
 from . import stats
 from .report import Comparison, Report
@@ -94,8 +94,7 @@ def compare(
     if baseline is not None and baseline not in named:
         raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(named)}")
     parsed = parse_metrics(metrics)
-    if not isinstance(qrels, Qrels):
-        qrels = coerce_qrels(qrels)
+    qrels = coerce_qrels(qrels)
 
     evaluations: dict[str, Evaluation] = {}
     infos: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (run_info or {}).items()}

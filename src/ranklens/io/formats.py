@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels, QrelsLike, Run, RunLike
+from .trec import read_trec_qrels, read_trec_run
 
 KINDS = ("qrels", "run", "dataset")
 
@@ -94,8 +95,6 @@ def read_qrels(path: str | Path) -> Qrels:
     any registered format."""
     fmt = find_format("qrels", path)
     if fmt is None:
-        from .trec import read_trec_qrels
-
         return read_trec_qrels(path)
     return fmt.reader(path)
 
@@ -105,8 +104,6 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     ``.jsonl``, or any registered format. The name is ``name``, else the file's."""
     fmt = find_format("run", path)
     if fmt is None:
-        from .trec import read_trec_run
-
         return read_trec_run(path, name=name)
     return fmt.reader(path, name=name)
 

@@ -97,11 +97,6 @@ class JudgeCounts:
             "duplicates_kept": self.duplicates_kept,
         }
 
-    def notes(self, missing: str = "zero", convention: Convention | None = None) -> list[str]:
-        """What judging left out or changed, as phrases (see :func:`counts_notes`)."""
-        conv = convention or get_convention(None)
-        return counts_notes(self.as_dict(), missing, conv.name, conv.duplicates)
-
 
 def counts_notes(
     counts: Mapping[str, Any],

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import DuplicateDocumentError, InputError
 from .segments import repeats, sorted_with_rows
-from .vocab import encode_ids, encode_nested
+from .vocab import encode_columns, encode_nested
 
 QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
 """What :func:`ranklens.evaluate` takes as labels; paths are read by :mod:`ranklens.io`."""
@@ -86,14 +86,8 @@ class Qrels:
         else:
             if not (len(query_ids) == len(doc_ids) == len(g)):
                 raise InputError(f"{source}: query, document and grade columns differ in length")
-            extra = list(empty_queries)
-            all_q = list(query_ids) + extra if extra else query_ids
-            qcode_all, query_ids_v = encode_ids(all_q, f"query id in {source}")
-            qcode = qcode_all[: len(g)]
-            dcode, doc_vocab = encode_ids(
-                doc_ids,
-                f"document id in {source}",
-                lambda i: f"in query {query_ids_v[qcode[i]]!r}",
+            qcode, query_ids_v, dcode, doc_vocab = encode_columns(
+                query_ids, doc_ids, empty_queries, source
             )
 
         def ds(i: int) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from .segments import run_start_index, sorted_with_rows
-from .vocab import encode_ids, encode_nested
+from .vocab import encode_columns, encode_nested
 
 RunLike = Union["Run", Mapping[str, Any], str, Path]
 
@@ -89,14 +89,8 @@ class Run:
             if len(query_ids) != len(doc_ids):
                 raise InputError(f"{source}: query and document columns differ in length")
             n = len(doc_ids)
-            extra = list(empty_queries)
-            all_q = list(query_ids) + extra if extra else query_ids
-            qcode_all, query_vocab = encode_ids(all_q, f"query id in {source}")
-            qcode = qcode_all[:n]
-            dcode, doc_vocab = encode_ids(
-                doc_ids,
-                f"document id in {source}",
-                lambda i: f"in query {query_vocab[qcode[i]]!r}",
+            qcode, query_vocab, dcode, doc_vocab = encode_columns(
+                query_ids, doc_ids, empty_queries, source
             )
         if scores is None:
             scored = False

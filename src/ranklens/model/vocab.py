@@ -200,6 +200,27 @@ def encode_ids(
         raise InputError(describe_bad_id(bad, what) + where) from None
 
 
+def encode_columns(
+    query_ids: Sequence[Any] | np.ndarray,
+    doc_ids: Sequence[Any] | np.ndarray,
+    empty_queries: Any,
+    source: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Intern parallel query and document columns: ``(query code per row, query vocab, doc
+    code per row, doc vocab)``. ``empty_queries`` join the query vocabulary without rows; a
+    bad id is an InputError naming it and (for documents) its query, in ``source``."""
+    extra = list(empty_queries)
+    all_q = list(query_ids) + extra if extra else query_ids
+    qcode_all, query_vocab = encode_ids(all_q, f"query id in {source}")
+    qcode = qcode_all[: len(doc_ids)]
+    dcode, doc_vocab = encode_ids(
+        doc_ids,
+        f"document id in {source}",
+        lambda i: f"in query {query_vocab[qcode[i]]!r}",
+    )
+    return qcode, query_vocab, dcode, doc_vocab
+
+
 def encode_nested(
     nested: Any, what: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -30,19 +30,10 @@ TOP_QUERIES = 10
 _ids = itertools.count(1)
 
 
+@cache
 def _asset(name: str) -> str:
-    """A file of ``ranklens/render/assets`` (the report's stylesheet and script)."""
+    """A file of ``ranklens/render/assets`` (the report's stylesheet and script), read once."""
     return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
-
-
-@cache
-def _css() -> str:
-    return _asset("report.css")
-
-
-@cache
-def _script() -> str:
-    return _asset("report.js")
 
 
 def _td(value: float, digits: int = 4, cls: str = "") -> str:
@@ -334,14 +325,14 @@ def to_html(
         for m in metrics
     )
     body = (
-        f'<div class="rl-report" id="{uid}"><style>{_css()}</style>'
+        f'<div class="rl-report" id="{uid}"><style>{_asset("report.css")}</style>'
         f'<h1>{escape(title)}</h1><p class="meta">{_meta_line(report)}</p>'
         f"<h2>Summary</h2>{_summary_table(report)}{_comparisons_table(report)}"
         f"{_run_info(report)}"
         f'<h2>By metric</h2><label>Metric <select class="metric-select">{options}</select>'
         f"</label>{groups}"
         f"{_per_query_table(report, max_rows)}"
-        f"<script>(function(ROOT_ID){{\n{_script()}}})({json.dumps(uid)});</script></div>"
+        f"<script>(function(ROOT_ID){{\n{_asset('report.js')}}})({json.dumps(uid)});</script></div>"
     )
     if fragment:
         return body
