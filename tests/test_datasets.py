@@ -10,13 +10,9 @@ import ranklens
 from ranklens import Dataset, InputError, read_dataset
 from ranklens.io.autorag import normalise_retrieval_gt, read_autorag, read_autorag_run
 from ranklens.io.beir import read_beir, write_beir
+from ranklens.io.datasets import read_csv_dataset, read_jsonl_dataset, write_jsonl_dataset
 from ranklens.io.llamaindex import read_llamaindex_qa, write_llamaindex_qa
-from ranklens.io.tables import (
-    read_csv_dataset,
-    read_jsonl_dataset,
-    read_topics,
-    write_jsonl_dataset,
-)
+from ranklens.io.topics import read_topics
 
 approx = pytest.approx
 
