@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ranklens
+from ranklens.errors import InputError
 from ranklens import Qrels, Run
 from ranklens.judging import JudgeOptions
 from ranklens.judging.dicts import join_dicts
@@ -96,10 +97,17 @@ def test_dict_path_equals_columnar_path(c, level, missing, precision, no_relevan
         for d in run.values()
     )
     taken = join_dicts(qrels, run, JudgeOptions.build(**opts)) is not None
+    Q, R = columnar(qrels, run)
+    try:
+        slow = ranklens.evaluate(Q, R, METRICS, **opts)
+    except InputError as exc:  # nothing to evaluate: both paths say so
+        assert "evaluate" in str(exc)
+        assert not taken
+        with pytest.raises(InputError, match="evaluate"):
+            ranklens.evaluate(qrels, run, METRICS, **opts)
+        return
     assert taken == in_score_order  # the fast path serves runs in score order
     fast = ranklens.evaluate(qrels, run, METRICS, **opts)
-    Q, R = columnar(qrels, run)
-    slow = ranklens.evaluate(Q, R, METRICS, **opts)
     assert fast.query_ids == slow.query_ids
     assert fast.counts == slow.counts
     assert fast.judged.counts.missing_ids == slow.judged.counts.missing_ids

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ranklens
+from ranklens.errors import InputError
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -111,6 +112,10 @@ def test_per_query_and_mean_equal_trec_eval(case):
     qrels, run, level = case
     expected = trec_per_query(qrels, run, level)
     names = [our_name(k) for k in TREC_KEYS]
+    if not expected:  # no shared query: trec_eval refuses, and so does ranklens
+        with pytest.raises(InputError, match="no query to evaluate"):
+            ranklens.evaluate(qrels, run, names, missing="skip")
+        return
     ev = ranklens.evaluate(
         qrels, run, names, relevance_level=level, missing="skip", score_precision="float32"
     )
@@ -198,6 +203,10 @@ def test_columnar_runs_in_any_row_order_equal_trec_eval(case, layout, rnd):
     R = _columns(rows)
     expected = trec_per_query(qrels, run, level)
     names = ["map", "ndcg_cut_10", "recip_rank", "P_5", "bpref", "Rprec"]
+    if not expected:
+        with pytest.raises(InputError, match="no query to evaluate"):
+            ranklens.evaluate(ranklens.Qrels.from_dict(qrels), R, names, missing="skip")
+        return
     ev = ranklens.evaluate(
         ranklens.Qrels.from_dict(qrels),
         R,

@@ -55,6 +55,10 @@ def test_missing_query_scores_zero_by_default_and_can_be_skipped():
         "queries_no_relevant_skipped": 0,
         "duplicates_dropped": 0,
         "duplicates_kept": 0,
+        "hits_retrieved": 1,  # q1's one hit (q3 is not evaluated)
+        "hits_labelled": 1,
+        "queries_failed": 0,
+        "failures": {},
     }
     assert ev.judged.counts.missing_ids == ["q2"] and ev.judged.counts.ignored_ids == ["q3"]
     skipped = ranklens.evaluate(qrels, run, ["P@1"], missing="skip")

@@ -54,8 +54,11 @@ def test_asyncio_tasks_interleave():
     assert ev["P@1"] == 1.0 and len(ev.query_ids) == 100
     with pytest.raises(InputError, match="matching by text needs a Dataset"):
         rec.evaluate(QRELS, ["P@1"], match="text")
-    by_id = rec.evaluate(QRELS, ["P@1"])  # bare qrels: only ids can match, and there are none
-    assert by_id.recorder_counts["unmatched"] == 100
+    # bare qrels: only ids can match, and there are none: an error, not a mean over nothing
+    with pytest.raises(InputError, match="none of the 100 recorded retrievals matches"):
+        rec.evaluate(QRELS, ["P@1"])
+    by_id = rec.evaluate(QRELS, ["P@1"], missing="zero")  # asked for: every label scored 0
+    assert by_id.recorder_counts["unmatched"] == 100 and by_id["P@1"] == 0.0
 
 
 def test_memory_is_bounded_and_spilled_records_come_back(tmp_path):

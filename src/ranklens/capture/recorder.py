@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..evaluation import Evaluation, evaluate
-from ..model import Run
+from ..model import Dataset, Run
 from .hits import Converter, Hit, KeyLike, LightHit, map_hits
 from .matching import match_records, recorded_run
 from .records import Retrieval
@@ -346,6 +346,17 @@ class Recorder:
         that match no label are counted in ``evaluation.recorder_counts``."""
         run, counts = recorded_run(self.records(), labels, match, self.name)
         kwargs.setdefault("missing", "skip")
+        if kwargs["missing"] == "skip" and counts.get("matched", 1) == 0:
+            how = (
+                "by query id"
+                if match == "id" or not isinstance(labels, Dataset)
+                else ("by query id or text")
+            )
+            raise InputError(
+                f"none of the {self.total} recorded retrievals matches a labelled query {how} "
+                f"({counts}); tag calls with the dataset's query ids (the hooks' query_id "
+                "tags, record(..., query_id=)) or evaluate against a Dataset to match by text"
+            )
         ev = evaluate(labels, run, metrics, **kwargs)
         ev.recorder_counts = counts
         return ev

@@ -37,6 +37,7 @@ class RunResult:
             self._run = Run.from_dict(
                 {r.query_id: r.doc_ids for r in self.records if r.ok}, name=self.name
             )
+            self._run.failures = {r.query_id: r.error for r in self.records if not r.ok}
         return self._run
 
     @property

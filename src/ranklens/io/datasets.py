@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..model import Dataset, Qrels
-from .files import open_text
+from .files import open_text, read_errors
 from .records import LabelFields, json_records, record_query_id
 
 
@@ -69,7 +69,7 @@ def read_csv_dataset(path: str | Path) -> Dataset:
     delim = "\t" if p.name.lower().endswith(".tsv") else ","
     qs, ds, gs, us = [], [], [], []
     queries: dict[str, str] = {}
-    with open_text(p, newline="") as fh:
+    with open_text(p, newline="") as fh, read_errors(p):
         reader = csv.DictReader(fh, delimiter=delim)
         for col in ("query_id", "query", "doc_id"):
             if col not in (reader.fieldnames or []):

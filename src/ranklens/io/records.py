@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels
-from .files import open_text, read_text
+from .files import read_text, text_lines
 
 QUERY_ID_KEYS = ("query_id", "qid", "id")
 """Fields read as a record's query id, first found wins."""
@@ -21,17 +21,18 @@ QUERY_ID_KEYS = ("query_id", "qid", "id")
 
 def json_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line of a JSONL file."""
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(rec, dict):
-                raise InputError(f"{path}:{lineno}: expected a JSON object")
-            yield lineno, rec
+    for lineno, line in text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise InputError(f"{path}:{lineno}: JSON nested too deeply") from None
+        if not isinstance(rec, dict):
+            raise InputError(f"{path}:{lineno}: expected a JSON object")
+        yield lineno, rec
 
 
 def record_query_id(path: Path, lineno: int, rec: dict[str, Any]) -> str:
@@ -51,6 +52,8 @@ def load_json(path: Path) -> Any:
         return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None
 
 
 class LabelFields:

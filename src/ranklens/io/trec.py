@@ -1,22 +1,35 @@
 """TREC qrels and run files.
 
-* qrels: ``qid iter docno rel`` (4 whitespace-separated fields; ``rel`` an integer);
+* qrels: ``qid iter docno rel`` (4 fields; ``rel`` an integer);
 * run: ``qid iter docno rank sim run_id`` (6 fields; more are ignored, as trec_eval does;
   ``rank`` is ignored, ranking comes from ``sim``).
 
-Blank lines and lines starting with ``#`` are skipped, as trec_eval 10 does. A malformed
-line is an :class:`~ranklens.errors.InputError` naming the file, the line number and what
-is wrong. (:func:`ranklens.read_qrels` hands ``.json``/``.jsonl`` files to
-:mod:`ranklens.io.jsonl` instead.)
-When pyarrow is installed, well-formed single-space or tab-separated files are parsed by
-its multithreaded CSV reader; anything it cannot read goes through the line-by-line parser,
-which finds and names the fault.
+One semantics for every file, small or large, plain or gzipped:
+
+* fields are separated by ASCII whitespace (space, tab, CR, VT, FF); any other character,
+  a no-break space or U+2028 included, belongs to the field it stands in;
+* lines end at LF, CR or CRLF; blank lines and lines whose first non-blank character is
+  ``#`` are skipped (trec_eval 10 skips them too), anywhere in the file;
+* a UTF-8 byte order mark at the start is skipped; ids must be UTF-8;
+* numbers are plain ASCII decimals: ``rel`` an integer (``[+-]digits``, within 64 bits),
+  ``sim`` a finite decimal with optional exponent (``1_000``, ``nan``, ``inf`` or
+  Arabic-Indic digits are refused);
+* a file with no content line is an error (an empty qrels or run is a mistake, never a
+  mean over nothing).
+
+A malformed line is an :class:`~ranklens.errors.InputError` naming the file, the line
+number and what is wrong. (:func:`ranklens.read_qrels` hands ``.json``/``.jsonl`` files to
+:mod:`ranklens.io.jsonl` instead.) When pyarrow is installed, large files whose bytes are
+plainly delimited are parsed by its multithreaded CSV reader; anything it cannot read, or
+could read differently, goes through the line parser, which decides and names the fault.
 """
 
 from __future__ import annotations
 
-import math
+import mmap
 import os
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,71 +38,69 @@ import numpy as np
 from ..errors import InputError
 from ..model import Qrels, Run
 from ..model.vocab import BadIdError, arrow_to_numpy, encode_arrow, pyarrow_or_none
-from .files import open_text
+from .files import BOM, read_bytes, read_errors
 
 PathLike = str | os.PathLike
 
+FAST_MIN_BYTES = 1 << 16
+"""Files from this size on are offered to pyarrow's CSV reader (when installed)."""
 
-def read_trec_qrels(path: PathLike) -> Qrels:
+_INT = re.compile(rb"[+-]?[0-9]+\Z")
+_FLOAT = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_INT64 = 1 << 63
+
+
+def read_trec_qrels(path: PathLike, *, fast: bool | None = None) -> Qrels:
     """Read a TREC qrels file into :class:`Qrels` (:func:`ranklens.read_qrels` picks the
-    reader by the file's suffix)."""
+    reader by the file's suffix). ``fast``: force (True) or forbid (False) the pyarrow
+    path; by default it is used for files of :data:`FAST_MIN_BYTES` or more."""
     p = Path(path)
-    fast = _read_fast(p, 4, ["qid", "iter", "docno", "rel"], {"rel": "int64"})
-    if fast is not None:
+    got = _read_fast(p, 4, ["qid", "iter", "docno", "rel"], {"rel": "int64"}, fast)
+    if got is not None:
         try:
             return Qrels.from_arrays(
-                None,
-                None,
-                fast["rel"],
-                source=str(p),
-                encoded=(*fast["qid_enc"], *fast["docno_enc"]),
-            )
+                None, None, got["rel"], source=str(p), encoded=(*got["qid_enc"], *got["docno_enc"])
+            )  # fmt: skip
         except InputError:
             pass  # let the line parser name the line
-    qids, docs, grades = [], [], []
+    qids, docs, grades, linenos = [], [], [], []
     for lineno, fields in _lines(p):
         if len(fields) != 4:
             raise InputError(
                 f"{p}:{lineno}: expected 4 fields (qid iter docno rel), found {len(fields)}"
             )
-        try:
-            grades.append(int(fields[3]))
-        except ValueError:
-            raise InputError(
-                f"{p}:{lineno}: relevance {fields[3]!r} of document {fields[2]!r} is not an integer"
-            ) from None
-        qids.append(fields[0])
-        docs.append(fields[2])
+        qids.append(_text(p, lineno, fields[0], "qid"))
+        docs.append(_text(p, lineno, fields[2], "docno"))
+        grades.append(_int(p, lineno, fields[3], docs[-1]))
+        linenos.append(lineno)
+    if not qids:
+        raise InputError(f"{p}: no qrels lines (the file is empty or only comments)")
     seen: dict[tuple[str, str], int] = {}
     for i, key in enumerate(zip(qids, docs)):
         if key in seen:
             raise InputError(
                 f"{p}: document {key[1]!r} is judged twice for query {key[0]!r} "
-                f"(lines {_line_of(p, seen[key])} and {_line_of(p, i)})"
+                f"(lines {linenos[seen[key]]} and {linenos[i]})"
             )
         seen[key] = i
     return Qrels.from_arrays(qids, docs, np.asarray(grades, dtype=np.int64), source=str(p))
 
 
-def read_trec_run(path: PathLike, name: str | None = None) -> Run:
+def read_trec_run(path: PathLike, name: str | None = None, *, fast: bool | None = None) -> Run:
     """Read a TREC run file into a :class:`Run`.
 
     The run's name is ``name``, else the run_id of the last line (as trec_eval), else the
-    file name.
+    file name. ``fast``: as for :func:`read_trec_qrels`.
     """
     p = Path(path)
-    fast = _read_fast(p, 6, ["qid", "iter", "docno", "rank", "sim", "run_id"], {"sim": "float64"})
-    if fast is not None:
-        run_name = name or (fast["last_run_id"] or p.name)
+    cols = ["qid", "iter", "docno", "rank", "sim", "run_id"]
+    got = _read_fast(p, 6, cols, {"sim": "float64"}, fast)
+    if got is not None:
         try:
             return Run.from_arrays(
-                None,
-                None,
-                fast["sim"],
-                name=run_name,
-                source=str(p),
-                encoded=(*fast["qid_enc"], *fast["docno_enc"]),
-            )
+                None, None, got["sim"], name=name or got["last_run_id"], source=str(p),
+                encoded=(*got["qid_enc"], *got["docno_enc"]),
+            )  # fmt: skip
         except InputError:
             pass
     qids, docs, scores = [], [], []
@@ -100,111 +111,155 @@ def read_trec_run(path: PathLike, name: str | None = None) -> Run:
                 f"{p}:{lineno}: expected 6 fields (qid iter docno rank sim "
                 f"run_id), found {len(fields)}"
             )
-        try:
-            s = float(fields[4])
-        except ValueError:
-            raise InputError(
-                f"{p}:{lineno}: score {fields[4]!r} of document {fields[2]!r} is not a number"
-            ) from None
-        if not math.isfinite(s):
-            raise InputError(
-                f"{p}:{lineno}: score {fields[4]!r} of document {fields[2]!r} "
-                "is not a finite number"
-            )
-        qids.append(fields[0])
-        docs.append(fields[2])
-        scores.append(s)
+        qids.append(_text(p, lineno, fields[0], "qid"))
+        docs.append(_text(p, lineno, fields[2], "docno"))
+        scores.append(_float(p, lineno, fields[4], docs[-1]))
         run_id = fields[5]
+    if not qids:
+        raise InputError(f"{p}: no run lines (the file is empty or only comments)")
     return Run.from_arrays(
         qids,
         docs,
         np.asarray(scores, dtype=np.float64),
-        name=name or run_id or p.name,
+        name=name or _text(p, 0, run_id, "run_id"),
         source=str(p),
     )
 
 
-def _lines(p: Path):
-    """Yield (line number, fields) for every content line."""
-    with open_text(p) as fh:
-        try:
-            for lineno, line in enumerate(fh, 1):
-                stripped = line.strip()
-                if not stripped or stripped.startswith("#"):
-                    continue
-                yield lineno, stripped.split()
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{p}: not UTF-8 text ({exc.reason})") from None
+def _lines(p: Path) -> Iterator[tuple[int, list[bytes]]]:
+    """``(line number, fields)`` for every content line (see the module docstring)."""
+    data = read_bytes(p)
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
+    for lineno, line in enumerate(data.splitlines(), 1):
+        fields = line.split()  # bytes.split(): ASCII whitespace only
+        if fields and not fields[0].startswith(b"#"):
+            yield lineno, fields
 
 
-def _line_of(p: Path, content_index: int) -> int:
-    for i, (lineno, _) in enumerate(_lines(p)):
-        if i == content_index:
-            return lineno
-    return -1
-
-
-def _read_fast(p: Path, n_fields: int, names: list[str], types: dict[str, str]) -> Any:
-    """Parse with pyarrow when the file is plainly delimited; None to use the line parser."""
-    pa = pyarrow_or_none()
-    if pa is None or p.name.endswith(".gz"):
-        return None
+def _text(p: Path, lineno: int, raw: bytes, what: str) -> str:
     try:
-        size = p.stat().st_size
-    except OSError:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = f"{p}:{lineno}" if lineno else str(p)
+        raise InputError(f"{where}: field {what} is not UTF-8 ({exc.reason})") from None
+
+
+def _int(p: Path, lineno: int, raw: bytes, doc: str) -> int:
+    value = int(raw) if _INT.match(raw) else None
+    if value is None or not -_INT64 <= value < _INT64:
+        shown = raw.decode("utf-8", "replace")
+        why = "is not an integer" if value is None else "is out of range"
+        raise InputError(f"{p}:{lineno}: relevance {shown!r} of document {doc!r} {why}")
+    return value
+
+
+def _float(p: Path, lineno: int, raw: bytes, doc: str) -> float:
+    value = float(raw) if _FLOAT.match(raw) else None
+    if value is None or value in (float("inf"), float("-inf")):
+        shown = raw.decode("utf-8", "replace")
+        raise InputError(
+            f"{p}:{lineno}: score {shown!r} of document {doc!r} is not a finite decimal number"
+        )
+    return value
+
+
+def _last_run_id(p: Path, data: Any) -> str | None:
+    """The run_id of the last content line, read backwards from the end."""
+    end = len(data)
+    while end > 0:
+        start = max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end)) + 1
+        fields = bytes(data[start:end]).split()
+        if fields and not fields[0].startswith(b"#"):
+            return _text(p, 0, fields[5], "run_id") if len(fields) >= 6 else None
+        end = start - 1
+    return None
+
+
+def _plain_bytes(data: Any, delim: bytes) -> bool:
+    """True when pyarrow's one-delimiter split equals the line parser's on ``data``: no other
+    ASCII whitespace, no doubled, leading or trailing delimiter, no lone CR."""
+    other = b"\t" if delim == b" " else b" "
+    bad = (other, b"\x0b", b"\x0c", delim + delim, b"\n" + delim, delim + b"\n", delim + b"\r")
+    if data[:1] == delim or any(data.find(x) != -1 for x in bad):
+        return False
+    if data.find(b"\r") == -1:
+        return True
+    a = np.frombuffer(data, dtype=np.uint8)  # CRs: only as CRLF line ends
+    cr = a == 13
+    return int(cr.sum()) == int((cr[:-1] & (a[1:] == 10)).sum())
+
+
+def _read_fast(
+    p: Path, n_fields: int, names: list[str], types: dict[str, str], fast: bool | None
+) -> Any:
+    """Parse with pyarrow when the bytes are plainly delimited; None to use the line parser."""
+    pa = pyarrow_or_none()
+    if pa is None or fast is False:
         return None
-    if size < 1 << 16:  # small files: the line parser is as fast and exact about errors
-        return None
+    with read_errors(p):
+        if p.is_dir() or (fast is None and p.stat().st_size < FAST_MIN_BYTES):
+            return None
+    if p.name.endswith(".gz"):
+        data: Any = read_bytes(p)
+    else:
+        with open(p, "rb") as fh, read_errors(p):
+            if os.fstat(fh.fileno()).st_size == 0:
+                return None
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        return _parse_fast(p, data, n_fields, names, types)
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
+
+
+def _parse_fast(p: Path, data: Any, n_fields: int, names: list[str], types: dict[str, str]) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
-    with open(p, "rb") as fh:
-        head = fh.read(1 << 16)
-    if b"#" in head.split(b"\n", 1)[0]:
-        return None
-    first = head.split(b"\n", 1)[0]
-    delim = "\t" if b"\t" in first else " "
-    if delim == " " and (b"  " in first or first.startswith(b" ")):
+    start = len(BOM) if data[:3] == BOM else 0
+    first = data[start : data.find(b"\n", start, start + (1 << 16))]
+    delim = b"\t" if b"\t" in first else b" "
+    if not _plain_bytes(data, delim):
         return None
     # ids come dictionary-encoded, each block by its own parser thread
     col_types = {n: pa.string() for n in names}
     col_types["qid"] = col_types["docno"] = pa.dictionary(pa.int32(), pa.string())
     for k, v in types.items():
         col_types[k] = pa.int64() if v == "int64" else pa.float64()
-    include = ["qid", "docno", *types]
     try:
         table = pcsv.read_csv(
-            p,
+            pa.BufferReader(pa.py_buffer(data)[start:]),
             read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pcsv.ParseOptions(
-                delimiter=delim, quote_char=False, ignore_empty_lines=True
+                delimiter=delim.decode(), quote_char=False, ignore_empty_lines=True
             ),
             convert_options=pcsv.ConvertOptions(
-                column_types=col_types, include_columns=include, strings_can_be_null=False
+                column_types=col_types, include_columns=["qid", "docno", *types],
+                strings_can_be_null=False,
             ),
-        )
+        )  # fmt: skip
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
         return None
+    if table.num_rows == 0:
+        return None
     table = table.unify_dictionaries()
+    qdict = table.column("qid").chunk(0).dictionary
+    if pc.any(pc.starts_with(qdict, "#")).as_py():
+        return None  # comment lines: the line parser skips them
     try:
         out: dict[str, Any] = {
             "qid_enc": encode_arrow(table.column("qid")),
             "docno_enc": encode_arrow(table.column("docno")),
         }
-    except BadIdError:
-        return None  # an empty id: the line parser names the line
-    if n_fields == 6:
-        rid = None
-        if table.num_rows:
-            with open(p, "rb") as fh:
-                fh.seek(max(0, size - 4096))
-                tail = fh.read().rstrip(b"\r\n").rsplit(b"\n", 1)[-1].split()
-            rid = tail[5].decode("utf-8", "replace") if len(tail) >= 6 else None
-        out["last_run_id"] = rid
-    for k in types:
-        try:
+        for k in types:
             out[k] = arrow_to_numpy(table.column(k))
-        except ValueError:
-            return None
+    except (BadIdError, ValueError):
+        return None  # an empty id, a NaN: the line parser names the line
+    if n_fields == 6:
+        out["last_run_id"] = _last_run_id(p, data)
     return out
 
 

@@ -60,6 +60,10 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         missing_ids=jn.missing_ids,
         ignored_ids=jn.ignored_ids,
         no_relevant_ids=jn.no_rel_ids,
+        hits_retrieved=int(jn.lens.sum()),
+        hits_labelled=len(e_q),
+        failed_ids=sorted(jn.failures),
+        failures=jn.failures,
     )
     i64 = np.int64
     return Judged(

@@ -3,6 +3,7 @@ without interning any document (see :func:`join_dicts`)."""
 
 from __future__ import annotations
 
+from array import array
 from itertools import chain, repeat
 from typing import Any
 
@@ -45,8 +46,9 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
         grades = np.fromiter(
             chain.from_iterable(v.values() for v in q_vals), dtype=np.int64, count=len(qrel_docs)
         )
-        scores = np.fromiter(
-            chain.from_iterable(v.values() for v in r_vals), dtype=np.float64, count=n_rows
+        # array("d") takes only real numbers (np.fromiter would parse strings such as "0.5")
+        scores = np.frombuffer(
+            array("d", chain.from_iterable(v.values() for v in r_vals)), dtype=np.float64
         )
     except (TypeError, ValueError, OverflowError):
         return None
@@ -70,6 +72,8 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
         keep &= has_rel
     eval_ids = [q for q, k in zip(qids, keep) if k]
     n_q = len(eval_ids)
+    if n_q == 0:
+        return None  # nothing to evaluate: the columnar join says why
     pos_of = {q: i for i, q in enumerate(eval_ids)}
 
     # qrels rows of evaluated queries (each row its own unit)

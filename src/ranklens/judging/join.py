@@ -4,11 +4,12 @@ judged arrays. Ordering, duplicates and missing or unlabelled queries are settle
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from ..errors import DuplicateDocumentError
+from ..errors import DuplicateDocumentError, InputError
 from ..model import Qrels, Run
 from ..model import segments as seg
 from ..model.vocab import translate
@@ -26,7 +27,8 @@ class Join:
     * from the qrels: units ``unit_q``, ``unit_g``; judged documents ``doc_q``,
       ``doc_label``; ``n_gt_ids`` (ids with a positive grade per query);
     * what was counted: ``missing_ids``, ``ignored_ids``, ``no_rel_ids``, ``dropped``,
-      ``kept_dups``; and ``run_name``, ``max_grade``.
+      ``kept_dups``; ``failures`` (missing queries whose retrieval failed, id -> error);
+      and ``run_name``, ``max_grade``.
     """
 
     query_ids: np.ndarray
@@ -51,6 +53,7 @@ class Join:
     kept_dups: int
     run_name: str
     max_grade: int
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
@@ -59,6 +62,8 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
     conv = opts.convention
 
     # --- queries ---------------------------------------------------------------------
+    if len(Q.query_ids) == 0:
+        raise InputError("the qrels label no query: there is nothing to evaluate")
     rq_to_qq = translate(R.query_ids, Q.query_ids)  # run query code -> qrels query code
     present = np.zeros(len(Q.query_ids), dtype=bool)
     present[rq_to_qq[rq_to_qq >= 0]] = True
@@ -76,6 +81,11 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
     qq_to_eval = np.full(len(Q.query_ids), -1, dtype=np.int64)
     qq_to_eval[eval_q] = np.arange(len(eval_q))
     n_q = len(eval_q)
+    if n_q == 0:
+        raise InputError(
+            f"no query to evaluate: run {R.name!r} shares no query id with the qrels (e.g. run "
+            f"{_first(R.query_ids)}, qrels {_first(Q.query_ids)}) and missing queries are skipped"
+        )
 
     # --- run rows in ranking order, mapped to evaluated queries -------------------------
     rq_to_ev = np.where(rq_to_qq >= 0, qq_to_eval[np.maximum(rq_to_qq, 0)], -1)
@@ -188,4 +198,9 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         kept_dups=kept_dups,
         run_name=R.name,
         max_grade=int(Q.grade.max()) if len(Q.grade) else 0,
+        failures={q: R.failures[q] for q in missing_ids if q in R.failures},
     )
+
+
+def _first(ids: np.ndarray) -> str:
+    return repr(str(ids[0])) if len(ids) else "none"

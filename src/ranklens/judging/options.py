@@ -86,6 +86,20 @@ class JudgeCounts:
     missing_ids: list[str] = field(default_factory=list)
     ignored_ids: list[str] = field(default_factory=list)
     no_relevant_ids: list[str] = field(default_factory=list)
+    hits_retrieved: int = 0
+    hits_labelled: int = 0
+    failed_ids: list[str] = field(default_factory=list)
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def queries_failed(self) -> int:
+        """Labelled queries whose retrieval failed (they are among the missing ones)."""
+        return len(self.failed_ids)
+
+    def failure_summary(self) -> dict[str, Any]:
+        """``{"count", "types": {error type: n}, "first": "Type: message"}`` of the failed
+        queries (empty when none failed)."""
+        return failure_summary(self.failures)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -95,7 +109,33 @@ class JudgeCounts:
             "queries_no_relevant_skipped": self.queries_no_relevant_skipped,
             "duplicates_dropped": self.duplicates_dropped,
             "duplicates_kept": self.duplicates_kept,
+            "hits_retrieved": self.hits_retrieved,
+            "hits_labelled": self.hits_labelled,
+            "queries_failed": self.queries_failed,
+            "failures": self.failure_summary(),
         }
+
+
+def failure_summary(failures: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Failed queries (id -> ``{"type", "message"}``) as ``{"count", "types", "first"}``:
+    the one summary every evaluation, report and summary line shows."""
+    if not failures:
+        return {}
+    types: dict[str, int] = {}
+    for err in failures.values():
+        types[str(err.get("type"))] = types.get(str(err.get("type")), 0) + 1
+    qid, err = next(iter(failures.items()))
+    first = f"{qid}: {err.get('type')}: {err.get('message')}"
+    return {"count": len(failures), "types": types, "first": first}
+
+
+def failure_note(summary: Mapping[str, Any], verb: str = "scored 0") -> str:
+    """``"3 failed in the retriever (scored 0; TimeoutError 2, ValueError 1; first: q7:
+    ...)"``."""
+    kinds = ", ".join(f"{t} {n}" for t, n in summary["types"].items())
+    return (
+        f"{summary['count']} failed in the retriever ({verb}; {kinds}; first: {summary['first']})"
+    )
 
 
 def counts_notes(
@@ -110,9 +150,13 @@ def counts_notes(
     notes = []
     if evaluated and counts.get("queries_evaluated") is not None:
         notes.append(f"{counts['queries_evaluated']} queries evaluated")
-    if counts.get("queries_missing"):
-        verb = "scored 0" if missing == "zero" else "skipped"
-        notes.append(f"{counts['queries_missing']} labelled but absent from the run ({verb})")
+    verb = "scored 0" if missing == "zero" else "skipped"
+    failed = counts.get("failures") or {}
+    absent = (counts.get("queries_missing") or 0) - (failed.get("count") or 0)
+    if failed:
+        notes.append(failure_note(failed, verb))
+    if absent:
+        notes.append(f"{absent} labelled but absent from the run ({verb})")
     if counts.get("queries_ignored"):
         notes.append(f"{counts['queries_ignored']} in the run without labels (ignored)")
     if counts.get("queries_no_relevant_skipped"):
@@ -124,4 +168,14 @@ def counts_notes(
         notes.append(f"{counts['duplicates_dropped']} duplicate documents dropped")
     if counts.get("duplicates_kept"):
         notes.append(f"{counts['duplicates_kept']} duplicate documents kept ({duplicates})")
+    total = counts.get("hits_retrieved")
+    if total:
+        labelled = counts.get("hits_labelled") or 0
+        note = f"{labelled:,} of {total:,} retrieved ids have a label"
+        if labelled == 0:
+            note += (
+                " (none: are the run's ids the labels' ids? chunk or node ids against "
+                "document ids need key=; see docs/hit-identity.md)"
+            )
+        notes.append(note)
     return notes

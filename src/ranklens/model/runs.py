@@ -35,6 +35,7 @@ class Run:
         "_orders",
         "d",
         "doc_ids",
+        "failures",
         "name",
         "q",
         "query_ids",
@@ -62,6 +63,9 @@ class Run:
         self.scored = scored
         self.name = name
         self.unique_docs = unique_docs  # True when no document can repeat within a query
+        # queries whose retrieval failed (id -> {"type", "message"}): absent from the rows,
+        # they are counted as failures rather than as missing when the run is judged
+        self.failures: dict[str, dict[str, Any]] = {}
         self._orders: dict[str, np.ndarray] = {}
 
     @classmethod
@@ -122,74 +126,85 @@ class Run:
 
     @classmethod
     def from_dict(cls, run: Mapping[Any, Any], *, name: str = "run") -> Run:
-        """From ``{query: {doc: score}}`` (scored), ``{query: [(doc, score), ...]}`` (scored)
-        or ``{query: [doc, ...]}`` (ranked, no scores)."""
-        if not run:
-            return cls.from_arrays([], [], [], name=name)
-        first = next((v for v in run.values() if len(v)), None)
-        empty = [qid for qid, v in run.items() if len(v) == 0]
-        if first is None:
-            return cls.from_arrays([], [], [], name=name, empty_queries=empty)
-        if isinstance(first, Mapping):
-            for qid, v in run.items():
-                if type(v) is not dict and not isinstance(v, Mapping):
-                    raise InputError(
-                        f"run: query {qid!r} must map documents to scores like the other queries"
-                    )
-            values = list(run.values())
-            qcode, query_vocab, dcode, doc_vocab, lens = encode_nested(run, "run")
-            n_rows = int(lens.sum())
-            try:
-                scores = np.fromiter(
-                    chain.from_iterable(v.values() for v in values),
-                    dtype=np.float64,
-                    count=n_rows,
-                )
-            except (TypeError, ValueError):
-                for qid, v in run.items():
-                    for doc, s in v.items():
-                        _check_score(s, qid, doc)
-                raise
-            # dict keys are unique, so no document repeats within a query
-            return cls.from_arrays(
-                None,
-                None,
-                scores,
-                name=name,
-                source="run",
-                encoded=(qcode, query_vocab, dcode, doc_vocab),
-                unique_docs=True,
-            )
-        if isinstance(first, Sequence) and not isinstance(first, str):
-            qs_l: list[Any] = []
-            ds_l: list[Any] = []
-            sc_l: list[float] = []
-            has_scores = isinstance(first[0], (tuple, list))
-            for qid, hits in run.items():
-                if isinstance(hits, (Mapping, str)):
-                    raise InputError(f"run: query {qid!r} must be a list like the other queries")
+        """From ``{query: hits}``, each query's hits in one of three forms:
+        ``{doc: score}`` or ``[(doc, score), ...]`` (scored, ranked by score as trec_eval
+        ranks) or ``[doc, ...]`` (ranked: the list order is the ranking).
+
+        Forms may differ from query to query: a ranked list gets scores that keep its order
+        (``0, -1, -2, ...``), which rank it as given, since scores are compared only
+        within a query. Anything else (``None``, a string, a generator, a number) is an
+        :class:`~ranklens.errors.InputError` naming the query.
+        """
+        if not isinstance(run, Mapping):
+            raise InputError(f"run: expected {{query: hits}}, got {type(run).__name__}")
+        values = list(run.values())
+        if values and all(type(v) is dict for v in values):
+            return cls._from_score_dicts(run, name)
+        qs_l: list[Any] = []
+        ds_l: list[Any] = []
+        sc_l: list[float] = []
+        empty: list[Any] = []
+        any_scored = False
+        for qid, hits in run.items():
+            form = _hits_form(qid, hits)
+            if form == "empty":
+                empty.append(qid)
+                continue
+            if form == "scores":
+                items = list(hits.items())
+                ds_l.extend(d for d, _ in items)
+                sc_l.extend(_check_score(s, qid, d) for d, s in items)
+                any_scored = True
+            elif form == "pairs":
                 for j, hit in enumerate(hits):
-                    if has_scores:
-                        if not isinstance(hit, (tuple, list)) or len(hit) != 2:
-                            raise InputError(
-                                f"run: hit {j} of query {qid!r} must be a (doc, score) pair"
-                            )
-                        ds_l.append(hit[0])
-                        sc_l.append(_check_score(hit[1], qid, hit[0]))
-                    else:
-                        if isinstance(hit, (tuple, list)):
-                            raise InputError(
-                                f"run: hit {j} of query {qid!r} is a pair but the "
-                                "first query's hits are plain ids"
-                            )
-                        ds_l.append(hit)
-                qs_l.extend([qid] * len(hits))
-            return cls.from_arrays(
-                qs_l, ds_l, sc_l if has_scores else None, name=name, empty_queries=empty
-            )
-        raise InputError(
-            f"run: hits of a query must be a dict or a list, got {type(first).__name__}"
+                    if not isinstance(hit, (tuple, list)) or len(hit) != 2:
+                        raise InputError(
+                            f"run: hit {j} of query {qid!r} must be a (doc, score) pair like "
+                            "the query's first hit"
+                        )
+                    ds_l.append(hit[0])
+                    sc_l.append(_check_score(hit[1], qid, hit[0]))
+                any_scored = True
+            else:
+                for j, hit in enumerate(hits):
+                    if isinstance(hit, (tuple, list)):
+                        raise InputError(
+                            f"run: hit {j} of query {qid!r} is a pair but the query's first "
+                            "hit is a plain id"
+                        )
+                ds_l.extend(hits)
+                sc_l.extend(-float(j) for j in range(len(hits)))
+            qs_l.extend([qid] * len(hits))
+        return cls.from_arrays(
+            qs_l, ds_l, sc_l if any_scored else None, name=name, empty_queries=empty
         )
+
+    @classmethod
+    def _from_score_dicts(cls, run: Mapping[Any, dict[Any, Any]], name: str) -> Run:
+        """Fast path of :meth:`from_dict` for ``{query: {doc: score}}`` (one pass in C)."""
+        empty = [qid for qid, v in run.items() if not v]
+        values = [v for v in run.values() if v]
+        if not values:
+            return cls.from_arrays([], [], [], name=name, empty_queries=empty)
+        full = {qid: v for qid, v in run.items() if v} if empty else run
+        qcode, query_vocab, dcode, doc_vocab, lens = encode_nested(full, "run")
+        raw = list(chain.from_iterable(v.values() for v in values))
+        scores = np.array(raw) if raw else np.zeros(0)
+        if scores.dtype.kind not in "iuf":
+            for qid, v in full.items():
+                for doc, s in v.items():
+                    _check_score(s, qid, doc)
+        scores = scores.astype(np.float64)
+        if empty:
+            return cls.from_arrays(
+                query_vocab[qcode], doc_vocab[dcode], scores, name=name, source="run",
+                empty_queries=empty, unique_docs=True,
+            )  # fmt: skip
+        # dict keys are unique, so no document repeats within a query
+        return cls.from_arrays(
+            None, None, scores, name=name, source="run",
+            encoded=(qcode, query_vocab, dcode, doc_vocab), unique_docs=True,
+        )  # fmt: skip
 
     @classmethod
     def coerce(cls, obj: Run | Mapping[Any, Any], *, name: str | None = None) -> Run:
@@ -345,10 +360,31 @@ def _trec_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> RowOrder:
     return RowOrder(n, idx=idx[moved], src=src[moved])
 
 
+def _hits_form(qid: Any, hits: Any) -> str:
+    """How a query's hits are given: ``"scores"`` ({doc: score}), ``"pairs"`` ([(doc,
+    score)]), ``"ranked"`` ([doc]) or ``"empty"``; anything else is an InputError."""
+    if isinstance(hits, Mapping):
+        return "scores" if len(hits) else "empty"
+    if isinstance(hits, (list, tuple)) or (
+        isinstance(hits, Sequence) and not isinstance(hits, (str, bytes, bytearray, memoryview))
+    ):
+        if len(hits) == 0:
+            return "empty"
+        return "pairs" if isinstance(hits[0], (tuple, list)) else "ranked"
+    kind = "a string" if isinstance(hits, (str, bytes)) else type(hits).__name__
+    hint = " (materialise it with list())" if isinstance(hits, Iterable) else ""
+    raise InputError(
+        f"run: hits of query {qid!r} must be {{doc: score}}, [(doc, score), ...] or "
+        f"[doc, ...]; got {kind}{hint}"
+    )
+
+
 def _check_score(score: Any, qid: Any, doc: Any) -> float:
-    try:
-        return float(score)
-    except (TypeError, ValueError):
-        raise InputError(
-            f"run: score {score!r} of document {doc!r} in query {qid!r} is not a number"
-        ) from None
+    """A score as a float: ints and floats (numpy's too); strings are refused (in every
+    input form), so ``"10" < "9"`` can never rank anything."""
+    if isinstance(score, (int, float, np.integer, np.floating)):
+        try:
+            return float(score)
+        except OverflowError:
+            pass
+    raise InputError(f"run: score {score!r} of document {doc!r} in query {qid!r} is not a number")

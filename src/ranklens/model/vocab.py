@@ -27,6 +27,18 @@ class BadIdError(Exception):
         self.value = value
 
 
+UNHASHABLE = object()
+"""The value a :class:`BadIdError` carries for an unhashable id (a list or dict)."""
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def pyarrow_or_none() -> Any | None:
     """The pyarrow module, or None when the ``fast`` extra is not installed."""
     try:
@@ -43,6 +55,8 @@ def _is_arrow(values: Any) -> bool:
 def describe_bad_id(value: Any, what: str) -> str:
     if isinstance(value, str):
         return f"empty {what}"
+    if value is UNHASHABLE:
+        return f"{what} must be a string or an integer, got an unhashable value"
     return f"{what} must be a string or an integer, got {value!r}"
 
 
@@ -67,7 +81,10 @@ def encode(
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
     # one pass at C speed: a missing key gets the next number
     table: defaultdict[Any, int] = defaultdict(count().__next__)
-    raw = np.fromiter(map(table.__getitem__, values), dtype=np.int64, count=n)
+    try:
+        raw = np.fromiter(map(table.__getitem__, values), dtype=np.int64, count=n)
+    except TypeError:  # an unhashable id (a list, a dict): encode_ids finds and names it
+        raise BadIdError(UNHASHABLE) from None
     keys = list(table)
     if set(map(type, keys)) != {str} or "" in table:
         keys, remap = _normalise_keys(keys)
@@ -194,6 +211,8 @@ def encode_ids(
         where = ""
         if not _is_arrow(values):
             for i, v in enumerate(values):
+                if bad is UNHASHABLE and not _hashable(v):
+                    bad = v
                 if v is bad or (type(v) is type(bad) and v == bad):
                     where = f" {context(i)}" if context is not None else f" at position {i}"
                     break
