@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ranklens
-from ranklens.errors import InputError
 from ranklens import Qrels, Run
+from ranklens.errors import InputError
 from ranklens.judging import JudgeOptions
 from ranklens.judging.dicts import join_dicts
 

@@ -13,12 +13,16 @@ below, imported lazily (``import ranklens`` stays fast) from the floor that owns
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy  # noqa: F401 - the core's one dependency: imported here, not in the first call
 
 from .moved import install as _install_moved_paths
 from .version import __version__
+
+# Library code logs to the "ranklens" logger and prints nothing; only the CLI prints.
+logging.getLogger("ranklens").addHandler(logging.NullHandler())
 
 _install_moved_paths()  # ranklens 0.1's module paths (ranklens.specs, ...) still import
 
@@ -70,6 +74,8 @@ _LAZY = {
     # errors
     "RanklensError": "errors",
     "InputError": "errors",
+    "RanklensWarning": "errors",
+    "RunFailuresWarning": "errors",
     "MetricNameError": "errors",
     "DuplicateDocumentError": "errors",
 }

@@ -24,3 +24,11 @@ class MetricNameError(RanklensError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class RanklensWarning(UserWarning):
+    """Something ranklens did or saw that may change what a number means (shown once)."""
+
+
+class RunFailuresWarning(RanklensWarning):
+    """Some queries of a run failed; their records say why (``RunResult.failed``)."""

@@ -16,13 +16,14 @@ in without the core importing them.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
 from ..plugins import entry_point_table
 from .hits import Hit, coerce_hit
+from .identity import state_digest
 
 ENTRY_POINT_GROUP = "ranklens.adapters"
 
@@ -86,16 +87,31 @@ class FunctionRetriever(RetrieverAdapter):
         return _hits(await self.fn(query, **self._kwargs(query_id, k)), query_id)
 
     def config(self) -> dict[str, Any]:
+        """The function's name and :func:`~ranklens.capture.identity.state_digest` (its
+        code, closure values, partial arguments or instance state)."""
         fn = self.fn
+        target = getattr(fn, "func", fn)  # a functools.partial names its function
         return {
-            "function": f"{getattr(fn, '__module__', '?')}."
-            f"{getattr(fn, '__qualname__', type(fn).__name__)}"
+            "function": f"{getattr(target, '__module__', '?')}."
+            f"{getattr(target, '__qualname__', type(target).__name__)}",
+            "state": state_digest(fn),
         }
 
 
 def _hits(items: Any, query_id: str) -> list[Hit]:
-    if items is None:
-        return []
+    """A retriever's answer as hits; anything but a list-like of hits is a TypeError, which
+    the runner records as that query's failure (a string would otherwise become one id per
+    character, a dict its keys, None an empty ranking)."""
+    if (
+        items is None
+        or isinstance(items, (str, bytes, bytearray, Mapping))
+        or not isinstance(items, Iterable)
+    ):
+        kind = "None" if items is None else type(items).__name__
+        raise TypeError(
+            f"the retriever returned {kind} for query {query_id!r}; expected a list of hits "
+            "(ids, (id, score) pairs, dicts or ranklens.Hit)"
+        )
     return [coerce_hit(x, query_id, i + 1) for i, x in enumerate(items)]
 
 

@@ -184,11 +184,22 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
     if isinstance(item, tuple | list) and len(item) == 2:
         return Hit(_as_id(item[0]), _score(item[1], query_id, rank))
     if isinstance(item, Mapping) and "id" in item:
+        text, meta = item.get("text"), item.get("metadata")
+        if text is not None and not isinstance(text, str):
+            raise InputError(
+                f"query {query_id!r}, hit {rank}: 'text' must be a string, got "
+                f"{type(text).__name__}"
+            )
+        if meta is not None and not isinstance(meta, Mapping):
+            raise InputError(
+                f"query {query_id!r}, hit {rank}: 'metadata' must be a dict, got "
+                f"{type(meta).__name__}"
+            )
         return Hit(
             _as_id(item["id"]),
             _score(item.get("score"), query_id, rank),
-            item.get("text"),
-            dict(item.get("metadata") or {}),
+            text,
+            dict(meta or {}),
             _as_id(item.get("parent")),
         )
     raise InputError(

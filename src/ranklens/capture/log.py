@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ class RunLog:
         self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
 
     def _read(self) -> None:
-        lines = self.path.read_text(encoding="utf-8").split("\n")
+        lines = self.path.read_bytes().decode("utf-8", "replace").split("\n")
         try:
             header = json.loads(lines[0])
         except json.JSONDecodeError:
@@ -56,21 +57,26 @@ class RunLog:
                 f"{_config_diff(header.get('config') or {}, self.config)}. Use another cache "
                 "path or delete the log."
             )
-        for i, line in enumerate(lines[1:], 2):
-            if not line.strip():
-                continue
+        good = [lines[0]]
+        content = [i for i, x in enumerate(lines) if i > 0 and x.strip()]
+        last = content[-1] if content else 0
+        for i in content:
+            line = lines[i]
             try:
                 rec = Retrieval.from_dict(json.loads(line))
-            except (json.JSONDecodeError, TypeError, AttributeError):
-                if i >= len(lines) - 1:  # the last line, cut by a kill mid-write
+            except (json.JSONDecodeError, TypeError, AttributeError, KeyError, ValueError):
+                if i == last:  # the last line, cut by a kill mid-write
                     self.torn_lines += 1
                     continue
-                raise InputError(f"{self.path}:{i}: unreadable log line") from None
+                raise InputError(f"{self.path}:{i + 1}: unreadable log line") from None
             self.records[rec.query_id] = rec
+            good.append(line)
         if self.torn_lines:
-            # Cut the torn tail so new lines start on a line of their own.
-            good = "\n".join(x for x in lines[:-1] if x.strip()) + "\n"
-            self.path.write_text(good, encoding="utf-8")
+            # Rewrite without the torn line (atomically), so the next line and the next
+            # resume start clean.
+            tmp = self.path.with_name(self.path.name + ".repair")
+            tmp.write_text("\n".join(good) + "\n", encoding="utf-8")
+            os.replace(tmp, self.path)
 
     def append(self, record: Retrieval) -> None:
         self._fh.write(record.to_json() + "\n")
@@ -83,5 +89,14 @@ class RunLog:
 
 def _config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     keys = sorted(set(old) | set(new))
-    diffs = [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys if old.get(k) != new.get(k)]
+    diffs = [
+        f"{k}: {_short(old.get(k))} -> {_short(new.get(k))}"
+        for k in keys
+        if old.get(k) != new.get(k)
+    ]
     return "; ".join(diffs) or "(none visible)"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 300 else text[:297] + "..."

@@ -12,12 +12,15 @@ past ``max_records`` the oldest records go to a JSONL spill file and are read ba
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import math
 import os
 import tempfile
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -28,7 +31,7 @@ import numpy as np
 from ..errors import InputError
 from ..evaluation import Evaluation, evaluate
 from ..model import Dataset, Run
-from .hits import Converter, Hit, KeyLike, LightHit, map_hits
+from .hits import Converter, Hit, KeyLike, LightHit, Mapped, coerce_hit, key_name, map_hits
 from .matching import match_records, recorded_run
 from .records import Retrieval
 
@@ -44,6 +47,40 @@ def _error(error: BaseException | None) -> tuple[str, str] | None:
 def _recent(raw: tuple) -> tuple[float, bool, int]:
     """(latency ms, ok, hits) of a record, for the rolling summary."""
     return (raw[LATENCY], raw[ERROR] is None, len(raw[LIGHT]))
+
+
+_SPILLS_IN_USE: set[str] = set()
+"""Spill paths claimed by live recorders of this process."""
+
+_log = logging.getLogger("ranklens")
+
+
+def _claim_spill(path: Path) -> Path:
+    """A ``spill=`` path for one recorder: refused while another live recorder of this
+    process writes it; an old file there is overwritten (the spill is the recorder's own
+    buffer, never read back across recorders)."""
+    key = str(path.resolve())
+    if key in _SPILLS_IN_USE:
+        raise InputError(f"spill file {path} is in use by another Recorder; give each its own")
+    _SPILLS_IN_USE.add(key)
+    return path
+
+
+def _temp_spill() -> Path:
+    fd, name = tempfile.mkstemp(prefix="ranklens-recorder-", suffix=".jsonl")
+    os.close(fd)
+    return Path(name)
+
+
+def _release_spill(info: dict[str, Any]) -> None:
+    """Free a recorder's spill path; delete it when it was a temporary file."""
+    path = info.get("path")
+    if path is None:
+        return
+    _SPILLS_IN_USE.discard(str(Path(path).resolve()))
+    if info.get("owns"):
+        with contextlib.suppress(OSError):
+            Path(path).unlink()
 
 
 class Recorder:
@@ -68,7 +105,12 @@ class Recorder:
         self.key = key
         self.name = name
         self.max_records = max_records
-        self._spill_path = Path(spill) if spill is not None else None
+        self._spill_path = _claim_spill(Path(spill)) if spill is not None else None
+        self._spill_bytes = 0  # the spill file is (re)written from its start
+        self._dropped = 0
+        self._drop_reported = False
+        self._spill_info: dict[str, Any] = {"path": self._spill_path, "owns": False}
+        self._finalizer = weakref.finalize(self, _release_spill, self._spill_info)
         self._lock = threading.Lock()
         self._memory: deque[tuple] = deque()
         self._pending: dict[Any, tuple[float, str, str | None, str | None, str | None]] = {}
@@ -189,7 +231,12 @@ class Recorder:
         if convert is not None:
             return [convert(h, needs) for h in hits]
         meta = "metadata" in needs
-        return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None) for h in hits]
+        try:
+            return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None) for h in hits]
+        except AttributeError:  # plain ids, (id, score) pairs or dicts, as the runner takes
+            hits = [h if isinstance(h, Hit) else coerce_hit(h, "recorded", i + 1)
+                    for i, h in enumerate(hits)]  # fmt: skip
+            return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None) for h in hits]
 
     def _append(self, raw: tuple) -> None:
         self._memory.append(raw)
@@ -208,7 +255,11 @@ class Recorder:
         if later is not None:
             light = later(light)
         hits = [Hit.from_light(t) for t in light]
-        mapped = map_hits(hits, self.key)
+        try:
+            mapped = map_hits(hits, self.key)
+        except Exception as exc:  # a raising key=: this retrieval's failure, not the app's
+            err = (type(exc).__name__, f"key={key_name(self.key)}: {exc}"[:500])
+            mapped = Mapped([], [], 0, 0)
         return Retrieval(
             query=str(query),
             query_id=None if query_id is None else str(query_id),
@@ -226,23 +277,50 @@ class Recorder:
         )
 
     def _spill(self, n: int) -> None:
-        if self._spill_path is None:
-            fd, name = tempfile.mkstemp(prefix="ranklens-recorder-", suffix=".jsonl")
-            os.close(fd)
-            self._spill_path = Path(name)
-        with open(self._spill_path, "a", encoding="utf-8") as fh:
-            for _ in range(n):
-                raw = self._memory.popleft()
-                self._recent_spilled.append(_recent(raw))
-                self._spilled_errors += raw[ERROR] is not None
-                fh.write(self._materialise(raw).to_json() + "\n")
-        self._spilled += n
+        """Move the ``n`` oldest records to the spill file. Never raises into the app: if
+        the file cannot be written (disk full), the records are dropped and counted
+        (``summary()["dropped"]``) so that memory stays bounded."""
+        raws = [self._memory.popleft() for _ in range(n)]
+        for raw in raws:
+            self._recent_spilled.append(_recent(raw))
+            self._spilled_errors += raw[ERROR] is not None
+        try:
+            text = "".join(self._materialise(raw).to_json() + "\n" for raw in raws)
+            if self._spill_path is None:
+                self._spill_path = _temp_spill()
+                self._spill_info.update(path=self._spill_path, owns=True)
+            with open(self._spill_path, "r+b" if self._spill_bytes else "wb") as fh:
+                fh.seek(self._spill_bytes)
+                data = text.encode("utf-8")
+                fh.write(data)
+                fh.truncate()
+            self._spill_bytes += len(data)
+            self._spilled += n
+        except Exception as exc:  # disk full, a removed directory...
+            self._dropped += n
+            self._spilled_errors -= sum(raw[ERROR] is not None for raw in raws)
+            if not self._drop_reported:
+                self._drop_reported = True
+                _log.warning(
+                    "ranklens Recorder: cannot write the spill file %s (%s); older records "
+                    "are dropped and counted instead", self._spill_path, exc,
+                )  # fmt: skip
+
+    def close(self) -> None:
+        """Delete the temporary spill file (a ``spill=`` path you gave is left for you).
+        Also done when the recorder is garbage-collected and at interpreter exit."""
+        self._finalizer()
 
     # ------------------------------------------------------------------ read
     @property
     def in_flight(self) -> int:
         """Retrievals started and not ended."""
         return len(self._pending)
+
+    @property
+    def dropped(self) -> int:
+        """Records lost because the spill file could not be written (disk full)."""
+        return self._dropped
 
     @property
     def unmatched_ends(self) -> int:
@@ -284,9 +362,8 @@ class Recorder:
             self._memory.clear()
             self._pending.clear()
             self._recent_spilled.clear()
-            self._spilled = self._spilled_errors = 0
-            if self._spill_path is not None and self._spill_path.exists():
-                self._spill_path.unlink()
+            self._spilled = self._spilled_errors = self._dropped = 0
+            self._spill_bytes = 0  # the next spill rewrites the file from its start
 
     def summary(self) -> dict[str, Any]:
         """Totals and, over the last ``window`` retrievals, error rate, latency p50/p95 and
@@ -307,6 +384,7 @@ class Recorder:
         lat = np.array([x[0] for x in recent if x[1] and math.isfinite(x[0])])
         return {
             "retrievals": total,
+            "dropped": self._dropped,
             "errors": errors,
             "in_flight": pending,
             "window": len(recent),
@@ -334,8 +412,23 @@ class Recorder:
     def to_run(self, dataset: Any = None, match: str = "auto") -> Run:
         """The captured retrievals as a :class:`~ranklens.Run` keyed by query id (matched
         to ``dataset``'s queries by id, else by normalised text, when a dataset is given;
-        the first successful retrieval of a query counts)."""
-        return recorded_run(self.records(), dataset, match, self.name)[0]
+        the first successful retrieval of a query counts). Retrievals that no query id
+        names are not silently left out: when none can be keyed, this is an error that
+        says how to pass ids."""
+        run, counts = recorded_run(self.records(), dataset, match, self.name)
+        if counts["matched"] == 0 and counts["unmatched"]:
+            how = (
+                "none matches the dataset's queries by id or text"
+                if dataset is not None
+                else "they carry no query id"
+            )
+            raise InputError(
+                f"to_run(): {counts['unmatched']} recorded retrievals, but {how}. Pass ids "
+                "(record(..., query_id=), the hooks' query_id tag: LlamaIndex "
+                "instrument_tags({'query_id': ...}), LangChain metadata={'query_id': ...}, "
+                "Haystack's recorder input) or a Dataset: to_run(dataset) matches by text"
+            )
+        return run
 
     def evaluate(
         self, labels: Any, metrics: Any, *, match: str = "auto", **kwargs: Any

@@ -23,21 +23,25 @@ everything it answered in a resumable log.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, RanklensWarning, RunFailuresWarning
 from .contract import RetrieverAdapter, as_retriever
 from .hits import Hit, KeyLike, key_name, map_hits
 from .log import RunLog
 from .progress import Progress
 from .records import Retrieval
 from .result import RunResult
+from .threads import DaemonPool
+
+log = logging.getLogger("ranklens")
 
 TRANSIENT = (TimeoutError, ConnectionError)
 """Errors retried by default: timeouts and connection failures."""
@@ -109,12 +113,14 @@ def run(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(arun(retriever, queries, **kwargs))
+        result = asyncio.run(_arun(retriever, queries, **kwargs))
+        _warn_at_end(result, k)
+        return result
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["result"] = asyncio.run(arun(retriever, queries, **kwargs))
+            box["result"] = asyncio.run(_arun(retriever, queries, **kwargs))
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
@@ -123,6 +129,7 @@ def run(
     t.join()
     if "error" in box:
         raise box["error"]
+    _warn_at_end(box["result"], k)
     return box["result"]
 
 
@@ -144,11 +151,30 @@ async def arun(
     config: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """The coroutine behind :func:`run` (same arguments)."""
+    result = await _arun(
+        retriever, queries, k=k, key=key, concurrency=concurrency, timeout=timeout,
+        retries=retries, retry_on=retry_on, backoff=backoff, cache=cache,
+        retry_failed=retry_failed, progress=progress, name=name, config=config,
+    )  # fmt: skip
+    _warn_at_end(result, k)
+    return result
+
+
+async def _arun(retriever: Any, queries: Any, **kw: Any) -> RunResult:
+    k, key, concurrency, timeout = kw["k"], kw["key"], kw["concurrency"], kw["timeout"]
+    retries, retry_on, backoff, cache = kw["retries"], kw["retry_on"], kw["backoff"], kw["cache"]
+    retry_failed, progress, name, config = (
+        kw["retry_failed"], kw["progress"], kw["name"], kw["config"],
+    )  # fmt: skip
     adapter = as_retriever(retriever)
     if concurrency < 1:
         raise InputError(f"concurrency must be at least 1, got {concurrency}")
     if k is not None and k < 1:
         raise InputError(f"k must be at least 1, got {k}")
+    if timeout is not None and not timeout > 0:
+        raise InputError(f"timeout must be a positive number of seconds (or None), got {timeout}")
+    if retries < 0:
+        raise InputError(f"retries must be 0 or more, got {retries}")
     items = _queries(queries)
     full_config = {
         "retriever": adapter.config(),
@@ -161,8 +187,15 @@ async def arun(
     )
     log = RunLog(cache, full_config) if cache is not None else None
     done: dict[str, Retrieval] = {}
+    changed = 0
     if log is not None:
-        done = {q: r for q, r in log.records.items() if r.ok or not retry_failed}
+        texts = dict(items)
+        done = {
+            q: r
+            for q, r in log.records.items()
+            if (r.ok or not retry_failed) and q in texts and r.query == texts[q]
+        }
+        changed = sum(1 for q, r in log.records.items() if q in texts and r.query != texts[q])
     todo = [(q, t) for q, t in items if q not in done]
     retry_types = retry_on if isinstance(retry_on, tuple) else (retry_on,)
     session = _Session(adapter, k, key, timeout, retries, retry_types, backoff, log)
@@ -173,14 +206,37 @@ async def arun(
     finally:
         session.close()
     records = [session.results.get(q) or done[q] for q, _ in items]
-    return RunResult(
+    result = RunResult(
         records,
         name,
         full_config,
         resumed=len(items) - len(todo),
+        requeried_changed_text=changed,
         wall_seconds=round(time.perf_counter() - started, 3),
         torn_log_lines=log.torn_lines if log is not None else 0,
     )
+    return result
+
+
+def _warn_at_end(result: RunResult, k: int | None) -> None:
+    """Once per run: failures (count, types, first message), and a retriever that never
+    returned ``k`` hits (configured for fewer?)."""
+    from ..judging.options import failure_note, failure_summary
+
+    failed = {r.query_id: r.error for r in result.records if not r.ok}
+    if failed:
+        msg = f"run {result.name!r}: " + failure_note(failure_summary(failed), "no hits")
+        log.warning(msg)
+        warnings.warn(msg, RunFailuresWarning, stacklevel=3)
+    answered = [len(r.doc_ids) for r in result.records if r.ok]
+    if k is not None and answered and max(answered) < k:
+        msg = (
+            f"run {result.name!r}: asked for k={k} but the retriever returned at most "
+            f"{max(answered)} hits per query; is it configured with a smaller top-k? (metrics "
+            f"at cutoffs above {max(answered)} see only what it returned)"
+        )
+        log.warning(msg)
+        warnings.warn(msg, RanklensWarning, stacklevel=3)
 
 
 class _Session:
@@ -203,12 +259,12 @@ class _Session:
         self.retry_on, self.backoff = retry_on, backoff
         self.log = log
         self.results: dict[str, Retrieval] = {}
-        self.executor: ThreadPoolExecutor | None = None
+        self.pool: DaemonPool | None = None
 
     async def run_all(self, todo: list[tuple[str, str]], concurrency: int, bar: Progress) -> None:
         """Ask every query of ``todo`` with ``concurrency`` workers."""
         if not self.adapter.is_async:
-            self.executor = ThreadPoolExecutor(concurrency, "ranklens-retriever")
+            self.pool = DaemonPool(concurrency, "ranklens-retriever")
         it = iter(todo)
 
         async def worker() -> None:
@@ -222,16 +278,17 @@ class _Session:
         with bar:
             await asyncio.gather(*(worker() for _ in range(min(concurrency, max(len(todo), 1)))))
 
-    async def call(self, text: str, qid: str) -> list[Hit]:
-        """One attempt, within the timeout."""
+    async def call(self, text: str, qid: str) -> tuple[list[Hit], float]:
+        """One attempt, within the timeout: ``(hits, start time)``. The timeout and the
+        latency start when the retriever is called, not when the call is queued."""
         if self.adapter.is_async:
+            t0 = time.perf_counter()
             coro = self.adapter.aretrieve(text, qid, self.k)
-        else:
-            loop = asyncio.get_running_loop()
-            coro = loop.run_in_executor(self.executor, self.adapter.retrieve, text, qid, self.k)
-        if self.timeout is None:
-            return await coro
-        return await asyncio.wait_for(coro, self.timeout)
+            if self.timeout is None:
+                return await coro, t0
+            return await asyncio.wait_for(coro, self.timeout), t0
+        assert self.pool is not None
+        return await self.pool.call(self.adapter.retrieve, (text, qid, self.k), self.timeout)
 
     async def ask(self, qid: str, text: str) -> Retrieval:
         """A query's record: its mapped hits, or the error of its last attempt."""
@@ -240,11 +297,11 @@ class _Session:
             attempt += 1
             t0 = time.perf_counter()
             try:
-                hits = await self.call(text, qid)
+                hits, t0 = await self.call(text, qid)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # recorded, never raised
-                elapsed = (time.perf_counter() - t0) * 1000
+                elapsed = (time.perf_counter() - getattr(exc, "started", t0)) * 1000
                 timed_out = isinstance(exc, asyncio.TimeoutError | TimeoutError)
                 if timed_out and self.timeout is not None:
                     exc = TimeoutError(f"no answer within {self.timeout:g} s")
@@ -252,21 +309,29 @@ class _Session:
                     pause = self.backoff * 2 ** (attempt - 1) * (0.5 + random.random())
                     await asyncio.sleep(pause)
                     continue
-                return Retrieval(
-                    qid, text, latency_ms=elapsed, attempts=attempt,
-                    error={"type": type(exc).__name__, "message": str(exc)[:500]},
-                )  # fmt: skip
+                return _failure(qid, text, elapsed, attempt, exc)
             elapsed = (time.perf_counter() - t0) * 1000
-            mapped = map_hits(hits, self.key)
+            try:
+                mapped = map_hits(hits, self.key)
+                raw = [h.to_json() for h in hits]
+            except Exception as exc:  # a bad hit or a raising key=: this query's failure
+                return _failure(qid, text, elapsed, attempt, exc)
             if self.k is not None:
                 mapped.doc_ids, mapped.scores = mapped.doc_ids[: self.k], mapped.scores[: self.k]
             return Retrieval(
-                qid, text, mapped.doc_ids, mapped.scores, [h.to_json() for h in hits],
+                qid, text, mapped.doc_ids, mapped.scores, raw,
                 elapsed, attempt, None, mapped.duplicates, mapped.unmapped,
             )  # fmt: skip
 
     def close(self) -> None:
         if self.log is not None:
             self.log.close()
-        if self.executor is not None:
-            self.executor.shutdown(wait=False, cancel_futures=True)
+        if self.pool is not None:
+            self.pool.shutdown()
+
+
+def _failure(qid: str, text: str, elapsed: float, attempts: int, exc: BaseException) -> Retrieval:
+    return Retrieval(
+        qid, text, latency_ms=elapsed, attempts=attempts,
+        error={"type": type(exc).__name__, "message": str(exc)[:500]},
+    )  # fmt: skip

@@ -214,6 +214,11 @@ class Qrels:
         gs: list[int] = []
         us: list[int] = []
         empty: list[Any] = []
+        stray = [q for q in (grades or {}) if q not in groups]
+        if stray:
+            raise InputError(
+                f"qrels: grades are given for query {stray[0]!r}, which has no ground truth"
+            )
         for qid, glist in groups.items():
             if isinstance(glist, str) or not isinstance(glist, Sequence):
                 raise InputError(f"qrels: ground truth of query {qid!r} must be a list of groups")
@@ -330,12 +335,15 @@ class Qrels:
 
 
 def _check_grade(grade: Any, qid: Any, doc: Any) -> int:
-    if isinstance(grade, (bool, np.bool_)):
-        return int(grade)
-    if isinstance(grade, (int, np.integer)):
-        return int(grade)
-    if isinstance(grade, (float, np.floating)) and float(grade).is_integer():
-        return int(grade)
-    raise InputError(
-        f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is not an integer"
-    )
+    value = None
+    if isinstance(grade, (bool, np.bool_, int, np.integer)) or (isinstance(grade, (float, np.floating)) and float(grade).is_integer()):
+        value = int(grade)
+    if value is None:
+        raise InputError(
+            f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is not an integer"
+        )
+    if not -(1 << 63) <= value < 1 << 63:
+        raise InputError(
+            f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is out of range"
+        )
+    return value

@@ -187,7 +187,7 @@ class Run:
         if not values:
             return cls.from_arrays([], [], [], name=name, empty_queries=empty)
         full = {qid: v for qid, v in run.items() if v} if empty else run
-        qcode, query_vocab, dcode, doc_vocab, lens = encode_nested(full, "run")
+        qcode, query_vocab, dcode, doc_vocab, _ = encode_nested(full, "run")
         raw = list(chain.from_iterable(v.values() for v in values))
         scores = np.array(raw) if raw else np.zeros(0)
         if scores.dtype.kind not in "iuf":

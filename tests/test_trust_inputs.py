@@ -1,0 +1,238 @@
+"""Bad input is loud: every malformed qrels, run or file is an InputError naming the file,
+line, query or field, and both TREC parsers (the line parser and pyarrow's) give one
+answer for every byte string (hypothesis)."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ranklens
+from ranklens.errors import InputError
+from ranklens.io.trec import read_trec_qrels, read_trec_run
+
+QRELS = {"q1": {"d1": 1, "d2": 0}, "q2": ["d3"]}
+
+
+def test_readme_mixed_forms_rank_each_query_by_its_own_form():
+    # a scored dict and a ranked list in one run: each query is read in its own form
+    qrels = {"q1": {"d1": 2, "d2": 1, "d7": 0}, "q2": ["d3"]}
+    run = {"q1": {"d1": 0.9, "d3": 0.8, "d2": 0.4}, "q2": ["d5", "d3"]}
+    ev = ranklens.evaluate(qrels, run, ["P@1", "mrr@10"])
+    assert ev.query("q1") == {"P@1": 1.0, "mrr@10": 1.0}
+    assert ev.query("q2") == {"P@1": 0.0, "mrr@10": 0.5}
+    pairs = {"q1": [("d2", 5.0), ("d1", 1.0)], "q2": ["d3"]}
+    assert ranklens.evaluate(qrels, pairs, ["P@1"]).query("q1") == {"P@1": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("run", "match"),
+    [
+        ({"q1": None}, "query 'q1'.*got NoneType"),
+        ({"q1": "d1"}, "query 'q1'.*got a string"),
+        ({"q1": (d for d in ["d1"])}, "query 'q1'.*generator.*list\\(\\)"),
+        ({"q1": 5}, "query 'q1'.*got int"),
+        ({"q1": [{"a": 1}]}, "document id.*unhashable.*'q1'|document id.*\\{'a': 1\\}.*'q1'"),
+        ({"q1": [["d1"], "d2"]}, "hit 0 of query 'q1'"),
+        ({"q1": {"d1": "0.5"}}, "score '0.5' of document 'd1' in query 'q1'"),
+        ({"q1": [("d1", "high")]}, "score 'high'"),
+    ],
+)
+def test_bad_runs_are_named(run, match):
+    with pytest.raises(InputError, match=match):
+        ranklens.evaluate(QRELS, run, ["P@1"])
+
+
+def test_string_scores_are_refused_from_every_form(tmp_path):
+    (tmp_path / "r.json").write_text('{"q1": {"d1": "0.5"}}')
+    (tmp_path / "r.jsonl").write_text(
+        '{"query_id": "q1", "hits": [{"id": "d1", "score": "0.5"}]}\n'
+    )
+    for run in (
+        {"q1": {"d1": "0.5"}},
+        {"q1": [("d1", "0.5")]},
+        tmp_path / "r.json",
+        tmp_path / "r.jsonl",
+    ):
+        with pytest.raises(InputError, match="'0.5'|numeric"):
+            ranklens.evaluate(QRELS, run, ["P@1"])
+
+
+@pytest.mark.parametrize(
+    ("qrels", "match"),
+    [
+        ({}, "label no query"),
+        ({"q": 1}, "labels of query 'q'"),
+        ({"q1": {"d1": 10**30}}, "grade .* of document 'd1' in query 'q1'"),
+        ({"q1": {"d1": 1.5}}, "not an integer"),
+    ],
+)
+def test_bad_qrels_are_named(qrels, match):
+    with pytest.raises(InputError, match=match):
+        ranklens.evaluate(qrels, {"q1": ["d1"]}, ["P@1"])
+
+
+def test_grades_for_unknown_groups_query_are_an_error():
+    with pytest.raises(InputError, match="'qX'"):
+        ranklens.Qrels.from_groups({"q1": [["d1"]]}, grades={"q1": [1], "qX": [2]})
+
+
+def test_nothing_to_evaluate_is_an_error_not_a_zero():
+    with pytest.raises(InputError, match="no query to evaluate"):
+        ranklens.evaluate(QRELS, {"other": ["d1"]}, ["P@1"], missing="skip")
+    ev = ranklens.evaluate(QRELS, {"q1": ["x"]}, ["P@1"])  # every label scored, none matched
+    assert "0 of 1 retrieved ids have a label" in ev.to_table() and "key=" in ev.to_table()
+    assert ev.counts["hits_labelled"] == 0 and ev.counts["hits_retrieved"] == 1
+
+
+def test_dataset_accepts_plain_dicts():
+    ds = ranklens.Dataset({"q1": "what?", "q2": "why?"}, {"q1": {"d1": 1}, "q2": ["d2"]})
+    assert isinstance(ds.qrels, ranklens.Qrels) and len(ds.qrels) == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "match"),
+    [
+        ("empty.qrels", b"", "no qrels lines"),
+        ("comments.qrels", b"# header\n\n   \n# more\n", "no qrels lines"),
+        ("huge.qrels", b"q1 0 d1 99999999999999999999999\n", ":1: relevance .* out of range"),
+        ("underscore.qrels", b"q1 0 d1 1_0\n", ":1: relevance '1_0'"),
+        ("arabic.qrels", "q1 0 d1 \u0661\n".encode(), ":1: relevance"),
+        ("latin1.qrels", b"q1 0 d\xe9 1\n", ":1: field docno is not UTF-8"),
+        ("short.qrels", b"q1 0 d1 1\nq1 0 d2\n", ":2: expected 4 fields"),
+        ("bad.gz", b"not gzip at all", "not a valid gzip file"),
+        ("twice.qrels", b"q1 0 d1 1\nq1 0 d1 2\n", "lines 1 and 2"),
+    ],
+)
+def test_bad_qrels_files_are_named(tmp_path, name, content, match):
+    p = tmp_path / name
+    p.write_bytes(content)
+    with pytest.raises(InputError, match=match):
+        ranklens.read_qrels(p)
+
+
+def test_truncated_gzip_directory_and_undecodable_json_are_named(tmp_path):
+    gz = tmp_path / "t.qrels.gz"
+    gz.write_bytes(gzip.compress(b"q1 0 d1 1\n" * 1000)[:-20])
+    with pytest.raises(InputError, match="t.qrels.gz: the compressed file is truncated"):
+        ranklens.read_qrels(gz)
+    big_dir = tmp_path / "big"
+    big_dir.mkdir()
+    for i in range(3000):  # a directory whose size passes the fast path's threshold
+        (big_dir / f"file-with-a-long-name-{i:05d}").touch()
+    with pytest.raises(InputError, match="is a directory"):
+        ranklens.read_run(big_dir / ".." / "big")
+    (tmp_path / "bad.jsonl").write_bytes(
+        b'{"query_id": "q1", "relevant": ["d1"]}\n{"query_id": "q\xff"}\n'
+    )
+    with pytest.raises(InputError, match="bad.jsonl:2: not UTF-8"):
+        ranklens.read_qrels(tmp_path / "bad.jsonl")
+    (tmp_path / "bad.json").write_bytes(b'{"q\xff": {"d": 1}}')
+    with pytest.raises(InputError, match="bad.json: not UTF-8"):
+        ranklens.read_qrels(tmp_path / "bad.json")
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match="deep.json"):
+        ranklens.read_qrels(tmp_path / "deep.json")
+
+
+def test_bom_comments_and_unicode_spaces_read_alike_at_every_size(tmp_path):
+    body = "q1 0 d\u00a0x 1\n# a comment\nq1 0 d\u2028y 0\n"
+    small = tmp_path / "small.qrels"
+    small.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    big = tmp_path / "big.qrels"
+    filler = "".join(f"q2 0 doc{i} 1\n" for i in range(8000))
+    big.write_bytes(b"\xef\xbb\xbf" + (body + filler + "#q3 0 d 1\n").encode())
+    gz = tmp_path / "small.qrels.gz"
+    gz.write_bytes(gzip.compress(small.read_bytes()))
+    for p in (small, gz):
+        q = ranklens.read_qrels(p)
+        assert list(q.query_ids) == ["q1"] and sorted(q.doc_ids) == ["d\u00a0x", "d\u2028y"]
+    q = ranklens.read_qrels(big)
+    assert list(q.query_ids) == ["q1", "q2"]  # no phantom query "#q3", no "\ufeffq1"
+
+
+def test_run_name_is_the_last_lines_run_id_even_when_long(tmp_path):
+    p = tmp_path / "r.run"
+    lines = "".join(f"q{i} Q0 d{i} 1 {i}.5 tag\n" for i in range(5000))
+    p.write_text(lines + "q9999 Q0 " + "x" * 9000 + " 1 1.0 final-run\n# trailing comment\n")
+    assert ranklens.read_run(p).name == "final-run"
+    assert read_trec_run(p, fast=False).name == "final-run"
+
+
+# ---------------------------------------------------------------- both parsers, one answer
+_TOKENS = st.sampled_from(
+    ["q1", "q2", "0", "Q0", "d1", "d2", "d\u00a0", "1", "-1", "+2", "0.5", "1e3", ".5", "nan",
+     "inf", "1_0", "\u0661", "#", "#q", "x"]
+)  # fmt: skip
+_SEPS = st.sampled_from([" ", "\t", "  ", "\x0b", "\x0c", "\r"])
+
+
+@st.composite
+def _files(draw, n_fields):
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        if draw(st.booleans()):
+            n = draw(st.sampled_from([n_fields, n_fields, n_fields, n_fields - 1, n_fields + 1]))
+            toks = [draw(_TOKENS) for _ in range(n)]
+            line = toks[0]
+            for t in toks[1:]:
+                line += draw(_SEPS) + t
+            lines.append(line)
+        else:
+            lines.append(draw(st.sampled_from(["", "# c", "  ", "\ufeff", "q1 0 d1 1 "])))
+    ending = draw(st.sampled_from(["\n", "\r\n"]))
+    bom = draw(st.sampled_from(["", "\ufeff"]))
+    return (bom + ending.join(lines) + ending).encode()
+
+
+def _outcome(reader, path, fast):
+    try:
+        got = reader(path, fast=fast)
+    except InputError as exc:
+        return ("error", str(exc))
+    if isinstance(got, ranklens.Qrels):
+        return ("qrels", got.to_dict())
+    return ("run", got.name, got.to_dict())
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_line_parser_and_pyarrow_agree_on_any_bytes(tmp_path_factory, data):
+    pytest.importorskip("pyarrow")
+    kind = data.draw(st.sampled_from(["qrels", "run"]))
+    content = data.draw(_files(4 if kind == "qrels" else 6))
+    p = tmp_path_factory.mktemp("f") / f"x.{kind}"
+    p.write_bytes(content)
+    reader = read_trec_qrels if kind == "qrels" else read_trec_run
+    assert _outcome(reader, p, True) == _outcome(reader, p, False)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(raw=st.binary(max_size=300))
+def test_random_bytes_give_a_result_or_a_named_error(tmp_path_factory, raw):
+    p = tmp_path_factory.mktemp("b") / "x.qrels"
+    p.write_bytes(raw)
+    outcomes = {_outcome(read_trec_qrels, p, fast)[0] for fast in (True, False)}
+    assert len(outcomes) == 1
+    assert _outcome(read_trec_qrels, p, True) == _outcome(read_trec_qrels, p, False)
+
+
+def test_parsers_agree_on_a_large_real_shaped_file(tmp_path):
+    rng = np.random.default_rng(0)
+    lines = [
+        f"{q} Q0 {d} 1 {s:.4f} bm25"
+        for q, d, s in zip(
+            rng.integers(0, 50, 20000), rng.integers(0, 10**6, 20000), rng.random(20000)
+        )
+    ]
+    p = tmp_path / "r.run"
+    p.write_text("\n".join(lines) + "\n")
+    assert _outcome(read_trec_run, p, True) == _outcome(read_trec_run, p, False)
