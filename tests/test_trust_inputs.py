@@ -58,7 +58,7 @@ def test_string_scores_are_refused_from_every_form(tmp_path):
         tmp_path / "r.json",
         tmp_path / "r.jsonl",
     ):
-        with pytest.raises(InputError, match="'0.5'|numeric"):
+        with pytest.raises(InputError, match=r"'0\.5'|numeric"):
             ranklens.evaluate(QRELS, run, ["P@1"])
 
 
@@ -118,7 +118,7 @@ def test_bad_qrels_files_are_named(tmp_path, name, content, match):
 def test_truncated_gzip_directory_and_undecodable_json_are_named(tmp_path):
     gz = tmp_path / "t.qrels.gz"
     gz.write_bytes(gzip.compress(b"q1 0 d1 1\n" * 1000)[:-20])
-    with pytest.raises(InputError, match="t.qrels.gz: the compressed file is truncated"):
+    with pytest.raises(InputError, match=r"t\.qrels\.gz: the compressed file is truncated"):
         ranklens.read_qrels(gz)
     big_dir = tmp_path / "big"
     big_dir.mkdir()
@@ -129,13 +129,13 @@ def test_truncated_gzip_directory_and_undecodable_json_are_named(tmp_path):
     (tmp_path / "bad.jsonl").write_bytes(
         b'{"query_id": "q1", "relevant": ["d1"]}\n{"query_id": "q\xff"}\n'
     )
-    with pytest.raises(InputError, match="bad.jsonl:2: not UTF-8"):
+    with pytest.raises(InputError, match=r"bad\.jsonl:2: not UTF-8"):
         ranklens.read_qrels(tmp_path / "bad.jsonl")
     (tmp_path / "bad.json").write_bytes(b'{"q\xff": {"d": 1}}')
-    with pytest.raises(InputError, match="bad.json: not UTF-8"):
+    with pytest.raises(InputError, match=r"bad\.json: not UTF-8"):
         ranklens.read_qrels(tmp_path / "bad.json")
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(InputError, match="deep.json"):
+    with pytest.raises(InputError, match=r"deep\.json"):
         ranklens.read_qrels(tmp_path / "deep.json")
 
 

@@ -27,6 +27,7 @@ from .hits import (
     map_hits,
     text_hash,
 )
+from .identity import fingerprint, state_digest
 from .instrumentation import Instrumentation, recorder_or_new
 from .recorder import Recorder
 from .records import Retrieval
@@ -49,6 +50,7 @@ __all__ = [
     "RunResult",
     "arun",
     "as_retriever",
+    "fingerprint",
     "key_function",
     "key_name",
     "map_hits",
@@ -56,5 +58,6 @@ __all__ = [
     "recorder_or_new",
     "register_adapter",
     "run",
+    "state_digest",
     "text_hash",
 ]

@@ -21,6 +21,7 @@ of arbitrary objects is used) and random identifiers (UUID-like strings become
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -45,6 +46,9 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+_VOLATILE = re.compile(r"(0x)?[0-9a-f]{12,}|\d{9,}")
+
+
 def _qualname(obj: Any) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
 
@@ -66,11 +70,15 @@ def fingerprint(obj: Any, depth: int = MAX_DEPTH) -> Any:
     return fp(obj, depth, set())
 
 
-def state_digest(obj: Any) -> str:
-    """A short hash of :func:`fingerprint` (what run-log headers store)."""
+def state_digest(obj: Any, depth: int = MAX_DEPTH) -> str:
+    """A short hash of :func:`fingerprint` (what run-log headers store). Framework
+    adapters pass ``depth=1``: the retriever's own settings (top-k, filters, patterns) and
+    the class and size of what it holds (its store, its index), because the internals of
+    many indexes differ between processes for the same documents (token ids assigned in
+    hash order)."""
     import json
 
-    return _digest(json.dumps(fingerprint(obj), sort_keys=True, default=str).encode())
+    return _digest(json.dumps(fingerprint(obj, depth), sort_keys=True, default=str).encode())
 
 
 def _fp(obj: Any, depth: int, seen: set[int], _fp: Any) -> Any:
@@ -79,6 +87,8 @@ def _fp(obj: Any, depth: int, seen: set[int], _fp: Any) -> Any:
     if isinstance(obj, str):
         if _UUID.match(obj):
             return "<uuid>"
+        if _VOLATILE.search(obj):  # addresses and ids embedded in names
+            obj = _VOLATILE.sub("<id>", obj)
         return obj if len(obj) <= 200 else {"str": len(obj), "sha256": _digest(obj.encode())}
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return {"bytes": len(obj), "sha256": _digest(bytes(obj))}
@@ -116,10 +126,13 @@ def _fp(obj: Any, depth: int, seen: set[int], _fp: Any) -> Any:
     if inspect.isbuiltin(obj) or isinstance(obj, (types.BuiltinMethodType,)):
         return {"builtin": _qualname(obj)}
     if type(obj).__module__ == "numpy" and hasattr(obj, "shape") and hasattr(obj, "tobytes"):
+        if depth < 0:
+            return {"ndarray": list(obj.shape), "dtype": str(obj.dtype)}
         data = obj.tobytes()
         return {"ndarray": list(obj.shape), "dtype": str(obj.dtype), "sha256": _digest(data)}
     if depth < 0:
-        return {"class": _qualname(type(obj))}
+        size = len(obj) if isinstance(obj, (dict, list, tuple, set, frozenset)) else None
+        return {"class": _qualname(type(obj)), **({"len": size} if size is not None else {})}
     if isinstance(obj, dict):
         items = list(obj.items())
         out: dict[str, Any] = {
@@ -157,10 +170,8 @@ def _state(obj: Any) -> dict[str, Any] | None:
             state.update(private)
         return state
     state = {}
-    try:
+    with contextlib.suppress(TypeError):  # no __dict__
         state.update(vars(obj))
-    except TypeError:
-        pass
     for cls in type(obj).__mro__:
         for slot in getattr(cls, "__slots__", ()):
             if isinstance(slot, str) and slot not in state and hasattr(obj, slot):

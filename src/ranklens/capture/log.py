@@ -55,7 +55,8 @@ class RunLog:
                 f"{self.path}: this log was written by another configuration "
                 f"(hash {header.get('hash')}, now {self.hash}); differences: "
                 f"{_config_diff(header.get('config') or {}, self.config)}. Use another cache "
-                "path or delete the log."
+                "path or delete the log; if only the retriever's mutable state changed (a "
+                "counter, a cache), pass config={...} naming its configuration to both runs."
             )
         good = [lines[0]]
         content = [i for i, x in enumerate(lines) if i > 0 and x.strip()]

@@ -99,8 +99,12 @@ def run(
     attempt. ``retries``/``retry_on``/``backoff``: retry transient errors after
     ``backoff * 2**i`` seconds (with jitter). ``cache``: the JSONL run log to write and
     resume from; ``retry_failed``: ask failed queries again on resume. ``progress``: a
-    progress bar (default: when stderr is a terminal). ``config``: more facts for the
-    configuration hash (e.g. chunk size).
+    progress bar (default: when stderr is a terminal). ``config``: the facts that name
+    this configuration in the log (e.g. ``{"chunk_size": 512, "index": "v3"}``); without it
+    the retriever is identified by :func:`~ranklens.capture.identity.fingerprint` (a
+    function's code, closure values and partial arguments, an object's attributes), and a
+    retriever whose mutable state (a call counter, a cache) changes between runs needs
+    ``config=`` to resume its log.
 
     In a running event loop (Jupyter), the work runs on a loop of its own in a thread;
     ``await arun(...)`` avoids that.
@@ -176,8 +180,11 @@ async def _arun(retriever: Any, queries: Any, **kw: Any) -> RunResult:
     if retries < 0:
         raise InputError(f"retries must be 0 or more, got {retries}")
     items = _queries(queries)
+    retriever_config = adapter.config()
+    if config:  # the caller names the configuration: the automatic fingerprint steps aside
+        retriever_config.pop("state", None)
     full_config = {
-        "retriever": adapter.config(),
+        "retriever": retriever_config,
         "k": k,
         "key": key_name(key),
         **(dict(config) if config else {}),

@@ -336,7 +336,8 @@ class Qrels:
 
 def _check_grade(grade: Any, qid: Any, doc: Any) -> int:
     value = None
-    if isinstance(grade, (bool, np.bool_, int, np.integer)) or (isinstance(grade, (float, np.floating)) and float(grade).is_integer()):
+    integral = isinstance(grade, (bool, np.bool_, int, np.integer))
+    if integral or (isinstance(grade, (float, np.floating)) and float(grade).is_integer()):
         value = int(grade)
     if value is None:
         raise InputError(

@@ -12,7 +12,14 @@ from typing import Any
 from haystack import Document, Pipeline
 
 import ranklens
-from ranklens.capture import ALL_FIELDS, AdapterPlugin, Hit, RetrieverAdapter, RunResult
+from ranklens.capture import (
+    ALL_FIELDS,
+    AdapterPlugin,
+    Hit,
+    RetrieverAdapter,
+    RunResult,
+    state_digest,
+)
 from ranklens.errors import InputError
 
 QUERY_SOCKETS = ("query", "text")
@@ -145,6 +152,7 @@ class HaystackRetriever(RetrieverAdapter):
                 "class": type(t).__name__,
                 "name": self.name or type(t).__name__,
                 "top_k": getattr(t, "top_k", None),
+                "state": state_digest(t, depth=1),  # its settings, store class and size
             }
         return {
             "framework": "haystack",

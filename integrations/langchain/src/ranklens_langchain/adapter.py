@@ -11,7 +11,14 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 
 import ranklens
-from ranklens.capture import ALL_FIELDS, AdapterPlugin, Hit, RetrieverAdapter, RunResult
+from ranklens.capture import (
+    ALL_FIELDS,
+    AdapterPlugin,
+    Hit,
+    RetrieverAdapter,
+    RunResult,
+    state_digest,
+)
 from ranklens.errors import InputError
 
 SCORE_KEYS = ("score", "relevance_score", "_score", "similarity")
@@ -97,6 +104,7 @@ class LangChainRetriever(RetrieverAdapter):
         for attr in ("k", "search_type", "search_kwargs"):
             if hasattr(r, attr):
                 cfg[attr] = getattr(r, attr)
+        cfg["state"] = state_digest(r, depth=1)  # settings, store class and size
         return cfg
 
 

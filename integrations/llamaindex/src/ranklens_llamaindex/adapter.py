@@ -12,7 +12,14 @@ from llama_index.core.instrumentation.dispatcher import instrument_tags
 from llama_index.core.schema import NodeWithScore
 
 import ranklens
-from ranklens.capture import ALL_FIELDS, AdapterPlugin, Hit, RetrieverAdapter, RunResult
+from ranklens.capture import (
+    ALL_FIELDS,
+    AdapterPlugin,
+    Hit,
+    RetrieverAdapter,
+    RunResult,
+    state_digest,
+)
 from ranklens.errors import InputError
 
 
@@ -77,6 +84,7 @@ class LlamaIndexRetriever(RetrieverAdapter):
             "class": type(r).__name__,
             "name": self.name or type(r).__name__,
             "similarity_top_k": top_k,
+            "state": state_digest(r, depth=1),  # settings, index class and size
         }
 
 
