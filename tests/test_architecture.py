@@ -21,6 +21,7 @@ FLOORS = {
     "errors": 0,
     "version": 0,
     "plugins": 0,
+    "text": 0,
     "moved": 9,
     "model": 1,
     "io": 2,

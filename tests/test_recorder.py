@@ -55,7 +55,7 @@ def test_asyncio_tasks_interleave():
     with pytest.raises(InputError, match="matching by text needs a Dataset"):
         rec.evaluate(QRELS, ["P@1"], match="text")
     # bare qrels: only ids can match, and there are none: an error, not a mean over nothing
-    with pytest.raises(InputError, match="none of the 100 recorded retrievals matches"):
+    with pytest.raises(InputError, match="100 recorded retrievals, but none"):
         rec.evaluate(QRELS, ["P@1"])
     by_id = rec.evaluate(QRELS, ["P@1"], missing="zero")  # asked for: every label scored 0
     assert by_id.recorder_counts["unmatched"] == 100 and by_id["P@1"] == 0.0

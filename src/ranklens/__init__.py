@@ -8,7 +8,7 @@ below, imported lazily (``import ranklens`` stays fast) from the floor that owns
 >>> import ranklens
 >>> ranklens.evaluate({"q1": {"d1": 2, "d2": 1}}, {"q1": {"d1": 0.9, "d3": 0.5}},
 ...                   ["ndcg@10", "mrr"]).aggregate
-{'ndcg@10': 0.7601875334318685, 'mrr': 1.0}
+{'ndcg@10': 0.7601875334, 'mrr': 1.0}
 """
 
 from __future__ import annotations

@@ -32,3 +32,21 @@ class RanklensWarning(UserWarning):
 
 class RunFailuresWarning(RanklensWarning):
     """Some queries of a run failed; their records say why (``RunResult.failed``)."""
+
+
+class MissingDependencyError(ImportError):
+    """An optional package is needed; the message names the extra that installs it."""
+
+
+def require(module: str, extra: str, purpose: str) -> object:
+    """Import ``module`` or raise :class:`MissingDependencyError` saying which extra
+    installs it (``pip install 'ranklens[pandas]'``)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependencyError(
+            f"{purpose} needs the optional package {module.split('.')[0]!r}: "
+            f"pip install 'ranklens[{extra}]' (or uv add 'ranklens[{extra}]')"
+        ) from None

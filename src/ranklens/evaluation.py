@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from .errors import require
 from .judging import Judged, JudgeOptions, counts_notes, judge
 from .metrics import Metric, parse_metrics
 from .model import QrelsLike, RunLike
+from .text import visible
 
 MetricsLike = str | Metric | Sequence[str | Metric]
 
@@ -32,6 +34,18 @@ def aggregate(values: np.ndarray, how: str) -> float:
     return float(np.mean(values))
 
 
+class Values(dict):
+    """A ``{metric: value}`` dict that shows its values rounded to 10 decimals (no
+    ``0.30000000000000004``); the values themselves are exact."""
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: {_shown(v)}" for k, v in self.items()) + "}"
+
+
+def _shown(v: Any) -> str:
+    return repr(round(v, 10)) if isinstance(v, float) and math.isfinite(v) else repr(v)
+
+
 class Evaluation:
     """Per-query values and aggregates of several metrics on one judged pair.
 
@@ -49,7 +63,9 @@ class Evaluation:
         self.judged = judged
         self.metrics = metrics
         self.per_query = values
-        self.aggregate = {mt.name: aggregate(values[mt.name], mt.aggregate) for mt in metrics}
+        self.aggregate = Values(
+            (mt.name, aggregate(values[mt.name], mt.aggregate)) for mt in metrics
+        )
 
     @classmethod
     def from_judged(cls, judged: Judged, metrics: MetricsLike) -> Evaluation:
@@ -83,7 +99,7 @@ class Evaluation:
     def query(self, query_id: str) -> dict[str, float]:
         """All metric values of one query."""
         idx = self.query_ids.index(str(query_id))
-        return {name: float(vals[idx]) for name, vals in self.per_query.items()}
+        return Values((name, float(vals[idx])) for name, vals in self.per_query.items())
 
     # ------------------------------------------------------------------ output
     def to_dict(self) -> dict[str, Any]:
@@ -130,7 +146,7 @@ class Evaluation:
             for i, q in enumerate(self.query_ids):
                 rows.append(
                     [
-                        q,
+                        visible(q),
                         *(
                             _fmt(mt, float(self.per_query[mt.name][i]), digits)
                             for mt in self.metrics
@@ -150,10 +166,46 @@ class Evaluation:
         j = self.judged
         conv = j.convention
         notes = counts_notes(self.counts, j.options.missing, conv.name, conv.duplicates)
-        return "\n".join(out) + "\n" + "; ".join(notes) + "\n"
+        return "\n".join(out) + "\n" + visible("; ".join(notes)) + "\n"
+
+    def to_pandas(self, per_query: bool = True) -> Any:
+        """A DataFrame: one row per query (index ``query_id``) and a column per metric, or
+        with ``per_query=False`` one row of aggregates (needs ``ranklens[pandas]``)."""
+        pd: Any = require("pandas", "pandas", "Evaluation.to_pandas()")
+        if not per_query:
+            return pd.DataFrame([dict(self.aggregate)], index=pd.Index(["all"], name="query_id"))
+        frame = pd.DataFrame(
+            {name: vals for name, vals in self.per_query.items()},
+            index=pd.Index(self.query_ids, name="query_id"),
+        )
+        return frame
+
+    def _repr_html_(self) -> str:
+        """The notebook view: aggregates, what judging counted, and the first queries."""
+        from html import escape
+
+        names = self.names
+        head = "".join(f"<th>{escape(n)}</th>" for n in names)
+        agg = "".join(f"<td>{_fmt(mt, self.aggregate[mt.name], 4)}</td>" for mt in self.metrics)
+        rows = [f"<tr><th>all</th>{agg}</tr>"]
+        for i, q in enumerate(self.query_ids[:20]):
+            vals = "".join(
+                f"<td>{_fmt(mt, float(self.per_query[mt.name][i]), 4)}</td>" for mt in self.metrics
+            )
+            rows.append(f"<tr><td>{escape(visible(q))}</td>{vals}</tr>")
+        more = len(self.query_ids) - 20
+        j = self.judged
+        notes = counts_notes(
+            self.counts, j.options.missing, j.convention.name, j.convention.duplicates
+        )
+        tail = f"<p>… {more} more queries (to_pandas())</p>" if more > 0 else ""
+        return (
+            f"<div><table><thead><tr><th>query</th>{head}</tr></thead><tbody>{''.join(rows)}"
+            f"</tbody></table>{tail}<p>{escape(visible('; '.join(notes)))}</p></div>"
+        )
 
     def __repr__(self) -> str:
-        body = ", ".join(f"{k}={v:.4f}" for k, v in self.aggregate.items())
+        body = ", ".join(f"{k}={_shown(v)}" for k, v in self.aggregate.items())
         return f"Evaluation({body}; {self.judged.counts.queries_evaluated} queries)"
 
     def __str__(self) -> str:

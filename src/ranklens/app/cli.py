@@ -16,7 +16,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from ..errors import InputError, RanklensError
+from ..errors import InputError, MissingDependencyError, RanklensError
+from ..text import visible
 
 DEFAULT_METRICS = ["map", "P@10", "recall@100", "ndcg@10", "mrr@10"]
 
@@ -293,8 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .demo import run_demo
 
             return run_demo()
-    except RanklensError as exc:
-        sys.stderr.write(f"ranklens: error: {exc}\n")
+    except (RanklensError, MissingDependencyError) as exc:
+        sys.stderr.write(f"ranklens: error: {visible(str(exc))}\n")
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0

@@ -64,6 +64,7 @@ class Row:
     error: str | None = None
     effects: list[tuple[str, Any, float | None]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    note: str | None = None
 
 
 def _value(qrels: Qrels, run: Run, metric: str, conv: Convention, **opts: Any) -> Any:
@@ -86,17 +87,26 @@ def explain(
     R = coerce_run(EXAMPLE_RUN if run is None else run)
     convs = [get_convention(c) for c in conventions]
     base = convs[0]
+    refused = None
     try:
         base_value, _ = _value(Q, R, metric, base, **options)
-    except RanklensError:
+    except RanklensError as exc:
         # e.g. trec_eval stops on a duplicate document: compare against its 'first' variant
+        refused = str(exc)
         base = base.with_(duplicates="first")
         base_value, _ = _value(Q, R, metric, base, **options)
     rows: list[Row] = []
-    for conv in convs:
+    for i, conv in enumerate(convs):
         try:
-            value, counts = _value(Q, R, metric, conv, **options)
-            row = Row(conv, value, counts=counts)
+            if i == 0 and refused is not None:  # the baseline row shows the variant it uses
+                value, counts = _value(Q, R, metric, base, **options)
+                row = Row(conv, value, counts=counts)
+                row.note = f"with duplicates=first: {conv.name} alone refuses this run ({refused})"
+                rows.append(row)
+                continue
+            else:
+                value, counts = _value(Q, R, metric, conv, **options)
+                row = Row(conv, value, counts=counts)
         except RanklensError as exc:
             rows.append(Row(conv, None, error=str(exc)))
             continue
@@ -129,6 +139,8 @@ def format_explanation(ex: Explanation, example: bool) -> str:
             lines.append(f"  {r.convention.name.ljust(width)}     error: {r.error}")
             continue
         lines.append(f"  {r.convention.name.ljust(width)}  {r.value:8.4f}")
+        if r.note:
+            lines.append(f"{pad}  {r.note}")
         if r.counts.get("queries_no_relevant_skipped"):
             lines.append(
                 f"{pad}  {r.counts['queries_no_relevant_skipped']} queries without "

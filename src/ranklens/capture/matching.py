@@ -54,3 +54,23 @@ def recorded_run(
     matched, counts = match_records(records, getattr(labels, "queries", None), match)
     run = Run.from_dict({q: r.doc_ids for q, r in matched.items()}, name=name)
     return run, {**counts, "matched": len(matched)}
+
+
+def no_match_message(call: str, counts: dict[str, int], labels: Any, match: str = "auto") -> str:
+    """Why no recorded retrieval could be keyed to a labelled query, and how to pass ids."""
+    total = counts.get("unmatched", 0) + counts.get("failed", 0) + counts.get("repeats", 0)
+    by_text = labels is not None and hasattr(labels, "queries") and match != "id"
+    how = (
+        "none matches a labelled query by id or by text"
+        if by_text
+        else "none carries a query id of the labels"
+        if labels is not None
+        else "they carry no query id"
+    )
+    return (
+        f"{call}: {total} recorded retrievals, but {how} ({counts}). Pass ids "
+        "(record(..., query_id=), the hooks' query_id tag: LlamaIndex "
+        "instrument_tags({'query_id': ...}), LangChain metadata={'query_id': ...}, "
+        "Haystack's recorder input) or a Dataset: to_run(dataset) and evaluate(dataset) "
+        "match by normalised text"
+    )

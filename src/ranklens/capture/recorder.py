@@ -12,15 +12,9 @@ past ``max_records`` the oldest records go to a JSONL spill file and are read ba
 
 from __future__ import annotations
 
-import contextlib
-import json
-import logging
 import math
-import os
-import tempfile
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -30,10 +24,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..evaluation import Evaluation, evaluate
-from ..model import Dataset, Run
+from ..model import Run
 from .hits import Converter, Hit, KeyLike, LightHit, Mapped, coerce_hit, key_name, map_hits
-from .matching import match_records, recorded_run
+from .matching import match_records, no_match_message, recorded_run
 from .records import Retrieval
+from .spill import SpillFile
 
 # A record in memory is one plain tuple (the cheapest thing to build in the app's request
 # path); these are its slots.
@@ -47,40 +42,6 @@ def _error(error: BaseException | None) -> tuple[str, str] | None:
 def _recent(raw: tuple) -> tuple[float, bool, int]:
     """(latency ms, ok, hits) of a record, for the rolling summary."""
     return (raw[LATENCY], raw[ERROR] is None, len(raw[LIGHT]))
-
-
-_SPILLS_IN_USE: set[str] = set()
-"""Spill paths claimed by live recorders of this process."""
-
-_log = logging.getLogger("ranklens")
-
-
-def _claim_spill(path: Path) -> Path:
-    """A ``spill=`` path for one recorder: refused while another live recorder of this
-    process writes it; an old file there is overwritten (the spill is the recorder's own
-    buffer, never read back across recorders)."""
-    key = str(path.resolve())
-    if key in _SPILLS_IN_USE:
-        raise InputError(f"spill file {path} is in use by another Recorder; give each its own")
-    _SPILLS_IN_USE.add(key)
-    return path
-
-
-def _temp_spill() -> Path:
-    fd, name = tempfile.mkstemp(prefix="ranklens-recorder-", suffix=".jsonl")
-    os.close(fd)
-    return Path(name)
-
-
-def _release_spill(info: dict[str, Any]) -> None:
-    """Free a recorder's spill path; delete it when it was a temporary file."""
-    path = info.get("path")
-    if path is None:
-        return
-    _SPILLS_IN_USE.discard(str(Path(path).resolve()))
-    if info.get("owns"):
-        with contextlib.suppress(OSError):
-            Path(path).unlink()
 
 
 class Recorder:
@@ -105,12 +66,7 @@ class Recorder:
         self.key = key
         self.name = name
         self.max_records = max_records
-        self._spill_path = _claim_spill(Path(spill)) if spill is not None else None
-        self._spill_bytes = 0  # the spill file is (re)written from its start
-        self._dropped = 0
-        self._drop_reported = False
-        self._spill_info: dict[str, Any] = {"path": self._spill_path, "owns": False}
-        self._finalizer = weakref.finalize(self, _release_spill, self._spill_info)
+        self._spill_file = SpillFile(self, spill)
         self._lock = threading.Lock()
         self._memory: deque[tuple] = deque()
         self._pending: dict[Any, tuple[float, str, str | None, str | None, str | None]] = {}
@@ -277,39 +233,29 @@ class Recorder:
         )
 
     def _spill(self, n: int) -> None:
-        """Move the ``n`` oldest records to the spill file. Never raises into the app: if
-        the file cannot be written (disk full), the records are dropped and counted
-        (``summary()["dropped"]``) so that memory stays bounded."""
+        """Move the ``n`` oldest records to the spill file (:mod:`.spill`: never raises
+        into the app; records it cannot write are dropped and counted)."""
         raws = [self._memory.popleft() for _ in range(n)]
-        for raw in raws:
-            self._recent_spilled.append(_recent(raw))
-            self._spilled_errors += raw[ERROR] is not None
         try:
-            text = "".join(self._materialise(raw).to_json() + "\n" for raw in raws)
-            if self._spill_path is None:
-                self._spill_path = _temp_spill()
-                self._spill_info.update(path=self._spill_path, owns=True)
-            with open(self._spill_path, "r+b" if self._spill_bytes else "wb") as fh:
-                fh.seek(self._spill_bytes)
-                data = text.encode("utf-8")
-                fh.write(data)
-                fh.truncate()
-            self._spill_bytes += len(data)
+            lines = [self._materialise(raw).to_json() for raw in raws]
+        except Exception:  # pragma: no cover - _materialise records its own faults
+            lines = None
+        if lines is not None and self._spill_file.write(lines):
+            for raw in raws:
+                self._recent_spilled.append(_recent(raw))
+                self._spilled_errors += raw[ERROR] is not None
             self._spilled += n
-        except Exception as exc:  # disk full, a removed directory...
-            self._dropped += n
-            self._spilled_errors -= sum(raw[ERROR] is not None for raw in raws)
-            if not self._drop_reported:
-                self._drop_reported = True
-                _log.warning(
-                    "ranklens Recorder: cannot write the spill file %s (%s); older records "
-                    "are dropped and counted instead", self._spill_path, exc,
-                )  # fmt: skip
+        elif lines is None:
+            self._spill_file.dropped += n
+
+    @property
+    def _spill_path(self) -> Path | None:
+        return self._spill_file.path
 
     def close(self) -> None:
         """Delete the temporary spill file (a ``spill=`` path you gave is left for you).
         Also done when the recorder is garbage-collected and at interpreter exit."""
-        self._finalizer()
+        self._spill_file.close()
 
     # ------------------------------------------------------------------ read
     @property
@@ -320,7 +266,7 @@ class Recorder:
     @property
     def dropped(self) -> int:
         """Records lost because the spill file could not be written (disk full)."""
-        return self._dropped
+        return self._spill_file.dropped
 
     @property
     def unmatched_ends(self) -> int:
@@ -347,12 +293,7 @@ class Recorder:
         with self._lock:
             memory = list(self._memory)
             spilled = self._spilled
-        if spilled and self._spill_path is not None:
-            with open(self._spill_path, encoding="utf-8") as fh:
-                for i, line in enumerate(fh):
-                    if i >= spilled:
-                        break
-                    yield Retrieval.from_dict(json.loads(line))
+        yield from self._spill_file.read(spilled)
         for raw in memory:
             yield self._materialise(raw)
 
@@ -362,8 +303,8 @@ class Recorder:
             self._memory.clear()
             self._pending.clear()
             self._recent_spilled.clear()
-            self._spilled = self._spilled_errors = self._dropped = 0
-            self._spill_bytes = 0  # the next spill rewrites the file from its start
+            self._spilled = self._spilled_errors = 0
+            self._spill_file.reset()  # the next spill rewrites the file from its start
 
     def summary(self) -> dict[str, Any]:
         """Totals and, over the last ``window`` retrievals, error rate, latency p50/p95 and
@@ -384,7 +325,7 @@ class Recorder:
         lat = np.array([x[0] for x in recent if x[1] and math.isfinite(x[0])])
         return {
             "retrievals": total,
-            "dropped": self._dropped,
+            "dropped": self._spill_file.dropped,
             "errors": errors,
             "in_flight": pending,
             "window": len(recent),
@@ -417,17 +358,7 @@ class Recorder:
         says how to pass ids."""
         run, counts = recorded_run(self.records(), dataset, match, self.name)
         if counts["matched"] == 0 and counts["unmatched"]:
-            how = (
-                "none matches the dataset's queries by id or text"
-                if dataset is not None
-                else "they carry no query id"
-            )
-            raise InputError(
-                f"to_run(): {counts['unmatched']} recorded retrievals, but {how}. Pass ids "
-                "(record(..., query_id=), the hooks' query_id tag: LlamaIndex "
-                "instrument_tags({'query_id': ...}), LangChain metadata={'query_id': ...}, "
-                "Haystack's recorder input) or a Dataset: to_run(dataset) matches by text"
-            )
+            raise InputError(no_match_message("to_run()", counts, dataset))
         return run
 
     def evaluate(
@@ -440,16 +371,7 @@ class Recorder:
         run, counts = recorded_run(self.records(), labels, match, self.name)
         kwargs.setdefault("missing", "skip")
         if kwargs["missing"] == "skip" and counts.get("matched", 1) == 0:
-            how = (
-                "by query id"
-                if match == "id" or not isinstance(labels, Dataset)
-                else ("by query id or text")
-            )
-            raise InputError(
-                f"none of the {self.total} recorded retrievals matches a labelled query {how} "
-                f"({counts}); tag calls with the dataset's query ids (the hooks' query_id "
-                "tags, record(..., query_id=)) or evaluate against a Dataset to match by text"
-            )
+            raise InputError(no_match_message("evaluate()", counts, labels, match))
         ev = evaluate(labels, run, metrics, **kwargs)
         ev.recorder_counts = counts
         return ev

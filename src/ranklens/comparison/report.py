@@ -23,7 +23,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..io.records import load_json
+from .display import RAW_FORMATS, display_copy
 from .renderers import get_renderer
+from .schema import validate_report_dict
 
 SCHEMA = "ranklens.report"
 SCHEMA_VERSION = 1
@@ -183,6 +186,7 @@ class Report:
                 f"report schema version {version!r} is not supported "
                 f"(this ranklens reads version {SCHEMA_VERSION})"
             )
+        validate_report_dict(data)
         try:
             runs, metrics = list(data["runs"]), list(data["metrics"])
             per_query = {
@@ -233,11 +237,9 @@ class Report:
 
     @classmethod
     def load(cls, path: str | Path) -> Report:
-        """Read a report saved with :meth:`save`."""
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: not JSON ({exc})") from None
+        """Read a report saved with :meth:`save` (a missing, non-JSON or malformed file is
+        an InputError naming it and the field at fault)."""
+        data = load_json(Path(path))
         try:
             return cls.from_dict(data)
         except InputError as exc:
@@ -247,8 +249,11 @@ class Report:
     def render(self, fmt: str, **options: Any) -> Any:
         """The report in format ``fmt`` through the renderer registry
         (:mod:`ranklens.comparison.renderers`): ``text``, ``markdown``, ``csv``, ``latex``,
-        ``pandas``, ``html``, ``html_fragment``, ``rich`` or any registered name."""
-        return get_renderer(fmt)(self, **options)
+        ``pandas``, ``html``, ``html_fragment``, ``rich`` or any registered name. Every
+        format but ``pandas`` is given a copy whose strings are made visible
+        (:mod:`.display`: control and bidi characters shown as escapes)."""
+        shown = self if fmt in RAW_FORMATS else display_copy(self)
+        return get_renderer(fmt)(shown, **options)
 
     def to_pandas(self, kind: str = "summary"):
         """A DataFrame: ``summary`` (run x metric means, CIs), ``per_query`` (one row per

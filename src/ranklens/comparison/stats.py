@@ -291,16 +291,18 @@ def correct(pvalues: np.ndarray, method: str | None = "holm") -> np.ndarray:
 
 def effect_size(diffs: np.ndarray) -> np.ndarray:
     """Standardised mean difference of paired samples (Cohen's d_z; Sakai 2014):
-    ``mean(d) / sd(d)``; 0 when all differences are 0, ±inf when they are constant."""
+    ``mean(d) / sd(d)``. Undefined (NaN, shown as "–") when the differences do not vary:
+    all equal (0/0 or c/0), fewer than two queries, or a spread at the level of float
+    rounding (``sd <= 1e-12 * max|d|``), where the ratio would be noise such as 6.6e15."""
     d = _as_matrix(diffs)
     if d.shape[0] < 2:
-        return np.zeros(d.shape[1])
+        return np.full(d.shape[1], np.nan)
     mean = d.mean(axis=0)
     sd = d.std(axis=0, ddof=1)
+    scale = np.abs(d).max(axis=0)
+    defined = sd > 1e-12 * np.maximum(scale, np.finfo(float).tiny)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(sd > 0, mean / np.where(sd > 0, sd, 1), np.sign(mean) * np.inf)
-    out[(sd == 0) & (mean == 0)] = 0.0
-    return out
+        return np.where(defined, mean / np.where(defined, sd, 1.0), np.nan)
 
 
 def win_tie_loss(diffs: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:

@@ -15,13 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, require
 from ..model import Dataset, Qrels, Run
 
 
 def _read_table(path: Path, required: tuple[str, ...]) -> Any:
     try:
-        import pyarrow.parquet as pq
+        pq: Any = require("pyarrow.parquet", "fast", "reading AutoRAG parquet files")
     except ImportError:  # pragma: no cover - needs the extra
         raise InputError(
             "reading AutoRAG parquet needs pyarrow: pip install 'ranklens[fast]'"

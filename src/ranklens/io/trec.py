@@ -26,6 +26,7 @@ could read differently, goes through the line parser, which decides and names th
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import re
@@ -211,7 +212,8 @@ def _read_fast(
         return _parse_fast(p, data, n_fields, names, types)
     finally:
         if isinstance(data, mmap.mmap):
-            data.close()
+            with contextlib.suppress(BufferError):  # views still alive: freed with them
+                data.close()
 
 
 def _parse_fast(p: Path, data: Any, n_fields: int, names: list[str], types: dict[str, str]) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, require
 from .qrels import Qrels
 
 
@@ -96,7 +96,7 @@ class Dataset:
     def to_pandas(self) -> Any:
         """One row per (query, group, document): ``query_id, query, group, doc_id, grade``
         (plus ``text`` when the corpus is known)."""
-        import pandas as pd
+        pd: Any = require("pandas", "pandas", "Dataset.to_pandas()")
 
         rows = []
         q = self.qrels

@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from ..comparison import Report
-from ..errors import InputError
+from ..errors import InputError, require
 from .cells import cells, counts_note, fmt, fmt_p, interval_note, legend
 
 KINDS = ("summary", "per_query", "comparisons")
@@ -87,7 +87,7 @@ def records(report: Report, kind: str = "summary") -> tuple[list[str], list[list
 
 
 def to_pandas(report: Report, kind: str = "summary"):
-    import pandas as pd
+    pd: Any = require("pandas", "pandas", "Report.to_pandas()")
 
     header, rows = records(report, kind)
     return pd.DataFrame(rows, columns=header)
@@ -97,10 +97,22 @@ def to_csv(report: Report, kind: str = "summary") -> str:
     header, rows = records(report, kind)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    for row in rows:
-        w.writerow(["" if isinstance(x, float) and math.isnan(x) else x for x in row])
+    w.writerow([csv_cell(h) for h in header])
+    w.writerows([[csv_cell(x) for x in row] for row in rows])
     return buf.getvalue()
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(x: Any) -> Any:
+    """A CSV cell: NaN empty; a text that a spreadsheet would run as a formula (starting
+    with ``= + - @``, tab or CR) prefixed with ``'`` (OWASP's CSV injection advice)."""
+    if isinstance(x, float) and math.isnan(x):
+        return ""
+    if isinstance(x, str) and x.startswith(FORMULA_START):
+        return "'" + x
+    return x
 
 
 def _md_escape(text: str) -> str:
@@ -131,7 +143,7 @@ def to_markdown(report: Report, digits: int = 4) -> str:
     notes = [n for n in (legend(report), interval_note(report), counts_note(report)) if n]
     out = "\n".join(lines) + "\n"
     if notes:
-        out += "\n" + " ".join(notes) + "\n"
+        out += "\n" + _md_escape(" ".join(notes)) + "\n"
     if report.comparisons:
         out += "\n" + comparisons_markdown(report, digits)
     return out

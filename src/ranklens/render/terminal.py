@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from ..comparison import Report
-from .cells import cells, counts_note, fmt_p, interval_note, legend, superscript
+from .cells import cells, counts_note, fmt, fmt_p, interval_note, legend, superscript
 
 
 def rich_table(report: Report, digits: int = 4):
@@ -17,18 +17,17 @@ def rich_table(report: Report, digits: int = 4):
     cells_short = cells(report, max(digits - 1, 2))
     multi = len(report.runs) > 1
     title = report.metadata.get("dataset") or None
+    caption = " ".join(x for x in (legend(report), interval_note(report), counts_note(report)) if x)
     table = Table(
-        title=title,
-        caption=" ".join(
-            x for x in (legend(report), interval_note(report), counts_note(report)) if x
-        ),
+        title=Text(str(title)) if title else None,  # Text: never read as markup
+        caption=Text(caption),
         caption_justify="left",
     )
     if multi:
         table.add_column("", style="dim")
     table.add_column("run", style="bold", no_wrap=True)
     for m in report.metrics:
-        table.add_column(m, justify="right", no_wrap=True)
+        table.add_column(Text(m), justify="right", no_wrap=True)
     for r in report.runs:
         row = ([Text(f"({report.letter(r)})")] if multi else []) + [Text(r)]
         for m in report.metrics:
@@ -45,6 +44,7 @@ def rich_table(report: Report, digits: int = 4):
 
 def comparisons_table(report: Report, digits: int = 4):
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="paired comparisons")
     for h in ("metric", "run", "vs", "diff", "p", "p (adj.)", "effect", "W/T/L"):
@@ -52,13 +52,13 @@ def comparisons_table(report: Report, digits: int = 4):
     for c in report.comparisons:
         style = "bold" if c.significant else "dim"
         table.add_row(
-            c.metric,
-            c.run,
-            c.other,
+            Text(c.metric),
+            Text(c.run),
+            Text(c.other),
             f"{c.diff:+.{digits}f}",
             fmt_p(c.pvalue),
             fmt_p(c.pvalue_adjusted) + (" *" if c.significant else ""),
-            f"{c.effect_size:.2f}",
+            fmt(c.effect_size, 2),
             f"{c.wins}/{c.ties}/{c.losses}",
             style=style,
         )

@@ -1,0 +1,40 @@
+"""Strings from users made visible before any renderer shows them.
+
+Run names, query ids and texts, dataset names and error messages come from users (or from a
+loaded report file). Before a report is drawn in any medium, :func:`display_copy` passes
+every string through :func:`visible`: control characters (ESC sequences that would drive a
+terminal, NUL, newlines inside a name) become ``\\x1b``-style escapes, and the Unicode bidi
+controls that reorder text (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) and the
+line and paragraph separators become ``<U+202E>``-style marks, so a name cannot pretend to
+be another. Each renderer then escapes for its medium (HTML, Markdown, LaTeX, rich markup,
+CSV formulas); pandas and JSON output keep the data as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..text import visible
+
+RAW_FORMATS = frozenset({"pandas"})
+"""Renderers that receive the data as it is (not display text)."""
+
+
+def _shown(x: Any) -> Any:
+    if isinstance(x, str):
+        return visible(x)
+    if isinstance(x, dict):
+        return {visible(k) if isinstance(k, str) else k: _shown(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_shown(v) for v in x]
+    return x
+
+
+def display_copy(report: Any) -> Any:
+    """A copy of ``report`` with every string made :func:`visible` (names stay distinct:
+    the escapes are reversible)."""
+    data = report.to_dict()
+    shown = _shown(data)
+    if shown == data:
+        return report
+    return type(report).from_dict(shown)

@@ -1,0 +1,167 @@
+"""The shape of a saved report, checked field by field before a report is rebuilt.
+
+A report file is data from outside: it may be hand-edited, truncated or hostile. Every
+field a renderer reads is checked for its type and shape here, and a mismatch is an
+:class:`~ranklens.errors.InputError` naming the field's path (``per_query['bm25']['ndcg@10']
+[3]``), so a loaded report holds only what a report made by :func:`ranklens.compare` holds:
+strings where strings go (escaped by every renderer), numbers where numbers go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import InputError
+
+AGGREGATIONS = frozenset({"mean", "sum", "gmean"})
+SPECIAL_NUMBERS = frozenset({"inf", "-inf"})
+COMPARISON_FIELDS = {
+    "metric": "str", "run": "str", "other": "str", "diff": "num", "pvalue": "num",
+    "pvalue_adjusted": "num", "significant": "bool", "effect_size": "num", "wins": "int",
+    "ties": "int", "losses": "int", "n": "int",
+}  # fmt: skip
+MAX_DEPTH = 12
+"""Nesting allowed in free-form fields (metadata, counts, settings)."""
+
+
+def _fail(path: str, what: str, value: Any) -> None:
+    raise InputError(f"report field {path} must be {what}, got {type(value).__name__}")
+
+
+def _is_num(v: Any) -> bool:
+    return (
+        v is None
+        or v in SPECIAL_NUMBERS
+        or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    )
+
+
+def _num(v: Any, path: str) -> None:
+    if not _is_num(v):
+        _fail(path, "a number", v)
+
+
+def _int(v: Any, path: str) -> None:
+    if not isinstance(v, int) or isinstance(v, bool):
+        _fail(path, "an integer", v)
+
+
+def _str(v: Any, path: str) -> None:
+    if not isinstance(v, str):
+        _fail(path, "a string", v)
+
+
+def _names(v: Any, path: str, unique: bool = True) -> list[str]:
+    if not isinstance(v, list):
+        _fail(path, "a list of strings", v)
+    for i, x in enumerate(v):
+        _str(x, f"{path}[{i}]")
+    if unique and len(set(v)) != len(v):
+        raise InputError(f"report field {path} lists a name twice")
+    return v
+
+
+def _dict(v: Any, path: str) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        _fail(path, "an object", v)
+    return v
+
+
+def _keys(d: dict[str, Any], expected: list[str], path: str) -> None:
+    if sorted(d) != sorted(expected):
+        missing = sorted(set(expected) - set(d))
+        extra = sorted(set(d) - set(expected))
+        raise InputError(
+            f"report field {path} must have one entry per name: missing {missing}, extra {extra}"
+        )
+
+
+def _plain(v: Any, path: str, depth: int = 0) -> None:
+    """Free-form JSON (metadata): any nesting of objects, lists, strings, numbers, bools."""
+    if depth > MAX_DEPTH:
+        raise InputError(f"report field {path} is nested too deeply")
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _plain(x, f"{path}[{k!r}]", depth + 1)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _plain(x, f"{path}[{i}]", depth + 1)
+    elif not (v is None or isinstance(v, (str, int, float, bool))):
+        _fail(path, "JSON data", v)
+
+
+def _each(d: dict[str, Any], path: str, check: Callable[[Any, str], None]) -> None:
+    for k, v in d.items():
+        check(v, f"{path}[{k!r}]")
+
+
+def validate_report_dict(data: Any) -> None:
+    """Check a report's JSON form (see the module docstring); raises InputError."""
+    d = _dict(data, "(top level)")
+    runs = _names(d.get("runs"), "runs")
+    metrics = _names(d.get("metrics"), "metrics")
+    qids = _names(d.get("query_ids"), "query_ids")
+    aggregations = _dict(d.get("aggregations", {}), "aggregations")
+    for m, how in aggregations.items():
+        if how not in AGGREGATIONS:
+            raise InputError(
+                f"report field aggregations[{m!r}] must be one of {sorted(AGGREGATIONS)}"
+            )
+    per_query = _dict(d.get("per_query"), "per_query")
+    summary = _dict(d.get("summary"), "summary")
+    _keys(per_query, runs, "per_query")
+    _keys(summary, runs, "summary")
+    for r in runs:
+        pq = _dict(per_query[r], f"per_query[{r!r}]")
+        sm = _dict(summary[r], f"summary[{r!r}]")
+        _keys(pq, metrics, f"per_query[{r!r}]")
+        _keys(sm, metrics, f"summary[{r!r}]")
+        for m in metrics:
+            values = pq[m]
+            path = f"per_query[{r!r}][{m!r}]"
+            if not isinstance(values, list) or len(values) != len(qids):
+                raise InputError(f"report field {path} must list one value per query id")
+            for i, v in enumerate(values):
+                _num(v, f"{path}[{i}]")
+            cell = _dict(sm[m], f"summary[{r!r}][{m!r}]")
+            if "value" not in cell:
+                raise InputError(f"report field summary[{r!r}][{m!r}] has no 'value'")
+            _each(cell, f"summary[{r!r}][{m!r}]", _num)
+    counts = _dict(d.get("counts", {}), "counts")
+    for r, c in counts.items():
+        _plain(_dict(c, f"counts[{r!r}]"), f"counts[{r!r}]")
+        for k, v in c.items():
+            if k != "failures":
+                _int(v, f"counts[{r!r}][{k!r}]")
+    comparisons = d.get("comparisons", [])
+    if not isinstance(comparisons, list):
+        _fail("comparisons", "a list", comparisons)
+    checks = {"str": _str, "num": _num, "int": _int}
+    for i, c in enumerate(comparisons):
+        c = _dict(c, f"comparisons[{i}]")
+        _keys(c, list(COMPARISON_FIELDS), f"comparisons[{i}]")
+        for k, kind in COMPARISON_FIELDS.items():
+            path = f"comparisons[{i}][{k!r}]"
+            if kind == "bool":
+                if not isinstance(c[k], bool):
+                    _fail(path, "true or false", c[k])
+            else:
+                checks[kind](c[k], path)
+        if c["metric"] not in metrics or c["run"] not in runs or c["other"] not in runs:
+            raise InputError(
+                f"report field comparisons[{i}] names a run or metric not in the report"
+            )
+    curves = _dict(d.get("curves", {}), "curves")
+    for r, fams in curves.items():
+        for fam, pts in _dict(fams, f"curves[{r!r}]").items():
+            for k, v in _dict(pts, f"curves[{r!r}][{fam!r}]").items():
+                if not k.isdigit():
+                    raise InputError(f"report field curves[{r!r}][{fam!r}] has a cutoff {k!r}")
+                _num(v, f"curves[{r!r}][{fam!r}][{k!r}]")
+    _each(_dict(d.get("queries", {}), "queries"), "queries", _str)
+    settings = _dict(d.get("settings", {}), "settings")
+    for k, v in settings.items():
+        if not (v is None or isinstance(v, (str, int, float, bool))):
+            _fail(f"settings[{k!r}]", "a string, number or bool", v)
+    _plain(_dict(d.get("metadata", {}), "metadata"), "metadata")

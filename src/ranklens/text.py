@@ -1,0 +1,33 @@
+"""Text from users, made safe to show: :func:`visible` (used by every output that prints
+ids, names or messages: evaluation tables, reports, the CLI)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+BIDI_CONTROLS = frozenset(
+    [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C, 0x2028, 0x2029]
+)
+"""Characters that reorder or break displayed text: shown as ``<U+202E>`` marks."""
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters shown as ``\\x1b``-style escapes and bidi controls
+    and line separators as ``<U+202E>`` marks, so that a name can neither drive a terminal
+    nor pretend to be another.
+
+    >>> visible("run\\x1b[31m\\u202egnp.exe")
+    'run\\\\x1b[31m<U+202E>gnp.exe'
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if o in BIDI_CONTROLS:
+            out.append(f"<U+{o:04X}>")
+        elif unicodedata.category(ch) == "Cc":
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
