@@ -156,3 +156,37 @@ def test_table_sorts_on_header_click_and_metric_select_switches(page):
     assert shown == {"map"}
     visible = [c.get_attribute("aria-label") for c in _visible(driver, "svg.chart")]
     assert visible and all(t.startswith("map:") for t in visible)
+
+
+def test_hostile_strings_in_a_loaded_report_stay_text(browser, tmp_path, demo_files):
+    """A saved report is outside data: strings planted in its JSON (metadata, run info,
+    failure messages, settings) are shown as text, with bidi controls made visible."""
+    import json
+
+    from ranklens import load_report
+
+    qrels, runs = demo_files
+    rep = compare(qrels, runs, ["ndcg@10", "map"], baseline="bm25")
+    data = rep.to_dict()
+    evil = '<img src=x onerror="window.__pwned_loaded=1">'
+    data["metadata"]["dataset"] = evil + " \u202eevil"
+    data["metadata"]["versions"] = {evil: evil}
+    data["metadata"]["run_info"] = {"bm25": {"queries": 3, "errors": 1, "latency_ms": {}}}
+    data["counts"]["bm25"]["failures"] = {"count": 1, "types": {evil: 1}, "first": evil}
+    data["counts"]["bm25"]["queries_missing"] = 1
+    data["settings"]["baseline"] = "bm25"
+    path = tmp_path / "planted.json"
+    path.write_text(json.dumps(data))
+    loaded = load_report(path)
+    out = tmp_path / "planted.html"
+    loaded.to_html(out)
+    browser.get(out.as_uri())
+    assert browser.execute_script("return window.__pwned_loaded") is None
+    assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+    body = browser.find_element("tag name", "body").text
+    assert evil in body and "<U+202E>evil" in body
+    # a tampered number is refused when loading, naming the field
+    data["per_query"]["bm25"]["map"][0] = "<script>"
+    path.write_text(json.dumps(data))
+    with pytest.raises(Exception, match=r"per_query\['bm25'\]\['map'\]\[0\] must be a number"):
+        load_report(path)
