@@ -122,7 +122,7 @@ def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
     return {
         "llamaindex-bm25": (BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=10), {}),
         "llamaindex-bm25-sentences": (
-            BM25Retriever.from_defaults(nodes=chunks, similarity_top_k=5),
+            BM25Retriever.from_defaults(nodes=chunks, similarity_top_k=10),
             {"key": "parent"},
         ),
     }
