@@ -117,10 +117,8 @@ def _namespace(workdir: Path) -> dict:
     from llama_index.core.llms import MockLLM
     from llama_index.core.query_engine import RetrieverQueryEngine
     from llama_index.core.response_synthesizers import get_response_synthesizer
-    from llama_index.core.schema import TextNode
+    from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
     from llama_index.retrievers.bm25 import BM25Retriever
-
-    from llama_index.core.schema import NodeRelationship, RelatedNodeInfo
 
     source = NodeRelationship.SOURCE  # chunks of documents: key="parent" finds the document
     nodes = [
