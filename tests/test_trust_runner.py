@@ -271,3 +271,25 @@ def test_framework_retriever_identity_is_stable_across_processes(framework):
     first = digest(5)
     assert first == digest(5)  # a rebuilt index in a new process resumes its log
     assert first != digest(6)  # another top-k is another configuration
+
+
+def test_node_ids_against_document_labels_name_the_key_that_fixes_them():
+    def retriever(q):  # node ids; their parents and a metadata field are the documents
+        return [{"id": f"node-{q}", "parent": f"doc-{q}", "metadata": {"doc_id": f"doc-{q}"}}]
+
+    labels = {"q1": ["doc-alpha"], "q2": ["doc-beta"], "q3": ["doc-gamma"]}
+    res = ranklens.run(retriever, QUERIES)
+    with pytest.warns(RanklensWarning, match=r"0 of 3 retrieved ids have a label.*key='parent'"):
+        ev = res.evaluate(labels, ["P@1"])
+    assert ev["P@1"] == 0.0 and "0 of 3 retrieved ids have a label" in ev.to_table()
+    fixed = ranklens.run(retriever, QUERIES, key="parent").evaluate(labels, ["P@1"])
+    assert fixed["P@1"] == 1.0
+    rec = Recorder()
+    for qid, text in QUERIES.items():
+        rec.record(text, [ranklens.Hit(f"n-{qid}", parent=f"doc-{text}")], query_id=qid)
+    with pytest.warns(RanklensWarning, match=r"key='parent' would match 3"):
+        rec.evaluate(labels, ["P@1"])
+    # metadata fields the runner's log keeps: a metadata key is found as well
+    meta_only = ranklens.run(lambda q: [{"id": "n", "metadata": {"doc_id": f"doc-{q}"}}], QUERIES)
+    with pytest.warns(RanklensWarning, match=r"key='meta\.doc_id'"):
+        meta_only.evaluate(labels, ["P@1"])

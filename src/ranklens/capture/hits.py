@@ -66,12 +66,22 @@ class Hit:
         return cls(id_, None if score is None else float(score), text, metadata or {}, parent)
 
     def to_json(self) -> dict[str, Any]:
-        """The chunk-level record kept in the run log (text shortened to 200 characters)."""
+        """The chunk-level record kept in the run log (text shortened to 200 characters;
+        of the metadata, the first 20 fields holding an id-like value: a string of at most
+        200 characters or an integer, so a wrong ``key=`` can be spotted afterwards)."""
         out: dict[str, Any] = {"id": self.id, "score": self.score}
         if self.parent is not None:
             out["parent"] = self.parent
         if self.text is not None:
             out["text"] = self.text[:200]
+        ids = {
+            k: v
+            for k, v in list(self.metadata.items())[:20]
+            if isinstance(k, str)
+            and ((isinstance(v, str) and len(v) <= 200) or type(v) is int)
+        }
+        if ids:
+            out["metadata"] = ids
         return out
 
 

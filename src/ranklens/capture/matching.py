@@ -74,3 +74,43 @@ def no_match_message(call: str, counts: dict[str, int], labels: Any, match: str 
         "Haystack's recorder input) or a Dataset: to_run(dataset) and evaluate(dataset) "
         "match by normalised text"
     )
+
+
+LOW_MATCH = 0.05
+"""Below this share of retrieved ids with a label, other keys are tried (:func:`suggest_key`)."""
+
+
+def suggest_key(
+    records: Mapping[str, Retrieval], labels: Mapping[str, Mapping[str, Any]], current: Any
+) -> tuple[str, int, int] | None:
+    """When (almost) no hit id has a label, the key that would match more:
+    ``(key, hits it matches, hits the current key matches)``, or None.
+
+    Tries ``"id"``, ``"parent"`` and each top-level metadata field on the raw hits of the
+    matched records (``{label query id: record}``) against ``labels`` (``{query: {doc:
+    grade}}``)."""
+    from .hits import key_name
+
+    tally: dict[str, int] = {}
+    total = 0
+    for qid, rec in records.items():
+        wanted = labels.get(qid)
+        if not wanted or not rec.ok:
+            continue
+        for hit in rec.hits:
+            total += 1
+            values = {"id": hit.get("id"), "parent": hit.get("parent")}
+            for field, v in (hit.get("metadata") or {}).items():
+                if isinstance(v, (str, int)) and not isinstance(v, bool):
+                    values[f"meta.{field}"] = v
+            for key, v in values.items():
+                if v is not None and str(v) in wanted:
+                    tally[key] = tally.get(key, 0) + 1
+    now = key_name(current)
+    have = tally.get(now, 0)
+    if not total or have > LOW_MATCH * total or not tally:
+        return None
+    best = max(tally, key=lambda k: tally[k])
+    if best == now or tally[best] < max(2 * have + 1, LOW_MATCH * total):
+        return None
+    return best, tally[best], have

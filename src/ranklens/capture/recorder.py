@@ -24,10 +24,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..evaluation import Evaluation, evaluate
+from ..io import coerce_qrels
 from ..model import Run
 from .hits import Converter, Hit, KeyLike, LightHit, Mapped, coerce_hit, key_name, map_hits
-from .matching import match_records, no_match_message, recorded_run
+from .matching import LOW_MATCH, match_records, no_match_message, recorded_run
 from .records import Retrieval
+from .result import warn_if_wrong_key
 from .spill import SpillFile
 
 # A record in memory is one plain tuple (the cheapest thing to build in the app's request
@@ -374,6 +376,9 @@ class Recorder:
             raise InputError(no_match_message("evaluate()", counts, labels, match))
         ev = evaluate(labels, run, metrics, **kwargs)
         ev.recorder_counts = counts
+        if ev.counts["hits_labelled"] <= LOW_MATCH * ev.counts["hits_retrieved"]:
+            matched, _ = match_records(self.records(), getattr(labels, "queries", None), match)
+            warn_if_wrong_key(ev, matched, coerce_qrels(labels), self.key)
         return ev
 
     def to_jsonl(self, path: str | Path) -> None:
