@@ -85,7 +85,7 @@ def test_errors_repeats_summary_and_stray_ends():
     s = rec.summary()
     assert s["retrievals"] == 3 and s["errors"] == 1 and s["latency_ms_p50"] == 6.0
     assert s["window_error_rate"] == pytest.approx(1 / 3)
-    assert "3 retrievals, 1 errors" in rec.summary_line()
+    assert "3 retrievals, 1 failed in the retriever (no hits; RuntimeError 1" in rec.summary_line()
     ev = rec.evaluate(DATASET, ["mrr"])
     assert ev.recorder_counts == {"unmatched": 0, "repeats": 1, "failed": 1, "matched": 1}
     assert ev.query("q1")["mrr"] == 0.5  # the first retrieval of q1 counts

@@ -222,7 +222,8 @@ def test_compare_reports_latency_and_errors(tmp_path):
     assert set(info["a"]["latency_ms"]) == {"p50", "p95", "p99", "mean"}
     html = rep.to_html()
     assert "<h2>Retrieval</h2>" in html
-    assert "1 retrieval errors" in rep.to_markdown()
+    md = rep.to_markdown()  # the failure is said once, as a failure
+    assert "b: 1 failed in the retriever" in md and "retrieval errors" not in md
     assert rep.value("a", "ndcg@10") == pytest.approx(
         rep.value("b", "ndcg@10") + rep.per_query["a"]["ndcg@10"][rep.query_ids.index("q5")] / 100
     )

@@ -236,3 +236,10 @@ def test_parsers_agree_on_a_large_real_shaped_file(tmp_path):
     p = tmp_path / "r.run"
     p.write_text("\n".join(lines) + "\n")
     assert _outcome(read_trec_run, p, True) == _outcome(read_trec_run, p, False)
+
+
+def test_jsonl_grades_without_groups_are_an_error(tmp_path):
+    p = tmp_path / "q.jsonl"
+    p.write_text('{"query_id": "q1", "relevant": ["d1", "d2"], "grades": [2, 1]}\n')
+    with pytest.raises(InputError, match=r"q\.jsonl:1: field 'grades' goes with 'groups'"):
+        ranklens.read_qrels(p)

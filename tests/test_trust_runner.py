@@ -293,3 +293,43 @@ def test_node_ids_against_document_labels_name_the_key_that_fixes_them():
     meta_only = ranklens.run(lambda q: [{"id": "n", "metadata": {"doc_id": f"doc-{q}"}}], QUERIES)
     with pytest.warns(RanklensWarning, match=r"key='meta\.doc_id'"):
         meta_only.evaluate(labels, ["P@1"])
+
+
+def test_held_stores_and_models_are_part_of_a_framework_retrievers_identity():
+    from ranklens.capture import state_digest
+
+    class Embedder:
+        def __init__(self, model_name):
+            self.model_name = model_name
+
+    class VectorStore:
+        def __init__(self, n, model):
+            self.docs = {f"d{i}": i for i in range(n)}
+            self.embedding = Embedder(model)
+
+    class FrameworkRetriever:
+        def __init__(self, store, top_k=5):
+            self.store, self.top_k, self.embed = store, top_k, store.embedding
+
+    def digest(n=10, model="minilm", top_k=5):
+        return state_digest(FrameworkRetriever(VectorStore(n, model), top_k), depth=1)
+
+    assert digest() == digest()
+    assert digest() != digest(n=11)  # another store size
+    assert digest() != digest(model="mpnet")  # another embedding model
+    assert digest() != digest(top_k=6)
+
+
+def test_summary_lines_report_failures_as_failures():
+    rec = Recorder(max_records=2)  # failures both spilled and in memory
+    for i in range(6):
+        err = TimeoutError("slow backend") if i % 2 else None
+        rec.record(f"question {i}", _hits(i), query_id=f"q{i}", error=err)
+    line = rec.summary_line()
+    assert "3 failed in the retriever" in line and "TimeoutError 3" in line
+    assert "first: q1: TimeoutError: slow backend" in line
+    assert rec.summary()["error_types"] == {"TimeoutError": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = ranklens.run(lambda q: 1 / 0, {"q1": "x"}, retries=0)
+    assert "1 failed in the retriever" in repr(res) and "ZeroDivisionError 1" in repr(res)

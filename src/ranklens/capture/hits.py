@@ -77,8 +77,7 @@ class Hit:
         ids = {
             k: v
             for k, v in list(self.metadata.items())[:20]
-            if isinstance(k, str)
-            and ((isinstance(v, str) and len(v) <= 200) or type(v) is int)
+            if isinstance(k, str) and ((isinstance(v, str) and len(v) <= 200) or type(v) is int)
         }
         if ids:
             out["metadata"] = ids

@@ -11,7 +11,9 @@ name. :func:`fingerprint` describes an object as plain JSON data, stable across 
 * an object: its class and its attributes (``vars()``, or a pydantic model's fields),
   recursively to a few levels: an index's top-k, its store's size, a model's name;
 * containers: their items (the first :data:`MAX_ITEMS`, and their length); numpy arrays:
-  shape, dtype and a hash of their bytes; long strings and bytes: a hash.
+  shape, dtype and a hash of their bytes; long strings and bytes: a hash;
+* an object past the depth limit: its class, its model, index or collection name
+  (:data:`IDENTITY_ATTRS`) and the sizes of the containers it holds.
 
 Values that cannot be stable across processes are left out: memory addresses (no ``repr``
 of arbitrary objects is used) and random identifiers (UUID-like strings become
@@ -37,6 +39,11 @@ MAX_DEPTH = 4
 
 MAX_NODES = 4000
 """Values described in all; past this budget objects are named by their class only."""
+
+IDENTITY_ATTRS = frozenset(
+    {"model", "model_name", "model_id", "index_name", "collection_name", "table_name", "path"}
+)
+"""String attributes that name what an object past the depth limit stands for."""
 
 _UUID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
 _PRIMITIVE = (bool, int, float, type(None))
@@ -131,8 +138,9 @@ def _fp(obj: Any, depth: int, seen: set[int], _fp: Any) -> Any:
         data = obj.tobytes()
         return {"ndarray": list(obj.shape), "dtype": str(obj.dtype), "sha256": _digest(data)}
     if depth < 0:
-        size = len(obj) if isinstance(obj, (dict, list, tuple, set, frozenset)) else None
-        return {"class": _qualname(type(obj)), **({"len": size} if size is not None else {})}
+        if isinstance(obj, (dict, list, tuple, set, frozenset)):
+            return {"class": _qualname(type(obj)), "len": len(obj)}
+        return _summary(obj)
     if isinstance(obj, dict):
         items = list(obj.items())
         out: dict[str, Any] = {
@@ -148,12 +156,23 @@ def _fp(obj: Any, depth: int, seen: set[int], _fp: Any) -> Any:
             described.append({"<len>": len(seq)})
         return described
     name = _qualname(type(obj))
-    if depth <= 0:
-        return {"class": name}
-    state = _state(obj)
+    state = _state(obj) if depth > 0 else None
     if state is None:
-        return {"class": name}
+        return _summary(obj)
     return {"class": name, "state": _fp(state, depth, seen)}
+
+
+def _summary(obj: Any) -> dict[str, Any]:
+    """An object past the depth limit: its class, its identity strings
+    (:data:`IDENTITY_ATTRS`, such as a model or index name) and the sizes of the containers
+    it holds (a store's documents)."""
+    out: dict[str, Any] = {"class": _qualname(type(obj))}
+    for k, v in (_state(obj) or {}).items():
+        if isinstance(v, str) and k.lstrip("_") in IDENTITY_ATTRS:
+            out[k] = fingerprint(v)
+        elif isinstance(v, (dict, list, tuple, set, frozenset)) and not _private(k):
+            out[f"len({k})"] = len(v)
+    return out
 
 
 def _private(key: Any) -> bool:

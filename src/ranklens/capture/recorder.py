@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import InputError
 from ..evaluation import Evaluation, evaluate
 from ..io import coerce_qrels
+from ..judging.options import failure_note
 from ..model import Run
 from .hits import Converter, Hit, KeyLike, LightHit, Mapped, coerce_hit, key_name, map_hits
 from .matching import LOW_MATCH, match_records, no_match_message, recorded_run
@@ -39,6 +40,12 @@ T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN = range
 
 def _error(error: BaseException | None) -> tuple[str, str] | None:
     return None if error is None else (type(error).__name__, str(error)[:500])
+
+
+def _failure_text(raw: tuple) -> str:
+    """``"q7: TimeoutError: ..."`` (the query id, else the query's start)."""
+    who = raw[QUERY_ID] if raw[QUERY_ID] is not None else repr(str(raw[QUERY])[:60])
+    return f"{who}: {raw[ERROR][0]}: {raw[ERROR][1]}"
 
 
 def _recent(raw: tuple) -> tuple[float, bool, int]:
@@ -75,7 +82,8 @@ class Recorder:
         self.window = window
         self._recent_spilled: deque[tuple[float, bool, int]] = deque(maxlen=window)
         self._spilled = 0
-        self._spilled_errors = 0
+        self._spilled_errors: dict[str, int] = {}  # error type -> count, of spilled records
+        self._first_error: str | None = None  # the first spilled failure, as a summary shows it
         self._unmatched_ends = 0
         self._clock = time.time() - time.perf_counter()  # perf_counter -> wall time
         # What the hooks must copy in the request path: metadata and the parent id only
@@ -245,7 +253,10 @@ class Recorder:
         if lines is not None and self._spill_file.write(lines):
             for raw in raws:
                 self._recent_spilled.append(_recent(raw))
-                self._spilled_errors += raw[ERROR] is not None
+                if raw[ERROR] is not None:
+                    kind = raw[ERROR][0]
+                    self._spilled_errors[kind] = self._spilled_errors.get(kind, 0) + 1
+                    self._first_error = self._first_error or _failure_text(raw)
             self._spilled += n
         elif lines is None:
             self._spill_file.dropped += n
@@ -284,7 +295,7 @@ class Recorder:
         """Retrievals that ended with an error."""
         with self._lock:
             memory = list(self._memory)
-            spilled = self._spilled_errors
+            spilled = sum(self._spilled_errors.values())
         return spilled + sum(raw[ERROR] is not None for raw in memory)
 
     def __len__(self) -> int:
@@ -305,22 +316,30 @@ class Recorder:
             self._memory.clear()
             self._pending.clear()
             self._recent_spilled.clear()
-            self._spilled = self._spilled_errors = 0
+            self._spilled = 0
+            self._spilled_errors = {}
+            self._first_error = None
             self._spill_file.reset()  # the next spill rewrites the file from its start
 
     def summary(self) -> dict[str, Any]:
-        """Totals and, over the last ``window`` retrievals, error rate, latency p50/p95 and
-        mean documents per retrieval: for a dashboard or a log line."""
+        """Totals (with the failures' error types and the first failure) and, over the last
+        ``window`` retrievals, error rate, latency p50/p95 and mean documents per
+        retrieval: for a dashboard or a log line."""
         with self._lock:
             memory = list(self._memory)
             older = list(self._recent_spilled)
-            spilled, spilled_errors, pending = (
+            spilled, types, first, pending = (
                 self._spilled,
-                self._spilled_errors,
+                dict(self._spilled_errors),
+                self._first_error,
                 len(self._pending),
             )
         total = spilled + len(memory)
-        errors = spilled_errors + sum(raw[ERROR] is not None for raw in memory)
+        for raw in memory:
+            if raw[ERROR] is not None:
+                types[raw[ERROR][0]] = types.get(raw[ERROR][0], 0) + 1
+                first = first or _failure_text(raw)
+        errors = sum(types.values())
         recent = [_recent(raw) for raw in memory[-self.window :]] if self.window else []
         if len(recent) < self.window:  # the rest of the window from spilled records
             recent = older[max(0, len(older) - (self.window - len(recent))) :] + recent
@@ -329,6 +348,8 @@ class Recorder:
             "retrievals": total,
             "dropped": self._spill_file.dropped,
             "errors": errors,
+            "error_types": types,
+            "first_error": first,
             "in_flight": pending,
             "window": len(recent),
             "window_error_rate": (sum(not x[1] for x in recent) / len(recent)) if recent else 0.0,
@@ -340,8 +361,12 @@ class Recorder:
     def summary_line(self) -> str:
         """:meth:`summary` as one log line."""
         s = self.summary()
+        errors = f"{s['errors']} errors"
+        if s["errors"]:
+            summary = {"count": s["errors"], "types": s["error_types"], "first": s["first_error"]}
+            errors = failure_note(summary, "no hits")
         return (
-            f"ranklens: {s['retrievals']} retrievals, {s['errors']} errors, "
+            f"ranklens: {s['retrievals']} retrievals, {errors}, "
             f"p50 {s['latency_ms_p50']:.1f} ms, p95 {s['latency_ms_p95']:.1f} ms "
             f"(last {s['window']}), {s['docs_per_retrieval']:.1f} docs each"
         )

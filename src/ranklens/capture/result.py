@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import RanklensWarning
 from ..evaluation import Evaluation, evaluate
 from ..io import coerce_qrels, write_run
+from ..judging.options import failure_note, failure_summary
 from ..model import Run
 from .matching import LOW_MATCH, suggest_key
 from .records import Retrieval
@@ -115,7 +116,8 @@ class RunResult:
     def __repr__(self) -> str:
         info = self.report_info()
         p50 = info["latency_ms"].get("p50", math.nan)
-        return (
-            f"RunResult({self.name!r}: {info['queries']} queries, {info['errors']} errors, "
-            f"p50 {p50:.1f} ms)"
-        )
+        errors = f"{info['errors']} errors"
+        if info["errors"]:
+            failed = {r.query_id: r.error for r in self.failed}
+            errors = failure_note(failure_summary(failed), "no hits")
+        return f"RunResult({self.name!r}: {info['queries']} queries, {errors}, p50 {p50:.1f} ms)"

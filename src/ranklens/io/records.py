@@ -83,6 +83,11 @@ class LabelFields:
             if "grades" in rec:
                 self.grades[qid] = rec["grades"]
         elif "relevant" in rec:
+            if "grades" in rec:
+                raise InputError(
+                    f"{p}:{lineno}: field 'grades' goes with 'groups' (give grades in "
+                    "'relevant' as {doc: grade})"
+                )
             r = rec["relevant"]
             if not isinstance(r, (dict, list)):
                 raise InputError(f"{p}:{lineno}: field 'relevant' must be an object or a list")

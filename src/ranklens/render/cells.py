@@ -115,9 +115,11 @@ def counts_note(report: Report) -> str:
             switches.get("duplicates", "error"),
             evaluated=False,
         )
-        errors = report.metadata.get("run_info", {}).get(r, {}).get("errors")
-        if errors:
-            bits.append(f"{errors} retrieval errors")
+        # failures of labelled queries are in the counts already; say only the others
+        errors = report.metadata.get("run_info", {}).get(r, {}).get("errors") or 0
+        counted = (report.counts.get(r, {}).get("failures") or {}).get("count", 0)
+        if errors > counted:
+            bits.append(f"{errors - counted} retrieval errors on queries without labels")
         if bits:
             parts.append(f"{r}: " + ", ".join(bits))
     head = f"{len(report.query_ids)} queries."
