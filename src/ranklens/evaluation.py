@@ -163,10 +163,15 @@ class Evaluation:
 
         out = [line(header), line(["-" * w for w in widths])]
         out += [line(r) for r in rows]
+        return "\n".join(out) + "\n" + self.notes() + "\n"
+
+    def notes(self) -> str:
+        """What judging counted, as one line (:func:`~ranklens.judging.counts_notes`), ids
+        and messages made visible."""
         j = self.judged
         conv = j.convention
         notes = counts_notes(self.counts, j.options.missing, conv.name, conv.duplicates)
-        return "\n".join(out) + "\n" + visible("; ".join(notes)) + "\n"
+        return visible("; ".join(notes))
 
     def to_pandas(self, per_query: bool = True) -> Any:
         """A DataFrame: one row per query (index ``query_id``) and a column per metric, or
@@ -174,11 +179,7 @@ class Evaluation:
         pd: Any = require("pandas", "pandas", "Evaluation.to_pandas()")
         if not per_query:
             return pd.DataFrame([dict(self.aggregate)], index=pd.Index(["all"], name="query_id"))
-        frame = pd.DataFrame(
-            {name: vals for name, vals in self.per_query.items()},
-            index=pd.Index(self.query_ids, name="query_id"),
-        )
-        return frame
+        return pd.DataFrame(dict(self.per_query), index=pd.Index(self.query_ids, name="query_id"))
 
     def _repr_html_(self) -> str:
         """The notebook view: aggregates, what judging counted, and the first queries."""
@@ -194,14 +195,10 @@ class Evaluation:
             )
             rows.append(f"<tr><td>{escape(visible(q))}</td>{vals}</tr>")
         more = len(self.query_ids) - 20
-        j = self.judged
-        notes = counts_notes(
-            self.counts, j.options.missing, j.convention.name, j.convention.duplicates
-        )
         tail = f"<p>… {more} more queries (to_pandas())</p>" if more > 0 else ""
         return (
             f"<div><table><thead><tr><th>query</th>{head}</tr></thead><tbody>{''.join(rows)}"
-            f"</tbody></table>{tail}<p>{escape(visible('; '.join(notes)))}</p></div>"
+            f"</tbody></table>{tail}<p>{escape(self.notes())}</p></div>"
         )
 
     def __repr__(self) -> str:

@@ -88,7 +88,9 @@ def state_digest(obj: Any, depth: int = MAX_DEPTH) -> str:
     return _digest(json.dumps(fingerprint(obj, depth), sort_keys=True, default=str).encode())
 
 
-def _fp(obj: Any, depth: int, seen: set[int], _fp: Any) -> Any:
+def _fp(obj: Any, depth: int, seen: set[int], recurse: Any) -> Any:
+    """One level of :func:`fingerprint`; ``recurse`` describes what ``obj`` holds (within
+    the budget of :data:`MAX_NODES`)."""
     if isinstance(obj, _PRIMITIVE):
         return obj
     if isinstance(obj, str):
@@ -109,25 +111,30 @@ def _fp(obj: Any, depth: int, seen: set[int], _fp: Any) -> Any:
     down = depth - 1
     if isinstance(obj, functools.partial):
         return {
-            "partial": _fp(obj.func, depth, seen),
-            "args": [_fp(a, down, seen) for a in obj.args],
-            "keywords": {k: _fp(v, down, seen) for k, v in sorted(obj.keywords.items())},
+            "partial": recurse(obj.func, depth, seen),
+            "args": [recurse(a, down, seen) for a in obj.args],
+            "keywords": {k: recurse(v, down, seen) for k, v in sorted(obj.keywords.items())},
         }
     if isinstance(obj, types.MethodType):
-        return {"method": _fp(obj.__func__, depth, seen), "self": _fp(obj.__self__, down, seen)}
+        return {
+            "method": recurse(obj.__func__, depth, seen),
+            "self": recurse(obj.__self__, down, seen),
+        }
     if isinstance(obj, types.FunctionType):
         closure = obj.__closure__ or ()
         cells = []
         for cell in closure:
             try:
-                cells.append(_fp(cell.cell_contents, down, seen))
+                cells.append(recurse(cell.cell_contents, down, seen))
             except ValueError:  # an empty cell
                 cells.append(None)
         return {
             "function": _qualname(obj),
             "code": _code_digest(obj.__code__),
-            "defaults": [_fp(d, down, seen) for d in obj.__defaults__ or ()],
-            "kwdefaults": {k: _fp(v, down, seen) for k, v in (obj.__kwdefaults__ or {}).items()},
+            "defaults": [recurse(d, down, seen) for d in obj.__defaults__ or ()],
+            "kwdefaults": {
+                k: recurse(v, down, seen) for k, v in (obj.__kwdefaults__ or {}).items()
+            },
             "closure": cells,
         }
     if inspect.isbuiltin(obj) or isinstance(obj, (types.BuiltinMethodType,)):
@@ -144,14 +151,14 @@ def _fp(obj: Any, depth: int, seen: set[int], _fp: Any) -> Any:
     if isinstance(obj, dict):
         items = list(obj.items())
         out: dict[str, Any] = {
-            str(k): _fp(v, down, seen) for k, v in items[:MAX_ITEMS] if not _private(k)
+            str(k): recurse(v, down, seen) for k, v in items[:MAX_ITEMS] if not _private(k)
         }
         if len(items) > MAX_ITEMS:
             out["<len>"] = len(items)
         return out
     if isinstance(obj, (list, tuple, set, frozenset)):
         seq = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else list(obj)
-        described = [_fp(x, down, seen) for x in seq[:MAX_ITEMS]]
+        described = [recurse(x, down, seen) for x in seq[:MAX_ITEMS]]
         if len(seq) > MAX_ITEMS:
             described.append({"<len>": len(seq)})
         return described
@@ -159,7 +166,7 @@ def _fp(obj: Any, depth: int, seen: set[int], _fp: Any) -> Any:
     state = _state(obj) if depth > 0 else None
     if state is None:
         return _summary(obj)
-    return {"class": name, "state": _fp(state, depth, seen)}
+    return {"class": name, "state": recurse(state, depth, seen)}
 
 
 def _summary(obj: Any) -> dict[str, Any]:

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, RanklensWarning
+from ..evaluation import Evaluation
 from ..model import Run
-from .hits import normalise_text
+from .hits import key_name, normalise_text
 from .records import Retrieval
 
 
@@ -49,11 +51,12 @@ def match_records(
 
 def recorded_run(
     records: Iterable[Retrieval], labels: Any, match: str, name: str
-) -> tuple[Run, dict[str, int]]:
-    """The matched retrievals as a :class:`~ranklens.Run`, with the matching counts."""
+) -> tuple[Run, dict[str, int], dict[str, Retrieval]]:
+    """The matched retrievals as a :class:`~ranklens.Run`, with the matching counts and
+    the matched records (``{label query id: record}``)."""
     matched, counts = match_records(records, getattr(labels, "queries", None), match)
     run = Run.from_dict({q: r.doc_ids for q, r in matched.items()}, name=name)
-    return run, {**counts, "matched": len(matched)}
+    return run, {**counts, "matched": len(matched)}, matched
 
 
 def no_match_message(call: str, counts: dict[str, int], labels: Any, match: str = "auto") -> str:
@@ -89,8 +92,6 @@ def suggest_key(
     Tries ``"id"``, ``"parent"`` and each top-level metadata field on the raw hits of the
     matched records (``{label query id: record}``) against ``labels`` (``{query: {doc:
     grade}}``)."""
-    from .hits import key_name
-
     tally: dict[str, int] = {}
     total = 0
     for qid, rec in records.items():
@@ -114,3 +115,22 @@ def suggest_key(
     if best == now or tally[best] < max(2 * have + 1, LOW_MATCH * total):
         return None
     return best, tally[best], have
+
+
+def warn_if_wrong_key(ev: Evaluation, records: dict[str, Retrieval], qrels: Any, key: Any) -> None:
+    """Warn, naming the ``key=`` that would fix it, when (almost) no retrieved id has a
+    label but the hits' parents or a metadata field would match (chunk or node ids scored
+    against document labels give all zeros)."""
+    c = ev.counts
+    if not c["hits_retrieved"] or c["hits_labelled"] > LOW_MATCH * c["hits_retrieved"]:
+        return
+    found = suggest_key(records, qrels.to_dict(), key or "id")
+    if found is not None:
+        best, n, have = found
+        warnings.warn(
+            f"only {have} of {c['hits_retrieved']} retrieved ids have a label, but key="
+            f"{best!r} would match {n} hits: pass key={best!r} (chunk or node ids against "
+            "document labels; see docs/hit-identity.md)",
+            RanklensWarning,
+            stacklevel=3,
+        )

@@ -16,7 +16,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,29 +28,10 @@ from ..io import coerce_qrels
 from ..judging.options import failure_note
 from ..model import Run
 from .hits import Converter, Hit, KeyLike, LightHit, Mapped, coerce_hit, key_name, map_hits
-from .matching import LOW_MATCH, match_records, no_match_message, recorded_run
+from .matching import no_match_message, recorded_run, warn_if_wrong_key
 from .records import Retrieval
-from .result import warn_if_wrong_key
+from .slots import ERROR, error_of, failure_text, recent_of
 from .spill import SpillFile
-
-# A record in memory is one plain tuple (the cheapest thing to build in the app's request
-# path); these are its slots.
-T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN = range(10)
-
-
-def _error(error: BaseException | None) -> tuple[str, str] | None:
-    return None if error is None else (type(error).__name__, str(error)[:500])
-
-
-def _failure_text(raw: tuple) -> str:
-    """``"q7: TimeoutError: ..."`` (the query id, else the query's start)."""
-    who = raw[QUERY_ID] if raw[QUERY_ID] is not None else repr(str(raw[QUERY])[:60])
-    return f"{who}: {raw[ERROR][0]}: {raw[ERROR][1]}"
-
-
-def _recent(raw: tuple) -> tuple[float, bool, int]:
-    """(latency ms, ok, hits) of a record, for the rolling summary."""
-    return (raw[LATENCY], raw[ERROR] is None, len(raw[LIGHT]))
 
 
 class Recorder:
@@ -128,7 +109,7 @@ class Recorder:
         if began is None:
             return False
         latency = (now - began[0]) * 1000
-        self._append((*began, self._light(hits, convert), None, latency, _error(error), token))
+        self._append((*began, self._light(hits, convert), None, latency, error_of(error), token))
         return True
 
     def end_light(
@@ -184,7 +165,7 @@ class Recorder:
         now = time.perf_counter()
         light = self._light(hits, convert)
         t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
-        err = _error(error)
+        err = error_of(error)
         raw = (t0, query, query_id, parent_trace_id, source, light, None, latency_ms, err, trace_id)
         self._append(raw)
 
@@ -246,20 +227,14 @@ class Recorder:
         """Move the ``n`` oldest records to the spill file (:mod:`.spill`: never raises
         into the app; records it cannot write are dropped and counted)."""
         raws = [self._memory.popleft() for _ in range(n)]
-        try:
-            lines = [self._materialise(raw).to_json() for raw in raws]
-        except Exception:  # pragma: no cover - _materialise records its own faults
-            lines = None
-        if lines is not None and self._spill_file.write(lines):
+        if self._spill_file.write([self._materialise(raw).to_json() for raw in raws]):
             for raw in raws:
-                self._recent_spilled.append(_recent(raw))
+                self._recent_spilled.append(recent_of(raw))
                 if raw[ERROR] is not None:
                     kind = raw[ERROR][0]
                     self._spilled_errors[kind] = self._spilled_errors.get(kind, 0) + 1
-                    self._first_error = self._first_error or _failure_text(raw)
+                    self._first_error = self._first_error or failure_text(raw)
             self._spilled += n
-        elif lines is None:
-            self._spill_file.dropped += n
 
     @property
     def _spill_path(self) -> Path | None:
@@ -338,9 +313,9 @@ class Recorder:
         for raw in memory:
             if raw[ERROR] is not None:
                 types[raw[ERROR][0]] = types.get(raw[ERROR][0], 0) + 1
-                first = first or _failure_text(raw)
+                first = first or failure_text(raw)
         errors = sum(types.values())
-        recent = [_recent(raw) for raw in memory[-self.window :]] if self.window else []
+        recent = [recent_of(raw) for raw in memory[-self.window :]] if self.window else []
         if len(recent) < self.window:  # the rest of the window from spilled records
             recent = older[max(0, len(older) - (self.window - len(recent))) :] + recent
         lat = np.array([x[0] for x in recent if x[1] and math.isfinite(x[0])])
@@ -372,18 +347,13 @@ class Recorder:
         )
 
     # ------------------------------------------------------------------ evaluate
-    def _matched(self, labelled: Mapping[str, str] | None, match: str):
-        """``{label query id: first successful retrieval}`` and the matching counts (see
-        :func:`~ranklens.capture.matching.match_records`)."""
-        return match_records(self.records(), labelled, match)
-
     def to_run(self, dataset: Any = None, match: str = "auto") -> Run:
         """The captured retrievals as a :class:`~ranklens.Run` keyed by query id (matched
         to ``dataset``'s queries by id, else by normalised text, when a dataset is given;
         the first successful retrieval of a query counts). Retrievals that no query id
         names are not silently left out: when none can be keyed, this is an error that
         says how to pass ids."""
-        run, counts = recorded_run(self.records(), dataset, match, self.name)
+        run, counts, _ = recorded_run(self.records(), dataset, match, self.name)
         if counts["matched"] == 0 and counts["unmatched"]:
             raise InputError(no_match_message("to_run()", counts, dataset))
         return run
@@ -395,15 +365,14 @@ class Recorder:
         by normalised text) or qrels (by id). Labelled queries the app never asked are
         left out (``missing="skip"``) unless ``missing="zero"`` is passed; recorded queries
         that match no label are counted in ``evaluation.recorder_counts``."""
-        run, counts = recorded_run(self.records(), labels, match, self.name)
+        run, counts, matched = recorded_run(self.records(), labels, match, self.name)
         kwargs.setdefault("missing", "skip")
         if kwargs["missing"] == "skip" and counts.get("matched", 1) == 0:
             raise InputError(no_match_message("evaluate()", counts, labels, match))
-        ev = evaluate(labels, run, metrics, **kwargs)
+        qrels = coerce_qrels(labels)
+        ev = evaluate(qrels, run, metrics, **kwargs)
         ev.recorder_counts = counts
-        if ev.counts["hits_labelled"] <= LOW_MATCH * ev.counts["hits_retrieved"]:
-            matched, _ = match_records(self.records(), getattr(labels, "queries", None), match)
-            warn_if_wrong_key(ev, matched, coerce_qrels(labels), self.key)
+        warn_if_wrong_key(ev, matched, qrels, self.key)
         return ev
 
     def to_jsonl(self, path: str | Path) -> None:

@@ -3,38 +3,17 @@
 from __future__ import annotations
 
 import math
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import RanklensWarning
 from ..evaluation import Evaluation, evaluate
 from ..io import coerce_qrels, write_run
 from ..judging.options import failure_note, failure_summary
 from ..model import Run
-from .matching import LOW_MATCH, suggest_key
+from .matching import warn_if_wrong_key
 from .records import Retrieval
-
-
-def warn_if_wrong_key(ev: Evaluation, records: dict[str, Retrieval], qrels: Any, key: Any) -> None:
-    """Warn, naming the ``key=`` that would fix it, when (almost) no retrieved id has a
-    label but the hits' parents or a metadata field would match (chunk or node ids scored
-    against document labels give all zeros)."""
-    c = ev.counts
-    if not c["hits_retrieved"] or c["hits_labelled"] > LOW_MATCH * c["hits_retrieved"]:
-        return
-    found = suggest_key(records, qrels.to_dict(), key or "id")
-    if found is not None:
-        best, n, have = found
-        warnings.warn(
-            f"only {have} of {c['hits_retrieved']} retrieved ids have a label, but key="
-            f"{best!r} would match {n} hits: pass key={best!r} (chunk or node ids against "
-            "document labels; see docs/hit-identity.md)",
-            RanklensWarning,
-            stacklevel=3,
-        )
 
 
 class RunResult:

@@ -29,10 +29,12 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
+from ..judging.options import failure_note, failure_summary
 from .contract import RetrieverAdapter, as_retriever
 from .hits import Hit, KeyLike, key_name, map_hits
 from .log import RunLog
@@ -109,22 +111,21 @@ def run(
     In a running event loop (Jupyter), the work runs on a loop of its own in a thread;
     ``await arun(...)`` avoids that.
     """
-    kwargs = dict(
-        k=k, key=key, concurrency=concurrency, timeout=timeout, retries=retries,
-        retry_on=retry_on, backoff=backoff, cache=cache, retry_failed=retry_failed,
-        progress=progress, name=name, config=config,
+    settings = RunSettings(
+        k, key, concurrency, timeout, retries, retry_on, backoff, cache, retry_failed,
+        progress, name, config,
     )  # fmt: skip
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        result = asyncio.run(_arun(retriever, queries, **kwargs))
+        result = asyncio.run(_arun(retriever, queries, settings))
         _warn_at_end(result, k)
         return result
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["result"] = asyncio.run(_arun(retriever, queries, **kwargs))
+            box["result"] = asyncio.run(_arun(retriever, queries, settings))
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
@@ -155,44 +156,70 @@ async def arun(
     config: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """The coroutine behind :func:`run` (same arguments)."""
-    result = await _arun(
-        retriever, queries, k=k, key=key, concurrency=concurrency, timeout=timeout,
-        retries=retries, retry_on=retry_on, backoff=backoff, cache=cache,
-        retry_failed=retry_failed, progress=progress, name=name, config=config,
+    settings = RunSettings(
+        k, key, concurrency, timeout, retries, retry_on, backoff, cache, retry_failed,
+        progress, name, config,
     )  # fmt: skip
+    result = await _arun(retriever, queries, settings)
     _warn_at_end(result, k)
     return result
 
 
-async def _arun(retriever: Any, queries: Any, **kw: Any) -> RunResult:
-    k, key, concurrency, timeout = kw["k"], kw["key"], kw["concurrency"], kw["timeout"]
-    retries, retry_on, backoff, cache = kw["retries"], kw["retry_on"], kw["backoff"], kw["cache"]
-    retry_failed, progress, name, config = (
-        kw["retry_failed"], kw["progress"], kw["name"], kw["config"],
-    )  # fmt: skip
+@dataclass(frozen=True)
+class RunSettings:
+    """The arguments of :func:`run` after the retriever and the queries, checked once."""
+
+    k: int | None
+    key: KeyLike
+    concurrency: int
+    timeout: float | None
+    retries: int
+    retry_on: type[BaseException] | tuple[type[BaseException], ...]
+    backoff: float
+    cache: str | Path | None
+    retry_failed: bool
+    progress: bool | None
+    name: str | None
+    config: Mapping[str, Any] | None
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise InputError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.k is not None and self.k < 1:
+            raise InputError(f"k must be at least 1, got {self.k}")
+        if self.timeout is not None and not self.timeout > 0:
+            raise InputError(
+                f"timeout must be a positive number of seconds (or None), got {self.timeout}"
+            )
+        if self.retries < 0:
+            raise InputError(f"retries must be 0 or more, got {self.retries}")
+
+    @property
+    def retry_types(self) -> tuple[type[BaseException], ...]:
+        return self.retry_on if isinstance(self.retry_on, tuple) else (self.retry_on,)
+
+    def log_config(self, adapter: RetrieverAdapter) -> dict[str, Any]:
+        """What the run log hashes: the retriever's configuration (without its automatic
+        fingerprint when ``config`` names the configuration), ``k``, ``key``, ``config``."""
+        retriever = adapter.config()
+        if self.config:
+            retriever.pop("state", None)
+        return {
+            "retriever": retriever,
+            "k": self.k,
+            "key": key_name(self.key),
+            **(dict(self.config) if self.config else {}),
+        }
+
+
+async def _arun(retriever: Any, queries: Any, s: RunSettings) -> RunResult:
     adapter = as_retriever(retriever)
-    if concurrency < 1:
-        raise InputError(f"concurrency must be at least 1, got {concurrency}")
-    if k is not None and k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    if timeout is not None and not timeout > 0:
-        raise InputError(f"timeout must be a positive number of seconds (or None), got {timeout}")
-    if retries < 0:
-        raise InputError(f"retries must be 0 or more, got {retries}")
     items = _queries(queries)
-    retriever_config = adapter.config()
-    if config:  # the caller names the configuration: the automatic fingerprint steps aside
-        retriever_config.pop("state", None)
-    full_config = {
-        "retriever": retriever_config,
-        "k": k,
-        "key": key_name(key),
-        **(dict(config) if config else {}),
-    }
-    name = name or str(
+    full_config = s.log_config(adapter)
+    name = s.name or str(
         full_config["retriever"].get("name") or full_config["retriever"].get("class") or "run"
     )
-    log = RunLog(cache, full_config) if cache is not None else None
+    log = RunLog(s.cache, full_config) if s.cache is not None else None
     done: dict[str, Retrieval] = {}
     changed = 0
     if log is not None:
@@ -200,20 +227,19 @@ async def _arun(retriever: Any, queries: Any, **kw: Any) -> RunResult:
         done = {
             q: r
             for q, r in log.records.items()
-            if (r.ok or not retry_failed) and q in texts and r.query == texts[q]
+            if (r.ok or not s.retry_failed) and q in texts and r.query == texts[q]
         }
         changed = sum(1 for q, r in log.records.items() if q in texts and r.query != texts[q])
     todo = [(q, t) for q, t in items if q not in done]
-    retry_types = retry_on if isinstance(retry_on, tuple) else (retry_on,)
-    session = _Session(adapter, k, key, timeout, retries, retry_types, backoff, log)
-    bar = Progress(len(items), len(items) - len(todo), name, progress)
+    session = _Session(adapter, s, log)
+    bar = Progress(len(items), len(items) - len(todo), name, s.progress)
     started = time.perf_counter()
     try:
-        await session.run_all(todo, concurrency, bar)
+        await session.run_all(todo, bar)
     finally:
         session.close()
     records = [session.results.get(q) or done[q] for q, _ in items]
-    result = RunResult(
+    return RunResult(
         records,
         name,
         full_config,
@@ -222,14 +248,11 @@ async def _arun(retriever: Any, queries: Any, **kw: Any) -> RunResult:
         wall_seconds=round(time.perf_counter() - started, 3),
         torn_log_lines=log.torn_lines if log is not None else 0,
     )
-    return result
 
 
 def _warn_at_end(result: RunResult, k: int | None) -> None:
     """Once per run: failures (count, types, first message), and a retriever that never
     returned ``k`` hits (configured for fewer?)."""
-    from ..judging.options import failure_note, failure_summary
-
     failed = {r.query_id: r.error for r in result.records if not r.ok}
     if failed:
         msg = f"run {result.name!r}: " + failure_note(failure_summary(failed), "no hits")
@@ -250,26 +273,19 @@ class _Session:
     """One run's machinery: calls with timeout and retries, workers sharing a queue of
     queries, the log and the thread pool of a sync retriever."""
 
-    def __init__(
-        self,
-        adapter: RetrieverAdapter,
-        k: int | None,
-        key: KeyLike,
-        timeout: float | None,
-        retries: int,
-        retry_on: tuple[type[BaseException], ...],
-        backoff: float,
-        log: RunLog | None,
-    ):
-        self.adapter, self.k, self.key = adapter, k, key
-        self.timeout, self.retries = timeout, retries
-        self.retry_on, self.backoff = retry_on, backoff
+    def __init__(self, adapter: RetrieverAdapter, settings: RunSettings, log: RunLog | None):
+        s = settings
+        self.adapter, self.k, self.key = adapter, s.k, s.key
+        self.timeout, self.retries = s.timeout, s.retries
+        self.retry_on, self.backoff = s.retry_types, s.backoff
+        self.concurrency = s.concurrency
         self.log = log
         self.results: dict[str, Retrieval] = {}
         self.pool: DaemonPool | None = None
 
-    async def run_all(self, todo: list[tuple[str, str]], concurrency: int, bar: Progress) -> None:
+    async def run_all(self, todo: list[tuple[str, str]], bar: Progress) -> None:
         """Ask every query of ``todo`` with ``concurrency`` workers."""
+        concurrency = self.concurrency
         if not self.adapter.is_async:
             self.pool = DaemonPool(concurrency, "ranklens-retriever")
         it = iter(todo)

@@ -14,7 +14,7 @@ import gzip
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..errors import InputError
 
@@ -48,15 +48,21 @@ def read_errors(p: Path) -> Iterator[None]:
         raise InputError(f"{p}: cannot read the file ({exc.strerror or exc})") from None
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """The whole content of a file, decompressed when it ends in ``.gz``."""
-    p = Path(path)
+def _open(p: Path, mode: str, **text: Any) -> IO[Any]:
+    """``p`` opened in ``mode`` (``"rb"`` or ``"rt"``), decompressed when it ends in
+    ``.gz``; a missing file or a directory is an InputError naming it."""
     _check_file(p)
     with read_errors(p):
         if p.name.endswith(".gz"):
-            with gzip.open(p, "rb") as fh:
-                return fh.read()
-        return p.read_bytes()
+            return gzip.open(p, mode, **text)
+        return open(p, mode, **text)
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The whole content of a file, decompressed when it ends in ``.gz``."""
+    p = Path(path)
+    with _open(p, "rb") as fh, read_errors(p):
+        return fh.read()
 
 
 def open_text(path: str | Path, newline: str | None = None) -> IO[str]:
@@ -64,22 +70,14 @@ def open_text(path: str | Path, newline: str | None = None) -> IO[str]:
     unreadable file is an InputError naming it. Iterate it inside :func:`read_errors` so
     that undecodable bytes and a corrupt ``.gz`` are named too (as :func:`text_lines`
     does)."""
-    p = Path(path)
-    _check_file(p)
-    with read_errors(p):
-        if p.name.endswith(".gz"):
-            return gzip.open(p, "rt", encoding="utf-8-sig", newline=newline)
-        return open(p, encoding="utf-8-sig", newline=newline)
+    return _open(Path(path), "rt", encoding="utf-8-sig", newline=newline)
 
 
 def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` for each line of a text file (``.gz`` transparently, a BOM
     skipped); a line that is not UTF-8 is an InputError naming the file and line."""
     p = Path(path)
-    _check_file(p)
-    with read_errors(p):
-        fh = gzip.open(p, "rb") if p.name.endswith(".gz") else open(p, "rb")  # noqa: SIM115
-    with fh, read_errors(p):
+    with _open(p, "rb") as fh, read_errors(p):
         for lineno, raw in enumerate(fh, 1):
             if lineno == 1 and raw.startswith(BOM):
                 raw = raw[len(BOM) :]

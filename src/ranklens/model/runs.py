@@ -181,28 +181,18 @@ class Run:
 
     @classmethod
     def _from_score_dicts(cls, run: Mapping[Any, dict[Any, Any]], name: str) -> Run:
-        """Fast path of :meth:`from_dict` for ``{query: {doc: score}}`` (one pass in C)."""
-        empty = [qid for qid, v in run.items() if not v]
-        values = [v for v in run.values() if v]
-        if not values:
-            return cls.from_arrays([], [], [], name=name, empty_queries=empty)
-        full = {qid: v for qid, v in run.items() if v} if empty else run
-        qcode, query_vocab, dcode, doc_vocab, _ = encode_nested(full, "run")
-        raw = list(chain.from_iterable(v.values() for v in values))
+        """Fast path of :meth:`from_dict` for ``{query: {doc: score}}`` (one pass in C; a
+        query with no hits joins the query vocabulary without rows)."""
+        qcode, query_vocab, dcode, doc_vocab, _ = encode_nested(run, "run")
+        raw = list(chain.from_iterable(v.values() for v in run.values()))
         scores = np.array(raw) if raw else np.zeros(0)
         if scores.dtype.kind not in "iuf":
-            for qid, v in full.items():
+            for qid, v in run.items():
                 for doc, s in v.items():
                     _check_score(s, qid, doc)
-        scores = scores.astype(np.float64)
-        if empty:
-            return cls.from_arrays(
-                query_vocab[qcode], doc_vocab[dcode], scores, name=name, source="run",
-                empty_queries=empty, unique_docs=True,
-            )  # fmt: skip
         # dict keys are unique, so no document repeats within a query
         return cls.from_arrays(
-            None, None, scores, name=name, source="run",
+            None, None, scores.astype(np.float64), name=name, source="run",
             encoded=(qcode, query_vocab, dcode, doc_vocab), unique_docs=True,
         )  # fmt: skip
 
