@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .dataset import Dataset
 from .qrels import Qrels, QrelsLike
-from .runs import RowOrder, Run, RunLike
+from .ranking import RowOrder
+from .runs import Run, RunLike
 
 __all__ = ["Dataset", "Qrels", "QrelsLike", "RowOrder", "Run", "RunLike"]

@@ -18,6 +18,8 @@ from typing import Any, Union
 import numpy as np
 
 from ..errors import InputError
+from .ids import DocIds
+from .ranking import RowOrder, trec_order
 from .segments import run_start_index, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
@@ -33,8 +35,7 @@ class Run:
 
     __slots__ = (
         "_orders",
-        "d",
-        "doc_ids",
+        "docs",
         "failures",
         "name",
         "q",
@@ -47,18 +48,20 @@ class Run:
     def __init__(
         self,
         query_ids: np.ndarray,
-        doc_ids: np.ndarray,
+        doc_ids: np.ndarray | None,
         q: np.ndarray,
-        d: np.ndarray,
+        d: np.ndarray | None,
         score: np.ndarray,
         scored: bool,
         name: str = "run",
         unique_docs: bool = False,
+        docs: DocIds | None = None,
     ) -> None:
         self.query_ids = query_ids
-        self.doc_ids = doc_ids
+        # each row's document (codes into a sorted vocabulary, or parsed strings interned
+        # only when asked: see ranklens.model.ids)
+        self.docs = docs if docs is not None else DocIds(d, doc_ids)
         self.q = q
-        self.d = d
         self.score = score
         self.scored = scored
         self.name = name
@@ -66,7 +69,17 @@ class Run:
         # queries whose retrieval failed (id -> {"type", "message"}): absent from the rows,
         # they are counted as failures rather than as missing when the run is judged
         self.failures: dict[str, dict[str, Any]] = {}
-        self._orders: dict[str, np.ndarray] = {}
+        self._orders: dict[str, RowOrder] = {}
+
+    @property
+    def d(self) -> np.ndarray:
+        """Each row's document code into :attr:`doc_ids` (interned on first use)."""
+        return self.docs.codes()[0]
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        """The sorted distinct document ids (interned on first use)."""
+        return self.docs.codes()[1]
 
     @classmethod
     def from_arrays(
@@ -78,13 +91,16 @@ class Run:
         name: str = "run",
         empty_queries: Iterable[Any] = (),
         source: str = "run",
-        encoded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+        encoded: tuple[np.ndarray, np.ndarray, np.ndarray | DocIds, np.ndarray | None]
+        | None = None,
         unique_docs: bool = False,
     ) -> Run:
         """Build a run from parallel columns (rows of one query need not be adjacent).
 
         Without ``scores`` the rows' order within each query is the ranking. ``empty_queries``
-        lists queries that were asked but retrieved nothing.
+        lists queries that were asked but retrieved nothing. ``encoded`` (readers) gives
+        ``(query codes, query vocabulary, document codes, document vocabulary)`` or
+        ``(query codes, query vocabulary, DocIds, None)``.
         """
         if encoded is not None:
             qcode, query_vocab, dcode, doc_vocab = encoded
@@ -104,25 +120,27 @@ class Run:
             sc = np.asarray(scores, dtype=np.float64)
             if len(sc) != n:
                 raise InputError(f"{source}: the score column differs in length")
+        docs = dcode if isinstance(dcode, DocIds) else DocIds(dcode, doc_vocab)
+        if sc is not None:
             bad = np.flatnonzero(~np.isfinite(sc))
             if len(bad):
                 i = int(bad[0])
                 raise InputError(
-                    f"{source}: score {sc[i]!r} of document {doc_vocab[dcode[i]]!r} in query "
-                    f"{query_vocab[qcode[i]]!r} is not a finite number"
+                    f"{source}: score {sc[i]!r} of document {docs.strings(bad[:1])[0]!r} in "
+                    f"query {query_vocab[qcode[i]]!r} is not a finite number"
                 )
         if n and np.any(qcode[1:] < qcode[:-1]) and not _contiguous(qcode):
             order = sorted_with_rows(qcode.astype(np.int64))[1]
-            qcode, dcode = qcode[order], dcode[order]
+            qcode, docs = qcode[order], docs.take(order)
             if sc is not None:
                 sc = sc[order]
         if sc is None:
             # Pseudo-scores: strictly decreasing within each query, so the given order ranks.
             sc = -np.arange(n, dtype=np.float64)
-        # int32 codes halve the memory of large runs (vocabularies stay far below 2^31)
+        if docs.interned:  # int32 codes halve the memory of large runs
+            docs = DocIds(docs.codes()[0].astype(np.int32, copy=False), docs.codes()[1])
         qcode = qcode.astype(np.int32, copy=False)
-        dcode = dcode.astype(np.int32, copy=False)
-        return cls(query_vocab, doc_vocab, qcode, dcode, sc, scored, name, unique_docs)
+        return cls(query_vocab, None, qcode, None, sc, scored, name, unique_docs, docs=docs)
 
     @classmethod
     def from_dict(cls, run: Mapping[Any, Any], *, name: str = "run") -> Run:
@@ -230,7 +248,7 @@ class Run:
             order = RowOrder(len(self.q))
         else:
             sc = self.score if score_precision == "float64" else self.score.astype(np.float32)
-            order = _trec_order(self.q, sc, self.d)
+            order = trec_order(self.q, sc, self.docs)
         self._orders[score_precision] = order
         return order
 
@@ -261,93 +279,6 @@ def _contiguous(qcode: np.ndarray) -> bool:
     """True when each query's rows form one contiguous block (dicts, most files)."""
     block_q = qcode[run_start_index(qcode)]
     return len(np.unique(block_q)) == len(block_q)
-
-
-class RowOrder:
-    """A permutation of a run's rows: either ``full`` (any permutation) or the identity
-    except at positions ``idx``, which take rows ``src`` (tied rows reordered within their
-    query, so the query column is unchanged)."""
-
-    __slots__ = ("full", "idx", "n", "src")
-
-    def __init__(
-        self,
-        n: int,
-        full: np.ndarray | None = None,
-        idx: np.ndarray | None = None,
-        src: np.ndarray | None = None,
-    ) -> None:
-        self.n = n
-        self.full = full
-        empty = np.zeros(0, dtype=np.int64)
-        self.idx = empty if idx is None else idx
-        self.src = empty if src is None else src
-
-    @property
-    def within_queries(self) -> bool:
-        """True when rows only move within their query (the query column is unchanged)."""
-        return self.full is None
-
-    @property
-    def is_identity(self) -> bool:
-        return self.full is None and len(self.idx) == 0
-
-    def apply(self, x: np.ndarray) -> np.ndarray:
-        """``x`` (one value per row) in this order; ``x`` itself for the identity."""
-        if self.full is not None:
-            return x[self.full]
-        if len(self.idx) == 0:
-            return x
-        out = x.copy()
-        out[self.idx] = x[self.src]
-        return out
-
-    def array(self) -> np.ndarray:
-        """The permutation as an index array."""
-        return self.apply(np.arange(self.n, dtype=np.int64))
-
-
-_CHUNK = 1 << 16  # rows per block of the order check: its temporaries stay in cache
-
-
-def _trec_order(q: np.ndarray, score: np.ndarray, d: np.ndarray) -> RowOrder:
-    n = len(q)
-    # One pass over adjacent rows, in cache-sized blocks: queries must not go down, scores
-    # not up within a query; tied rows are collected (they need documents descending).
-    ties: list[np.ndarray] = []
-    misordered_tie = False
-    for a in range(0, max(n - 1, 0), _CHUNK):
-        b = min(a + _CHUNK, n - 1)
-        q0, q1 = q[a:b], q[a + 1 : b + 1]
-        s0, s1 = score[a:b], score[a + 1 : b + 1]
-        same_q = q0 == q1  # a change of query starts the next query's block
-        if (same_q & (s1 > s0)).any():
-            return RowOrder(n, full=np.lexsort((-d, -score, q)))
-        tie = np.flatnonzero(same_q & (s1 == s0))
-        if len(tie):
-            ties.append(tie + a)
-            if not misordered_tie:
-                misordered_tie = bool((d[tie + a + 1] >= d[tie + a]).any())
-    if not misordered_tie:
-        return RowOrder(n)
-    # Ranked by score already; only runs of tied scores need their documents reordered.
-    tie_at = np.concatenate(ties)  # row i ties with row i + 1
-    member = np.zeros(n, dtype=bool)
-    member[tie_at] = True
-    member[tie_at + 1] = True
-    idx = np.flatnonzero(member)
-    tie = np.zeros(n, dtype=bool)
-    tie[tie_at] = True
-    starts = np.ones(len(idx), dtype=bool)
-    starts[1:] = ~tie[idx[1:] - 1]
-    group = np.cumsum(starts)
-    # sort by (group, document descending) with one packed-integer sort
-    dm = d[idx].astype(np.int64)
-    dbits = max(int(dm.max()).bit_length(), 1)
-    key = (group.astype(np.int64) << dbits) | (((1 << dbits) - 1) - dm)
-    src = idx[sorted_with_rows(key)[1]]
-    moved = src != idx
-    return RowOrder(n, idx=idx[moved], src=src[moved])
 
 
 def _hits_form(qid: Any, hits: Any) -> str:
