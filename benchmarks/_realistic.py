@@ -196,15 +196,15 @@ def paths(n: int, depth: int, scenario: str = "msmarco/deep") -> tuple[Path, Pat
             fh.write(
                 "".join(
                     f"{q} 0 {d} {g}\n"
-                    for q, d, g in zip(a["qrel_q"].tolist(), a["qrel_doc"].tolist(), a["grade"].tolist())
+                    for q, d, g in zip(
+                        a["qrel_q"].tolist(), a["qrel_doc"].tolist(), a["grade"].tolist()
+                    )
                 )
             )
         ranks = list(range(1, depth + 1))
         with open(rp, "w") as fh:
             for q, ds, ss in zip(a["qid"].tolist(), a["run_doc"].tolist(), a["score"].tolist()):
-                fh.write(
-                    "".join(f"{q} Q0 {d} {r} {s} bm25\n" for d, r, s in zip(ds, ranks, ss))
-                )
+                fh.write("".join(f"{q} Q0 {d} {r} {s} bm25\n" for d, r, s in zip(ds, ranks, ss)))
     return qp, rp
 
 

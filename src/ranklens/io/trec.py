@@ -38,7 +38,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..model import Qrels, Run
-from ..model.vocab import BadIdError, arrow_to_numpy, encode_arrow, pyarrow_or_none
+from ..model.ids import DocIds
+from ..model.vocab import BadIdError, arrow_to_numpy, encode_blocks_arrow, pyarrow_or_none
 from .files import BOM, read_bytes, read_errors
 
 PathLike = str | os.PathLike
@@ -59,9 +60,7 @@ def read_trec_qrels(path: PathLike, *, fast: bool | None = None) -> Qrels:
     got = _read_fast(p, 4, ["qid", "iter", "docno", "rel"], {"rel": "int64"}, fast)
     if got is not None:
         try:
-            return Qrels.from_arrays(
-                None, None, got["rel"], source=str(p), encoded=(*got["qid_enc"], *got["docno_enc"])
-            )  # fmt: skip
+            return Qrels.from_parsed(*got["qid_enc"], got["docs"], got["rel"], source=str(p))
         except InputError:
             pass  # let the line parser name the line
     qids, docs, grades, linenos = [], [], [], []
@@ -100,7 +99,7 @@ def read_trec_run(path: PathLike, name: str | None = None, *, fast: bool | None 
         try:
             return Run.from_arrays(
                 None, None, got["sim"], name=name or got["last_run_id"], source=str(p),
-                encoded=(*got["qid_enc"], *got["docno_enc"]),
+                encoded=(*got["qid_enc"], got["docs"], None),
             )  # fmt: skip
         except InputError:
             pass
@@ -177,24 +176,11 @@ def _last_run_id(p: Path, data: Any) -> str | None:
     return None
 
 
-def _plain_bytes(data: Any, delim: bytes) -> bool:
-    """True when pyarrow's one-delimiter split equals the line parser's on ``data``: no other
-    ASCII whitespace, no doubled, leading or trailing delimiter, no lone CR."""
-    other = b"\t" if delim == b" " else b" "
-    bad = (other, b"\x0b", b"\x0c", delim + delim, b"\n" + delim, delim + b"\n", delim + b"\r")
-    if data[:1] == delim or any(data.find(x) != -1 for x in bad):
-        return False
-    if data.find(b"\r") == -1:
-        return True
-    a = np.frombuffer(data, dtype=np.uint8)  # CRs: only as CRLF line ends
-    cr = a == 13
-    return int(cr.sum()) == int((cr[:-1] & (a[1:] == 10)).sum())
-
-
 def _read_fast(
     p: Path, n_fields: int, names: list[str], types: dict[str, str], fast: bool | None
 ) -> Any:
-    """Parse with pyarrow when the bytes are plainly delimited; None to use the line parser."""
+    """Parse with pyarrow when it reads the file as the line parser would; None to use the
+    line parser."""
     pa = pyarrow_or_none()
     if pa is None or fast is False:
         return None
@@ -217,18 +203,25 @@ def _read_fast(
 
 
 def _parse_fast(p: Path, data: Any, n_fields: int, names: list[str], types: dict[str, str]) -> Any:
+    """pyarrow's multithreaded CSV reader with one delimiter, ids kept as strings.
+
+    It reads a file as the line parser does when every line has exactly ``n_fields``
+    fields split by single delimiters (anything else is a parse error here, or an empty
+    field, both sent to the line parser) and no id holds a byte the line parser would split
+    at (checked on the parsed ids' bytes). Comment lines, NaN scores and the like go to the
+    line parser too, which skips or names them.
+    """
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
     start = len(BOM) if data[:3] == BOM else 0
     first = data[start : data.find(b"\n", start, start + (1 << 16))]
     delim = b"\t" if b"\t" in first else b" "
-    if not _plain_bytes(data, delim):
+    # ASCII whitespace other than the delimiter and line ends splits fields for the line
+    # parser only (single-byte searches run at memory speed)
+    if any(data.find(x) != -1 for x in (b"\x0b", b"\x0c", b" " if delim == b"\t" else b"\t")):
         return None
-    # ids come dictionary-encoded, each block by its own parser thread
     col_types = {n: pa.string() for n in names}
-    col_types["qid"] = col_types["docno"] = pa.dictionary(pa.int32(), pa.string())
     for k, v in types.items():
         col_types[k] = pa.int64() if v == "int64" else pa.float64()
     try:
@@ -245,24 +238,35 @@ def _parse_fast(p: Path, data: Any, n_fields: int, names: list[str], types: dict
         )  # fmt: skip
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
         return None
-    if table.num_rows == 0:
+    if table.num_rows == 0 or not all(
+        _plain_ids(c) for name in ("qid", "docno") for c in table.column(name).chunks
+    ):
         return None
-    table = table.unify_dictionaries()
-    qdict = table.column("qid").chunk(0).dictionary
-    if pc.any(pc.starts_with(qdict, "#")).as_py():
-        return None  # comment lines: the line parser skips them
     try:
-        out: dict[str, Any] = {
-            "qid_enc": encode_arrow(table.column("qid")),
-            "docno_enc": encode_arrow(table.column("docno")),
-        }
+        qcode, qvocab = encode_blocks_arrow(table.column("qid"))
+        out: dict[str, Any] = {"qid_enc": (qcode, qvocab)}
         for k in types:
             out[k] = arrow_to_numpy(table.column(k))
     except (BadIdError, ValueError):
-        return None  # an empty id, a NaN: the line parser names the line
+        return None  # a NaN: the line parser names the line
+    if any(q.startswith("#") for q in qvocab.tolist()):
+        return None  # comment lines: the line parser skips them
+    out["docs"] = DocIds.from_arrow(table.column("docno"))
     if n_fields == 6:
         out["last_run_id"] = _last_run_id(p, data)
     return out
+
+
+def _plain_ids(chunk: Any) -> bool:
+    """True when no id of ``chunk`` is empty or holds a byte <= 0x20 (space, tab, VT, FF:
+    where the line parser splits; control bytes are rare enough to send to it too)."""
+    off = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[
+        chunk.offset : chunk.offset + len(chunk) + 1
+    ]
+    if len(off) > 1 and int(np.diff(off).min()) <= 0:
+        return False
+    body = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[int(off[0]) : int(off[-1])]
+    return not len(body) or int(body.min()) > 0x20
 
 
 def write_qrels(qrels: Qrels, path: PathLike) -> None:

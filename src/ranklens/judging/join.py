@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DuplicateDocumentError, InputError
+from ..errors import InputError
 from ..model import Qrels, Run
 from ..model import segments as seg
 from ..model.vocab import translate
+from .docmatch import match_documents
 from .options import JudgeOptions
 
 
@@ -89,27 +90,33 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
 
     # --- run rows in ranking order, mapped to evaluated queries -------------------------
     rq_to_ev = np.where(rq_to_qq >= 0, qq_to_eval[np.maximum(rq_to_qq, 0)], -1)
-    if conv.ordering == "given":
-        rd, ev = R.d, rq_to_ev[R.q]
-    else:
-        order = R.row_order(opts.score_precision)
-        rd = order.apply(R.d)
-        ev = rq_to_ev[R.q if order.within_queries else order.apply(R.q)]
-    if len(ev) and ev.min() < 0:
-        keep = ev >= 0
-        ev, rd = ev[keep], rd[keep]
+    order = R.row_order(opts.score_precision) if conv.ordering != "given" else None
+    ev = rq_to_ev[R.q if order is None or order.within_queries else order.apply(R.q)]
+    kept = np.flatnonzero(ev >= 0) if len(ev) and ev.min() < 0 else None
+    if kept is not None:
+        ev = ev[kept]
+
+    def ranked_rows(positions: np.ndarray | None = None, values: np.ndarray | None = None) -> Any:
+        """The original run row of each kept ranked row at ``positions``; or, given
+        ``values`` (one per run row), those values in kept ranked order."""
+        if values is not None:
+            x = values if order is None else order.apply(values)
+            return x if kept is None else x[kept]
+        p = positions if kept is None else kept[positions]
+        return p if order is None else order.source(p)
 
     # --- qrels rows of evaluated queries --------------------------------------------------
     qsel = qq_to_eval[Q.q] >= 0
-    qrow_q = qq_to_eval[Q.q[qsel]]
-    qrow_d = Q.d[qsel]
-    qrow_g = Q.grade[qsel]
-    qrow_u = Q.unit[qsel]
+    q_rows = np.flatnonzero(qsel)
+    qrow_q = qq_to_eval[Q.q[q_rows]]
+    qrow_g = Q.grade[q_rows]
+    qrow_u = Q.unit[q_rows]
     first_of_unit = seg.run_starts(qrow_u)
     unit_q = qrow_q[first_of_unit]
     unit_g = qrow_g[first_of_unit]
     qrow_unit = np.cumsum(first_of_unit) - 1  # dense unit id of each qrels row
     if Q.grouped:  # judged documents: one per (query, doc), the highest grade of its groups
+        qrow_d = Q.d[q_rows]
         dk = qrow_q * np.int64(max(len(Q.doc_ids), 1)) + qrow_d
         o = seg.order_by(dk, qrow_g.max() - qrow_g) if len(dk) else np.zeros(0, np.int64)
         firsts = seg.run_starts(dk[o])
@@ -118,67 +125,19 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         doc_q, doc_label = qrow_q, qrow_g
 
     # --- join run rows with qrels rows on (query, doc) ------------------------------------
-    qd_to_rd = translate(Q.doc_ids, R.doc_ids)  # qrels doc code -> run doc code
-    qrow_rd = qd_to_rd[qrow_d]
-    dbits = max(len(R.doc_ids).bit_length(), 1)
-    rkey = ev.astype(np.int64) << dbits
-    rkey |= rd
-    skey, srow = seg.sorted_with_rows(rkey)
-    del rkey
-    dropped = kept_dups = 0
-    repeat_rows = np.zeros(0, dtype=np.int64)
-    if len(skey) > 1 and not R.unique_docs:
-        again = seg.repeats(skey)
-        if again.any():
-            repeat_rows = np.sort(srow[1:][again])
-            if conv.duplicates == "error":
-                i = int(repeat_rows[0])
-                raise DuplicateDocumentError(
-                    f"run {R.name!r}: document {R.doc_ids[rd[i]]!r} appears more than once in "
-                    f"query {Q.query_ids[eval_q[ev[i]]]!r}; pass duplicates='first' to keep its "
-                    "highest-ranked occurrence"
-                )
-            if conv.duplicates == "first":
-                dropped = len(repeat_rows)
-                keep_rows = np.ones(len(ev), dtype=bool)
-                keep_rows[repeat_rows] = False
-                new_index = np.cumsum(keep_rows) - 1
-                keep_sorted = np.ones(len(skey), dtype=bool)
-                keep_sorted[1:] = ~again
-                skey, srow = skey[keep_sorted], new_index[srow[keep_sorted]]
-                ev, rd = ev[keep_rows], rd[keep_rows]
-                repeat_rows = np.zeros(0, dtype=np.int64)
-            else:
-                kept_dups = len(repeat_rows)
-    lens = np.bincount(ev, minlength=n_q).astype(np.int64)
-    # each query's rows are one block (in the run's query order): its first row
-    first_row = np.zeros(n_q, dtype=np.int64)
-    if len(ev):
-        block = seg.run_start_index(ev)
-        first_row[ev[block]] = block
-    in_run = qrow_rd >= 0
-    qkey = (qrow_q[in_run].astype(np.int64) << dbits) | qrow_rd[in_run]
-    lo = np.searchsorted(skey, qkey, "left")
-    if kept_dups:  # a key may match several run rows
-        cnt = np.searchsorted(skey, qkey, "right") - lo
-        qrows = np.repeat(np.flatnonzero(in_run), cnt)
-        within = np.arange(len(qrows)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        m_row = srow[np.repeat(lo, cnt) + within]  # run row of each match
-    else:  # keys are unique: at most one match each
-        hit = skey[np.minimum(lo, len(skey) - 1)] == qkey if len(skey) else lo < 0
-        qrows = np.flatnonzero(in_run)[hit]
-        m_row = srow[lo[hit]]
-    m_q = qrow_q[qrows].astype(np.int64)
-    m_rank = m_row - first_row[m_q] + 1
-    m_unit = qrow_unit[qrows]
-    m_grade = qrow_g[qrows]
+    dm = match_documents(Q, R, conv, ev, ranked_rows, q_rows, qrow_q, n_q, Q.query_ids[eval_q])
+    ev, repeat_rows, first_row = dm.ev, dm.repeat_rows, dm.first_row
+    m_q = qrow_q[dm.qrows].astype(np.int64)
+    m_rank = dm.m_row - first_row[m_q] + 1
+    m_unit = qrow_unit[dm.qrows]
+    m_grade = qrow_g[dm.qrows]
     is_rep = np.zeros(len(ev), dtype=bool)
     is_rep[repeat_rows] = True
-    m_repeat = is_rep[m_row]
+    m_repeat = is_rep[dm.m_row]
     return Join(
         query_ids=Q.query_ids[eval_q],
         missing=~present[eval_q],
-        lens=lens,
+        lens=dm.lens,
         m_q=m_q,
         m_rank=m_rank,
         m_unit=m_unit,
@@ -194,8 +153,8 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         missing_ids=missing_ids,
         ignored_ids=ignored_ids,
         no_rel_ids=no_rel_ids,
-        dropped=dropped,
-        kept_dups=kept_dups,
+        dropped=dm.dropped,
+        kept_dups=dm.kept_dups,
         run_name=R.name,
         max_grade=int(Q.grade.max()) if len(Q.grade) else 0,
         failures={q: R.failures[q] for q in missing_ids if q in R.failures},

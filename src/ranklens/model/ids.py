@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .vocab import encode_arrow
+from .vocab import arrow_to_numpy, encode_arrow, numpy_to_arrow, strings_to_arrow
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -76,7 +76,7 @@ class DocIds:
             out = self._arrow if rows is None else self._arrow.take(rows)
             return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
         codes = self._codes if rows is None else self._codes[rows]  # type: ignore[index]
-        return pa.array(self._vocab[codes].tolist(), type=pa.string())  # type: ignore[index]
+        return strings_to_arrow(self._vocab[codes].tolist())  # type: ignore[index]
 
     def strings(self, rows: np.ndarray) -> list[str]:
         """The ids of ``rows`` as Python strings."""
@@ -92,7 +92,8 @@ class DocIds:
             elif len(self._vocab) == 0:  # type: ignore[arg-type]
                 self._hash = np.zeros(len(self._codes), dtype=np.uint64)  # type: ignore[arg-type]
             else:
-                self._hash = hash_strings(_vocab_arrow(self._vocab))[self._codes]
+                vocab_hash = hash_strings(strings_to_arrow(self._vocab.tolist()))  # type: ignore[union-attr]
+                self._hash = vocab_hash[self._codes]
         return self._hash
 
     def desc_order(self, rows: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -106,10 +107,9 @@ class DocIds:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        table = pa.table({"g": np.asarray(group, dtype=np.int64), "d": self.arrow(rows)})
+        g = numpy_to_arrow(np.asarray(group, dtype=np.int64))
+        table = pa.Table.from_arrays([g, self.arrow(rows)], names=["g", "d"])
         order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
-        from .vocab import arrow_to_numpy
-
         return arrow_to_numpy(order).astype(np.int64)
 
     def equal_rows(self, rows: np.ndarray, other: DocIds, other_rows: np.ndarray) -> bool:
@@ -121,12 +121,6 @@ class DocIds:
         import pyarrow.compute as pc
 
         return bool(pc.all(pc.equal(self.arrow(rows), other.arrow(other_rows))).as_py())
-
-
-def _vocab_arrow(vocab: np.ndarray) -> Any:
-    import pyarrow as pa
-
-    return pa.array(vocab.tolist(), type=pa.string())
 
 
 def hash_strings(strings: Any) -> np.ndarray:
@@ -161,18 +155,64 @@ def _hash_chunk(arr: Any) -> np.ndarray:
     with np.errstate(over="ignore"):
         h = length.astype(np.uint64) * _M1
         longest = int(length.max()) if len(length) else 0
-        for w in range(0, longest, 8):
-            v = words[start + w]
-            rem = length - w
+        # round w mixes in bytes w..w+7 of the ids longer than w (so a hash never depends
+        # on the other rows)
+        rows = None  # all rows, for the first word
+        for w in range(0, max(longest, 1), 8):
+            if w:
+                rows = np.flatnonzero(length > w)
+                if not len(rows):
+                    break
+            st, rem = (start, length) if rows is None else (start[rows] + w, length[rows] - w)
+            v = words[st]
             short = rem < 8
             if short.any():
-                bits = (np.clip(rem, 0, 7) * 8).astype(np.uint64)
-                mask = (np.uint64(1) << bits) - np.uint64(1)
-                v = np.where(short, v & mask, v)
-            h ^= v
-            h *= _M2
-            h ^= h >> np.uint64(31)
+                bits = (np.minimum(rem, 7) * 8).astype(np.uint64)
+                v = np.where(short, v & ((np.uint64(1) << bits) - np.uint64(1)), v)
+            x = h if rows is None else h[rows]
+            x ^= v
+            x *= _M2
+            x ^= x >> np.uint64(31)
+            if rows is not None:
+                h[rows] = x
         h ^= h >> np.uint64(30)
         h *= _M3
         h ^= h >> np.uint64(31)
     return h
+
+
+def first_repeat(group: np.ndarray, docs: DocIds) -> tuple[int, int] | None:
+    """Two rows ``(earlier, later)`` with the same ``group`` (non-negative ints, e.g. query
+    codes) and the same id, or None when every (group, id) is unique. Exact: rows whose
+    hashes agree are compared as strings."""
+    from .segments import run_starts, sorted_with_rows
+
+    n = len(group)
+    if n < 2:
+        return None
+    if docs.interned:
+        codes = docs.codes()[0].astype(np.int64)
+        key = (group.astype(np.int64) << max(int(codes.max()).bit_length(), 1)) | codes
+        if int(group.max()).bit_length() + max(int(codes.max()).bit_length(), 1) > 62:
+            key = None
+    else:
+        key = None
+    if key is None:
+        hb = 63 - max(int(group.max()).bit_length(), 1) - max(int(n).bit_length(), 1)
+        if hb < 16:  # too few bits left for a useful hash: intern
+            return first_repeat(group, DocIds(*docs.codes()))
+        h = (docs.hashes() >> np.uint64(64 - hb)).astype(np.int64)
+        key = (group.astype(np.int64) << hb) | h
+    skey, rows = sorted_with_rows(key)
+    same = ~run_starts(skey)
+    if not same.any():
+        return None
+    # runs of equal keys: compare their members' ids exactly (few rows)
+    cand = np.flatnonzero(same | np.append(same[1:], False))
+    cand_rows = np.sort(rows[cand])
+    seen: dict[tuple[int, str], int] = {}
+    for r, g, s in zip(cand_rows.tolist(), group[cand_rows].tolist(), docs.strings(cand_rows)):
+        first = seen.setdefault((g, s), r)
+        if first != r:
+            return first, r
+    return None

@@ -24,6 +24,7 @@ from typing import Any, Union
 import numpy as np
 
 from ..errors import DuplicateDocumentError, InputError
+from .ids import DocIds, first_repeat
 from .segments import repeats, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
@@ -39,26 +40,37 @@ class Qrels:
     object. The model does no file I/O: :func:`ranklens.io.coerce_qrels` also takes paths.
     """
 
-    __slots__ = ("_query_row_off", "d", "doc_ids", "grade", "grouped", "q", "query_ids", "unit")
+    __slots__ = ("_query_row_off", "docs", "grade", "grouped", "q", "query_ids", "unit")
 
     def __init__(
         self,
         query_ids: np.ndarray,
-        doc_ids: np.ndarray,
+        doc_ids: np.ndarray | None,
         q: np.ndarray,
-        d: np.ndarray,
+        d: np.ndarray | None,
         grade: np.ndarray,
         unit: np.ndarray,
         grouped: bool,
+        docs: DocIds | None = None,
     ) -> None:
         self.query_ids = query_ids
-        self.doc_ids = doc_ids
+        # each row's document: codes, or parsed strings interned on first use (model.ids)
+        self.docs = docs if docs is not None else DocIds(d, doc_ids)
         self.q = q
-        self.d = d
         self.grade = grade
         self.unit = unit
         self.grouped = grouped
         self._query_row_off = np.searchsorted(q, np.arange(len(query_ids) + 1))
+
+    @property
+    def d(self) -> np.ndarray:
+        """Each row's document code into :attr:`doc_ids` (interned on first use)."""
+        return self.docs.codes()[0]
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        """The sorted distinct document ids (interned on first use)."""
+        return self.docs.codes()[1]
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -144,6 +156,27 @@ class Qrels:
             else np.zeros(0, dtype=np.int64)
         )
         return cls(query_ids_v, doc_vocab, q_s, d_s, g_s, unit, True)
+
+    @classmethod
+    def from_parsed(
+        cls, qcode: np.ndarray, query_vocab: np.ndarray, docs: DocIds, grades: np.ndarray,
+        source: str,
+    ) -> Qrels:  # fmt: skip
+        """Plain labels from a reader's columns (query codes into ``query_vocab``, ids as
+        :class:`~ranklens.model.ids.DocIds`), rows kept in the given order within each
+        query; ids stay strings until something needs codes."""
+        if len(qcode) > 1 and np.any(qcode[1:] < qcode[:-1]):
+            order = sorted_with_rows(qcode.astype(np.int64))[1]
+            qcode, docs, grades = qcode[order], docs.take(order), grades[order]
+        dup = first_repeat(qcode, docs)
+        if dup is not None:
+            raise DuplicateDocumentError(
+                f"{source}: document {docs.strings(np.array(dup[1:]))[0]!r} is labelled twice "
+                f"in query {query_vocab[qcode[dup[1]]]!r}"
+            )
+        unit = np.arange(len(qcode), dtype=np.int64)
+        g = np.asarray(grades, dtype=np.int64)
+        return cls(query_vocab, None, qcode, None, g, unit, False, docs=docs)
 
     @classmethod
     def from_dict(cls, labels: Mapping[Any, Mapping[Any, int] | Sequence[Any]]) -> Qrels:

@@ -7,6 +7,7 @@ import numpy as np
 
 from .ids import DocIds
 
+
 class RowOrder:
     """A permutation of a run's rows: either ``full`` (any permutation) or the identity
     except at positions ``idx``, which take rows ``src`` (tied rows reordered within their
@@ -45,6 +46,15 @@ class RowOrder:
         out = x.copy()
         out[self.idx] = x[self.src]
         return out
+
+    def source(self, positions: np.ndarray) -> np.ndarray:
+        """The original row at each of ``positions`` of the ordered rows."""
+        if self.full is not None:
+            return self.full[positions]
+        if len(self.idx) == 0:
+            return positions
+        j = np.minimum(np.searchsorted(self.idx, positions), len(self.idx) - 1)
+        return np.where(self.idx[j] == positions, self.src[j], positions)
 
     def array(self) -> np.ndarray:
         """The permutation as an index array."""
