@@ -1,7 +1,12 @@
 """End-to-end speed of ranklens against pytrec_eval-terrier and ranx, in one run.
 
-    uv run python benchmarks/bench_end_to_end.py            # all sizes (several minutes)
+    uv run python benchmarks/bench_end_to_end.py            # headline scenario, all sizes
     uv run python benchmarks/bench_end_to_end.py --quick    # 1k x 100 and 10k x 100 only
+    uv run python benchmarks/bench_end_to_end.py --scenarios beir/sparse,small/deep \
+        --sizes 10000x100,100000x100 --phases files,dicts
+
+Data: ``_realistic.py`` (the headline scenario is ``msmarco/deep``: MS MARCO-like numeric ids
+from an 8.8M space, TREC-style deep judgments; see that module for the others).
 
 Metric set: P@10, recall@100, reciprocal rank, MAP, nDCG@10, nDCG@100 (each tool's own
 spelling). Phases, each timed as the median of several repetitions in a worker process of
@@ -31,12 +36,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _synthetic import generate, paths
+from _realistic import SCENARIOS, dicts, paths
 
 RANKLENS = ["P@10", "recall@100", "recip_rank", "map", "ndcg@10", "ndcg@100"]
 PYTREC = ["P_10", "recall_100", "recip_rank", "map", "ndcg_cut_10", "ndcg_cut_100"]
 RANX = ["precision@10", "recall@100", "mrr", "map", "ndcg@10", "ndcg@100"]
-SIZES = [(1_000, 100), (10_000, 100), (100_000, 100), (1_000, 1_000)]
+SIZES = [(1_000, 100), (10_000, 100), (100_000, 100), (7_000, 1_000)]
+HEADLINE = "msmarco/deep"
 
 
 # ----------------------------------------------------------------------------- workers
@@ -46,13 +52,13 @@ def _pytrec_means(per_query: dict) -> dict:
     return {m: float(np.mean([v[m] for v in per_query.values()])) for m in PYTREC}
 
 
-def work(tool: str, phase: str, n: int, depth: int, reps: int) -> dict:
+def work(tool: str, phase: str, n: int, depth: int, reps: int, scenario: str) -> dict:
     """Time one tool in one phase (runs inside a fresh worker process)."""
-    qp, rp = paths(n, depth)
+    qp, rp = paths(n, depth, scenario)
     times: list[float] = []
     means: dict = {}
     if phase == "dicts":
-        qrels, run = generate(n, depth)
+        qrels, run = dicts(n, depth, scenario)
     if tool == "ranklens":
         import ranklens
 
@@ -70,7 +76,7 @@ def work(tool: str, phase: str, n: int, depth: int, reps: int) -> dict:
             ev = ranklens.evaluate(str(qp), str(rp), RANKLENS)
             for _ in range(reps):
                 t = time.perf_counter()
-                means = ev.judged.evaluate(RANKLENS).aggregate
+                means = ev.evaluate(RANKLENS).aggregate
                 times.append(time.perf_counter() - t)
     elif tool == "pytrec_eval":
         import pytrec_eval
@@ -138,6 +144,7 @@ def peak_rss_mb() -> float:
 
 FRESH = {
     "ranklens": "import ranklens; ranklens.evaluate({q!r}, {r!r}, {m!r}).aggregate",
+    "ranklens CLI": None,  # the command line: ranklens evaluate QRELS RUN -m ...
     "pytrec_eval": (
         "import pytrec_eval, numpy as np\n"
         "q = pytrec_eval.parse_qrel(open({q!r})); r = pytrec_eval.parse_run(open({r!r}))\n"
@@ -160,23 +167,40 @@ def _env() -> dict:
     return env
 
 
-def fresh_process(tool: str, n: int, depth: int, reps: int) -> dict:
-    qp, rp = paths(n, depth)
-    metrics = {"ranklens": RANKLENS, "pytrec_eval": PYTREC, "ranx": RANX}[tool]
-    code = FRESH[tool].format(q=str(qp), r=str(rp), m=metrics)
-    subprocess.run([sys.executable, "-c", code], check=True, env=_env())  # prime caches
-    times = []
+def fresh_process(tool: str, n: int, depth: int, reps: int, scenario: str) -> dict:
+    """A whole process (start, import, read files, evaluate, exit), ``reps`` times; peak
+    memory too."""
+    qp, rp = paths(n, depth, scenario)
+    if tool == "ranklens CLI":
+        exe = Path(sys.executable).with_name("ranklens")
+        cmd = [str(exe), "evaluate", str(qp), str(rp)]
+        for m in RANKLENS:
+            cmd += ["-m", m]
+    else:
+        metrics = {"ranklens": RANKLENS, "pytrec_eval": PYTREC, "ranx": RANX}[tool]
+        code = FRESH[tool].format(q=str(qp), r=str(rp), m=metrics)
+        cmd = [sys.executable, "-c", code]
+    subprocess.run(cmd, check=True, env=_env(), capture_output=True)  # prime caches
+    times, peak = [], 0.0
     for _ in range(reps):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True, env=_env())
+        proc = subprocess.run(cmd, check=True, env=_env(), capture_output=True, text=True)
         times.append(time.perf_counter() - t)
-    return {"times": times}
+        # peak memory: GNU time's %M, measured from a small parent (a child forked from this
+        # large process would report this process's size)
+        timed = subprocess.run(
+            ["/usr/bin/time", "-f", "%M", *cmd], env=_env(), capture_output=True, text=True
+        )
+        if timed.returncode == 0:
+            peak = max(peak, int(timed.stderr.strip().splitlines()[-1]) / 1024)
+        del proc
+    return {"times": times, "peak_mb": peak}
 
 
-def first_call_ratio(n: int, depth: int) -> dict:
+def first_call_ratio(n: int, depth: int, scenario: str) -> dict:
     """ranklens' first evaluate() in a fresh process against its later calls, and import
     time."""
-    qp, rp = paths(n, depth)
+    qp, rp = paths(n, depth, scenario)
     code = (
         "import time; t=time.perf_counter(); import ranklens; imp=time.perf_counter()-t\n"
         "ts=[]\n"
@@ -201,21 +225,29 @@ def run_worker(args: list[str]) -> dict:
 
 
 # ----------------------------------------------------------------------------- agreement
-def check_agreement(n: int = 2_000, depth: int = 100) -> None:
-    """Per-query values of the three tools must agree (1e-9; ranx fed trec-ordered ties)."""
+def check_agreement(scenario: str, n: int = 2_000, depth: int = 100) -> None:
+    """Per-query values of the three tools must agree (1e-9; ranx fed trec-ordered ties),
+    ranklens both from dicts and from files (the path each phase times)."""
     import numpy as np
     import pytrec_eval
     from ranx import Qrels, Run, evaluate
 
     import ranklens
 
-    qrels, run = generate(n, depth, seed=1)
+    qrels, run = dicts(n, depth, scenario)
+    qp, rp = paths(n, depth, scenario)
     ours = ranklens.evaluate(qrels, run, RANKLENS)
+    from_files = ranklens.evaluate(
+        ranklens.io.trec.read_trec_qrels(qp, fast=True),
+        ranklens.io.trec.read_trec_run(rp, fast=True),
+        RANKLENS,
+    )
     theirs = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC)).evaluate(run)
     for mine, other in zip(RANKLENS, PYTREC):
-        a = ours.per_query[mine]
         b = np.array([theirs[q][other] for q in ours.query_ids])
-        assert np.max(np.abs(a - b)) < 1e-9, (mine, float(np.max(np.abs(a - b))))
+        for got in (ours, from_files):
+            a = got.per_query[mine]
+            assert np.max(np.abs(a - b)) < 1e-9, (scenario, mine, float(np.max(np.abs(a - b))))
     # ranx: break ties as trec_eval does by giving each document its trec rank as score
     ranked = ranklens.Run.from_dict(run).to_lists()
     untied = {q: {d: float(len(ds) - i) for i, d in enumerate(ds)} for q, ds in ranked.items()}
@@ -226,27 +258,69 @@ def check_agreement(n: int = 2_000, depth: int = 100) -> None:
         # ranx returns values in its own query order: the sorted query ids
         b_by_q = dict(zip(sorted(untied), b))
         b = np.array([b_by_q[q] for q in ours.query_ids])
-        assert np.max(np.abs(a - b)) < 1e-9, (mine, float(np.max(np.abs(a - b))))
+        assert np.max(np.abs(a - b)) < 1e-9, (scenario, mine, float(np.max(np.abs(a - b))))
     print(
-        f"agreement: ranklens = pytrec_eval = ranx per query on {n} x {depth} (max |diff| < 1e-9)"
+        f"agreement ({scenario}): ranklens (dicts and files) = pytrec_eval = ranx per query "
+        f"on {n} x {depth} (max |diff| < 1e-9)"
     )
 
 
+def warm_memory(gb: float = 6.0) -> None:
+    """Touch memory once in a throwaway process: on a VM the first touch of never-used
+    guest memory is several times slower than later ones, and would fall on whichever tool
+    ran first."""
+    code = f"import numpy as np; a = np.ones({int(gb * (1 << 30) / 8)}); a += 1"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 # ----------------------------------------------------------------------------- main
+def _row(label: str, phases: list[str], row: dict) -> None:
+    print(f"\n== {label} ==")
+    print(
+        f"{'phase':8} {'ranklens':>10} {'pytrec_eval':>12} {'ranx':>10} {'ranx(dict)':>11}"
+        f" {'vs pytrec':>10} {'vs ranx':>8} {'vs ranx(dict)':>13}   peak MB (rl/pt/rx)"
+    )
+    for phase in phases:
+        if f"{phase}/ranklens" not in row:
+            continue
+        ours = row[f"{phase}/ranklens"]["median"]
+        pt = row[f"{phase}/pytrec_eval"]["median"]
+        rx = row[f"{phase}/ranx"]["median"]
+        rxp = row.get(f"{phase}/ranx_plain", {}).get("median")
+        mem = "/".join(
+            f"{row[f'{phase}/{t}']['peak_mb']:.0f}" for t in ("ranklens", "pytrec_eval", "ranx")
+        )
+        print(
+            f"{phase:8} {ours:10.3f} {pt:12.3f} {rx:10.3f} "
+            f"{(f'{rxp:11.3f}' if rxp else ' ' * 11)} {pt / ours:9.1f}x {rx / ours:7.1f}x "
+            f"{(f'{rxp / ours:12.1f}x' if rxp else ' ' * 13)}   {mem}"
+        )
+
+
+def _distinct(n: int, depth: int, scenario: str) -> int:
+    import ranklens
+
+    return len(ranklens.read_run(str(paths(n, depth, scenario)[1])).doc_ids)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--worker", nargs=5, metavar=("TOOL", "PHASE", "N", "DEPTH", "REPS"))
+    ap.add_argument("--worker", nargs=6, metavar=("TOOL", "PHASE", "N", "DEPTH", "REPS", "SCEN"))
     ap.add_argument("--json", help="write all measurements to this file")
-    ap.add_argument("--sizes", help="only these sizes, e.g. 100000x100,1000x1000")
-    ap.add_argument("--phases", help="only these phases, e.g. files,dicts,fresh")
+    ap.add_argument("--sizes", help="only these sizes, e.g. 100000x100,7000x1000")
+    ap.add_argument("--phases", help="only these phases, e.g. files,dicts,reeval,fresh")
+    ap.add_argument(
+        "--scenarios", default=HEADLINE, help=f"comma-separated, of {', '.join(SCENARIOS)}"
+    )
+    ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
     if args.worker:
-        tool, phase, n, depth, reps = args.worker
+        tool, phase, n, depth, reps, scenario = args.worker
         # untimed warm-up on the small size: imports, caches and numba's compiled code are
-        # loaded before timing (phase (d) measures a cold process)
-        work(tool, phase, 1_000, 100, 1)
-        print(json.dumps(work(tool, phase, int(n), int(depth), int(reps))))
+        # loaded before timing (phase "fresh" measures a cold process)
+        work(tool, phase, 1_000, 100, 1, scenario)
+        print(json.dumps(work(tool, phase, int(n), int(depth), int(reps), scenario)))
         return
     import platform
 
@@ -265,83 +339,70 @@ def main() -> None:
         except Exception:
             versions[mod] = "?"
     print("versions:", ", ".join(f"{k} {v}" for k, v in versions.items()))
-    check_agreement()
+    scenarios = args.scenarios.split(",")
     sizes = SIZES[:2] if args.quick else SIZES
     if args.sizes:
         sizes = [tuple(int(x) for x in sz.split("x")) for sz in args.sizes.split(",")]
-    phases = args.phases.split(",") if args.phases else ["files", "dicts", "reeval"]
-    results: dict = {"versions": versions, "sizes": {}}
-    for n, depth in sizes:
-        paths(n, depth)
-        label = f"{n // 1000}k x {depth}"
-        reps = 3
-        row: dict = {}
-        for phase, tools in (
-            ("files", ["ranklens", "pytrec_eval", "ranx"]),
-            ("dicts", ["ranklens", "pytrec_eval", "ranx", "ranx_plain"]),
-            ("reeval", ["ranklens", "pytrec_eval", "ranx"]),
-        ):
-            if phase not in phases:
-                continue
-            # one repetition per worker, the tools taking turns, so that the machine's
-            # drift over minutes falls on every tool alike
-            acc: dict = {t: {"times": [], "peak_mb": 0.0} for t in tools}
-            for _ in range(reps):
+    phases = args.phases.split(",") if args.phases else ["files", "dicts", "reeval", "fresh"]
+    results: dict = {"versions": versions, "scenarios": {}}
+    warm_memory()
+    for scenario in scenarios:
+        check_agreement(scenario)
+        res = results["scenarios"][scenario] = {}
+        for n, depth in sizes:
+            paths(n, depth, scenario)
+            label = f"{scenario}, {n // 1000}k x {depth}"
+            row: dict = {}
+            for phase, tools in (
+                ("files", ["ranklens", "pytrec_eval", "ranx"]),
+                ("dicts", ["ranklens", "pytrec_eval", "ranx", "ranx_plain"]),
+                ("reeval", ["ranklens", "pytrec_eval", "ranx"]),
+            ):
+                if phase not in phases:
+                    continue
+                # one repetition per worker, the tools taking turns, so that the machine's
+                # drift over minutes falls on every tool alike
+                acc: dict = {t: {"times": [], "peak_mb": 0.0} for t in tools}
+                for _ in range(args.reps):
+                    for tool in tools:
+                        got = run_worker([tool, phase, str(n), str(depth), "1", scenario])
+                        acc[tool]["times"] += got["times"]
+                        acc[tool]["peak_mb"] = max(acc[tool]["peak_mb"], got["peak_mb"])
                 for tool in tools:
-                    res = run_worker([tool, phase, str(n), str(depth), "1"])
-                    acc[tool]["times"] += res["times"]
-                    acc[tool]["peak_mb"] = max(acc[tool]["peak_mb"], res["peak_mb"])
-            for tool in tools:
-                row[f"{phase}/{tool}"] = {
-                    "median": statistics.median(acc[tool]["times"]),
-                    "peak_mb": acc[tool]["peak_mb"],
-                    "times": acc[tool]["times"],
-                }
-        results["sizes"][label] = row
-        print(f"\n== {label} ({n * depth:,} run rows) ==")
-        print(
-            f"{'phase':8} {'ranklens':>10} {'pytrec_eval':>12} {'ranx':>10} {'ranx(dict)':>11}"
-            f" {'vs pytrec':>10} {'vs ranx':>8} {'vs ranx(dict)':>13}   peak MB (rl/pt/rx)"
-        )
-        for phase in phases:
-            ours = row[f"{phase}/ranklens"]["median"]
-            pt = row[f"{phase}/pytrec_eval"]["median"]
-            rx = row[f"{phase}/ranx"]["median"]
-            rxp = row.get(f"{phase}/ranx_plain", {}).get("median")
-            mem = "/".join(
-                f"{row[f'{phase}/{t}']['peak_mb']:.0f}" for t in ("ranklens", "pytrec_eval", "ranx")
-            )
+                    row[f"{phase}/{tool}"] = {
+                        "median": statistics.median(acc[tool]["times"]),
+                        "peak_mb": acc[tool]["peak_mb"],
+                        "times": acc[tool]["times"],
+                    }
+            distinct = _distinct(n, depth, scenario)
+            res[f"{n}x{depth}"] = {"rows": row, "distinct_doc_ids": distinct}
+            _row(f"{label} ({n * depth:,} run rows, {distinct:,} distinct doc ids)", phases, row)
+        if "fresh" in phases:
+            n, depth = 10_000, 100
+            tools = ["ranklens", "ranklens CLI", "pytrec_eval", "ranx"]
+            acc = {t: {"times": [], "peak_mb": 0.0} for t in tools}
+            for _ in range(args.reps):
+                for tool in tools:
+                    got = fresh_process(tool, n, depth, 1, scenario)
+                    acc[tool]["times"] += got["times"]
+                    acc[tool]["peak_mb"] = max(acc[tool]["peak_mb"], got["peak_mb"])
+            fresh = {t: statistics.median(acc[t]["times"]) for t in tools}
+            res["fresh_10k"] = acc
+            pt, rx = fresh["pytrec_eval"], fresh["ranx"]
+            print(f"\n== {scenario}, fresh process, 10k x 100 (start, import, read, evaluate) ==")
+            for t in tools:
+                print(
+                    f"{t:13} {fresh[t]:6.2f} s  peak {acc[t]['peak_mb']:5.0f} MB"
+                    + (f"  ({pt / fresh[t]:.1f}x pytrec_eval, {rx / fresh[t]:.1f}x ranx)"
+                       if t.startswith("ranklens") else "")
+                )  # fmt: skip
+            fc = first_call_ratio(n, depth, scenario)
+            later = statistics.median(fc["calls"][1:])
+            res["first_call"] = fc
             print(
-                f"{phase:8} {ours:10.3f} {pt:12.3f} {rx:10.3f} "
-                f"{(f'{rxp:11.3f}' if rxp else ' ' * 11)} {pt / ours:9.1f}x {rx / ours:7.1f}x "
-                f"{(f'{rxp / ours:12.1f}x' if rxp else ' ' * 13)}   {mem}"
+                f"import ranklens {fc['import']:.3f} s; first call {fc['calls'][0]:.3f} s vs "
+                f"later calls {later:.3f} s (ratio {fc['calls'][0] / later:.2f})"
             )
-    if args.phases and "fresh" not in phases:
-        if args.json:
-            Path(args.json).write_text(json.dumps(results, indent=2))
-        return
-    n, depth = 10_000, 100
-    fresh = {
-        t: statistics.median(fresh_process(t, n, depth, 3)["times"])
-        for t in ("ranklens", "pytrec_eval", "ranx")
-    }
-    results["fresh_10k"] = fresh
-    print(
-        f"\n== fresh process, 10k x 100 (import + load files + evaluate) ==\n"
-        f"ranklens {fresh['ranklens']:.2f} s, pytrec_eval {fresh['pytrec_eval']:.2f} s "
-        f"({fresh['pytrec_eval'] / fresh['ranklens']:.1f}x), ranx {fresh['ranx']:.2f} s "
-        f"({fresh['ranx'] / fresh['ranklens']:.1f}x)"
-    )
-    results["first_call"] = {}
-    for fn, fd in ((10_000, 100), (100_000, 100)) if not args.quick else ((10_000, 100),):
-        fc = first_call_ratio(fn, fd)
-        later = statistics.median(fc["calls"][1:])
-        results["first_call"][f"{fn // 1000}k x {fd}"] = fc
-        print(
-            f"{fn // 1000}k x {fd}: import ranklens {fc['import']:.3f} s; first call "
-            f"{fc['calls'][0]:.3f} s vs later calls {later:.3f} s "
-            f"(ratio {fc['calls'][0] / later:.2f})"
-        )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 

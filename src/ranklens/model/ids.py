@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .vocab import arrow_to_numpy, encode_arrow, numpy_to_arrow, strings_to_arrow
+from .vocab import arrow_take, arrow_to_numpy, encode_arrow, numpy_to_arrow, strings_to_arrow
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -66,14 +66,14 @@ class DocIds:
         """The ids of ``rows``, in that order."""
         if self._codes is not None:
             return DocIds(self._codes[rows], self._vocab)
-        return DocIds(arrow=self._arrow.take(rows))
+        return DocIds(arrow=arrow_take(self._arrow, rows))
 
     def arrow(self, rows: np.ndarray | None = None) -> Any:
         """The ids of ``rows`` (all rows when None) as a pyarrow string array."""
         import pyarrow as pa
 
         if self._arrow is not None:
-            out = self._arrow if rows is None else self._arrow.take(rows)
+            out = self._arrow if rows is None else arrow_take(self._arrow, rows)
             return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
         codes = self._codes if rows is None else self._codes[rows]  # type: ignore[index]
         return strings_to_arrow(self._vocab[codes].tolist())  # type: ignore[index]
@@ -82,7 +82,7 @@ class DocIds:
         """The ids of ``rows`` as Python strings."""
         if self._codes is not None:
             return self._vocab[self._codes[rows]].tolist()  # type: ignore[index]
-        return self._arrow.take(rows).to_pylist()
+        return arrow_take(self._arrow, rows).to_pylist()
 
     def hashes(self) -> np.ndarray:
         """A 64-bit hash of each row's id (uint64; equal ids hash equal, whatever the form)."""

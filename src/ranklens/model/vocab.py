@@ -158,7 +158,7 @@ def encode_blocks_arrow(values: Any) -> tuple[np.ndarray, np.ndarray]:
     if n > 1:
         new[1:] = arrow_bools(pc.not_equal(values.slice(1), values.slice(0, n - 1)))
     starts = np.flatnonzero(new)
-    codes, vocab = encode(values.take(starts).to_pylist())
+    codes, vocab = encode(arrow_take(values, starts).to_pylist())
     return np.repeat(codes, np.diff(np.append(starts, n))), vocab
 
 
@@ -175,6 +175,12 @@ def strings_to_arrow(values: Sequence[str]) -> Any:
     return pa.Array.from_buffers(
         typ, len(enc), [None, pa.py_buffer(off), pa.py_buffer(b"".join(enc))]
     )
+
+
+def arrow_take(values: Any, rows: np.ndarray) -> Any:
+    """``values.take(rows)`` with numpy ``rows`` (passed as an arrow array: pyarrow would
+    import pandas to convert them)."""
+    return values.take(numpy_to_arrow(np.asarray(rows, dtype=np.int64)))
 
 
 def arrow_bools(arr: Any) -> np.ndarray:
