@@ -57,7 +57,7 @@ def read_trec_qrels(path: PathLike, *, fast: bool | None = None) -> Qrels:
     reader by the file's suffix). ``fast``: force (True) or forbid (False) the pyarrow
     path; by default it is used for files of :data:`FAST_MIN_BYTES` or more."""
     p = Path(path)
-    got = _read_fast(p, ["qid", "iter", "docno", "rel"], {"rel": "int64"}, fast)
+    got = _read_fast(p, 4, ["qid", "iter", "docno", "rel"], {"rel": "int64"}, fast)
     if got is not None:
         try:
             return Qrels.from_parsed(*got["qid_enc"], got["docs"], got["rel"], source=str(p))
@@ -94,7 +94,7 @@ def read_trec_run(path: PathLike, name: str | None = None, *, fast: bool | None 
     """
     p = Path(path)
     cols = ["qid", "iter", "docno", "rank", "sim", "run_id"]
-    got = _read_fast(p, cols, {"sim": "float64"}, fast)
+    got = _read_fast(p, 6, cols, {"sim": "float64"}, fast)
     if got is not None:
         try:
             return Run.from_arrays(
@@ -164,9 +164,23 @@ def _float(p: Path, lineno: int, raw: bytes, doc: str) -> float:
     return value
 
 
-def _read_fast(p: Path, names: list[str], types: dict[str, str], fast: bool | None) -> Any:
+def _last_run_id(p: Path, data: Any) -> str | None:
+    """The run_id of the last content line, read backwards from the end."""
+    end = len(data)
+    while end > 0:
+        start = max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end)) + 1
+        fields = bytes(data[start:end]).split()
+        if fields and not fields[0].startswith(b"#"):
+            return _text(p, 0, fields[5], "run_id") if len(fields) >= 6 else None
+        end = start - 1
+    return None
+
+
+def _read_fast(
+    p: Path, n_fields: int, names: list[str], types: dict[str, str], fast: bool | None
+) -> Any:
     """Parse with pyarrow when it reads the file as the line parser would; None to use the
-    line parser. Plain files are streamed (never held whole in memory)."""
+    line parser."""
     pa = pyarrow_or_none()
     if pa is None or fast is False:
         return None
@@ -174,66 +188,60 @@ def _read_fast(p: Path, names: list[str], types: dict[str, str], fast: bool | No
         if p.is_dir() or (fast is None and p.stat().st_size < FAST_MIN_BYTES):
             return None
     if p.name.endswith(".gz"):
-        data = read_bytes(p)
-        start = len(BOM) if data[:3] == BOM else 0
-        return _parse_fast(pa.BufferReader(pa.py_buffer(data)[start:]), data[start:], names, types)
-    with open(p, "rb") as fh, read_errors(p):
-        head = fh.read(1 << 16)
-    if not head:
-        return None
-    if head.startswith(BOM):
+        data: Any = read_bytes(p)
+    else:
         with open(p, "rb") as fh, read_errors(p):
+            if os.fstat(fh.fileno()).st_size == 0:
+                return None
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        try:
-            source = pa.BufferReader(pa.py_buffer(data)[len(BOM) :])
-            return _parse_fast(source, head[len(BOM) :], names, types)
-        finally:
+    try:
+        return _parse_fast(p, data, n_fields, names, types)
+    finally:
+        if isinstance(data, mmap.mmap):
             with contextlib.suppress(BufferError):  # views still alive: freed with them
                 data.close()
-    with read_errors(p):
-        return _parse_fast(pa.OSFile(str(p), "r"), head, names, types)
 
 
-def _parse_fast(source: Any, head: bytes, names: list[str], types: dict[str, str]) -> Any:
+def _parse_fast(p: Path, data: Any, n_fields: int, names: list[str], types: dict[str, str]) -> Any:
     """pyarrow's multithreaded CSV reader with one delimiter, ids kept as strings.
 
-    It reads a file as the line parser does when every line has exactly ``len(names)``
+    It reads a file as the line parser does when every line has exactly ``n_fields``
     fields split by single delimiters (anything else is a parse error here, or an empty
-    field, both sent to the line parser) and no field holds a byte the line parser would
-    split at (checked on the parsed fields' bytes; ignored fields are read
-    dictionary-encoded, so only their few distinct values are checked). Comment lines, NaN
-    scores and the like go to the line parser too, which skips or names them.
+    field, both sent to the line parser) and no id holds a byte the line parser would split
+    at (checked on the parsed ids' bytes). Comment lines, NaN scores and the like go to the
+    line parser too, which skips or names them.
     """
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    first = head[: head.find(b"\n")]
-    delim = "\t" if b"\t" in first else " "
-    col_types = {n: pa.dictionary(pa.int32(), pa.string()) for n in names}
-    col_types["qid"] = col_types["docno"] = pa.string()
+    start = len(BOM) if data[:3] == BOM else 0
+    first = data[start : data.find(b"\n", start, start + (1 << 16))]
+    delim = b"\t" if b"\t" in first else b" "
+    # ASCII whitespace other than the delimiter and line ends splits fields for the line
+    # parser only (single-byte searches run at memory speed)
+    if any(data.find(x) != -1 for x in (b"\x0b", b"\x0c", b" " if delim == b"\t" else b"\t")):
+        return None
+    col_types = {n: pa.string() for n in names}
     for k, v in types.items():
         col_types[k] = pa.int64() if v == "int64" else pa.float64()
     try:
         table = pcsv.read_csv(
-            source,
+            pa.BufferReader(pa.py_buffer(data)[start:]),
             read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pcsv.ParseOptions(
-                delimiter=delim, quote_char=False, ignore_empty_lines=True
+                delimiter=delim.decode(), quote_char=False, ignore_empty_lines=True
             ),
             convert_options=pcsv.ConvertOptions(
-                column_types=col_types, strings_can_be_null=False
+                column_types=col_types, include_columns=["qid", "docno", *types],
+                strings_can_be_null=False,
             ),
         )  # fmt: skip
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
         return None
-    if table.num_rows == 0:
+    if table.num_rows == 0 or not all(
+        _plain_ids(c) for name in ("qid", "docno") for c in table.column(name).chunks
+    ):
         return None
-    for name in names:
-        if name in types:
-            continue
-        for c in table.column(name).chunks:
-            if not _plain_ids(c.dictionary if pa.types.is_dictionary(c.type) else c):
-                return None
     try:
         qcode, qvocab = encode_blocks_arrow(table.column("qid"))
         out: dict[str, Any] = {"qid_enc": (qcode, qvocab)}
@@ -244,9 +252,8 @@ def _parse_fast(source: Any, head: bytes, names: list[str], types: dict[str, str
     if any(q.startswith("#") for q in qvocab.tolist()):
         return None  # comment lines: the line parser skips them
     out["docs"] = DocIds.from_arrow(table.column("docno"))
-    if "run_id" in names:  # the run's name: the last line's run_id, as trec_eval
-        last = [c for c in table.column("run_id").chunks if len(c)][-1]
-        out["last_run_id"] = last.dictionary[last.indices[-1].as_py()].as_py()
+    if n_fields == 6:
+        out["last_run_id"] = _last_run_id(p, data)
     return out
 
 
