@@ -83,15 +83,12 @@ def _match(
     qrow_q: np.ndarray, n_q: int, query_ids: np.ndarray, hashed: bool,
 ) -> DocMatch:  # fmt: skip
     n = len(ev)
-    first_row = np.zeros(n_q, dtype=np.int64)  # each query's rows are one block
-    if n:
-        block = seg.run_start_index(ev)
-        first_row[ev[block]] = block
+    first_row = _first_rows(ev, n_q)
     pos = np.arange(n, dtype=np.int64) - first_row[ev] if n else np.zeros(0, np.int64)
     ebits = max(int(n_q).bit_length(), 1)
     pbits = max(int(pos.max() + 1).bit_length(), 1) if n else 1  # pos < 2^pbits - 1
     if hashed:
-        kbits = min(63 - ebits - pbits, 64)
+        kbits = 63 - ebits - pbits
         if kbits < MIN_HASH_BITS:
             raise _Collision
     else:
@@ -130,10 +127,7 @@ def _match(
                 ev = ev[keep_rows]
                 ranked_rows = _compose(ranked_rows, kept)
                 repeat_rows = np.zeros(0, dtype=np.int64)
-                first_row = np.zeros(n_q, dtype=np.int64)
-                if len(ev):
-                    block = seg.run_start_index(ev)
-                    first_row[ev[block]] = block
+                first_row = _first_rows(ev, n_q)
             else:
                 kept_dups = len(repeat_rows)
     lens = np.bincount(ev, minlength=n_q).astype(np.int64)
@@ -190,6 +184,15 @@ def _sort(
     spos = packed & ((1 << pbits) - 1)
     packed >>= pbits
     return packed, first_row[packed >> kbits] + spos
+
+
+def _first_rows(ev: np.ndarray, n_q: int) -> np.ndarray:
+    """The first kept row of each query (each query's rows are one block)."""
+    first_row = np.zeros(n_q, dtype=np.int64)
+    if len(ev):
+        block = seg.run_start_index(ev)
+        first_row[ev[block]] = block
+    return first_row
 
 
 def _compose(ranked_rows: Any, kept: np.ndarray) -> Any:

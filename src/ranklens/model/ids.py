@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from .segments import order_by, run_starts, sorted_with_rows
 from .vocab import arrow_take, arrow_to_numpy, encode_arrow, numpy_to_arrow, strings_to_arrow
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
 _M3 = np.uint64(0x94D049BB133111EB)
-_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 class DocIds:
@@ -100,8 +100,6 @@ class DocIds:
         """Positions into ``rows`` sorting them by ``group`` (ascending, non-negative ints)
         and, within a group, by id descending in byte order (trec_eval's tie order)."""
         if self._codes is not None:
-            from .segments import order_by
-
             dm = self._codes[rows].astype(np.int64)
             return order_by(group.astype(np.int64), int(dm.max()) - dm) if len(dm) else dm
         import pyarrow as pa
@@ -121,6 +119,24 @@ class DocIds:
         import pyarrow.compute as pc
 
         return bool(pc.all(pc.equal(self.arrow(rows), other.arrow(other_rows))).as_py())
+
+
+class HoldsDocIds:
+    """``d`` and ``doc_ids`` for a model (:class:`~ranklens.Qrels`, :class:`~ranklens.Run`)
+    that holds each row's document as a :class:`DocIds` named ``docs``."""
+
+    __slots__ = ()
+    docs: DocIds
+
+    @property
+    def d(self) -> np.ndarray:
+        """Each row's document code into :attr:`doc_ids` (interned on first use)."""
+        return self.docs.codes()[0]
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        """The sorted distinct document ids (interned on first use)."""
+        return self.docs.codes()[1]
 
 
 def hash_strings(strings: Any) -> np.ndarray:
@@ -185,8 +201,6 @@ def first_repeat(group: np.ndarray, docs: DocIds) -> tuple[int, int] | None:
     """Two rows ``(earlier, later)`` with the same ``group`` (non-negative ints, e.g. query
     codes) and the same id, or None when every (group, id) is unique. Exact: rows whose
     hashes agree are compared as strings."""
-    from .segments import run_starts, sorted_with_rows
-
     n = len(group)
     if n < 2:
         return None

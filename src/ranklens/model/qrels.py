@@ -24,7 +24,7 @@ from typing import Any, Union
 import numpy as np
 
 from ..errors import DuplicateDocumentError, InputError
-from .ids import DocIds, first_repeat
+from .ids import DocIds, HoldsDocIds, first_repeat
 from .segments import repeats, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
@@ -32,7 +32,7 @@ QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
 """What :func:`ranklens.evaluate` takes as labels; paths are read by :mod:`ranklens.io`."""
 
 
-class Qrels:
+class Qrels(HoldsDocIds):
     """Relevance labels for a set of queries: graded labels or grouped ground truth.
 
     Build one with :meth:`from_dict`, :meth:`from_groups`, :meth:`from_arrays`,
@@ -61,16 +61,6 @@ class Qrels:
         self.unit = unit
         self.grouped = grouped
         self._query_row_off = np.searchsorted(q, np.arange(len(query_ids) + 1))
-
-    @property
-    def d(self) -> np.ndarray:
-        """Each row's document code into :attr:`doc_ids` (interned on first use)."""
-        return self.docs.codes()[0]
-
-    @property
-    def doc_ids(self) -> np.ndarray:
-        """The sorted distinct document ids (interned on first use)."""
-        return self.docs.codes()[1]
 
     # ------------------------------------------------------------------ constructors
     @classmethod

@@ -112,6 +112,5 @@ def _full_order(q: np.ndarray, score: np.ndarray, docs: DocIds) -> RowOrder:
         at = np.flatnonzero(tied)
         starts = np.ones(len(at), dtype=bool)
         starts[1:] = ~((qs[at[1:]] == qs[at[:-1]]) & (ss[at[1:]] == ss[at[:-1]]))
-        starts[1:] |= at[1:] != at[:-1] + 1
         o[at] = o[at][docs.desc_order(o[at], np.cumsum(starts))]
     return RowOrder(len(o), full=o)

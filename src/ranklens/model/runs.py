@@ -18,7 +18,7 @@ from typing import Any, Union
 import numpy as np
 
 from ..errors import InputError
-from .ids import DocIds
+from .ids import DocIds, HoldsDocIds
 from .ranking import RowOrder, trec_order
 from .segments import run_start_index, sorted_with_rows
 from .vocab import encode_columns, encode_nested
@@ -26,7 +26,7 @@ from .vocab import encode_columns, encode_nested
 RunLike = Union["Run", Mapping[str, Any], str, Path]
 
 
-class Run:
+class Run(HoldsDocIds):
     """Rankings of documents for a set of queries.
 
     Build one with :meth:`from_dict`, :meth:`from_arrays`, :func:`ranklens.read_run` (files),
@@ -70,16 +70,6 @@ class Run:
         # they are counted as failures rather than as missing when the run is judged
         self.failures: dict[str, dict[str, Any]] = {}
         self._orders: dict[str, RowOrder] = {}
-
-    @property
-    def d(self) -> np.ndarray:
-        """Each row's document code into :attr:`doc_ids` (interned on first use)."""
-        return self.docs.codes()[0]
-
-    @property
-    def doc_ids(self) -> np.ndarray:
-        """The sorted distinct document ids (interned on first use)."""
-        return self.docs.codes()[1]
 
     @classmethod
     def from_arrays(
