@@ -6,7 +6,6 @@ collisions (forced here, so the exact fallback is exercised)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,22 +15,19 @@ from ranklens.errors import InputError
 from ranklens.model import ids as ids_mod
 from ranklens.model.ids import DocIds, first_repeat, hash_strings
 
-pa = pytest.importorskip("pyarrow")
-from ranklens.model.vocab import strings_to_arrow  # noqa: E402
-
 METRICS = ["P@3", "recall@5", "map", "ndcg@5", "ndcg", "rr", "bpref", "rbp", "judged@5"]
 # ids of many shapes and lengths around the 8-byte words the hash reads
 DOCS = ["d1", "d10", "D1", "z", "ab" * 4, "ab" * 4 + "c", "x" * 17, "é", "7067032", "<db:A_b>"]
 
 
-def _arrow_run(R: Run) -> Run:
-    """The same run with its ids as parsed strings (as the TREC reader gives them)."""
-    docs = DocIds.from_arrow(strings_to_arrow(R.doc_ids[R.d].tolist()))
+def _packed_run(R: Run) -> Run:
+    """The same run with its ids as packed bytes (as the TREC reader gives them)."""
+    docs = DocIds.from_strings(R.doc_ids[R.d].tolist())
     return Run(R.query_ids, None, R.q, None, R.score, R.scored, R.name, docs=docs)
 
 
-def _arrow_qrels(Q: Qrels) -> Qrels:
-    docs = DocIds.from_arrow(strings_to_arrow(Q.doc_ids[Q.d].tolist()))
+def _packed_qrels(Q: Qrels) -> Qrels:
+    docs = DocIds.from_strings(Q.doc_ids[Q.d].tolist())
     return Qrels(Q.query_ids, None, Q.q, None, Q.grade, Q.unit, Q.grouped, docs=docs)
 
 
@@ -82,15 +78,15 @@ def test_hashed_ids_equal_interned_codes(c, duplicates, precision, form, collide
     R = Run.from_arrays([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
     opts = dict(duplicates=duplicates, score_precision=precision)
     want = _outcome(Q, R, **opts)
-    Qs = _arrow_qrels(Q) if form != "strings" else Q
-    Rs = _arrow_run(R) if form != "qrels strings" else R
+    Qs = _packed_qrels(Q) if form != "strings" else Q
+    Rs = _packed_run(R) if form != "qrels strings" else R
     if collide:  # every id hashes alike up to the low bits: matches must be checked
-        orig = ids_mod.hash_strings
-        ids_mod.hash_strings = lambda s: orig(s) & np.uint64(3)
+        orig = ids_mod.hash_slices
+        ids_mod.hash_slices = lambda b, s, n: orig(b, s, n) & np.uint64(3)
         try:
             got = _outcome(Qs, Rs, **opts)
         finally:
-            ids_mod.hash_strings = orig
+            ids_mod.hash_slices = orig
     else:
         got = _outcome(Qs, Rs, **opts)
     assert got == want
@@ -99,12 +95,10 @@ def test_hashed_ids_equal_interned_codes(c, duplicates, precision, form, collide
 
 def test_hash_of_an_id_does_not_depend_on_its_neighbours():
     ids = ["q2", "q2", "q1", "é", "a" * 30, "a" * 8, "a" * 9, "a" * 16, "a" * 17]
-    h = hash_strings(strings_to_arrow(ids))
+    h = hash_strings(ids)
     for i, s in enumerate(ids):
-        assert hash_strings(strings_to_arrow([s]))[0] == h[i]
-    chunked = pa.chunked_array([strings_to_arrow(ids[:3]), strings_to_arrow(ids[3:])])
-    assert np.array_equal(hash_strings(chunked), h)
-    assert np.array_equal(hash_strings(strings_to_arrow(ids).slice(2, 4)), h[2:6])
+        assert hash_strings([s])[0] == h[i]
+    assert np.array_equal(DocIds.from_strings(ids).take(np.arange(2, 6)).hashes(), h[2:6])
     assert len(set(h.tolist())) == len(set(ids))
     # an interned column hashes as its strings do
     Q = Qrels.from_dict({"q": {s: 1 for s in set(ids)}})
@@ -113,21 +107,19 @@ def test_hash_of_an_id_does_not_depend_on_its_neighbours():
 
 def test_hash_spreads_real_id_shapes():
     ids = [str(7_000_000 + i) for i in range(50_000)] + [f"doc{i}" for i in range(50_000)]
-    h = hash_strings(strings_to_arrow(ids))
+    h = hash_strings(ids)
     assert len(np.unique(h)) == len(ids)
     top = (h >> np.uint64(40)).astype(np.int64)  # the bits the join keys use
     assert len(np.unique(top)) > 0.99 * len(ids)
 
 
 def test_first_repeat_is_exact_under_collisions(monkeypatch):
-    docs = DocIds.from_arrow(strings_to_arrow(["a", "b", "c", "b", "a"]))
+    docs = DocIds.from_strings(["a", "b", "c", "b", "a"])
     group = np.array([0, 0, 0, 1, 1])
     assert first_repeat(group, docs) is None
-    monkeypatch.setattr(ids_mod, "hash_strings", lambda s: np.zeros(len(s), dtype=np.uint64))
-    assert (
-        first_repeat(group, DocIds.from_arrow(strings_to_arrow(["a", "b", "c", "b", "a"]))) is None
-    )
-    rep = DocIds.from_arrow(strings_to_arrow(["a", "b", "c", "a"]))
+    monkeypatch.setattr(ids_mod, "hash_slices", lambda b, s, n: np.zeros(len(s), dtype=np.uint64))
+    assert first_repeat(group, DocIds.from_strings(["a", "b", "c", "b", "a"])) is None
+    rep = DocIds.from_strings(["a", "b", "c", "a"])
     assert first_repeat(np.array([0, 0, 0, 0]), rep) == (0, 3)
 
 
@@ -143,7 +135,6 @@ def test_trec_files_give_the_same_numbers_read_either_way(tmp_path):
             fq.writelines(
                 f"q{q} 0 D{d} {g}\n" for d, g in zip(np.unique(judged), rng.integers(0, 3, 16))
             )
-    assert rp.stat().st_size > ranklens.io.trec.FAST_MIN_BYTES
     fast = ranklens.evaluate(str(qp), str(rp), METRICS)
     assert not ranklens.read_run(str(rp)).docs.interned  # read as strings
     slow = ranklens.evaluate(

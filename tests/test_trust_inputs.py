@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import ranklens
 from ranklens.errors import InputError
+from ranklens.io import scan as scan_mod
 from ranklens.io.trec import read_trec_qrels, read_trec_run
 
 QRELS = {"q1": {"d1": 1, "d2": 0}, "q2": ["d3"]}
@@ -166,7 +167,13 @@ def test_run_name_is_the_last_lines_run_id_even_when_long(tmp_path):
 # ---------------------------------------------------------------- both parsers, one answer
 _TOKENS = st.sampled_from(
     ["q1", "q2", "0", "Q0", "d1", "d2", "d\u00a0", "1", "-1", "+2", "0.5", "1e3", ".5", "nan",
-     "inf", "1_0", "\u0661", "#", "#q", "x"]
+     "inf", "1_0", "\u0661", "#", "#q", "x",
+     # numbers the scanner parses itself or hands to Python, at the edges of its fast path
+     "5.", "+.5", "-0", "-0.0", "1.5e-3", "1E5", "00012", "0.1234567890123456789",
+     "123456789012345", "1234567890123456", "9223372036854775807", "9223372036854775808",
+     "-9223372036854775808", "1.2.3", "+-1", "1-", "-", ".", "1e999",
+     # ids around the 8-byte words and the fixed-width limit
+     "d" * 8, "d" * 9, "x" * 70, "\u00e9t\u00e9", "<dbpedia:A_(b)>"]
 )  # fmt: skip
 _SEPS = st.sampled_from([" ", "\t", "  ", "\x0b", "\x0c", "\r"])
 
@@ -203,8 +210,9 @@ def _outcome(reader, path, fast):
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data())
-def test_line_parser_and_pyarrow_agree_on_any_bytes(tmp_path_factory, data):
-    pytest.importorskip("pyarrow")
+def test_line_parser_and_scanner_agree_on_any_bytes(tmp_path_factory, data, monkeypatch):
+    # small blocks: lines split across blocks, lines longer than a block
+    monkeypatch.setattr(scan_mod, "BLOCK", data.draw(st.sampled_from([8, 31, 1 << 22])))
     kind = data.draw(st.sampled_from(["qrels", "run"]))
     content = data.draw(_files(4 if kind == "qrels" else 6))
     p = tmp_path_factory.mktemp("f") / f"x.{kind}"
@@ -236,6 +244,7 @@ def test_parsers_agree_on_a_large_real_shaped_file(tmp_path):
     p = tmp_path / "r.run"
     p.write_text("\n".join(lines) + "\n")
     assert _outcome(read_trec_run, p, True) == _outcome(read_trec_run, p, False)
+    assert not ranklens.read_run(p).docs.interned  # read by the scanner, ids packed
 
 
 def test_jsonl_grades_without_groups_are_an_error(tmp_path):
@@ -243,3 +252,63 @@ def test_jsonl_grades_without_groups_are_an_error(tmp_path):
     p.write_text('{"query_id": "q1", "relevant": ["d1", "d2"], "grades": [2, 1]}\n')
     with pytest.raises(InputError, match=r"q\.jsonl:1: field 'grades' goes with 'groups'"):
         ranklens.read_qrels(p)
+
+
+_IDS = st.sampled_from(
+    ["q1", "q22", "7067032", "d" * 8, "d" * 9, "x" * 70, "\u00e9t\u00e9", "<dbpedia:A_(b)>"]
+)
+_NUMBERS = st.sampled_from(
+    ["0", "1", "-1", "+2", "00012", "5.", "+.5", "-0", "-0.0", "0.5", "1009.860352",
+     "0.123456789012345", "0.1234567890123456", "1.0000000000000002", "3.1415926535897932",
+     "123456789012345", "1234567890123456", "1.5e-3", "1E5", "9223372036854775807",
+     "9223372036854775808"]
+)  # fmt: skip
+
+
+@st.composite
+def _plain_files(draw, n_fields):
+    """Files the scanner reads itself (one delimiter, exact fields, plain numbers), now and
+    then with one thing it must leave to the line parser (an odd line)."""
+    delim = draw(st.sampled_from([" ", "\t"]))
+    num_at = n_fields - 1 if n_fields == 4 else 4
+    lines = []
+    for _ in range(draw(st.integers(1, 12))):
+        toks = [draw(_NUMBERS) if i == num_at else draw(_IDS) for i in range(n_fields)]
+        if n_fields == 6:
+            toks[3] = str(draw(st.integers(1, 1000)))  # the rank, a number as in real runs
+        lines.append(delim.join(toks))
+    odd = draw(st.sampled_from([None] * 6 + ["#", "blank", "double", "trailing", "few", "lead"]))
+    at = draw(st.integers(0, len(lines) - 1))
+    if odd == "#":
+        lines[at] = "#" + lines[at]
+    elif odd == "blank":
+        lines.insert(at, "")
+    elif odd == "double":  # the right number of delimiters, the docno empty
+        toks = lines[at].split(delim)
+        lines[at] = delim.join([*toks[:2], "", *toks[3:]])
+    elif odd == "trailing":
+        lines[at] += delim
+    elif odd == "few":  # the right number of delimiters, the last field empty
+        lines[at] = lines[at].rsplit(delim, 1)[0] + delim
+    elif odd == "lead":  # the right number of delimiters, the first field empty
+        lines[at] = delim + lines[at].rsplit(delim, 1)[0]
+    end = draw(st.sampled_from(["\n", ""]))  # with or without a final line feed
+    return ("\n".join(lines) + end).encode(), odd
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_scanner_reads_plain_files_exactly_as_the_line_parser(tmp_path_factory, data, monkeypatch):
+    monkeypatch.setattr(scan_mod, "BLOCK", data.draw(st.sampled_from([8, 40, 1 << 22])))
+    kind = data.draw(st.sampled_from(["qrels", "run"]))
+    content, odd = data.draw(_plain_files(4 if kind == "qrels" else 6))
+    p = tmp_path_factory.mktemp("f") / f"x.{kind}"
+    p.write_bytes(content)
+    reader = read_trec_qrels if kind == "qrels" else read_trec_run
+    want = _outcome(reader, p, False)
+    assert _outcome(reader, p, None) == want
+    if odd in (None, "blank") and want[0] != "error":  # the scanner read it itself
+        spec = (4, 0, [2], [(3, "int")]) if kind == "qrels" else (6, 0, [2], [(4, "float")])
+        assert scan_mod.scan(p, *spec) is not None

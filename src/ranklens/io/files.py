@@ -58,6 +58,12 @@ def _open(p: Path, mode: str, **text: Any) -> IO[Any]:
         return open(p, mode, **text)
 
 
+def open_binary(path: str | Path) -> IO[bytes]:
+    """``path`` opened for reading bytes (``.gz`` decompressed as read); a missing file or
+    a directory is an InputError naming it."""
+    return _open(Path(path), "rb")
+
+
 def read_bytes(path: str | Path) -> bytes:
     """The whole content of a file, decompressed when it ends in ``.gz``."""
     p = Path(path)

@@ -167,7 +167,13 @@ def _sort(
     low |= pos
     lens = np.bincount(ev, minlength=n_q)
     depth = int(lens.max())
-    if n_q * depth <= 1.5 * len(ev) + 4096:
+    if n_q * depth == len(ev) and (n_q == 1 or bool(np.all(ev[depth::depth] > ev[:-depth:depth]))):
+        # every query the same depth, in query order (a fixed-depth run): rows as they are
+        mat = low.reshape(n_q, depth)
+        mat.sort(axis=1)
+        packed = mat.reshape(-1)
+        packed |= np.repeat(np.arange(n_q, dtype=np.int64), depth) << (kbits + pbits)
+    elif n_q * depth <= 1.5 * len(ev) + 4096:
         pad = (1 << (kbits + pbits)) - 1  # above every packed value (pos < 2^pbits - 1)
         mat = np.full((n_q, depth), pad, dtype=np.int64)
         mat[ev, pos] = low

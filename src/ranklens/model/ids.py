@@ -1,54 +1,97 @@
-"""Document ids, one per row: codes into a sorted vocabulary, or the strings a file reader
-parsed, kept as they are until something needs more.
+"""Document ids, one per row: codes into a sorted vocabulary, or the UTF-8 bytes a file
+reader parsed, kept packed as they are until something needs more.
 
 Real runs draw their documents from corpora of millions (an MS MARCO run of 100k queries x
 100 holds over a million distinct ids), so interning every id — hashing it into a
 dictionary, making a Python string of it, sorting the vocabulary — would cost more than
-everything else together. A :class:`DocIds` built from parsed strings therefore offers:
+everything else together. A :class:`DocIds` of packed bytes (``offsets``, ``body``: row
+``i`` is ``body[offsets[i]:offsets[i + 1]]``, the layout of an Arrow string column, held in
+numpy) therefore offers:
 
 * :meth:`DocIds.hashes`: a 64-bit hash per row, computed with vectorised numpy over the
-  strings' bytes (no Python loop over ids), for joining runs with labels. Equal ids hash
-  equal; the join checks every match and every suspected repeat against the strings, so a
-  collision can only send it to the exact path, never give a wrong number;
-* :meth:`DocIds.strings` and :meth:`DocIds.desc_order`: the ids of a few rows, for checks,
-  messages and breaking score ties (trec_eval compares ids only inside ties);
+  bytes (no Python loop over ids), for joining runs with labels. Equal ids hash equal in
+  every form; the join checks every match and every suspected repeat against the bytes,
+  so a collision can only send it to the exact path, never give a wrong number;
+* :meth:`DocIds.strings`, :meth:`DocIds.desc_order`, :meth:`DocIds.equal_rows`: the ids of
+  some rows, for checks, messages and breaking score ties (trec_eval compares ids only
+  inside ties);
 * :meth:`DocIds.codes`: the interned form ``(codes, sorted vocabulary)``, built on first use.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from .segments import order_by, run_starts, sorted_with_rows
-from .vocab import arrow_take, arrow_to_numpy, encode_arrow, numpy_to_arrow, strings_to_arrow
+from .vocab import encode
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
 _M3 = np.uint64(0x94D049BB133111EB)
+PAD = 8
+_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+"""Zero bytes after a packed body's last id (8-byte words are read unaligned)."""
+_FIXED_MAX = 64
+"""Ids up to this many bytes are compared as fixed-width numpy bytes; longer ones in
+Python."""
 
 
 class DocIds:
     """The document id of each row (see the module docstring)."""
 
-    __slots__ = ("_arrow", "_codes", "_hash", "_vocab")
+    __slots__ = ("_body", "_codes", "_hash", "_len", "_nul", "_start", "_vocab")
 
-    def __init__(
-        self, codes: np.ndarray | None = None, vocab: np.ndarray | None = None, arrow: Any = None
-    ) -> None:
+    def __init__(self, codes: np.ndarray | None = None, vocab: np.ndarray | None = None) -> None:
         self._codes = codes
         self._vocab = vocab
-        self._arrow = arrow
+        self._body: np.ndarray | None = None
+        self._start: np.ndarray | None = None
+        self._len: np.ndarray | None = None
+        self._nul = False  # some id holds a zero byte
         self._hash: np.ndarray | None = None
 
     @classmethod
-    def from_arrow(cls, strings: Any) -> DocIds:
-        """From a pyarrow string array or chunked array (no empty id, no null)."""
-        return cls(arrow=strings)
+    def slices(
+        cls, body: np.ndarray, start: np.ndarray, length: np.ndarray, nul: bool = False
+    ) -> DocIds:
+        """Row ``i``'s id is ``body[start[i]:start[i] + length[i]]``: UTF-8, non-empty,
+        with no zero byte unless ``nul``. ``body`` (uint8) ends in at least :data:`PAD`
+        bytes past the last id (copied on if not)."""
+        out = cls()
+        end = int((start + length).max()) if len(start) else 0
+        if len(body) < end + PAD:
+            padded = np.zeros(end + PAD, dtype=np.uint8)
+            padded[: len(body)] = body[:end]
+            body = padded
+        out._body, out._start, out._len, out._nul = body, start, length, nul
+        return out
+
+    @classmethod
+    def packed(
+        cls, offsets: np.ndarray, body: np.ndarray, hashes: np.ndarray | None = None
+    ) -> DocIds:
+        """From packed UTF-8 bytes: row ``i`` is ``body[offsets[i]:offsets[i + 1]]`` (as
+        an Arrow string column lays them out; no zero byte). ``hashes``: the rows'
+        :func:`hash_slices`, when already computed."""
+        length = np.diff(offsets).astype(np.int32)
+        out = cls.slices(body, offsets[:-1].astype(np.int64), length)
+        out._hash = hashes
+        return out
+
+    @classmethod
+    def from_strings(cls, strings: Sequence[str]) -> DocIds:
+        """Packed from Python strings (UTF-8)."""
+        enc = [s.encode() for s in strings]
+        off = np.zeros(len(enc) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)), out=off[1:])
+        joined = b"".join(enc)
+        body = np.frombuffer(joined + bytes(PAD), dtype=np.uint8)
+        return cls.slices(body, off[:-1], np.diff(off), nul=b"\0" in joined)
 
     def __len__(self) -> int:
-        return len(self._codes) if self._codes is not None else len(self._arrow)
+        return len(self._codes) if self._codes is not None else len(self._start)  # type: ignore[arg-type]
 
     @property
     def interned(self) -> bool:
@@ -58,67 +101,88 @@ class DocIds:
     def codes(self) -> tuple[np.ndarray, np.ndarray]:
         """``(code per row, sorted vocabulary)``; interned on first call."""
         if self._codes is None:
-            codes, vocab = encode_arrow(self._arrow)
+            fixed = None if self._nul else _fixed(self._body, self._start, self._len)  # type: ignore[arg-type]
+            if fixed is not None:
+                vocab_b, codes = np.unique(fixed, return_inverse=True)
+                vocab = np.empty(len(vocab_b), dtype=object)
+                vocab[:] = [b.decode() for b in vocab_b.tolist()]
+            else:
+                codes, vocab = encode(self.strings(np.arange(len(self))))
             self._codes, self._vocab = codes.astype(np.int32, copy=False), vocab
         return self._codes, self._vocab  # type: ignore[return-value]
 
-    def take(self, rows: np.ndarray) -> DocIds:
-        """The ids of ``rows``, in that order."""
+    def _packed(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(offsets, body)`` of ``rows``, packed."""
         if self._codes is not None:
-            return DocIds(self._codes[rows], self._vocab)
-        return DocIds(arrow=arrow_take(self._arrow, rows))
+            other = DocIds.from_strings(self._vocab[self._codes[rows]].tolist())  # type: ignore[index]
+            return gather_packed(other._body, other._start, other._len)  # type: ignore[arg-type]
+        return gather_packed(self._body, self._start[rows], self._len[rows])  # type: ignore[arg-type,index]
 
-    def arrow(self, rows: np.ndarray | None = None) -> Any:
-        """The ids of ``rows`` (all rows when None) as a pyarrow string array."""
-        import pyarrow as pa
-
-        if self._arrow is not None:
-            out = self._arrow if rows is None else arrow_take(self._arrow, rows)
-            return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
-        codes = self._codes if rows is None else self._codes[rows]  # type: ignore[index]
-        return strings_to_arrow(self._vocab[codes].tolist())  # type: ignore[index]
+    def take(self, rows: np.ndarray) -> DocIds:
+        """The ids of ``rows``, in that order (the bytes are shared, not copied)."""
+        if self._codes is not None:
+            out = DocIds(self._codes[rows], self._vocab)
+        else:
+            out = DocIds.slices(self._body, self._start[rows], self._len[rows], self._nul)  # type: ignore[arg-type,index]
+        if self._hash is not None:
+            out._hash = self._hash[rows]
+        return out
 
     def strings(self, rows: np.ndarray) -> list[str]:
         """The ids of ``rows`` as Python strings."""
         if self._codes is not None:
             return self._vocab[self._codes[rows]].tolist()  # type: ignore[index]
-        return arrow_take(self._arrow, rows).to_pylist()
+        body, rows = self._body, np.asarray(rows)
+        return [
+            body[i : i + k].tobytes().decode()  # type: ignore[index]
+            for i, k in zip(self._start[rows].tolist(), self._len[rows].tolist())  # type: ignore[index]
+        ]
 
     def hashes(self) -> np.ndarray:
         """A 64-bit hash of each row's id (uint64; equal ids hash equal, whatever the form)."""
         if self._hash is None:
-            if self._arrow is not None:
-                self._hash = hash_strings(self._arrow)
+            if self._codes is None:
+                self._hash = hash_slices(self._body, self._start, self._len)  # type: ignore[arg-type]
             elif len(self._vocab) == 0:  # type: ignore[arg-type]
-                self._hash = np.zeros(len(self._codes), dtype=np.uint64)  # type: ignore[arg-type]
+                self._hash = np.zeros(len(self._codes), dtype=np.uint64)
             else:
-                vocab_hash = hash_strings(strings_to_arrow(self._vocab.tolist()))  # type: ignore[union-attr]
-                self._hash = vocab_hash[self._codes]
+                self._hash = hash_strings(self._vocab.tolist())[self._codes]  # type: ignore[union-attr]
         return self._hash
 
     def desc_order(self, rows: np.ndarray, group: np.ndarray) -> np.ndarray:
         """Positions into ``rows`` sorting them by ``group`` (ascending, non-negative ints)
         and, within a group, by id descending in byte order (trec_eval's tie order)."""
+        if not len(rows):
+            return np.zeros(0, dtype=np.int64)
         if self._codes is not None:
             dm = self._codes[rows].astype(np.int64)
-            return order_by(group.astype(np.int64), int(dm.max()) - dm) if len(dm) else dm
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        g = numpy_to_arrow(np.asarray(group, dtype=np.int64))
-        table = pa.Table.from_arrays([g, self.arrow(rows)], names=["g", "d"])
-        order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
-        return arrow_to_numpy(order).astype(np.int64)
+        else:
+            dm = self.take(rows).codes()[0].astype(np.int64)
+        return order_by(group.astype(np.int64), int(dm.max()) - dm)
 
     def equal_rows(self, rows: np.ndarray, other: DocIds, other_rows: np.ndarray) -> bool:
         """True when ``self``'s ids at ``rows`` equal ``other``'s at ``other_rows``."""
-        if len(rows) == 0:
-            return True
-        if self._codes is not None and other._codes is not None and self._vocab is other._vocab:
-            return bool(np.array_equal(self._codes[rows], other._codes[other_rows]))
-        import pyarrow.compute as pc
+        return bool(self.same(rows, other, other_rows).all())
 
-        return bool(pc.all(pc.equal(self.arrow(rows), other.arrow(other_rows))).as_py())
+    def same(self, rows: np.ndarray, other: DocIds, other_rows: np.ndarray) -> np.ndarray:
+        """Per pair, whether ``self``'s id at ``rows[i]`` equals ``other``'s at
+        ``other_rows[i]`` (exact: codes of one vocabulary, else the bytes)."""
+        rows, other_rows = np.asarray(rows), np.asarray(other_rows)
+        if len(rows) == 0:
+            return np.zeros(0, dtype=bool)
+        if self._codes is not None and other._codes is not None and self._vocab is other._vocab:
+            return self._codes[rows] == other._codes[other_rows]
+        a_off, a_body = self._packed(rows)
+        b_off, b_body = other._packed(other_rows)
+        out = np.diff(a_off) == np.diff(b_off)
+        at = np.flatnonzero(out)
+        if len(at) < len(out):  # compare the rows of equal length, packed alike
+            a_off, a_body = gather_packed(a_body, a_off[at], np.diff(a_off)[at])
+            b_off, b_body = gather_packed(b_body, b_off[at], np.diff(b_off)[at])
+        total = int(a_off[-1])
+        differ = np.flatnonzero(a_body[:total] != b_body[:total])
+        out[at[np.searchsorted(a_off, differ, side="right") - 1]] = False
+        return out
 
 
 class HoldsDocIds:
@@ -139,35 +203,73 @@ class HoldsDocIds:
         return self.docs.codes()[1]
 
 
-def hash_strings(strings: Any) -> np.ndarray:
-    """A 64-bit hash (uint64) of each string of a pyarrow string array or chunked array.
+def _words(body: np.ndarray) -> np.ndarray:
+    """``words[i]``: the 8 bytes of ``body`` from byte ``i`` as a little-endian uint64
+    (unaligned loads; ``body`` ends in :data:`PAD` zero bytes)."""
+    return np.ndarray((len(body) - 7,), dtype="<u8", buffer=body, strides=(1,))
+
+
+def masked_words(v: np.ndarray, rem: np.ndarray) -> np.ndarray:
+    """The first ``rem`` bytes (at most 8; none when ``rem <= 0``) of each little-endian
+    word ``v``, the rest zeroed (in place when ``v`` is a fresh array)."""
+    v &= _BYTE_MASKS[np.clip(rem, 0, 8)]
+    return v
+
+
+def gather_packed(
+    body: np.ndarray, start: np.ndarray, length: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The byte strings ``body[start:start + length]`` packed: ``(offsets, body)``
+    (``body`` ends in :data:`PAD` zero bytes). Short strings are moved 8 bytes at a time."""
+    n = len(start)
+    off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(length, out=off[1:])
+    total = int(off[-1])
+    out = np.zeros(total + PAD, dtype=np.uint8)
+    longest = int(length.max()) if n else 0
+    if 0 < longest <= _FIXED_MAX:
+        n_words = -(-longest // 8)
+        words = _words(body)
+        mat = np.empty((n, n_words), dtype="<u8")
+        for k in range(n_words):
+            mat[:, k] = words[np.minimum(start + 8 * k, len(words) - 1)]
+        keep = np.arange(8 * n_words) < length[:, None]
+        out[:total] = mat.view(np.uint8).reshape(n, 8 * n_words)[keep]
+    elif total:
+        at = np.repeat(start - off[:-1], length)
+        at += np.arange(total)
+        out[:total] = body[at]
+    return off, out
+
+
+def _fixed(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray | None:
+    """The ids as fixed-width numpy bytes (``S`` dtype, zero padded: sorting and comparing
+    them is byte order), or None when the longest is over :data:`_FIXED_MAX` bytes."""
+    longest = int(length.max()) if len(length) else 1
+    if longest > _FIXED_MAX:
+        return None
+    n_words = max(-(-longest // 8), 1)
+    words = _words(body)
+    out = np.empty((len(start), n_words), dtype="<u8")
+    last = len(words) - 1
+    for k in range(n_words):
+        out[:, k] = masked_words(words[np.minimum(start + 8 * k, last)], length - 8 * k)
+    return out.view(f"S{8 * n_words}").ravel()
+
+
+def hash_strings(strings: Sequence[str]) -> np.ndarray:
+    """A 64-bit hash (uint64) of each of ``strings`` (of its UTF-8 bytes)."""
+    return DocIds.from_strings(strings).hashes()
+
+
+def hash_slices(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """A 64-bit hash (uint64) of each id ``body[start:start + length]`` (see
+    :meth:`DocIds.slices`).
 
     Vectorised over rows: the bytes are read eight at a time (one gather per 8-byte word of
     the longest id), mixed with a multiply-xorshift and finished with splitmix64's mixer.
     """
-    import pyarrow as pa
-
-    chunks = strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]
-    parts = [_hash_chunk(c) for c in chunks if len(c)]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
-
-
-def _hash_chunk(arr: Any) -> np.ndarray:
-    import pyarrow as pa
-
-    wide = pa.types.is_large_string(arr.type)
-    bufs = arr.buffers()
-    off = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32)
-    off = off[arr.offset : arr.offset + len(arr) + 1]
-    lo, hi = int(off[0]), int(off[-1])
-    data = np.zeros(hi - lo + 16, dtype=np.uint8)
-    if bufs[2] is not None and hi > lo:
-        data[: hi - lo] = np.frombuffer(bufs[2], dtype=np.uint8)[lo:hi]
-    # words[i] = the 8 bytes starting at byte i (unaligned little-endian loads)
-    words = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    start = off[:-1].astype(np.int64)
-    start -= lo
-    length = np.diff(off).astype(np.int64)
+    words = _words(body)
     with np.errstate(over="ignore"):
         h = length.astype(np.uint64) * _M1
         longest = int(length.max()) if len(length) else 0
@@ -180,11 +282,7 @@ def _hash_chunk(arr: Any) -> np.ndarray:
                 if not len(rows):
                     break
             st, rem = (start, length) if rows is None else (start[rows] + w, length[rows] - w)
-            v = words[st]
-            short = rem < 8
-            if short.any():
-                bits = (np.minimum(rem, 7) * 8).astype(np.uint64)
-                v = np.where(short, v & ((np.uint64(1) << bits) - np.uint64(1)), v)
+            v = masked_words(words[st], rem)
             x = h if rows is None else h[rows]
             x ^= v
             x *= _M2

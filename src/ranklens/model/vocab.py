@@ -39,15 +39,6 @@ def _hashable(value: Any) -> bool:
     return True
 
 
-def pyarrow_or_none() -> Any | None:
-    """The pyarrow module, or None when the ``fast`` extra is not installed."""
-    try:
-        import pyarrow
-    except ImportError:  # pragma: no cover - exercised when the extra is missing
-        return None
-    return pyarrow
-
-
 def _is_arrow(values: Any) -> bool:
     return type(values).__module__.startswith("pyarrow")
 
@@ -143,53 +134,6 @@ def encode_arrow(values: Any) -> tuple[np.ndarray, np.ndarray]:
     return _sort_vocab(raw, vocab)
 
 
-def encode_blocks_arrow(values: Any) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`encode` for a pyarrow string column whose equal ids mostly stand together (a
-    file's query column): only the first id of each block of equal ids is interned."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    n = len(values)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-    new = np.ones(n, dtype=bool)
-    if n > 1:
-        new[1:] = arrow_bools(pc.not_equal(values.slice(1), values.slice(0, n - 1)))
-    starts = np.flatnonzero(new)
-    codes, vocab = encode(arrow_take(values, starts).to_pylist())
-    return np.repeat(codes, np.diff(np.append(starts, n))), vocab
-
-
-def strings_to_arrow(values: Sequence[str]) -> Any:
-    """Python strings as a pyarrow string array, built from buffers (``pa.array`` on a list
-    would import pandas, which costs seconds in a fresh process)."""
-    import pyarrow as pa
-
-    enc = list(map(str.encode, values))
-    off = np.zeros(len(enc) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)), out=off[1:])
-    typ = pa.string() if off[-1] < 1 << 31 else pa.large_string()
-    off = off.astype(np.int32) if typ == pa.string() else off
-    return pa.Array.from_buffers(
-        typ, len(enc), [None, pa.py_buffer(off), pa.py_buffer(b"".join(enc))]
-    )
-
-
-def arrow_take(values: Any, rows: np.ndarray) -> Any:
-    """``values.take(rows)`` with numpy ``rows`` (passed as an arrow array: pyarrow would
-    import pandas to convert them)."""
-    return values.take(numpy_to_arrow(np.asarray(rows, dtype=np.int64)))
-
-
-def arrow_bools(arr: Any) -> np.ndarray:
-    """A null-free pyarrow boolean array as a numpy bool array (bits unpacked)."""
-    bits = np.frombuffer(arr.buffers()[1], dtype=np.uint8)
-    out = np.unpackbits(bits, bitorder="little", count=arr.offset + len(arr))
-    return out[arr.offset :].view(bool)
-
-
 def arrow_to_numpy(arr: Any) -> np.ndarray:
     """A null-free primitive pyarrow array as a numpy view of its data buffer.
 
@@ -204,14 +148,6 @@ def arrow_to_numpy(arr: Any) -> np.ndarray:
     dtype = np.dtype(arr.type.to_pandas_dtype())
     data = np.frombuffer(arr.buffers()[1], dtype=dtype)
     return data[arr.offset : arr.offset + len(arr)]
-
-
-def numpy_to_arrow(x: np.ndarray) -> Any:
-    """A contiguous numeric numpy array as a pyarrow array, without importing pandas."""
-    import pyarrow as pa
-
-    x = np.ascontiguousarray(x)
-    return pa.Array.from_buffers(pa.from_numpy_dtype(x.dtype), len(x), [None, pa.py_buffer(x)])
 
 
 def _sort_vocab(raw: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,275 @@
+"""Vectorised reading of plainly delimited TREC files (qrels and runs) with numpy only.
+
+A file is read in blocks of whole lines (:data:`BLOCK` bytes), so memory stays near the
+size of what is kept (packed ids, numbers), never the file's. Each block is split with
+whole-array byte searches: the line ends, the delimiters (one kind per file: space or tab),
+then every field's start and end per line; ids are gathered into packed UTF-8 bytes
+(:class:`~ranklens.model.ids.DocIds`), numbers parsed column by column. No Python loop runs
+over lines or ids: only over the distinct query ids of consecutive blocks of lines.
+
+The scanner reads a block as the line parser of :mod:`ranklens.io.trec` would only when
+every line has exactly the expected fields, separated by single delimiters, with no other
+byte at or below 0x20, no comment, and numbers in plain decimal form; anything else (or
+bytes that are not UTF-8) returns None and the line parser reads the file, skipping what it
+skips and naming what is wrong. Scores are parsed exactly: up to 15 significant digits with
+one correctly rounded division (an exact integer by an exact power of ten; Clinger's fast
+path), longer or exponent forms with Python's ``float``, which is correctly rounded too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..model.ids import PAD, DocIds, gather_packed, hash_slices, masked_words
+from ..model.vocab import BadIdError, encode
+from .files import BOM, open_binary, read_errors
+
+BLOCK = 1 << 20
+"""Bytes read per block (whole lines are parsed; the rest waits for the next block)."""
+THREADS = 2
+"""Blocks parsed at once."""
+
+_FLOAT = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_INT = re.compile(rb"[+-]?[0-9]+\Z")
+_INT64 = 1 << 63
+_POW10 = 10.0 ** np.arange(16)
+_NL, _SPACE, _TAB, _HASH, _DOT = 10, 32, 9, 35, 46
+
+
+class _Block:
+    """What one block of lines gives."""
+
+    def __init__(self) -> None:
+        self.heads: list[str] = []  # the query id of each run of equal consecutive ids
+        self.head_lens = np.zeros(0, dtype=np.int64)
+        self.ids: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.nums: list[np.ndarray] = []
+        self.last: bytes | None = None  # the last field of the last line
+
+
+def scan(
+    p: Path, n_fields: int, qid: int, ids: list[int], nums: list[tuple[int, str]]
+) -> dict[str, Any] | None:
+    """Read ``p`` (``n_fields`` per line): field ``qid`` interned as the query, fields
+    ``ids`` packed (:class:`DocIds`), fields ``nums`` parsed as ``"int"`` or ``"float"``.
+
+    Returns ``{"q": (codes, vocab), "ids": [DocIds...], "nums": [array...], "last":
+    bytes of the last line's last field}``, or None when the line parser must read the file
+    (see the module docstring). Raises InputError when the file cannot be read. Blocks are
+    parsed on :data:`THREADS` threads (numpy releases the GIL), in order.
+    """
+    done: list[_Block] = []
+    with open_binary(p) as fh, read_errors(p), ThreadPoolExecutor(THREADS) as pool:
+        pending: deque[Future[_Block | None]] = deque()
+        for data in _line_blocks(fh):
+            pending.append(pool.submit(_block, data, n_fields, qid, ids, nums))
+            while len(pending) > THREADS or (pending and pending[0].done()):
+                got = pending.popleft().result()
+                if got is None:
+                    return None
+                done.append(got)
+        for fut in pending:
+            got = fut.result()
+            if got is None:
+                return None
+            done.append(got)
+    done = [b for b in done if b.heads]
+    if not done:
+        return None  # no content line: the line parser says so
+    try:
+        codes, vocab = encode([h for b in done for h in b.heads])
+    except BadIdError:
+        return None
+    qcode = np.repeat(codes, np.concatenate([b.head_lens for b in done]))
+    return {
+        "q": (qcode, vocab),
+        "ids": [_concat_packed([b.ids[i] for b in done]) for i in range(len(ids))],
+        "nums": [np.concatenate([b.nums[i] for b in done]) for i in range(len(nums))],
+        "last": done[-1].last,
+    }
+
+
+def _line_blocks(fh: Any) -> Iterator[bytes]:
+    """The file's bytes in blocks of whole lines (a BOM at the start dropped; the last line
+    ended with a line feed)."""
+    rest = b""
+    first = True
+    while True:
+        chunk = fh.read(BLOCK)
+        data = rest + chunk if rest else chunk
+        if first:
+            first = False
+            if data.startswith(BOM):
+                data = data[len(BOM) :]
+        if not chunk:
+            if data:
+                yield data if data.endswith(b"\n") else data + b"\n"
+            return
+        cut = data.rfind(b"\n") + 1
+        data, rest = data[:cut], data[cut:]
+        if data:  # else a line longer than a block: read on
+            yield data
+
+
+def _block(
+    data: bytes, n_fields: int, qid: int, ids: list[int], nums: list[tuple[int, str]]
+) -> _Block | None:
+    """Parse one block of whole lines; None when the line parser must read the file."""
+    parts = _Block()
+    n = len(data)
+    a = np.zeros(n + PAD, dtype=np.uint8)
+    a[:n] = np.frombuffer(data, dtype=np.uint8)
+    body = a[:n]
+    if int(body.max()) >= 0x80:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    nl = np.flatnonzero(body == _NL)
+    n_breaks = len(nl)
+    starts = np.empty_like(nl)
+    starts[0] = 0
+    starts[1:] = nl[:-1] + 1
+    content = nl > starts
+    if not content.all():  # blank lines
+        nl, starts = nl[content], starts[content]
+    if not len(nl):
+        return parts
+    delim = _TAB if data.find(b"\t", 0, int(nl[0])) != -1 else _SPACE
+    d = np.flatnonzero(body == delim)
+    k = n_fields - 1
+    if len(d) != k * len(nl):
+        return None
+    # every byte at or below 0x20 is a line end or a delimiter (no CR, VT, FF, the other
+    # delimiter or control bytes, which the line parser treats its own way)
+    if np.count_nonzero(body <= 0x20) != n_breaks + len(d):
+        return None
+    d = d.reshape(-1, k)
+    # each line's delimiters inside it, no empty field, no comment
+    if (d[:, 0] <= starts).any() or (d[:, -1] >= nl - 1).any():
+        return None
+    if k > 1 and (np.diff(d, axis=1) <= 1).any():
+        return None
+    if (body[starts] == _HASH).any():
+        return None
+
+    def field(j: int) -> tuple[np.ndarray, np.ndarray]:
+        lo = starts if j == 0 else d[:, j - 1] + 1
+        return lo, (d[:, j] if j < k else nl) - lo
+
+    _query_blocks(a, *field(qid), parts)
+    # packed bytes and hashes (computed here, on the block's thread)
+    parts.ids = [(*gather_packed(a, *field(j)), hash_slices(a, *field(j))) for j in ids]
+    for j, kind in nums:
+        values = _parse_numbers(a, *field(j), kind)
+        if values is None:
+            return None
+        parts.nums.append(values)
+    lo, length = field(k)
+    parts.last = bytes(body[lo[-1] : lo[-1] + length[-1]])
+    return parts
+
+
+def _concat_packed(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> DocIds:
+    """One :class:`DocIds` of the blocks' ``(offsets, body, hashes)``."""
+    hashes = np.concatenate([h for _, _, h in blocks])
+    if len(blocks) == 1:
+        return DocIds.packed(blocks[0][0], blocks[0][1], hashes)
+    ends = np.cumsum([int(off[-1]) for off, _, _ in blocks])
+    shifts = np.concatenate(([0], ends[:-1]))
+    off = np.concatenate([blocks[0][0][:1]] + [o[1:] + s for (o, _, _), s in zip(blocks, shifts)])
+    body = np.zeros(int(ends[-1]) + PAD, dtype=np.uint8)
+    for (o, b, _), s in zip(blocks, shifts):
+        body[s : s + int(o[-1])] = b[: int(o[-1])]
+    return DocIds.packed(off, body, hashes)
+
+
+def _query_blocks(a: np.ndarray, lo: np.ndarray, length: np.ndarray, parts: _Block) -> None:
+    """Record the query id (field ``a[lo:lo + length]``) of each block of equal consecutive
+    lines, compared exactly 8 bytes at a time, and the block's length."""
+    same = np.zeros(len(lo), dtype=bool)
+    if len(lo) > 1:
+        words = np.ndarray((len(a) - 7,), dtype="<u8", buffer=a, strides=(1,))
+        last = len(words) - 1
+        eq = length[1:] == length[:-1]
+        for w in range(0, int(length.max()), 8):
+            this = masked_words(words[np.minimum(lo[1:] + w, last)], length[1:] - w)
+            eq &= this == masked_words(words[np.minimum(lo[:-1] + w, last)], length[:-1] - w)
+        same[1:] = eq
+    head = np.flatnonzero(~same)
+    parts.heads.extend(
+        a[i : i + k].tobytes().decode() for i, k in zip(lo[head].tolist(), length[head].tolist())
+    )
+    parts.head_lens = np.diff(np.append(head, len(lo)))
+
+
+def _parse_numbers(a: np.ndarray, lo: np.ndarray, length: np.ndarray, kind: str) -> Any:
+    """The numbers ``a[lo:lo + length]`` as float64 (``kind="float"``) or int64; None when
+    one is not a plain decimal (the line parser names it). Column by column: byte j of
+    every field at once."""
+    n = len(lo)
+    n_words = -(-int(length.max()) // 8)
+    if n_words > 4:  # 33 bytes or more: Python's parser, row by row
+        empty = np.zeros(n, dtype=np.float64 if kind == "float" else np.int64)
+        return _parse_slowly(a, lo, length, kind, np.arange(n), empty)
+    # byte j of every field as one contiguous row: cols[j] (zero past the field's end)
+    words = np.ndarray((len(a) - 7,), dtype="<u8", buffer=a, strides=(1,))
+    cols = np.empty((n_words * 8, n), dtype=np.uint8)
+    for w in range(n_words):
+        v = masked_words(words[np.minimum(lo + 8 * w, len(words) - 1)], length - 8 * w)
+        cols[8 * w : 8 * w + 8] = v.view(np.uint8).reshape(n, 8).T
+    cols = cols[: int(length.max())]
+    digit = cols - np.uint8(48)  # wraps below '0'
+    is_dig = digit <= 9
+    is_dot = cols == _DOT
+    ok = is_dig | is_dot
+    ok |= cols == 0
+    neg = cols[0] == ord("-")
+    ok[0] |= neg | (cols[0] == ord("+"))
+    n_dig = is_dig.sum(axis=0)
+    n_dots = is_dot.sum(axis=0)
+    bad = ~ok.all(axis=0) | (n_dots > 1) | (n_dig == 0)
+    mant = np.zeros(n, dtype=np.int64)
+    tmp = np.empty(n, dtype=np.int64)
+    n_frac = np.zeros(n, dtype=np.uint8)  # digits after the dot
+    past_dot = np.zeros(n, dtype=bool)
+    for j in range(len(cols)):  # wraps past 18 digits: those rows are parsed slowly
+        np.multiply(mant, 10, out=tmp)
+        tmp += digit[j]
+        np.copyto(mant, tmp, where=is_dig[j])
+        past_dot |= is_dot[j]
+        n_frac += past_dot & is_dig[j]
+    if kind == "float":
+        bad |= n_dig > 15
+        values = mant / _POW10[np.minimum(n_frac, 15)]
+        np.negative(values, out=values, where=neg)
+    else:
+        bad |= (n_dots > 0) | (n_dig > 18)
+        values = np.where(neg, -mant, mant)
+    return _parse_slowly(a, lo, length, kind, np.flatnonzero(bad), values)
+
+
+def _parse_slowly(
+    a: np.ndarray, lo: np.ndarray, length: np.ndarray, kind: str, rows: np.ndarray,
+    values: np.ndarray,
+) -> Any:  # fmt: skip
+    """Parse ``rows`` with Python (exponents, long mantissas, anything odd) into
+    ``values``; None when one is not a plain decimal."""
+    for r in rows.tolist():
+        raw = a[lo[r] : lo[r] + length[r]].tobytes()
+        if kind == "float":
+            if not _FLOAT.match(raw) or abs(float(raw)) == float("inf"):
+                return None
+            values[r] = float(raw)
+        else:
+            if not _INT.match(raw) or not -_INT64 <= int(raw) < _INT64:
+                return None
+            values[r] = int(raw)
+    return values
