@@ -210,14 +210,21 @@ def _outcome(reader, path, fast):
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data())
-def test_line_parser_and_scanner_agree_on_any_bytes(tmp_path_factory, data, monkeypatch):
-    # small blocks: lines split across blocks, lines longer than a block
+def _drawn_file(tmp_path_factory, data, monkeypatch, files):
+    """``(kind, path, reader, odd)`` for a drawn qrels or run file of ``files``, read in
+    blocks of a drawn size (small ones split lines across blocks and hold lines longer than a
+    block)."""
     monkeypatch.setattr(scan_mod, "BLOCK", data.draw(st.sampled_from([8, 31, 1 << 22])))
     kind = data.draw(st.sampled_from(["qrels", "run"]))
-    content = data.draw(_files(4 if kind == "qrels" else 6))
+    drawn = data.draw(files(4 if kind == "qrels" else 6))
+    content, odd = drawn if isinstance(drawn, tuple) else (drawn, None)
     p = tmp_path_factory.mktemp("f") / f"x.{kind}"
     p.write_bytes(content)
-    reader = read_trec_qrels if kind == "qrels" else read_trec_run
+    return kind, p, read_trec_qrels if kind == "qrels" else read_trec_run, odd
+
+
+def test_line_parser_and_scanner_agree_on_any_bytes(tmp_path_factory, data, monkeypatch):
+    _, p, reader, _ = _drawn_file(tmp_path_factory, data, monkeypatch, _files)
     assert _outcome(reader, p, True) == _outcome(reader, p, False)
 
 
@@ -301,12 +308,7 @@ def _plain_files(draw, n_fields):
 )
 @given(data=st.data())
 def test_scanner_reads_plain_files_exactly_as_the_line_parser(tmp_path_factory, data, monkeypatch):
-    monkeypatch.setattr(scan_mod, "BLOCK", data.draw(st.sampled_from([8, 40, 1 << 22])))
-    kind = data.draw(st.sampled_from(["qrels", "run"]))
-    content, odd = data.draw(_plain_files(4 if kind == "qrels" else 6))
-    p = tmp_path_factory.mktemp("f") / f"x.{kind}"
-    p.write_bytes(content)
-    reader = read_trec_qrels if kind == "qrels" else read_trec_run
+    kind, p, reader, odd = _drawn_file(tmp_path_factory, data, monkeypatch, _plain_files)
     want = _outcome(reader, p, False)
     assert _outcome(reader, p, None) == want
     if odd in (None, "blank") and want[0] != "error":  # the scanner read it itself

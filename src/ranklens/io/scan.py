@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model.ids import PAD, DocIds, gather_packed, hash_slices, masked_words
+from ..model.ids import PAD, DocIds, gather_packed, hash_slices, masked_words, words_view
 from ..model.vocab import BadIdError, encode
 from .files import BOM, open_binary, read_errors
 
@@ -196,7 +196,7 @@ def _query_blocks(a: np.ndarray, lo: np.ndarray, length: np.ndarray, parts: _Blo
     lines, compared exactly 8 bytes at a time, and the block's length."""
     same = np.zeros(len(lo), dtype=bool)
     if len(lo) > 1:
-        words = np.ndarray((len(a) - 7,), dtype="<u8", buffer=a, strides=(1,))
+        words = words_view(a)
         last = len(words) - 1
         eq = length[1:] == length[:-1]
         for w in range(0, int(length.max()), 8):
@@ -220,7 +220,7 @@ def _parse_numbers(a: np.ndarray, lo: np.ndarray, length: np.ndarray, kind: str)
         empty = np.zeros(n, dtype=np.float64 if kind == "float" else np.int64)
         return _parse_slowly(a, lo, length, kind, np.arange(n), empty)
     # byte j of every field as one contiguous row: cols[j] (zero past the field's end)
-    words = np.ndarray((len(a) - 7,), dtype="<u8", buffer=a, strides=(1,))
+    words = words_view(a)
     cols = np.empty((n_words * 8, n), dtype=np.uint8)
     for w in range(n_words):
         v = masked_words(words[np.minimum(lo + 8 * w, len(words) - 1)], length - 8 * w)

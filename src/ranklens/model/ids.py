@@ -203,7 +203,7 @@ class HoldsDocIds:
         return self.docs.codes()[1]
 
 
-def _words(body: np.ndarray) -> np.ndarray:
+def words_view(body: np.ndarray) -> np.ndarray:
     """``words[i]``: the 8 bytes of ``body`` from byte ``i`` as a little-endian uint64
     (unaligned loads; ``body`` ends in :data:`PAD` zero bytes)."""
     return np.ndarray((len(body) - 7,), dtype="<u8", buffer=body, strides=(1,))
@@ -229,7 +229,7 @@ def gather_packed(
     longest = int(length.max()) if n else 0
     if 0 < longest <= _FIXED_MAX:
         n_words = -(-longest // 8)
-        words = _words(body)
+        words = words_view(body)
         mat = np.empty((n, n_words), dtype="<u8")
         for k in range(n_words):
             mat[:, k] = words[np.minimum(start + 8 * k, len(words) - 1)]
@@ -249,7 +249,7 @@ def _fixed(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarra
     if longest > _FIXED_MAX:
         return None
     n_words = max(-(-longest // 8), 1)
-    words = _words(body)
+    words = words_view(body)
     out = np.empty((len(start), n_words), dtype="<u8")
     last = len(words) - 1
     for k in range(n_words):
@@ -269,7 +269,7 @@ def hash_slices(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.n
     Vectorised over rows: the bytes are read eight at a time (one gather per 8-byte word of
     the longest id), mixed with a multiply-xorshift and finished with splitmix64's mixer.
     """
-    words = _words(body)
+    words = words_view(body)
     with np.errstate(over="ignore"):
         h = length.astype(np.uint64) * _M1
         longest = int(length.max()) if len(length) else 0
