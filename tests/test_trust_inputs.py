@@ -206,10 +206,6 @@ def _outcome(reader, path, fast):
     return ("run", got.name, got.to_dict())
 
 
-@settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(data=st.data())
 def _drawn_file(tmp_path_factory, data, monkeypatch, files):
     """``(kind, path, reader, odd)`` for a drawn qrels or run file of ``files``, read in
     blocks of a drawn size (small ones split lines across blocks and hold lines longer than a
@@ -223,6 +219,10 @@ def _drawn_file(tmp_path_factory, data, monkeypatch, files):
     return kind, p, read_trec_qrels if kind == "qrels" else read_trec_run, odd
 
 
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
 def test_line_parser_and_scanner_agree_on_any_bytes(tmp_path_factory, data, monkeypatch):
     _, p, reader, _ = _drawn_file(tmp_path_factory, data, monkeypatch, _files)
     assert _outcome(reader, p, True) == _outcome(reader, p, False)
