@@ -70,8 +70,9 @@ def _keys(
     labelled document the run never retrieves)."""
     if hashed:
         shift = np.uint64(64 - kbits)
-        rkey = (ranked_rows(values=R.docs.hashes()) >> shift).astype(np.int64)
-        qkey = (Q.docs.hashes()[q_rows] >> shift).astype(np.int64)
+        # shifted right, the hashes fit int64 as they are (views, no copies)
+        rkey = (ranked_rows(values=R.docs.hashes()) >> shift).view(np.int64)
+        qkey = (Q.docs.hashes()[q_rows] >> shift).view(np.int64)
         return rkey, qkey
     rkey = ranked_rows(values=R.d).astype(np.int64)
     qkey = translate(Q.doc_ids, R.doc_ids)[Q.d[q_rows]]
@@ -167,12 +168,14 @@ def _sort(
     low |= pos
     lens = np.bincount(ev, minlength=n_q)
     depth = int(lens.max())
-    if n_q * depth == len(ev) and (n_q == 1 or bool(np.all(ev[depth::depth] > ev[:-depth:depth]))):
-        # every query the same depth, in query order (a fixed-depth run): rows as they are
-        mat = low.reshape(n_q, depth)
+    ranked = np.flatnonzero(lens)  # the queries with rows
+    if len(ranked) * depth == len(ev) and bool(np.all(ev[depth::depth] > ev[:-depth:depth])):
+        # every ranked query the same depth, in query order (a fixed-depth run): the rows
+        # as they stand are the matrix
+        mat = low.reshape(len(ranked), depth)
         mat.sort(axis=1)
         packed = mat.reshape(-1)
-        packed |= np.repeat(np.arange(n_q, dtype=np.int64), depth) << (kbits + pbits)
+        packed |= np.repeat(ranked.astype(np.int64) << (kbits + pbits), depth)
     elif n_q * depth <= 1.5 * len(ev) + 4096:
         pad = (1 << (kbits + pbits)) - 1  # above every packed value (pos < 2^pbits - 1)
         mat = np.full((n_q, depth), pad, dtype=np.int64)

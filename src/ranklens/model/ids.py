@@ -54,31 +54,29 @@ class DocIds:
 
     @classmethod
     def slices(
-        cls, body: np.ndarray, start: np.ndarray, length: np.ndarray, nul: bool = False
-    ) -> DocIds:
+        cls, body: np.ndarray, start: np.ndarray, length: np.ndarray, nul: bool = False,
+        end: int | None = None, hashes: np.ndarray | None = None,
+    ) -> DocIds:  # fmt: skip
         """Row ``i``'s id is ``body[start[i]:start[i] + length[i]]``: UTF-8, non-empty,
         with no zero byte unless ``nul``. ``body`` (uint8) ends in at least :data:`PAD`
-        bytes past the last id (copied on if not)."""
+        bytes past the last id, ``end`` (found when not given; copied on if not).
+        ``hashes``: the rows' :func:`hash_slices`, when already computed."""
         out = cls()
-        end = int((start + length).max()) if len(start) else 0
+        end = int((start + length).max()) if end is None and len(start) else (end or 0)
         if len(body) < end + PAD:
             padded = np.zeros(end + PAD, dtype=np.uint8)
             padded[: len(body)] = body[:end]
             body = padded
         out._body, out._start, out._len, out._nul = body, start, length, nul
+        out._hash = hashes
         return out
 
     @classmethod
-    def packed(
-        cls, offsets: np.ndarray, body: np.ndarray, hashes: np.ndarray | None = None
-    ) -> DocIds:
+    def packed(cls, offsets: np.ndarray, body: np.ndarray) -> DocIds:
         """From packed UTF-8 bytes: row ``i`` is ``body[offsets[i]:offsets[i + 1]]`` (as
-        an Arrow string column lays them out; no zero byte). ``hashes``: the rows'
-        :func:`hash_slices`, when already computed."""
+        an Arrow string column lays them out; no zero byte)."""
         length = np.diff(offsets).astype(np.int32)
-        out = cls.slices(body, offsets[:-1].astype(np.int64), length)
-        out._hash = hashes
-        return out
+        return cls.slices(body, offsets[:-1].astype(np.int64), length, end=int(offsets[-1]))
 
     @classmethod
     def from_strings(cls, strings: Sequence[str]) -> DocIds:
