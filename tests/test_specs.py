@@ -111,3 +111,47 @@ def test_known_names_all_parse():
         if name in ("iprec", "iprec_at_recall", "Rprec_mult"):
             continue
         parse_metric(name)
+
+
+# ------------------------------------------------- trec_eval -m parameters: honoured or refused
+def _values(metric: str) -> list[float]:
+    import ranklens
+
+    qrels = {"q1": {"a": 1, "b": 1, "c": 1, "d": 0}, "q2": {"a": 1, "e": 2}}
+    run = {"q1": {"a": 3.0, "x": 2.5, "d": 2.0, "b": 1.0}, "q2": {"y": 2.0, "e": 1.0}}
+    return ranklens.evaluate(qrels, run, [metric]).per_query[metric].tolist()
+
+
+def test_trec_set_f_weight_is_beta_squared():
+    # trec_eval: set_F.x = (x+1)PR / (xP+R); q1: P = 2/4, R = 2/3; q2: P = 1/2, R = 1/2
+    x = 0.5
+    want = [(x + 1) * p * r / (x * p + r) for p, r in ((2 / 4, 2 / 3), (1 / 2, 1 / 2))]
+    assert _values("set_F.0.5") == pytest.approx(want, abs=1e-12)
+    assert _values("set_F.0.5") != pytest.approx(_values("set_F"), abs=1e-6)
+
+
+def test_trec_rbp_persistence_is_honoured():
+    assert _values("rbp.p=0.8") == pytest.approx(_values("rbp(p=0.8)"), abs=1e-15)
+    assert _values("rbp.p=0.8") != pytest.approx(_values("rbp"), abs=1e-6)
+
+
+def test_trec_value_parameters_are_not_rounded():
+    assert expand_metric_names("iprec_at_recall.0.125,0.5") == [
+        "iprec_at_recall_0.125",
+        "iprec_at_recall_0.50",
+    ]
+    assert dict(parse_metrics("Rprec_mult.0.125")[0].params)["m"] == 0.125
+
+
+@pytest.mark.parametrize(
+    ("name", "match"),
+    [
+        ("ndcg.1=3.5,2=9", "custom gain values are not supported"),
+        ("rbp.q=0.8", r"its parameters: p=\.\.\."),
+        ("set_F.x", "weight x of recall against precision"),
+        ("map.5", "cannot honour the parameters '5' of map"),
+    ],
+)
+def test_trec_parameters_ranklens_cannot_honour_are_refused(name, match):
+    with pytest.raises(MetricNameError, match=match):
+        parse_metrics(name)

@@ -18,9 +18,10 @@ A metric is reported under the name it was given.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -255,11 +256,15 @@ def _trec_expand(measure: str) -> list[str]:
 
 
 def _fmt_suffix(v: Any, fam: Family) -> str:
+    """A trec_eval suffix: two decimals for a value parameter (``0.10``), more when the
+    value needs them (``0.125`` is computed at 0.125, never rounded)."""
     if fam.value_param:
         try:
-            return f"{float(v):.2f}"
+            x = float(v)
         except ValueError:
             return str(v)
+        short = f"{x:.2f}"
+        return short if float(short) == x else repr(x)
     return str(v)
 
 
@@ -298,7 +303,7 @@ def expand_metric_names(names: str | Iterable[str | Metric]) -> list[str | Metri
                 out.append(f"{fam.trec_name}_{_fmt_suffix(v, fam)}")
             continue
         if dot and head.lower() in _NAMES.trec_plain:
-            out.append(head)  # e.g. "map." with no values
+            out.append(_trec_params(head, tail, text))
             continue
         out.append(text)
     return out
@@ -312,3 +317,36 @@ def parse_metrics(names: str | Metric | Sequence[str | Metric]) -> list[Metric]:
         key = metric.name or metric.canonical()
         seen.setdefault(key, metric)
     return list(seen.values())
+
+
+def _trec_params(head: str, tail: str, text: str) -> str | Metric:
+    """A trec_eval ``-m measure.params`` form of a measure without cutoffs, as a ranklens
+    name: ``set_F.0.5`` (trec_eval's weight x = β²: ``(x+1)PR / (xP+R)``) is
+    ``set_F(beta=√x)``; ``rbp.p=0.8`` is ``rbp(p=0.8)``, each reported under the name as
+    given; no parameter (``map.``) is the measure itself. A parameter ranklens cannot
+    honour (trec_eval's custom gains, ``ndcg.1=3.5,2=9``) is an error, never dropped."""
+    tail = tail.strip()
+    if not tail:
+        return head
+    fam = FAMILIES[_NAMES.lookup[head.lower()][0]]
+    if fam.name == "set_F" and "=" not in tail:
+        try:
+            x = float(tail)
+        except ValueError:
+            x = -1.0
+        if not (x >= 0 and math.isfinite(x)):
+            raise MetricNameError(
+                f"metric {text!r}: set_F's parameter is trec_eval's weight x of recall "
+                "against precision, a number >= 0 (set_F.0.5)"
+            )
+        return replace(parse_metric(f"set_F(beta={math.sqrt(x)!r})"), name=text)
+    items = [item.partition("=") for item in tail.split(",")]
+    if all(eq and key.strip().lower() in fam.params for key, eq, _ in items):
+        return replace(parse_metric(f"{head}({tail})"), name=text)
+    allowed = ", ".join(f"{k}=..." for k in fam.params) or "none"
+    gains = all(key.strip().isdigit() for key, _, _ in items)
+    raise MetricNameError(
+        f"metric {text!r}: ranklens cannot honour the parameters {tail!r} of {head} (its "
+        f"parameters: {allowed})"
+        + ("; trec_eval's custom gain values are not supported yet (gain = grade)" * gains)
+    )
