@@ -131,3 +131,21 @@ def test_missing_optional_dependency_names_the_extra(monkeypatch):
     ev = ranklens.evaluate(QRELS, RUN_A, ["P@1"])
     with pytest.raises(ImportError, match=r"ranklens\[pandas\]"):
         ev.to_pandas()
+
+
+def test_means_sum_queries_in_order_as_trec_eval_does():
+    # trec_eval adds per-query values one after another; numpy's pairwise sum gives 0.1 here
+    # where the running sum gives 0.09999999999999999, which can flip a 4-decimal rounding
+    import numpy as np
+
+    from ranklens.evaluation import aggregate
+
+    x = np.full(10, 0.1)
+    running = 0.0
+    for v in x:
+        running += v
+    assert aggregate(x, "mean") == running / 10 != float(np.mean(x))
+    logs = np.log(np.maximum(np.array([0.2, 0.0, 0.7]), 1e-5))
+    assert aggregate(np.array([0.2, 0.0, 0.7]), "gmean") == np.exp(
+        (logs[0] + logs[1] + logs[2]) / 3
+    )

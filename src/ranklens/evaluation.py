@@ -24,14 +24,23 @@ MIN_GEO_MEAN = 1e-5
 
 def aggregate(values: np.ndarray, how: str) -> float:
     """Combine per-query values: ``mean``, ``sum`` (trec_eval's counts) or ``gmean``
-    (``exp(mean(log(max(x, 1e-5))))``, trec_eval's gm_map)."""
+    (``exp(mean(log(max(x, 1e-5))))``, trec_eval's gm_map).
+
+    Sums run one query after another in query order, as trec_eval's do (numpy's own sums
+    are pairwise, which can move the last bit and so a 4-decimal rounding tie)."""
     if len(values) == 0:
         return 0.0
     if how == "sum":
-        return float(np.sum(values))
+        return _running_sum(values)
     if how == "gmean":
-        return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
-    return float(np.mean(values))
+        logs = np.log(np.maximum(values, MIN_GEO_MEAN))
+        return float(np.exp(_running_sum(logs) / len(values)))
+    return _running_sum(values) / len(values)
+
+
+def _running_sum(values: np.ndarray) -> float:
+    """``values[0] + values[1] + ...`` left to right (``np.cumsum`` adds sequentially)."""
+    return float(np.cumsum(values, dtype=np.float64)[-1])
 
 
 class Values(dict):
