@@ -79,6 +79,9 @@ CASES = [
     (["a"], ["a"], None),
     (["a", "b"], ["x", "y"], None),
     (["a"], [], None),
+    # a ground-truth score of 0: relevant for MRR, MAP and recall (Haystack looks only at
+    # presence), a gain of 0 for nDCG
+    (["a", "b", "c"], ["a", "c", "b"], {"a": 0, "b": 2, "c": 0}),
 ]
 
 

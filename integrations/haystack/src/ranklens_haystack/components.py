@@ -61,7 +61,10 @@ class RanklensEvaluator:
 
     ``document_comparison_field``: ``"id"``, ``"content"`` or ``"meta.<key>"`` (nested with
     dots), as Haystack's own evaluators. Ground-truth ``Document.score`` is the graded
-    label (1 when None; it must be a whole number). A document retrieved twice counts once
+    label (1 when None; it must be a whole number). Under ``convention="haystack"`` it is
+    what Haystack makes of it: nDCG's gain, while every other metric counts each
+    ground-truth document as relevant whatever its score (0 included), as Haystack's MRR,
+    MAP and recall evaluators look only at presence. A document retrieved twice counts once
     (``duplicates="first"``) unless the convention says otherwise. A query without ground
     truth scores 0, as in Haystack.
     """
@@ -89,6 +92,8 @@ class RanklensEvaluator:
                 f"document_comparison_field must be 'id', 'content' or 'meta.<key>', got {field!r}"
             )
         self.relevance_level = relevance_level
+        # Haystack grades only nDCG by the ground truth's score
+        self._presence = convention == "haystack" and self._metric.family != "ndcg"
 
     def _ids(self, docs: list[Document], i: int, side: str) -> list[str]:
         out = []
@@ -123,6 +128,8 @@ class RanklensEvaluator:
                         f"ground_truth_documents[{i}]: document {doc.id!r} has score "
                         f"{doc.score!r}; ranklens grades are whole numbers"
                     )
+                if self._presence:  # Haystack: a ground-truth document is relevant
+                    grade = max(int(grade), self.relevance_level)
                 labels[key] = max(labels.get(key, 0), int(grade))
             if labels:
                 qrels[str(i)] = labels
