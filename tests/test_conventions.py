@@ -129,7 +129,7 @@ def test_conventions_are_data_and_can_be_derived():
     mine = TREC.with_(ordering="given")
     assert mine.name == "trec+ordering=given"
     assert mine.differences(TREC) == {"ordering": ("given", "score")}
-    assert set(HAYSTACK.differences(TREC)) == {"ordering", "duplicates", "ideal"}
+    assert set(HAYSTACK.differences(TREC)) == {"ordering", "duplicates", "ideal", "gain_level"}
     assert AUTORAG.unit_average and not LLAMAINDEX.unit_average
     with pytest.raises(ranklens.InputError, match="duplicates must be one of"):
         Convention("x", duplicates="sometimes")

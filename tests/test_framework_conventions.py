@@ -135,3 +135,35 @@ def test_haystack_empty_lists_score_zero_as_ranklens_does():
     )
     ev = ranklens.evaluate({"q": ["a"]}, {"q": []}, ["mrr"], convention="haystack")
     assert out["individual_scores"] == [0.0] and ev["mrr"] == 0.0
+
+
+@SETTINGS
+@given(expected_st, retrieved_st, st.integers(2, 3), st.data())
+def test_presets_at_a_relevance_level_are_the_frameworks_on_the_relevant_documents(
+    expected, retrieved, level, data
+):
+    """At relevance level l, graded labels are what a framework user would give it: the
+    documents graded >= l as ground truth (with their grades as Haystack's scores). Every
+    metric, nDCG included, then equals the framework's (gain_level: the presets' nDCG gives no
+    gain to grades below l)."""
+    grades = {i: data.draw(st.integers(0, 3)) for i in expected}
+    truth = [i for i in expected if grades[i] >= level]
+    if not truth:
+        return
+    # (ndcg_exp asks for exponential gain of the grades, which LlamaIndex never sees)
+    llama = {name: make for name, make in LLAMA.items() if name != "ndcg_exp"}
+    ev = ranklens.evaluate(
+        {"q": grades}, {"q": retrieved}, list(llama), convention="llamaindex",
+        relevance_level=level,
+    )  # fmt: skip
+    for name, make in llama.items():
+        want = make().compute(expected_ids=truth, retrieved_ids=retrieved).score
+        assert ev.query("q")[name] == pytest.approx(want, abs=1e-12), (name, grades, level)
+    ev = ranklens.evaluate(
+        {"q": grades}, {"q": retrieved}, list(HAYSTACK), convention="haystack",
+        relevance_level=level,
+    )  # fmt: skip
+    gt, ret = [_docs(truth, grades)], [_docs(retrieved)]
+    for name, make in HAYSTACK.items():
+        want = make().run(ground_truth_documents=gt, retrieved_documents=ret)
+        assert ev[name] == pytest.approx(want["individual_scores"][0], abs=1e-12), (name, level)

@@ -26,6 +26,10 @@ Switches (trec_eval's value first):
 * ``ideal``: nDCG's ideal ranking: ``"qrels_cut"`` (all positive grades of the qrels, cut at
   k), ``"qrels"`` (all of them, not cut: LlamaIndex, Haystack), ``"min_gt_retrieved"``
   (min(#ground-truth ids, #retrieved) ones: AutoRAG).
+* ``gain_level``: ``False`` (every positive grade earns nDCG gain and enters the ideal
+  ranking whatever the relevance level ℓ: trec_eval) or ``True`` (only grades ≥ ℓ do, so
+  nDCG's relevant documents are every other metric's: the frameworks, whose ground truth is
+  the set of relevant documents; their gains are then the grades, or 1 under binary gain).
 * ``negative_gain``: ``False`` (negative grades give no gain, trec_eval) or ``True`` (a
   negative grade is a negative gain, as Haystack treats a ground-truth document with a
   negative score; qrels negatives are not ground truth there, so the preset leaves it off).
@@ -54,6 +58,7 @@ class Convention:
     unit_average: bool = False
     gain: Literal["linear", "exp", "binary"] = "linear"
     ideal: Literal["qrels_cut", "qrels", "min_gt_retrieved"] = "qrels_cut"
+    gain_level: bool = False
     negative_gain: bool = False
     no_relevant: Literal["zero", "skip"] = "zero"
     missing: Literal["zero", "skip"] = "zero"
@@ -105,6 +110,7 @@ LLAMAINDEX = Convention(
     precision_denominator="unique_retrieved",
     gain="binary",
     ideal="qrels",
+    gain_level=True,
     no_relevant="skip",
 )
 HAYSTACK = Convention(
@@ -112,6 +118,7 @@ HAYSTACK = Convention(
     ordering="given",
     duplicates="redundant",
     ideal="qrels",
+    gain_level=True,
 )
 AUTORAG = Convention(
     "autorag",
@@ -121,6 +128,7 @@ AUTORAG = Convention(
     unit_average=True,
     gain="binary",
     ideal="min_gt_retrieved",
+    gain_level=True,
     no_relevant="skip",
 )
 
@@ -147,6 +155,7 @@ _SWITCH_HELP = {
     "unit_average": "RR and AP averaged over ground-truth groups",
     "gain": "nDCG gain",
     "ideal": "nDCG ideal ranking",
+    "gain_level": "only grades >= the relevance level earn nDCG gain",
     "negative_gain": "negative grades as negative gain",
     "no_relevant": "query without relevant documents",
     "missing": "labelled query absent from the run",

@@ -226,8 +226,21 @@ class LevelView:
         j = self.j
         if self._conv.duplicates == "count":
             keep = j.e_label > 0
-            return j.e_q[keep], j.e_rank[keep], j.e_label[keep]
-        return j.g_q, j.g_rank, j.g_grade
+            q, rank, grade = j.e_q[keep], j.e_rank[keep], j.e_label[keep]
+        else:
+            q, rank, grade = j.g_q, j.g_rank, j.g_grade
+        if self._conv.gain_level:  # only the relevant documents earn gain
+            keep = self._earns(grade)
+            q, rank, grade = q[keep], rank[keep], grade[keep]
+        return q, rank, grade
+
+    def _earns(self, grade: np.ndarray) -> np.ndarray:
+        """Under ``gain_level``: the grades that earn gain (>= ℓ, or negative when the
+        convention gives negative gain)."""
+        keep = grade >= max(self.level, 1)
+        if self._conv.negative_gain:
+            keep |= grade < 0
+        return keep
 
     def ideal(self, k: int | None) -> tuple[np.ndarray, np.ndarray, int | None]:
         """The ideal ranking's grades per query as ``(offsets, grades, cut)``: grades
@@ -238,7 +251,15 @@ class LevelView:
         j = self.j
         how = self._conv.ideal
         if how == "min_gt_retrieved":
-            n = np.minimum(j.n_gt_ids, j.depth(k)).astype(np.int64)
+            n_gt = j.n_gt_ids
+            if self._conv.gain_level and self.level > 1:
+                n_gt = np.bincount(j.doc_q[j.doc_label >= self.level], minlength=j.n_queries)
+            n = np.minimum(n_gt, j.depth(k)).astype(np.int64)
             off = np.concatenate(([0], np.cumsum(n))).astype(np.int64)
             return off, np.ones(int(off[-1]), dtype=np.int64), None
-        return j.ideal_off, j.ideal_grade, (k if how == "qrels_cut" else None)
+        off, grades = j.ideal_off, j.ideal_grade
+        if self._conv.gain_level:
+            keep = self._earns(grades)
+            off = np.concatenate(([0], np.cumsum(seg.seg_sum(keep.astype(np.int64), off))))
+            off, grades = off.astype(np.int64), grades[keep]
+        return off, grades, (k if how == "qrels_cut" else None)
