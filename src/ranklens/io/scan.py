@@ -1,7 +1,8 @@
 """Vectorised reading of plainly delimited TREC files (qrels and runs) with numpy only.
 
-A file is read in blocks of whole lines (:data:`BLOCK` bytes), so memory stays near the
-size of what is kept (packed ids, numbers), never the file's. Each block is split with
+A file is read in blocks of whole lines (:data:`BLOCK` to :data:`MAX_BLOCK` bytes, on
+:data:`THREADS` threads), so memory stays near the size of what is kept (packed ids,
+numbers), never the file's. Each block is split with
 whole-array byte searches: the line ends, the delimiters (one kind per file: space or tab),
 then every field's start and end per line; ids are gathered into packed UTF-8 bytes
 (:class:`~ranklens.model.ids.DocIds`), numbers parsed column by column. No Python loop runs
@@ -39,9 +40,12 @@ MAX_BLOCK = 1 << 23
 THREADS = 2
 """Blocks parsed at once."""
 
-_FLOAT = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_INT = re.compile(rb"[+-]?[0-9]+\Z")
-_INT64 = 1 << 63
+DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+"""A score as TREC files may write it (plain ASCII decimal, optional exponent)."""
+INTEGER = re.compile(rb"[+-]?[0-9]+\Z")
+"""A relevance grade (plain ASCII integer)."""
+INT64_LIMIT = 1 << 63
+"""Grades lie in ``[-INT64_LIMIT, INT64_LIMIT)``."""
 _POW10 = 10.0 ** np.arange(16)
 _NL, _SPACE, _TAB, _HASH, _DOT = 10, 32, 9, 35, 46
 
@@ -274,11 +278,11 @@ def _parse_slowly(
     for r in rows.tolist():
         raw = a[lo[r] : lo[r] + length[r]].tobytes()
         if kind == "float":
-            if not _FLOAT.match(raw) or abs(float(raw)) == float("inf"):
+            if not DECIMAL.match(raw) or abs(float(raw)) == float("inf"):
                 return None
             values[r] = float(raw)
         else:
-            if not _INT.match(raw) or not -_INT64 <= int(raw) < _INT64:
+            if not INTEGER.match(raw) or not -INT64_LIMIT <= int(raw) < INT64_LIMIT:
                 return None
             values[r] = int(raw)
     return values

@@ -28,7 +28,6 @@ which decides and names the fault.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,13 +36,9 @@ import numpy as np
 from ..errors import InputError
 from ..model import Qrels, Run
 from .files import BOM, read_bytes
-from .scan import scan
+from .scan import DECIMAL, INT64_LIMIT, INTEGER, scan
 
 PathLike = str | os.PathLike
-
-_INT = re.compile(rb"[+-]?[0-9]+\Z")
-_FLOAT = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_INT64 = 1 << 63
 
 
 def read_trec_qrels(path: PathLike, *, fast: bool | None = None) -> Qrels:
@@ -140,8 +135,8 @@ def _text(p: Path, lineno: int, raw: bytes, what: str) -> str:
 
 
 def _int(p: Path, lineno: int, raw: bytes, doc: str) -> int:
-    value = int(raw) if _INT.match(raw) else None
-    if value is None or not -_INT64 <= value < _INT64:
+    value = int(raw) if INTEGER.match(raw) else None
+    if value is None or not -INT64_LIMIT <= value < INT64_LIMIT:
         shown = raw.decode("utf-8", "replace")
         why = "is not an integer" if value is None else "is out of range"
         raise InputError(f"{p}:{lineno}: relevance {shown!r} of document {doc!r} {why}")
@@ -149,7 +144,7 @@ def _int(p: Path, lineno: int, raw: bytes, doc: str) -> int:
 
 
 def _float(p: Path, lineno: int, raw: bytes, doc: str) -> float:
-    value = float(raw) if _FLOAT.match(raw) else None
+    value = float(raw) if DECIMAL.match(raw) else None
     if value is None or value in (float("inf"), float("-inf")):
         shown = raw.decode("utf-8", "replace")
         raise InputError(
