@@ -161,3 +161,19 @@ def test_convention_and_duplicates_flags(capsys, tmp_path):
         "json",
     )
     assert json.loads(out)["aggregate"]["num_ret"] == 1
+
+
+def test_bare_p_recall_success_on_the_command_line_are_trec_evals_cutoff_families(capsys):
+    code, out, _ = evaluate_demo(
+        capsys, "-m", "P", "-m", "recall", "-m", "success", "-m", "map", "--format", "trec"
+    )
+    assert code == 0
+    names = [line.split()[0] for line in out.splitlines() if line.strip()]
+    cutoffs = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+    want = [f"P_{k}" for k in cutoffs] + [f"recall_{k}" for k in cutoffs]
+    assert sorted(names) == sorted([*want, "success_1", "success_5", "success_10", "map"])
+    # in Python a bare "P" stays precision over the whole ranking
+    import ranklens
+
+    p = demo_paths()
+    assert list(ranklens.evaluate(str(p["qrels"]), str(p["bm25"]), ["P"]).per_query) == ["P"]

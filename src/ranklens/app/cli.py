@@ -81,7 +81,8 @@ def _build_parser() -> argparse.ArgumentParser:
         dest="metrics",
         metavar="METRIC",
         help="metric name, repeatable: ndcg@10, P(rel=2)@5, map, or trec_eval's "
-        "ndcg_cut_10, P.5,10, all_trec (default: " + ", ".join(DEFAULT_METRICS) + ")",
+        "ndcg_cut_10, P.5,10, all_trec; as in trec_eval, a bare P, recall or success "
+        "means its default cutoffs (default: " + ", ".join(DEFAULT_METRICS) + ")",
     )
     _add_judge_args(ev)
     ev.add_argument(
@@ -248,8 +249,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate
+    from ..metrics import expand_metric_names
 
-    metrics = args.metrics or DEFAULT_METRICS
+    # -m as trec_eval reads it: a bare P, recall or success means its default cutoffs
+    metrics = expand_metric_names(args.metrics, trec_bare=True) if args.metrics else DEFAULT_METRICS
     ev = evaluate(args.qrels, args.run, metrics, **_judge_kwargs(args))
     if args.format == "json":
         sys.stdout.write(json.dumps(ev.to_dict(), indent=2) + "\n")

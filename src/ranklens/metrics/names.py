@@ -268,13 +268,16 @@ def _fmt_suffix(v: Any, fam: Family) -> str:
     return str(v)
 
 
-def expand_metric_names(names: str | Iterable[str | Metric]) -> list[str | Metric]:
+def expand_metric_names(
+    names: str | Iterable[str | Metric], trec_bare: bool = False
+) -> list[str | Metric]:
     """Expand trec_eval ``-m`` forms: ``P.5,10`` → ``P_5``, ``P_10``; a bare trec_eval-only
     family (``ndcg_cut``, ``map_cut``, ``relative_P``, ``iprec_at_recall``, ``Rprec_mult``,
     ``unj``) → trec_eval's default cutoffs; ``all_trec`` → every trec_eval measure ranklens
     implements; ``official`` → trec_eval's default set. Bare ``P``, ``recall`` and
     ``success`` are measures over the whole ranking (write ``P.5,10`` for trec_eval's
-    cutoffs). Other names pass through unchanged."""
+    cutoffs), unless ``trec_bare`` (the command line's ``-m``, as trec_eval): then they too
+    expand to trec_eval's default cutoffs. Other names pass through unchanged."""
     if isinstance(names, (str, Metric)):
         names = [names]
     out: list[str | Metric] = []
@@ -294,7 +297,9 @@ def expand_metric_names(names: str | Iterable[str | Metric]) -> list[str | Metri
             fam = FAMILIES[fam_name]
             if dot:
                 values = [v.strip() for v in tail.split(",") if v.strip()]
-            elif text.lower() == head.lower() and fam.name not in _MEANINGFUL_BARE:
+            elif text.lower() == head.lower() and (
+                fam.name not in _MEANINGFUL_BARE or (trec_bare and text == fam.trec_name)
+            ):
                 values = [_fmt_suffix(v, fam) for v in fam.trec_defaults]
             else:
                 out.append(text)
