@@ -177,3 +177,11 @@ def test_bare_p_recall_success_on_the_command_line_are_trec_evals_cutoff_familie
 
     p = demo_paths()
     assert list(ranklens.evaluate(str(p["qrels"]), str(p["bm25"]), ["P"]).per_query) == ["P"]
+
+
+def test_trec_evals_c_flag_is_accepted_and_is_the_default(capsys):
+    _, with_c, _ = evaluate_demo(capsys, "-c", "-m", "map", "--format", "trec")
+    _, without, _ = evaluate_demo(capsys, "-m", "map", "--format", "trec")
+    assert with_c == without and with_c.startswith("map")
+    code, _, err = evaluate_demo(capsys, "-c", "--skip-missing", "-m", "map")
+    assert code == 2 and "pick one" in err

@@ -38,6 +38,13 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
         "them 0, as trec_eval -c)",
     )
     p.add_argument(
+        "-c",
+        dest="complete",
+        action="store_true",
+        help="accepted as trec_eval's -c: labelled queries absent from the run are scored 0, "
+        "which is already the default",
+    )
+    p.add_argument(
         "--duplicates",
         choices=["error", "first", "redundant", "count"],
         help="a document twice in one query: error (trec default), keep the first, keep it "
@@ -52,6 +59,8 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
 
 
 def _judge_kwargs(args: argparse.Namespace) -> dict:
+    if args.complete and args.skip_missing:
+        raise InputError("-c scores missing queries 0 and --skip-missing leaves them out: pick one")
     return {
         "relevance_level": args.relevance_level,
         "convention": args.convention,
