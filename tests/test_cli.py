@@ -185,3 +185,28 @@ def test_trec_evals_c_flag_is_accepted_and_is_the_default(capsys):
     assert with_c == without and with_c.startswith("map")
     code, _, err = evaluate_demo(capsys, "-c", "--skip-missing", "-m", "map")
     assert code == 2 and "pick one" in err
+
+
+def test_max_docs_keeps_each_querys_first_n_in_trec_order(capsys, tmp_path):
+    import ranklens
+
+    qp, rp = tmp_path / "q.txt", tmp_path / "r.txt"
+    qp.write_text("q1 0 d1 1\nq1 0 d2 1\nq1 0 d4 1\nq2 0 e1 1\n")
+    # q1: d3 and d4 tie at 2.0 (trec order: d4 before d3); q2 shorter than N
+    rp.write_text(
+        "q1 Q0 d1 1 3.0 r\nq1 Q0 d3 2 2.0 r\nq1 Q0 d4 3 2.0 r\nq1 Q0 d2 4 1.0 r\n"
+        "q2 Q0 x 1 5.0 r\nq2 Q0 e1 2 4.0 r\n"
+    )
+    code, out, _ = run_cli(
+        capsys, "evaluate", str(qp), str(rp), "-M", "2", "-m", "recall_1000", "-q",
+        "--format", "trec",
+    )  # fmt: skip
+    assert code == 0
+    got = {tuple(line.split()[:2]): float(line.split()[2]) for line in out.splitlines()}
+    # q1 keeps d1, d4 (d4 wins the tie by id): 2 of 3 relevant; q2 keeps both
+    assert got[("recall_1000", "q1")] == 0.6667  # printed to 4 decimals, as trec_eval
+    assert got[("recall_1000", "q2")] == 1.0
+    run = ranklens.read_run(rp)
+    assert run.top(2).to_lists() == {"q1": ["d1", "d4"], "q2": ["x", "e1"]}
+    with pytest.raises(ranklens.InputError, match=">= 1"):
+        run.top(0)

@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
@@ -94,6 +95,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "means its default cutoffs (default: " + ", ".join(DEFAULT_METRICS) + ")",
     )
     _add_judge_args(ev)
+    ev.add_argument(
+        "-M",
+        dest="max_docs",
+        type=int,
+        metavar="N",
+        help="evaluate each query's first N documents in ranking order only (trec_eval -M)",
+    )
     ev.add_argument(
         "--format",
         choices=["table", "json", "trec"],
@@ -262,7 +270,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     # -m as trec_eval reads it: a bare P, recall or success means its default cutoffs
     metrics = expand_metric_names(args.metrics, trec_bare=True) if args.metrics else DEFAULT_METRICS
-    ev = evaluate(args.qrels, args.run, metrics, **_judge_kwargs(args))
+    run: Any = args.run
+    if args.max_docs is not None:
+        from ..io import read_run
+
+        run = read_run(args.run).top(args.max_docs)
+    ev = evaluate(args.qrels, run, metrics, **_judge_kwargs(args))
     if args.format == "json":
         sys.stdout.write(json.dumps(ev.to_dict(), indent=2) + "\n")
     elif args.format == "trec":

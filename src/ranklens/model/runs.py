@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import InputError
 from .ids import DocIds, HoldsDocIds
 from .ranking import RowOrder, trec_order
-from .segments import run_start_index, sorted_with_rows
+from .segments import run_start_index, seg_running_count, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
 RunLike = Union["Run", Mapping[str, Any], str, Path]
@@ -241,6 +241,20 @@ class Run(HoldsDocIds):
             order = trec_order(self.q, sc, self.docs)
         self._orders[score_precision] = order
         return order
+
+    def top(self, n: int, score_precision: str = "float64") -> Run:
+        """The run cut to each query's first ``n`` rows in ranking order (:meth:`order`;
+        trec_eval's ``-M n``). A run without scores keeps each query's first ``n`` rows."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise InputError(f"the number of documents kept per query must be >= 1, got {n!r}")
+        o = self.order(score_precision)
+        keep = o[seg_running_count(self.q[o]) <= n]
+        out = Run(
+            self.query_ids, None, self.q[keep], None, self.score[keep], self.scored,
+            self.name, self.unique_docs, docs=self.docs.take(keep),
+        )  # fmt: skip
+        out.failures = dict(self.failures)
+        return out
 
     def __len__(self) -> int:
         return len(self.query_ids)
