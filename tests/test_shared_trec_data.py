@@ -25,7 +25,9 @@ def read_expected(path: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def check(qrels: Path, run: Path, expected: Path, min_measures: int, **options) -> None:
+def check(
+    qrels: Path, run: Path | ranklens.Run, expected: Path, min_measures: int, **options
+) -> None:
     exp = read_expected(expected)
     names = []
     for name in exp:
@@ -102,6 +104,8 @@ def test_dl19_published_headline_numbers(shared):
         ("qrels.test", "results.test", "out.test.aq", {}, 80),
         # results.trunc lacks a query and has junk after column 6; -c scores it 0
         ("qrels.test", "results.trunc", "out.test.aqc", {}, 80),
+        # the same with -M100: each query's first 100 documents in trec_eval's order
+        ("qrels.test", "results.trunc", "out.test.aqcM", {"max_docs": 100}, 80),
         # graded qrels with -1 labels, relevance level 2
         ("qrels.rel_level", "results.test", "out.test.aql", {"relevance_level": 2}, 80),
         # real TREC 2024 RAG run: comment lines, '#' inside ids, run-only queries
@@ -110,7 +114,11 @@ def test_dl19_published_headline_numbers(shared):
 )
 def test_trec_eval_own_test_suite(shared, qrels, run, expected, options, min_measures):
     d = shared("trec_eval_test")
-    check(d / qrels, d / run, d / expected, min_measures=min_measures, **options)
+    options = dict(options)
+    the_run = d / run
+    if "max_docs" in options:
+        the_run = ranklens.read_run(the_run).top(options.pop("max_docs"))
+    check(d / qrels, the_run, d / expected, min_measures=min_measures, **options)
 
 
 def test_trec_eval_measure_parameters(shared):
