@@ -257,7 +257,9 @@ def _trec_expand(measure: str) -> list[str]:
 
 def _fmt_suffix(v: Any, fam: Family) -> str:
     """A trec_eval suffix: two decimals for a value parameter (``0.10``), more when the
-    value needs them (``0.125`` is computed at 0.125, never rounded)."""
+    value needs them (``0.125`` is computed at 0.125, never rounded); a cutoff written with
+    decimals is its integer part, as trec_eval reads it (``ndcg_cut.23.4`` is
+    ``ndcg_cut_23``)."""
     if fam.value_param:
         try:
             x = float(v)
@@ -265,7 +267,10 @@ def _fmt_suffix(v: Any, fam: Family) -> str:
             return str(v)
         short = f"{x:.2f}"
         return short if float(short) == x else repr(x)
-    return str(v)
+    text = str(v)
+    if re.fullmatch(r"[0-9]+\.[0-9]*", text):  # trec_eval reads cutoffs as integers: 23.4 is 23
+        return text.split(".")[0]
+    return text
 
 
 def expand_metric_names(
