@@ -136,11 +136,12 @@ def test_trec_rbp_persistence_is_honoured():
 
 
 def test_trec_value_parameters_are_not_rounded():
-    assert expand_metric_names("iprec_at_recall.0.125,0.5") == [
-        "iprec_at_recall_0.125",
-        "iprec_at_recall_0.50",
-    ]
+    # computed at 0.125, labelled as trec_eval prints it
+    first, second = expand_metric_names("iprec_at_recall.0.125,0.5")
+    assert (first.name, dict(first.params)["r"]) == ("iprec_at_recall_0.12", 0.125)
+    assert second == "iprec_at_recall_0.50"
     assert dict(parse_metrics("Rprec_mult.0.125")[0].params)["m"] == 0.125
+    assert dict(parse_metrics("iprec_at_recall_0.125")[0].params)["r"] == 0.125
 
 
 @pytest.mark.parametrize(

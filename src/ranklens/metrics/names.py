@@ -255,9 +255,10 @@ def _trec_expand(measure: str) -> list[str]:
     return [f"{fam.trec_name}_{_fmt_suffix(v, fam)}" for v in fam.trec_defaults]
 
 
-def _fmt_suffix(v: Any, fam: Family) -> str:
+def _fmt_suffix(v: Any, fam: Family, label: bool = False) -> str:
     """A trec_eval suffix: two decimals for a value parameter (``0.10``), more when the
-    value needs them (``0.125`` is computed at 0.125, never rounded); a cutoff written with
+    value needs them (``0.125`` is computed at 0.125, never rounded; ``label``: the two
+    decimals trec_eval prints whatever the value); a cutoff written with
     decimals is its integer part, as trec_eval reads it (``ndcg_cut.23.4`` is
     ``ndcg_cut_23``)."""
     if fam.value_param:
@@ -266,7 +267,7 @@ def _fmt_suffix(v: Any, fam: Family) -> str:
         except ValueError:
             return str(v)
         short = f"{x:.2f}"
-        return short if float(short) == x else repr(x)
+        return short if label or float(short) == x else repr(x)
     text = str(v)
     if re.fullmatch(r"[0-9]+\.[0-9]*", text):  # trec_eval reads cutoffs as integers: 23.4 is 23
         return text.split(".")[0]
@@ -310,7 +311,10 @@ def expand_metric_names(
                 out.append(text)
                 continue
             for v in values:
-                out.append(f"{fam.trec_name}_{_fmt_suffix(v, fam)}")
+                name = f"{fam.trec_name}_{_fmt_suffix(v, fam)}"
+                label = f"{fam.trec_name}_{_fmt_suffix(v, fam, label=True)}"
+                # trec_eval prints a value parameter to 2 decimals, computing at all of it
+                out.append(name if label == name else replace(parse_metric(name), name=label))
             continue
         if dot and head.lower() in _NAMES.trec_plain:
             out.append(_trec_params(head, tail, text))
