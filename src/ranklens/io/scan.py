@@ -2,19 +2,21 @@
 
 A file is read in blocks of whole lines (:data:`BLOCK` to :data:`MAX_BLOCK` bytes, on
 :data:`THREADS` threads), so memory stays near the size of what is kept (packed ids,
-numbers), never the file's. Each block is split with
-whole-array byte searches: the line ends, the delimiters (one kind per file: space or tab),
-then every field's start and end per line; ids are gathered into packed UTF-8 bytes
+numbers), never the file's. Each block is split with whole-array byte searches (line ends,
+delimiters, then every field's start and end per line); ids are gathered into packed UTF-8
+bytes
 (:class:`~ranklens.model.ids.DocIds`), numbers parsed column by column. No Python loop runs
 over lines or ids: only over the distinct query ids of consecutive blocks of lines.
 
-The scanner reads a block as the line parser of :mod:`ranklens.io.trec` would only when
-every line has exactly the expected fields, separated by single delimiters, with no other
-byte at or below 0x20, no comment, and numbers in plain decimal form; anything else (or
-bytes that are not UTF-8) returns None and the line parser reads the file, skipping what it
-skips and naming what is wrong. Scores are parsed exactly: up to 15 significant digits with
-one correctly rounded division (an exact integer by an exact power of ten; Clinger's fast
-path), longer or exponent forms with Python's ``float``, which is correctly rounded too.
+A block is split the fast way when every line holds exactly the expected fields separated
+by single delimiters of one kind (space or tab), else by runs of any ASCII whitespace as
+``bytes.split`` splits them (padded columns, CRLF line ends, extra run columns, blank and
+``#`` comment lines skipped, as the line parser of :mod:`ranklens.io.trec` skips them).
+Anything else (a line with too few fields, a lone CR, control bytes, numbers not in plain
+decimal form, bytes that are not UTF-8) returns None and the line parser reads the file,
+naming what is wrong. Scores are parsed exactly: up to 15 significant digits with one
+correctly rounded division (an exact integer by an exact power of ten; Clinger's fast path),
+longer or exponent forms with Python's ``float``, which is correctly rounded too.
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ class _Block:
 
 
 def scan(
-    p: Path, n_fields: int, qid: int, ids: list[int], nums: list[tuple[int, str]]
-) -> dict[str, Any] | None:
+    p: Path, n_fields: int, qid: int, ids: list[int], nums: list[tuple[int, str]],
+    more_fields: bool = False,
+) -> dict[str, Any] | None:  # fmt: skip
     """Read ``p`` (``n_fields`` per line): field ``qid`` interned as the query, fields
     ``ids`` packed (:class:`DocIds`), fields ``nums`` parsed as ``"int"`` or ``"float"``.
 
@@ -77,7 +80,7 @@ def scan(
         pending: deque[Future[_Block | None]] = deque()
         size = BLOCK if p.name.endswith(".gz") else p.stat().st_size // 32
         for data in _line_blocks(fh, min(max(size, BLOCK), MAX_BLOCK)):
-            pending.append(pool.submit(_block, data, n_fields, qid, ids, nums))
+            pending.append(pool.submit(_block, data, n_fields, qid, ids, nums, more_fields))
             while len(pending) > THREADS or (pending and pending[0].done()):
                 got = pending.popleft().result()
                 if got is None:
@@ -127,8 +130,9 @@ def _line_blocks(fh: Any, block: int) -> Iterator[bytes]:
 
 
 def _block(
-    data: bytes, n_fields: int, qid: int, ids: list[int], nums: list[tuple[int, str]]
-) -> _Block | None:
+    data: bytes, n_fields: int, qid: int, ids: list[int], nums: list[tuple[int, str]],
+    more_fields: bool,
+) -> _Block | None:  # fmt: skip
     """Parse one block of whole lines; None when the line parser must read the file."""
     parts = _Block()
     n = len(data)
@@ -140,6 +144,34 @@ def _block(
             data.decode("utf-8")
         except UnicodeDecodeError:
             return None
+    split = _split_plain(body, data, n_fields)
+    if split is None:  # not one delimiter between fields: any ASCII whitespace
+        split = _split_any(body, n_fields, more_fields)
+    if split is None:
+        return None
+    field = split  # field(j): (start, length) of field j on every content line
+    if not len(field(0)[0]):
+        return parts
+    _query_blocks(a, *field(qid), parts)
+    # packed bytes and hashes (computed here, on the block's thread)
+    for j in ids:
+        lo, length = field(j)
+        packed = gather_packed(a, lo, length)[1]
+        parts.ids.append((length.astype(np.int32), packed, hash_slices(a, lo, length)))
+    for j, kind in nums:
+        values = _parse_numbers(a, *field(j), kind)
+        if values is None:
+            return None
+        parts.nums.append(values)
+    lo, length = field(n_fields - 1)
+    parts.last = bytes(body[int(lo[-1]) : int(lo[-1] + length[-1])])
+    return parts
+
+
+def _split_plain(body: np.ndarray, data: bytes, n_fields: int) -> Any:
+    """``field(j) -> (start, length)`` of field ``j`` on every content line, when every line
+    holds exactly ``n_fields`` fields split by single delimiters of one kind (space or tab)
+    and no other byte at or below 0x20 appears; None otherwise."""
     nl = np.flatnonzero(body == _NL)
     n_breaks = len(nl)
     starts = np.empty_like(nl)
@@ -149,14 +181,13 @@ def _block(
     if not content.all():  # blank lines
         nl, starts = nl[content], starts[content]
     if not len(nl):
-        return parts
+        return lambda j: (nl, nl)
     delim = _TAB if data.find(b"\t", 0, int(nl[0])) != -1 else _SPACE
     d = np.flatnonzero(body == delim)
     k = n_fields - 1
     if len(d) != k * len(nl):
         return None
-    # every byte at or below 0x20 is a line end or a delimiter (no CR, VT, FF, the other
-    # delimiter or control bytes, which the line parser treats its own way)
+    # every byte at or below 0x20 is a line end or a delimiter
     if np.count_nonzero(body <= 0x20) != n_breaks + len(d):
         return None
     d = d.reshape(-1, k)
@@ -172,20 +203,46 @@ def _block(
         lo = starts if j == 0 else d[:, j - 1] + 1
         return lo, (d[:, j] if j < k else nl) - lo
 
-    _query_blocks(a, *field(qid), parts)
-    # packed bytes and hashes (computed here, on the block's thread)
-    for j in ids:
-        lo, length = field(j)
-        packed = gather_packed(a, lo, length)[1]
-        parts.ids.append((length.astype(np.int32), packed, hash_slices(a, lo, length)))
-    for j, kind in nums:
-        values = _parse_numbers(a, *field(j), kind)
-        if values is None:
-            return None
-        parts.nums.append(values)
-    lo, length = field(k)
-    parts.last = bytes(body[lo[-1] : lo[-1] + length[-1]])
-    return parts
+    return field
+
+
+def _split_any(body: np.ndarray, n_fields: int, more_fields: bool) -> Any:
+    """:func:`_split_plain` for fields split by runs of any ASCII whitespace (space, tab,
+    VT, FF; CR only before a line feed), as ``bytes.split`` splits them: blank lines and
+    lines whose first field starts with ``#`` skipped, lines with more than ``n_fields``
+    fields kept when ``more_fields`` (their first ``n_fields``); None when a line has too
+    few fields (or too many), a CR stands alone, or another control byte appears."""
+    nl = body == _NL
+    space = (body == _SPACE) | (body == _TAB) | (body == 11) | (body == 12)
+    cr = np.flatnonzero(body == 13)
+    if len(cr):
+        if not nl[np.minimum(cr + 1, len(body) - 1)].all():
+            return None  # a CR that ends a line by itself: the line parser's
+        space[cr] = True
+    if np.count_nonzero(body <= 0x20) != np.count_nonzero(space) + np.count_nonzero(nl):
+        return None
+    token = ~(space | nl)
+    first = token.copy()
+    first[1:] &= ~token[:-1]
+    f_start = np.flatnonzero(first)
+    last = token
+    last[:-1] &= ~token[1:]
+    f_end = np.flatnonzero(last) + 1
+    line = np.cumsum(nl)[f_start]  # the line of each field
+    new_line = np.ones(len(line), dtype=bool)
+    new_line[1:] = line[1:] != line[:-1]
+    head = np.flatnonzero(new_line)  # each content line's first field
+    count = np.diff(np.append(head, len(line)))
+    keep = body[f_start[head]] != _HASH  # comment lines are skipped
+    head, count = head[keep], count[keep]
+    if (count < n_fields).any() or (not more_fields and (count > n_fields).any()):
+        return None
+
+    def field(j: int) -> tuple[np.ndarray, np.ndarray]:
+        lo = f_start[head + j]
+        return lo, f_end[head + j] - lo
+
+    return field
 
 
 def _concat_packed(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> DocIds:

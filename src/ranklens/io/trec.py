@@ -82,7 +82,7 @@ def read_trec_run(path: PathLike, name: str | None = None, *, fast: bool | None 
     file name. ``fast``: as for :func:`read_trec_qrels`.
     """
     p = Path(path)
-    got = scan(p, 6, 0, [2], [(4, "float")]) if fast is not False else None
+    got = scan(p, 6, 0, [2], [(4, "float")], more_fields=True) if fast is not False else None
     if got is not None:
         try:
             return Run.from_arrays(
