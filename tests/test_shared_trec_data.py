@@ -143,3 +143,31 @@ def test_trec_eval_measure_parameters(shared):
     for refused in ("utility.2,-1,0,0", "11pt_avg..25,.5,.75", "ndcg.1=3,2=9,4=4.5"):
         with pytest.raises(MetricNameError, match=r"cannot honour|unknown metric"):
             ranklens.evaluate(d / "qrels.test", d / "results.test", [refused])
+
+
+def test_every_shared_trec_file_is_read_by_the_scanner_as_the_line_parser_reads_it(shared):
+    """Real files of many shapes (tab or space separated, padded scores, comment lines,
+    extra columns, graded and negative labels): the vectorised scanner reads each one
+    itself, to exactly what the line parser reads."""
+    from ranklens.io import scan
+    from ranklens.io.trec import read_trec_qrels, read_trec_run
+
+    d = shared("trec_eval_test")
+    files = [p for p in sorted(d.iterdir()) if p.name.startswith(("qrels", "results"))]
+    for folder, q, r in (DL19, COVID):
+        files += [shared(folder) / q, shared(folder) / r]
+    assert len(files) >= 15
+    for p in files:
+        qrels = p.name.startswith("qrels")
+        spec = (4, 0, [2], [(3, "int")]) if qrels else (6, 0, [2], [(4, "float")])
+        assert scan.scan(p, *spec, more_fields=not qrels) is not None, p.name
+        reader = read_trec_qrels if qrels else read_trec_run
+
+        def outcome(fast, reader=reader, p=p):
+            try:
+                got = reader(p, fast=fast)
+            except ranklens.InputError as exc:  # qrels.123 judges a document twice
+                return str(exc)
+            return got.to_dict(), getattr(got, "name", None)
+
+        assert outcome(None) == outcome(False), p.name
