@@ -274,18 +274,14 @@ class _Session:
     queries, the log and the thread pool of a sync retriever."""
 
     def __init__(self, adapter: RetrieverAdapter, settings: RunSettings, log: RunLog | None):
-        s = settings
-        self.adapter, self.k, self.key = adapter, s.k, s.key
-        self.timeout, self.retries = s.timeout, s.retries
-        self.retry_on, self.backoff = s.retry_types, s.backoff
-        self.concurrency = s.concurrency
+        self.adapter, self.s = adapter, settings
         self.log = log
         self.results: dict[str, Retrieval] = {}
         self.pool: DaemonPool | None = None
 
     async def run_all(self, todo: list[tuple[str, str]], bar: Progress) -> None:
         """Ask every query of ``todo`` with ``concurrency`` workers."""
-        concurrency = self.concurrency
+        concurrency = self.s.concurrency
         if not self.adapter.is_async:
             self.pool = DaemonPool(concurrency, "ranklens-retriever")
         it = iter(todo)
@@ -306,12 +302,12 @@ class _Session:
         latency start when the retriever is called, not when the call is queued."""
         if self.adapter.is_async:
             t0 = time.perf_counter()
-            coro = self.adapter.aretrieve(text, qid, self.k)
-            if self.timeout is None:
+            coro = self.adapter.aretrieve(text, qid, self.s.k)
+            if self.s.timeout is None:
                 return await coro, t0
-            return await asyncio.wait_for(coro, self.timeout), t0
+            return await asyncio.wait_for(coro, self.s.timeout), t0
         assert self.pool is not None
-        return await self.pool.call(self.adapter.retrieve, (text, qid, self.k), self.timeout)
+        return await self.pool.call(self.adapter.retrieve, (text, qid, self.s.k), self.s.timeout)
 
     async def ask(self, qid: str, text: str) -> Retrieval:
         """A query's record: its mapped hits, or the error of its last attempt."""
@@ -326,21 +322,24 @@ class _Session:
             except Exception as exc:  # recorded, never raised
                 elapsed = (time.perf_counter() - getattr(exc, "started", t0)) * 1000
                 timed_out = isinstance(exc, asyncio.TimeoutError | TimeoutError)
-                if timed_out and self.timeout is not None:
-                    exc = TimeoutError(f"no answer within {self.timeout:g} s")
-                if attempt <= self.retries and isinstance(exc, self.retry_on):
-                    pause = self.backoff * 2 ** (attempt - 1) * (0.5 + random.random())
+                if timed_out and self.s.timeout is not None:
+                    exc = TimeoutError(f"no answer within {self.s.timeout:g} s")
+                if attempt <= self.s.retries and isinstance(exc, self.s.retry_types):
+                    pause = self.s.backoff * 2 ** (attempt - 1) * (0.5 + random.random())
                     await asyncio.sleep(pause)
                     continue
                 return _failure(qid, text, elapsed, attempt, exc)
             elapsed = (time.perf_counter() - t0) * 1000
             try:
-                mapped = map_hits(hits, self.key)
+                mapped = map_hits(hits, self.s.key)
                 raw = [h.to_json() for h in hits]
             except Exception as exc:  # a bad hit or a raising key=: this query's failure
                 return _failure(qid, text, elapsed, attempt, exc)
-            if self.k is not None:
-                mapped.doc_ids, mapped.scores = mapped.doc_ids[: self.k], mapped.scores[: self.k]
+            if self.s.k is not None:
+                mapped.doc_ids, mapped.scores = (
+                    mapped.doc_ids[: self.s.k],
+                    mapped.scores[: self.s.k],
+                )
             return Retrieval(
                 qid, text, mapped.doc_ids, mapped.scores, raw,
                 elapsed, attempt, None, mapped.duplicates, mapped.unmapped,

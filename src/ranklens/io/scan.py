@@ -4,9 +4,9 @@ A file is read in blocks of whole lines (:data:`BLOCK` to :data:`MAX_BLOCK` byte
 :data:`THREADS` threads), so memory stays near the size of what is kept (packed ids,
 numbers), never the file's. Each block is split with whole-array byte searches (line ends,
 delimiters, then every field's start and end per line); ids are gathered into packed UTF-8
-bytes
-(:class:`~ranklens.model.ids.DocIds`), numbers parsed column by column. No Python loop runs
-over lines or ids: only over the distinct query ids of consecutive blocks of lines.
+bytes (:class:`~ranklens.model.ids.DocIds`), numbers parsed column by column. No Python
+loop runs over lines or ids: only over the distinct query ids of consecutive blocks of
+lines.
 
 A block is split the fast way when every line holds exactly the expected fields separated
 by single delimiters of one kind (space or tab), else by runs of any ASCII whitespace as
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model.ids import PAD, DocIds, gather_packed, hash_slices, masked_words, words_view
+from ..model.ids import PAD, DocIds, fixed_words, gather_packed, hash_slices
 from ..model.vocab import BadIdError, encode
 from .files import BOM, open_binary, read_errors
 
@@ -266,13 +266,8 @@ def _query_blocks(a: np.ndarray, lo: np.ndarray, length: np.ndarray, parts: _Blo
     lines, compared exactly 8 bytes at a time, and the block's length."""
     same = np.zeros(len(lo), dtype=bool)
     if len(lo) > 1:
-        words = words_view(a)
-        last = len(words) - 1
-        eq = length[1:] == length[:-1]
-        for w in range(0, int(length.max()), 8):
-            this = masked_words(words[np.minimum(lo[1:] + w, last)], length[1:] - w)
-            eq &= this == masked_words(words[np.minimum(lo[:-1] + w, last)], length[:-1] - w)
-        same[1:] = eq
+        words = fixed_words(a, lo, length)
+        same[1:] = (length[1:] == length[:-1]) & (words[1:] == words[:-1]).all(axis=1)
     head = np.flatnonzero(~same)
     parts.heads.extend(
         a[i : i + k].tobytes().decode() for i, k in zip(lo[head].tolist(), length[head].tolist())
@@ -290,12 +285,8 @@ def _parse_numbers(a: np.ndarray, lo: np.ndarray, length: np.ndarray, kind: str)
         empty = np.zeros(n, dtype=np.float64 if kind == "float" else np.int64)
         return _parse_slowly(a, lo, length, kind, np.arange(n), empty)
     # byte j of every field as one contiguous row: cols[j] (zero past the field's end)
-    words = words_view(a)
-    cols = np.empty((n_words * 8, n), dtype=np.uint8)
-    for w in range(n_words):
-        v = masked_words(words[np.minimum(lo + 8 * w, len(words) - 1)], length - 8 * w)
-        cols[8 * w : 8 * w + 8] = v.view(np.uint8).reshape(n, 8).T
-    cols = cols[: int(length.max())]
+    rows = fixed_words(a, lo, length).view(np.uint8).reshape(n, -1)
+    cols = np.ascontiguousarray(rows[:, : int(length.max())].T)
     digit = cols - np.uint8(48)  # wraps below '0'
     is_dig = digit <= 9
     is_dot = cols == _DOT

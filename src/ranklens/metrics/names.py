@@ -258,9 +258,8 @@ def _trec_expand(measure: str) -> list[str]:
 def _fmt_suffix(v: Any, fam: Family, label: bool = False) -> str:
     """A trec_eval suffix: two decimals for a value parameter (``0.10``), more when the
     value needs them (``0.125`` is computed at 0.125, never rounded; ``label``: the two
-    decimals trec_eval prints whatever the value); a cutoff written with
-    decimals is its integer part, as trec_eval reads it (``ndcg_cut.23.4`` is
-    ``ndcg_cut_23``)."""
+    decimals trec_eval prints whatever the value); a cutoff written with decimals is its
+    integer part, as trec_eval reads it (``ndcg_cut.23.4`` is ``ndcg_cut_23``)."""
     if fam.value_param:
         try:
             x = float(v)
@@ -306,7 +305,7 @@ def expand_metric_names(
             elif text.lower() == head.lower() and (
                 fam.name not in _MEANINGFUL_BARE or (trec_bare and text == fam.trec_name)
             ):
-                values = [_fmt_suffix(v, fam) for v in fam.trec_defaults]
+                values = list(fam.trec_defaults)
             else:
                 out.append(text)
                 continue

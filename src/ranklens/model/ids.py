@@ -214,6 +214,19 @@ def masked_words(v: np.ndarray, rem: np.ndarray) -> np.ndarray:
     return v
 
 
+def fixed_words(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The byte strings ``body[start:start + length]`` as rows of little-endian 8-byte
+    words, zero past each string's end: a ``(rows, ceil(longest / 8))`` uint64 matrix (at
+    least one column), read one unaligned gather per column."""
+    n_words = max(-(-int(length.max()) // 8), 1) if len(length) else 1
+    words = words_view(body)
+    last = len(words) - 1
+    out = np.empty((len(start), n_words), dtype="<u8")
+    for k in range(n_words):
+        out[:, k] = masked_words(words[np.minimum(start + 8 * k, last)], length - 8 * k)
+    return out
+
+
 def gather_packed(
     body: np.ndarray, start: np.ndarray, length: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -226,13 +239,8 @@ def gather_packed(
     out = np.zeros(total + PAD, dtype=np.uint8)
     longest = int(length.max()) if n else 0
     if 0 < longest <= _FIXED_MAX:
-        n_words = -(-longest // 8)
-        words = words_view(body)
-        mat = np.empty((n, n_words), dtype="<u8")
-        for k in range(n_words):
-            mat[:, k] = words[np.minimum(start + 8 * k, len(words) - 1)]
-        keep = np.arange(8 * n_words) < length[:, None]
-        out[:total] = mat.view(np.uint8).reshape(n, 8 * n_words)[keep]
+        mat = fixed_words(body, start, length).view(np.uint8).reshape(n, -1)
+        out[:total] = mat[np.arange(mat.shape[1]) < length[:, None]]
     elif total:
         at = np.repeat(start - off[:-1], length)
         at += np.arange(total)
@@ -243,16 +251,10 @@ def gather_packed(
 def _fixed(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray | None:
     """The ids as fixed-width numpy bytes (``S`` dtype, zero padded: sorting and comparing
     them is byte order), or None when the longest is over :data:`_FIXED_MAX` bytes."""
-    longest = int(length.max()) if len(length) else 1
-    if longest > _FIXED_MAX:
+    if len(length) and int(length.max()) > _FIXED_MAX:
         return None
-    n_words = max(-(-longest // 8), 1)
-    words = words_view(body)
-    out = np.empty((len(start), n_words), dtype="<u8")
-    last = len(words) - 1
-    for k in range(n_words):
-        out[:, k] = masked_words(words[np.minimum(start + 8 * k, last)], length - 8 * k)
-    return out.view(f"S{8 * n_words}").ravel()
+    words = fixed_words(body, start, length)
+    return words.view(f"S{8 * words.shape[1]}").ravel()
 
 
 def hash_strings(strings: Sequence[str]) -> np.ndarray:
