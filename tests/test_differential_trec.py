@@ -44,6 +44,12 @@ PLAIN = [
     "gm_map",
     "gm_bpref",
     "11pt_avg",
+    "infAP",
+    "binG",
+    "G",
+    "ndcg_rel",
+    "Rndcg",
+    "utility",
 ]
 GEOMETRIC = {"gm_map", "gm_bpref"}  # pytrec_eval reports log(max(x, 1e-5)) per query
 

@@ -11,11 +11,11 @@ from ranklens.metrics import FAMILIES, expand_metric_names, known_names, parse_m
 @pytest.mark.parametrize(
     ("name", "family", "k", "params", "level"),
     [
-        ("ndcg@10", "ndcg", 10, {"gain": None}, None),
-        ("nDCG@10", "ndcg", 10, {"gain": None}, None),
-        ("ndcg_cut_10", "ndcg", 10, {"gain": None}, None),
-        ("ndcg_exp@10", "ndcg", 10, {"gain": "exp"}, None),
-        ("ndcg(gain=exp)@5", "ndcg", 5, {"gain": "exp"}, None),
+        ("ndcg@10", "ndcg", 10, {"gain": None, "gains": None}, None),
+        ("nDCG@10", "ndcg", 10, {"gain": None, "gains": None}, None),
+        ("ndcg_cut_10", "ndcg", 10, {"gain": None, "gains": None}, None),
+        ("ndcg_exp@10", "ndcg", 10, {"gain": "exp", "gains": None}, None),
+        ("ndcg(gain=exp)@5", "ndcg", 5, {"gain": "exp", "gains": None}, None),
         ("P@5", "P", 5, {}, None),
         ("p_5", "P", 5, {}, None),
         ("P(rel=2)@10", "P", 10, {}, 2),
@@ -33,15 +33,38 @@ from ranklens.metrics import FAMILIES, expand_metric_names, known_names, parse_m
         ("bpref", "bpref", None, {}, None),
         ("err@20", "err", 20, {"max": None}, None),
         ("err(max=4)@20", "err", 20, {"max": 4}, None),
-        ("rbp(p=0.8)", "rbp", None, {"p": 0.8}, None),
-        ("rbp", "rbp", None, {"p": 0.9}, None),
+        ("rbp(p=0.8)", "rbp", None, {"p": 0.8, "gains": None}, None),
+        ("rbp", "rbp", None, {"p": 0.9, "gains": None}, None),
+        ("rbp(gains={2:4,1:1.5})", "rbp", None, {"p": 0.9, "gains": ((1, 1.5), (2, 4.0))}, None),
+        (
+            "ndcg(gains={1=3.5, 2=9})@5",
+            "ndcg",
+            5,
+            {"gain": None, "gains": ((1, 3.5), (2, 9.0))},
+            None,
+        ),
+        ("G", "G", None, {"gains": None}, None),
+        (
+            "utility(a=2,d=0.5,docs=100)",
+            "utility",
+            None,
+            {"a": 2.0, "b": -1.0, "c": 0.0, "d": 0.5, "docs": 100},
+            None,
+        ),
+        (
+            "11pt_avg(points=[0.2,0.5,0.8])",
+            "11pt_avg",
+            None,
+            {"legacy": False, "points": (0.2, 0.5, 0.8)},
+            None,
+        ),
         ("hit_rate@5", "success", 5, {"granular": False}, None),
         ("success_10", "success", 10, {"granular": False}, None),
         ("set_F", "set_F", None, {"beta": 1.0}, None),
         ("num_rel_ret", "num_rel_ret", None, {}, None),
         ("iprec_at_recall_0.10", "iprec", None, {"r": 0.1, "legacy": False}, None),
         ("iprec(r=0.5,legacy=1)", "iprec", None, {"r": 0.5, "legacy": True}, None),
-        ("11pt_avg", "11pt_avg", None, {"legacy": False}, None),
+        ("11pt_avg", "11pt_avg", None, {"legacy": False, "points": None}, None),
         ("judged@10", "judged", 10, {}, None),
         ("f1@5", "f1", 5, {}, None),
         ("mrr(granular=1)", "rr", None, {"granular": True}, None),
@@ -119,7 +142,8 @@ def _values(metric: str) -> list[float]:
 
     qrels = {"q1": {"a": 1, "b": 1, "c": 1, "d": 0}, "q2": {"a": 1, "e": 2}}
     run = {"q1": {"a": 3.0, "x": 2.5, "d": 2.0, "b": 1.0}, "q2": {"y": 2.0, "e": 1.0}}
-    return ranklens.evaluate(qrels, run, [metric]).per_query[metric].tolist()
+    ev = ranklens.evaluate(qrels, run, [metric])
+    return ev.per_query[ev.names[0]].tolist()
 
 
 def test_trec_set_f_weight_is_beta_squared():
@@ -127,6 +151,7 @@ def test_trec_set_f_weight_is_beta_squared():
     x = 0.5
     want = [(x + 1) * p * r / (x * p + r) for p, r in ((2 / 4, 2 / 3), (1 / 2, 1 / 2))]
     assert _values("set_F.0.5") == pytest.approx(want, abs=1e-12)
+    assert parse_metrics("set_F.0.5")[0].name == "set_F_0.5"  # trec_eval's label
     assert _values("set_F.0.5") != pytest.approx(_values("set_F"), abs=1e-6)
 
 
@@ -147,7 +172,8 @@ def test_trec_value_parameters_are_not_rounded():
 @pytest.mark.parametrize(
     ("name", "match"),
     [
-        ("ndcg.1=3.5,2=9", "custom gain values are not supported"),
+        ("ndcg.1=3.5,x", "cannot honour the parameters '1=3.5,x' of ndcg"),
+        ("Rprec.1=2", "cannot honour"),
         ("rbp.q=0.8", r"its parameters: p=\.\.\."),
         ("set_F.x", "weight x of recall against precision"),
         ("map.5", "cannot honour the parameters '5' of map"),

@@ -29,20 +29,16 @@ precision.
 from __future__ import annotations
 
 from .base import count_pair, safe_div
+from .cumulative import g_measure, ndcg_rel, r_ndcg
 from .gain import dcg, err, gain_values, ideal_dcg, ndcg, rbp, rbp_residual
 from .grouped import unit_average_precision, unit_reciprocal_rank
-from .names import (
-    Metric,
-    expand_metric_names,
-    fmt_value,
-    known_names,
-    parse_metric,
-    parse_metrics,
-)
+from .names import Metric, fmt_value, known_names, parse_metric
 from .ranking import (
     average_precision,
+    bin_g,
     bpref,
     f1,
+    inferred_ap,
     precision,
     r_precision,
     r_precision_mult,
@@ -50,12 +46,15 @@ from .ranking import (
     reciprocal_rank,
     relative_precision,
     success,
+    yaap,
 )
 from .registry import (
     FAMILIES,
     TREC_ALL,
     TREC_CUTOFFS,
+    TREC_NICKNAMES,
     TREC_OFFICIAL,
+    TREC_ORDER,
     Family,
     Param,
     register_metric,
@@ -77,18 +76,23 @@ from .sets import (
     set_recall,
     set_relative_precision,
     unjudged_at,
+    utility,
 )
+from .trec_forms import expand_metric_names, parse_metrics, trec_nickname
 
 __all__ = [
     "FAMILIES",
     "RECALL_POINTS",
     "TREC_ALL",
     "TREC_CUTOFFS",
+    "TREC_NICKNAMES",
     "TREC_OFFICIAL",
+    "TREC_ORDER",
     "Family",
     "Metric",
     "Param",
     "average_precision",
+    "bin_g",
     "bpref",
     "count_pair",
     "dcg",
@@ -97,12 +101,15 @@ __all__ = [
     "expand_metric_names",
     "f1",
     "fmt_value",
+    "g_measure",
     "gain_values",
     "ideal_dcg",
+    "inferred_ap",
     "interpolated_precision",
     "judged_at",
     "known_names",
     "ndcg",
+    "ndcg_rel",
     "num_nonrel_judged_ret",
     "num_q",
     "num_rel",
@@ -111,6 +118,7 @@ __all__ = [
     "parse_metric",
     "parse_metrics",
     "precision",
+    "r_ndcg",
     "r_precision",
     "r_precision_mult",
     "rbp",
@@ -126,8 +134,11 @@ __all__ = [
     "set_recall",
     "set_relative_precision",
     "success",
+    "trec_nickname",
     "unit_average_precision",
     "unit_reciprocal_rank",
     "unjudged_at",
     "unregister_metric",
+    "utility",
+    "yaap",
 ]

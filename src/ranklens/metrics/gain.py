@@ -13,50 +13,117 @@ from ..judging import LevelView
 from ..model import segments as seg
 from .base import judged_pair, running_sum, safe_div
 
+Gains = tuple[tuple[int, float], ...] | None
+"""Custom gains ``((grade, gain), ...)`` sorted by grade (trec_eval's ``ndcg.1=3.5,2=9``);
+grades not listed keep the gain function's value."""
 
-def gain_values(grades: np.ndarray, gain: str) -> np.ndarray:
-    """The gains of ``grades``: ``linear`` (the grade), ``exp`` (2^g − 1) or ``binary``."""
+
+def gain_values(grades: np.ndarray, gain: str, gains: Gains = None) -> np.ndarray:
+    """The gains of ``grades``: ``linear`` (the grade), ``exp`` (2^g − 1) or ``binary``;
+    ``gains`` overrides listed grades (trec_eval: "gains are allowed to be 0 or negative,
+    and relevance level 0 can be given a gain")."""
     g = grades.astype(np.float64)
     if gain == "exp":
-        return np.exp2(np.maximum(g, 0)) - 1.0
-    if gain == "binary":
-        return (g > 0).astype(np.float64)
+        g = np.exp2(np.maximum(g, 0)) - 1.0
+    elif gain == "binary":
+        g = (g > 0).astype(np.float64)
+    if gains:
+        keys = np.array([k for k, _ in gains], dtype=np.int64)
+        at = np.minimum(np.searchsorted(keys, grades), len(keys) - 1)
+        listed = keys[at] == grades
+        g = np.where(listed, np.array([x for _, x in gains])[at], g)
     return g
 
 
-def dcg(v: LevelView, k: int | None = None, gain: str | None = None) -> np.ndarray:
+def _level_zero(gains: Gains) -> float:
+    return dict(gains or ()).get(0, 0.0)
+
+
+def graded(
+    v: LevelView, gain: str | None = None, gains: Gains = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query, rank, gain) of the retrieved ranks that earn a non-zero gain: the
+    convention's gain entries, plus the judged grade-0 documents when ``gains`` gives grade
+    0 a gain."""
+    q, rank, grade = v.gain_entries
+    if _level_zero(gains) != 0:
+        j = v.j
+        zero = (j.e_label == 0) & ~j.e_repeat
+        q = np.concatenate((q, j.e_q[zero]))
+        rank = np.concatenate((rank, j.e_rank[zero]))
+        grade = np.concatenate((grade, j.e_label[zero]))
+        order = np.lexsort((rank, q))
+        q, rank, grade = q[order], rank[order], grade[order]
+    g = gain_values(grade, gain or v.gain, gains)
+    nz = g != 0
+    return q[nz], rank[nz], g[nz]
+
+
+def ideal_gains(
+    v: LevelView, k: int | None = None, gain: str | None = None, gains: Gains = None
+) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """The ideal ranking's positive gains per query, descending, as ``(offsets, gains,
+    cut)`` (:meth:`~ranklens.judging.LevelView.ideal`); with ``gains``, the qrels' grades
+    ordered by their gain (grade 0 included when it has one), as trec_eval's
+    ``setup_gains``."""
+    off, grades, cut = v.ideal(k)
+    g = gain_values(grades, gain or v.gain, gains)
+    if not gains:
+        return off, g, cut
+    j = v.j
+    q = np.repeat(np.arange(j.n_queries), np.diff(off))
+    if _level_zero(gains) > 0:
+        zero = j.doc_label == 0
+        q = np.concatenate((q, j.doc_q[zero]))
+        g = np.concatenate((g, np.full(int(zero.sum()), _level_zero(gains))))
+    keep = g > 0
+    q, g = q[keep], g[keep]
+    order = np.lexsort((-g, q))
+    off = np.searchsorted(q[order], np.arange(j.n_queries + 1)).astype(np.int64)
+    return off, g[order], cut
+
+
+def dcg(
+    v: LevelView, k: int | None = None, gain: str | None = None, gains: Gains = None
+) -> np.ndarray:
     """Discounted cumulative gain: ``DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1)``.
 
     ``gain="linear"`` uses the grade (trec_eval); ``"exp"`` uses ``2^g − 1`` (Burges et al.);
     ``"binary"`` 1 for any relevant document (LlamaIndex, AutoRAG); default: the
     convention's. Negative grades give no gain unless the convention says so (Haystack).
-    Grades are not thresholded by ℓ.
+    Grades are not thresholded by ℓ. ``gains={grade: gain}`` sets the gain of listed grades
+    (trec_eval's ``dcg.1=3.5,2=9``).
     """
-    gq, gr, gg = v.gain_entries
-    w = gain_values(gg, gain or v.gain) / np.log2(gr + 1.0)
-    return seg.count_top(gq, gr, v.j.n_queries, k, w)
+    gq, gr, gg = graded(v, gain, gains)
+    return seg.count_top(gq, gr, v.j.n_queries, k, gg / np.log2(gr + 1.0))
 
 
-def ideal_dcg(v: LevelView, k: int | None = None, gain: str | None = None) -> np.ndarray:
+def ideal_dcg(
+    v: LevelView, k: int | None = None, gain: str | None = None, gains: Gains = None
+) -> np.ndarray:
     """DCG of the ideal ranking (:meth:`~ranklens.judging.LevelView.ideal`). trec_eval: all
-    positive grades of the qrels, sorted descending, cut at k. Conventions: not cut at k
-    (LlamaIndex, Haystack), or ``min(#ground-truth ids, #retrieved)`` ones (AutoRAG)."""
-    ioff, grades, cut = v.ideal(k)
+    positive grades of the qrels, sorted descending, cut at k (with ``gains``: the positive
+    gains, sorted descending). Conventions: not cut at k (LlamaIndex, Haystack), or
+    ``min(#ground-truth ids, #retrieved)`` ones (AutoRAG)."""
+    ioff, g, cut = ideal_gains(v, k, gain, gains)
     ipos = seg.seg_positions(ioff)
-    x = gain_values(grades, gain or v.gain) / np.log2(ipos + 2.0)
+    x = g / np.log2(ipos + 2.0)
     if cut is not None:
         x = np.where(ipos < cut, x, 0.0)
     return seg.seg_sum(x, ioff)
 
 
-def ndcg(v: LevelView, k: int | None = None, gain: str | None = None) -> np.ndarray:
+def ndcg(
+    v: LevelView, k: int | None = None, gain: str | None = None, gains: Gains = None
+) -> np.ndarray:
     """Normalised DCG: ``nDCG@k = DCG@k / IDCG@k``; 0 when IDCG@k = 0.
 
     trec_eval's ``ndcg_cut_k`` (and ``ndcg`` without k) with linear gain; ``gain="exp"``
-    gives the exponential-gain variant (``ndcg_exp``). Reference: Järvelin & Kekäläinen,
+    gives the exponential-gain variant (``ndcg_exp``); ``gains`` sets chosen grades' gains
+    (trec_eval's ``ndcg.1=3.5,2=9``). Reference: Järvelin & Kekäläinen,
     "Cumulated gain-based evaluation of IR techniques", TOIS 2002.
     """
-    return safe_div(dcg(v, k, gain), ideal_dcg(v, k, gain))
+    return safe_div(dcg(v, k, gain, gains), ideal_dcg(v, k, gain, gains))
 
 
 def err(v: LevelView, k: int | None = None, max_grade: int | None = None) -> np.ndarray:
@@ -82,21 +149,30 @@ def err(v: LevelView, k: int | None = None, max_grade: int | None = None) -> np.
     return np.bincount(gq, weights=p * stop / gr, minlength=j.n_queries)
 
 
-def rbp(v: LevelView, k: int | None = None, p: float = 0.9) -> np.ndarray:
+def rbp(v: LevelView, k: int | None = None, p: float = 0.9, gains: Gains = None) -> np.ndarray:
     """Rank-biased precision (Moffat & Zobel, TOIS 2008): ``RBP = (1 − p) Σ_{i≤k} w_i p^{i−1}``.
 
-    As in trec_eval 10's ``rbp``, the weight ``w_i`` is the grade of the document at rank i
-    divided by the query's highest grade when that exceeds 1 (so weights lie in [0, 1]; binary
-    labels are used as they are); ℓ plays no part. Default persistence p = 0.9.
+    As in trec_eval 10's ``rbp``, the weight ``w_i`` is the gain of the grade at rank i
+    (the grade, or ``gains`` for listed grades), rescaled to [0, 1] as
+    ``(w − min) / (max − min)`` over the query's grades 0..max and the listed ones when any
+    lies outside [0, 1] (binary labels are used as they are); unjudged documents weigh 0;
+    ℓ plays no part. Default persistence p = 0.9.
     """
     j = v.j
-    keep = j.e_label > 0
-    eq, er, el = j.e_q[keep], j.e_rank[keep], j.e_label[keep].astype(np.float64)
-    qmax = np.zeros(j.n_queries)
+    keep = j.e_label >= (0 if gains else 1)
+    eq, er, el = j.e_q[keep], j.e_rank[keep], j.e_label[keep]
+    qmax = np.zeros(j.n_queries, dtype=np.int64)
     has = j.doc_label >= 0
-    np.maximum.at(qmax, j.doc_q[has], j.doc_label[has].astype(np.float64))
-    scale = np.where(qmax > 1, qmax, 1.0)[eq]
-    w = el / scale * np.power(p, er - 1.0)
+    np.maximum.at(qmax, j.doc_q[has], j.doc_label[has])
+    levels = np.arange(max(j.max_grade, *(g for g, _ in gains or ((0, 0),)), 0) + 1)
+    lg = gain_values(levels, "linear", gains)
+    listed = np.isin(levels, [g for g, _ in gains or ()])
+    present = (levels[None, :] <= qmax[:, None]) | listed[None, :]
+    lo = np.where(present, lg, np.inf).min(axis=1, initial=np.inf)
+    hi = np.where(present, lg, -np.inf).max(axis=1, initial=-np.inf)
+    rescale = (lo < 0) | (hi > 1)
+    span = np.where(rescale & (hi > lo), hi - lo, 1.0)
+    w = np.where(rescale[eq], (lg[el] - lo[eq]) / span[eq], lg[el]) * np.power(p, er - 1.0)
     return (1.0 - p) * seg.count_top(eq, er, j.n_queries, k, w)
 
 

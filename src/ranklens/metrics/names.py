@@ -8,9 +8,8 @@ Accepted names (case-insensitive):
   ``rel=`` sets the relevance level ℓ of that metric alone.
 * trec_eval's names: ``P_5``, ``recall_1000``, ``ndcg_cut_10``, ``map_cut_100``,
   ``recip_rank``, ``Rprec``, ``success_10``, ``set_F``, ``num_rel_ret``,
-  ``iprec_at_recall_0.10``, ``11pt_avg``, …, and trec_eval's ``-m`` forms: ``P.5,10`` and a
-  bare family such as ``ndcg_cut`` (its default cutoffs), expanded by
-  :func:`expand_metric_names`.
+  ``iprec_at_recall_0.10``, ``11pt_avg``, …; trec_eval's ``-m`` forms (``P.5,10``,
+  ``ndcg.1=3,2=9``, ``all_trec``) are expanded by :mod:`.trec_forms`.
 
 A metric is reported under the name it was given.
 """
@@ -18,16 +17,14 @@ A metric is reported under the name it was given.
 from __future__ import annotations
 
 import difflib
-import math
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import MetricNameError
-from .registry import FAMILIES, TREC_ALL, TREC_OFFICIAL, Family, on_change
+from .registry import FAMILIES, Family, on_change
 
 
 class _Names:
@@ -59,7 +56,8 @@ class _Names:
         )
 
 
-_NAMES = _Names()
+NAME_TABLES = _Names()
+"""The name tables derived from the registry (rebuilt on change)."""
 _SPEC_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_\-]*?)\s*(?:\(([^()]*)\))?\s*(?:@\s*(\d+))?\s*$")
 
 
@@ -117,6 +115,10 @@ def fmt_value(v: Any) -> str:
     """A parameter value as written in a metric name."""
     if isinstance(v, float):
         return f"{v:g}"
+    if isinstance(v, tuple) and v and isinstance(v[0], tuple):
+        return "{" + ",".join(f"{g}:{fmt_value(x)}" for g, x in v) + "}"
+    if isinstance(v, tuple):
+        return "[" + ",".join(fmt_value(x) for x in v) + "]"
     return str(v)
 
 
@@ -130,9 +132,9 @@ def parse_metric(name: str | Metric) -> Metric:
     if not isinstance(name, str):
         raise MetricNameError(f"a metric name must be a string, got {name!r}")
     text = name.strip()
-    mt = _NAMES.trec_cut_re.match(text)
+    mt = NAME_TABLES.trec_cut_re.match(text)
     if mt:
-        fam = FAMILIES[_NAMES.trec_cut[mt.group(1).lower()]]
+        fam = FAMILIES[NAME_TABLES.trec_cut[mt.group(1).lower()]]
         val = mt.group(2)
         if fam.value_param:
             return Metric(fam.name, None, _params(fam, {fam.value_param: float(val)}), None, name)
@@ -143,7 +145,7 @@ def parse_metric(name: str | Metric) -> Metric:
     if not ms:
         raise MetricNameError(_unknown(name))
     base, param_text, k_text = ms.groups()
-    entry = _NAMES.lookup.get(base.lower())
+    entry = NAME_TABLES.lookup.get(base.lower())
     if entry is None:
         raise MetricNameError(_unknown(name))
     fam_name, preset = entry
@@ -151,7 +153,7 @@ def parse_metric(name: str | Metric) -> Metric:
     given: dict[str, Any] = dict(preset)
     level = None
     if param_text and param_text.strip():
-        for item in param_text.split(","):
+        for item in _split_params(param_text):
             if "=" not in item:
                 raise MetricNameError(
                     f"metric {name!r}: parameter {item.strip()!r} must be written key=value"
@@ -181,6 +183,18 @@ def parse_metric(name: str | Metric) -> Metric:
             f"{fam.name}({key}=0.5) or {fam.trec_name}_0.50"
         )
     return Metric(fam.name, k, _params(fam, given), level, name)
+
+
+def _split_params(text: str) -> list[str]:
+    """``a=1, gains={1:3,2:9}`` split at the commas outside brackets."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch in "[{") - (ch in "]}")
+        if ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
 
 
 def _level(fam: Family, raw: str, name: str) -> int:
@@ -239,127 +253,3 @@ def _unknown(name: str) -> str:
         else ", ".join(["ndcg@10", "P@5", "recall@100", "mrr@10", "map", "bpref"])
     )
     return f"unknown metric {name!r}; closest valid names: {hint}"
-
-
-# Bare names that are metrics on their own (over the whole ranking), not trec_eval families
-# to expand: "P" is set precision, "recall" set recall, "success" a hit anywhere.
-_MEANINGFUL_BARE = {"P", "recall", "success"}
-
-
-def _trec_expand(measure: str) -> list[str]:
-    """One trec_eval measure name of :data:`TREC_ALL`, with its default suffixes."""
-    fam_name = _NAMES.trec_cut.get(measure.lower())
-    if fam_name is None or FAMILIES[fam_name].trec_plain == measure:
-        return [measure]
-    fam = FAMILIES[fam_name]
-    return [f"{fam.trec_name}_{_fmt_suffix(v, fam)}" for v in fam.trec_defaults]
-
-
-def _fmt_suffix(v: Any, fam: Family, label: bool = False) -> str:
-    """A trec_eval suffix: two decimals for a value parameter (``0.10``), more when the
-    value needs them (``0.125`` is computed at 0.125, never rounded; ``label``: the two
-    decimals trec_eval prints whatever the value); a cutoff written with decimals is its
-    integer part, as trec_eval reads it (``ndcg_cut.23.4`` is ``ndcg_cut_23``)."""
-    if fam.value_param:
-        try:
-            x = float(v)
-        except ValueError:
-            return str(v)
-        short = f"{x:.2f}"
-        return short if label or float(short) == x else repr(x)
-    text = str(v)
-    if re.fullmatch(r"[0-9]+\.[0-9]*", text):  # trec_eval reads cutoffs as integers: 23.4 is 23
-        return text.split(".")[0]
-    return text
-
-
-def expand_metric_names(
-    names: str | Iterable[str | Metric], trec_bare: bool = False
-) -> list[str | Metric]:
-    """Expand trec_eval ``-m`` forms: ``P.5,10`` → ``P_5``, ``P_10``; a bare trec_eval-only
-    family (``ndcg_cut``, ``map_cut``, ``relative_P``, ``iprec_at_recall``, ``Rprec_mult``,
-    ``unj``) → trec_eval's default cutoffs; ``all_trec`` → every trec_eval measure ranklens
-    implements; ``official`` → trec_eval's default set. Bare ``P``, ``recall`` and
-    ``success`` are measures over the whole ranking (write ``P.5,10`` for trec_eval's
-    cutoffs), unless ``trec_bare`` (the command line's ``-m``, as trec_eval): then they too
-    expand to trec_eval's default cutoffs. Other names pass through unchanged."""
-    if isinstance(names, (str, Metric)):
-        names = [names]
-    out: list[str | Metric] = []
-    for item in names:
-        if isinstance(item, Metric):
-            out.append(item)
-            continue
-        text = item.strip()
-        low = text.lower()
-        if low in ("all_trec", "official"):
-            for measure in TREC_ALL if low == "all_trec" else TREC_OFFICIAL:
-                out.extend(_trec_expand(measure))
-            continue
-        head, dot, tail = text.partition(".")
-        fam_name = _NAMES.trec_cut.get(head.lower())
-        if fam_name and "(" not in text and "@" not in text:
-            fam = FAMILIES[fam_name]
-            if dot:
-                values = [v.strip() for v in tail.split(",") if v.strip()]
-            elif text.lower() == head.lower() and (
-                fam.name not in _MEANINGFUL_BARE or (trec_bare and text == fam.trec_name)
-            ):
-                values = list(fam.trec_defaults)
-            else:
-                out.append(text)
-                continue
-            for v in values:
-                name = f"{fam.trec_name}_{_fmt_suffix(v, fam)}"
-                label = f"{fam.trec_name}_{_fmt_suffix(v, fam, label=True)}"
-                # trec_eval prints a value parameter to 2 decimals, computing at all of it
-                out.append(name if label == name else replace(parse_metric(name), name=label))
-            continue
-        if dot and head.lower() in _NAMES.trec_plain:
-            out.append(_trec_params(head, tail, text))
-            continue
-        out.append(text)
-    return out
-
-
-def parse_metrics(names: str | Metric | Sequence[str | Metric]) -> list[Metric]:
-    """Expand and parse a list of metric names, keeping their order and dropping repeats."""
-    seen: dict[str, Metric] = {}
-    for item in expand_metric_names(names):
-        metric = parse_metric(item)
-        key = metric.name or metric.canonical()
-        seen.setdefault(key, metric)
-    return list(seen.values())
-
-
-def _trec_params(head: str, tail: str, text: str) -> str | Metric:
-    """A trec_eval ``-m measure.params`` form of a measure without cutoffs, as a ranklens
-    name: ``set_F.0.5`` (trec_eval's weight x = β²: ``(x+1)PR / (xP+R)``) is
-    ``set_F(beta=√x)``; ``rbp.p=0.8`` is ``rbp(p=0.8)``, each reported under the name as
-    given; no parameter (``map.``) is the measure itself. A parameter ranklens cannot
-    honour (trec_eval's custom gains, ``ndcg.1=3.5,2=9``) is an error, never dropped."""
-    tail = tail.strip()
-    if not tail:
-        return head
-    fam = FAMILIES[_NAMES.lookup[head.lower()][0]]
-    if fam.name == "set_F" and "=" not in tail:
-        try:
-            x = float(tail)
-        except ValueError:
-            x = -1.0
-        if not (x >= 0 and math.isfinite(x)):
-            raise MetricNameError(
-                f"metric {text!r}: set_F's parameter is trec_eval's weight x of recall "
-                "against precision, a number >= 0 (set_F.0.5)"
-            )
-        return replace(parse_metric(f"set_F(beta={math.sqrt(x)!r})"), name=text)
-    items = [item.partition("=") for item in tail.split(",")]
-    if all(eq and key.strip().lower() in fam.params for key, eq, _ in items):
-        return replace(parse_metric(f"{head}({tail})"), name=text)
-    allowed = ", ".join(f"{k}=..." for k in fam.params) or "none"
-    gains = all(key.strip().isdigit() for key, _, _ in items)
-    raise MetricNameError(
-        f"metric {text!r}: ranklens cannot honour the parameters {tail!r} of {head} (its "
-        f"parameters: {allowed})"
-        + ("; trec_eval's custom gain values are not supported yet (gain = grade)" * gains)
-    )

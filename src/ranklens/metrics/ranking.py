@@ -28,7 +28,7 @@ import numpy as np
 
 from ..judging import LevelView
 from ..model import segments as seg
-from .base import count_pair, safe_div
+from .base import count_pair, running_sum, safe_div
 
 
 def precision(v: LevelView, k: int | None = None) -> np.ndarray:
@@ -148,3 +148,53 @@ def r_precision_mult(v: LevelView, k: int | None = None, m: float = 1.0) -> np.n
     c = np.floor(m * v.R + 0.9).astype(np.int64)
     inside = dr <= c[dq]
     return safe_div(np.bincount(dq[inside], minlength=v.j.n_queries), c)
+
+
+def bin_g(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Binary G (trec_eval ``binG``): ``(1/R) Σ_{relevant retrieved i} 1 / log2(2 + u_i)``,
+    ``u_i`` the documents above i that are not relevant (judged or not); 0 when no relevant
+    document is retrieved."""
+    cq, cr = v.credit
+    term = 1.0 / np.log2(2.0 + cr - v.credit_count)
+    return safe_div(seg.count_top(cq, cr, v.j.n_queries, k, term), v.R)
+
+
+INFAP_EPSILON = 0.00001
+"""trec_eval's smoothing constant in infAP's precision estimate."""
+
+
+def inferred_ap(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Inferred AP (Yilmaz & Aslam, CIKM 2006), as trec_eval's ``infAP``: the documents the
+    qrels do not list are skipped; a negative label marks a pooled but unjudged document.
+    A relevant document at 0-based index j > 0, with ``r`` relevant, ``s`` judged
+    non-relevant and ``u`` pooled-unjudged documents above it, contributes
+
+    ``1/(j+1) + j/(j+1) · (r+s+u)/j · (r+ε) / (r+s+2ε)`` (1 at j = 0; ε = 10⁻⁵),
+
+    and the sum is divided by R."""
+    j = v.j
+    keep = ~j.e_repeat
+    if k is not None:
+        keep &= j.e_rank <= k
+    q, rank, lab = j.e_q[keep], j.e_rank[keep], j.e_label[keep]
+    rel = lab >= v.level
+    non = (lab >= 0) & ~rel
+    rel_b = running_sum(rel.astype(np.float64), q) - 1.0
+    non_b = running_sum(non.astype(np.float64), q)
+    unj_b = running_sum((lab < 0).astype(np.float64), q)
+    fj = (rank - 1.0)[rel]
+    r, s, u = rel_b[rel], non_b[rel], unj_b[rel]
+    safe_j = np.where(fj > 0, fj, 1.0)
+    term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r + s + u) / safe_j) * (
+        (r + INFAP_EPSILON) / (r + s + 2 * INFAP_EPSILON)
+    )
+    term = np.where(fj == 0, 1.0, term)
+    return safe_div(np.bincount(q[rel], term, minlength=j.n_queries), v.R)
+
+
+def yaap(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Yet another AP (Robertson, ECIR 2012; trec_eval ``yaap``):
+    ``log((1 + S) / (1 + R − S))`` with ``S = Σ_{relevant retrieved i} P@i`` (AP's sum)."""
+    pq, pr, above = v.precision_points
+    s = seg.count_top(pq, pr, v.j.n_queries, k, above / pr)
+    return np.log((1.0 + s) / (1.0 + v.R - s))

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetricNameError
-from . import gain, grouped, ranking, sets
+from . import cumulative, gain, grouped, ranking, sets
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -52,6 +52,8 @@ class Param:
             return low
         if self.type is bool:
             return raw.lower() in ("1", "true", "yes", "9")
+        if self.type in (dict, tuple):
+            return _parse_collection(self.type, raw, key, name)
         try:
             value = self.type(raw)
         except ValueError:
@@ -61,6 +63,33 @@ class Param:
         if self.check is not None and not self.check(value):
             raise MetricNameError(f"metric {name!r}: {self.message}")
         return value
+
+
+def _parse_collection(kind: type, raw: str, key: str, name: str) -> Any:
+    """``{1:3.5, 2:9}`` (grade → gain; ``=`` may stand for ``:``) as sorted
+    ``((1, 3.5), (2, 9.0))``, or ``[0.2, 0.5]`` as ``(0.2, 0.5)``."""
+    text = raw.strip()
+    opening, closing = ("{", "}") if kind is dict else ("[", "]")
+    if not (text.startswith(opening) and text.endswith(closing)):
+        example = "{1:3.5,2:9}" if kind is dict else "[0.2,0.5,0.8]"
+        raise MetricNameError(f"metric {name!r}: {key} must be written like {example}")
+    items = [i.strip() for i in text[1:-1].split(",") if i.strip()]
+    try:
+        if kind is tuple:
+            values = tuple(float(i) for i in items)
+            if not values or not all(0.0 <= x <= 1.0 for x in values):
+                raise ValueError
+            return values
+        pairs = {}
+        for item in items:
+            grade, _, gain = item.replace("=", ":").partition(":")
+            if int(grade) < 0 or int(grade) in pairs:
+                raise ValueError
+            pairs[int(grade)] = float(gain)
+        return tuple(sorted(pairs.items())) or None
+    except ValueError:
+        what = "grade:gain pairs with distinct grades >= 0" if kind is dict else "numbers in [0, 1]"
+        raise MetricNameError(f"metric {name!r}: {key} must hold {what}, got {raw!r}") from None
 
 
 @dataclass(frozen=True)
@@ -143,7 +172,8 @@ def _p(default: float | None, check: Callable[[float], bool] | None = None, msg:
     return Param(float, default, check, msg)
 
 
-_GAIN = {"gain": Param(str, None, choices=("linear", "exp", "binary"))}
+_GAINS = {"gains": Param(dict, None)}
+_GAIN = {"gain": Param(str, None, choices=("linear", "exp", "binary")), **_GAINS}
 _GRANULAR = {"granular": Param(bool, False)}
 _LEGACY = {"legacy": Param(bool, False)}
 _PERSIST = {"p": _p(0.9, lambda p: 0.0 < p < 1.0, "p must lie strictly between 0 and 1")}
@@ -169,16 +199,16 @@ for _family in [
     Family("ndcg", gain.ndcg, params=_GAIN, uses_level=False, trec_name="ndcg_cut",
            trec_plain="ndcg", trec_defaults=TREC_CUTOFFS,
            presets={"ndcg_exp": {"gain": "exp"}, "ndcg_burges": {"gain": "exp"}}),
-    Family("dcg", gain.dcg, params=_GAIN, uses_level=False,
+    Family("dcg", gain.dcg, params=_GAIN, uses_level=False, trec_plain="dcg",
            presets={"dcg_exp": {"gain": "exp"}, "dcg_burges": {"gain": "exp"}}),
-    Family("idcg", gain.ideal_dcg, aliases=("ideal_dcg",), params=_GAIN, uses_level=False),
+    Family("idcg", gain.ideal_dcg, params=_GAIN, uses_level=False, trec_plain="ideal_dcg"),
     Family("rprec", ranking.r_precision, aliases=("r-precision", "r_precision", "rprecision"),
            cutoff=False, trec_plain="Rprec"),
     Family("bpref", ranking.bpref, trec_plain="bpref"),
     Family("gm_bpref", ranking.bpref, aggregate="gmean", cutoff=False, trec_plain="gm_bpref"),
     Family("err", gain.err, params={"max": Param(int, None, arg="max_grade")},
            uses_level=False),
-    Family("rbp", gain.rbp, params=_PERSIST, uses_level=False, trec_plain="rbp"),
+    Family("rbp", gain.rbp, params={**_PERSIST, **_GAINS}, uses_level=False, trec_plain="rbp"),
     Family("judged", sets.judged_at, uses_level=False),
     Family("num_rel", sets.num_rel, cutoff=False, aggregate="sum", trec_plain="num_rel"),
     Family("num_ret", sets.num_ret, aggregate="sum", uses_level=False, trec_plain="num_ret"),
@@ -208,19 +238,53 @@ for _family in [
            trec_plain="num_nonrel_judged_ret"),
     Family("num_q", sets.num_q, cutoff=False, aggregate="sum", uses_level=False,
            trec_plain="num_q"),
-    Family("11pt_avg", sets.eleven_point_average, params=_LEGACY, cutoff=False,
-           trec_plain="11pt_avg"),
+    Family("11pt_avg", sets.eleven_point_average,
+           params={**_LEGACY, "points": Param(tuple, None)}, cutoff=False, trec_plain="11pt_avg"),
+    Family("infAP", ranking.inferred_ap, aliases=("infap", "inferred_ap"), trec_plain="infAP"),
+    Family("G", cumulative.g_measure, params=_GAINS, cutoff=False, uses_level=False,
+           trec_plain="G"),
+    Family("binG", ranking.bin_g, trec_plain="binG"),
+    Family("ndcg_rel", cumulative.ndcg_rel, params=_GAINS, cutoff=False, uses_level=False,
+           trec_plain="ndcg_rel"),
+    Family("Rndcg", cumulative.r_ndcg, params=_GAINS, cutoff=False, trec_plain="Rndcg"),
+    Family("yaap", ranking.yaap, trec_plain="yaap"),
+    Family("utility", sets.utility,
+           params={"a": _p(1.0), "b": _p(-1.0), "c": _p(0.0), "d": _p(0.0),
+                   "docs": Param(int, 0, lambda n: n >= 0, "docs must be >= 0")},
+           cutoff=False, trec_plain="utility"),
 ]:  # fmt: skip
     register_metric(_family)
 
-TREC_ALL = (
-    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-    "iprec_at_recall", "P", "recall", "gm_bpref", "11pt_avg", "ndcg", "ndcg_cut", "map_cut",
-    "relative_P", "success", "set_P", "set_recall", "set_F", "rbp", "num_q",
-    "num_nonrel_judged_ret", "set_map", "set_relative_P", "rbp_resid", "Rprec_mult", "unj",
+TREC_ORDER = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref",
+    "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel",
+    "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
+    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "map_avgjg", "P_avgjg",
+    "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid", "unj",
 )  # fmt: skip
-"""trec_eval's measures in its own order (``-m all_trec``); a name with a suffix form
-expands to the family's ``trec_defaults``."""
+"""trec_eval 10's measure table, in the order it prints measures whatever the order of
+``-m`` (the preference measures left out)."""
 
-TREC_OFFICIAL = TREC_ALL[:10]
+TREC_NICKNAMES = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
+                 "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
+                 "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "relstring",
+                 "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility",
+                 "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall",
+                 "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+            "set_recall", "set_relative_P", "set_map", "set_F"),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+}  # fmt: skip
+"""trec_eval's ``-m`` nicknames and the measures each names (``runid`` and ``relstring``
+are printed by the command line, not computed)."""
+
+TREC_ALL = tuple(m for m in TREC_ORDER if m in TREC_NICKNAMES["all_trec"])
+"""trec_eval's ``-m all_trec`` in print order; a name with a suffix form expands to the
+family's ``trec_defaults``."""
+
+TREC_OFFICIAL = TREC_NICKNAMES["official"]
 """trec_eval's default measures (``-m official``)."""

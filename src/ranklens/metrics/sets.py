@@ -135,7 +135,33 @@ def interpolated_precision(
 RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
-def eleven_point_average(v: LevelView, k: int | None = None, legacy: bool = False) -> np.ndarray:
+def eleven_point_average(
+    v: LevelView,
+    k: int | None = None,
+    legacy: bool = False,
+    points: tuple[float, ...] | None = None,
+) -> np.ndarray:
     """11-point interpolated average precision: the mean of ``iP(r)`` at r = 0, 0.1, …, 1
-    (trec_eval ``11pt_avg``)."""
-    return np.mean([interpolated_precision(v, k, r, legacy) for r in RECALL_POINTS], axis=0)
+    (trec_eval ``11pt_avg``), or at the recall levels ``points`` (trec_eval's
+    ``11pt_avg.0.2,0.5,0.8``, the 3-point average of trec_eval 8)."""
+    at = RECALL_POINTS if points is None else points
+    return np.mean([interpolated_precision(v, k, r, legacy) for r in at], axis=0)
+
+
+def utility(
+    v: LevelView,
+    k: int | None = None,
+    a: float = 1.0,
+    b: float = -1.0,
+    c: float = 0.0,
+    d: float = 0.0,
+    docs: int = 0,
+) -> np.ndarray:
+    """Set utility (trec_eval ``utility``): ``a·RR + b·NR + c·RN + d·NN`` over the
+    contingency table of relevant/non-relevant × retrieved/not, where NN uses ``docs``, the
+    collection size (trec_eval ``-N``, default 0): ``NN = docs + RR − n − R``. Defaults
+    1, −1, 0, 0 (one point per relevant document retrieved, minus one per other)."""
+    n = num_ret(v, k)
+    rr = num_rel_ret(v, k)
+    R = v.R.astype(np.float64)
+    return a * rr + b * (n - rr) + c * (R - rr) + d * (docs + rr - n - R)
