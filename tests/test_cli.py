@@ -58,8 +58,10 @@ def test_trec_output_layout(capsys):
         "-q",
     )
     lines = out.splitlines()
-    assert lines[-2].startswith("map                   \tall\t0.")
-    assert lines[-1].split("\t")[2].isdigit()
+    # trec_eval's order whatever the order of -m: num_rel before map
+    assert lines[-1].startswith("map                   \tall\t0.")
+    assert lines[-2].startswith("num_rel               \tall\t")
+    assert lines[-2].split("\t")[2].isdigit()
     assert len(lines) == 2 * 12 + 2
 
 

@@ -233,3 +233,39 @@ def test_columnar_runs_in_any_row_order_equal_trec_eval(case, layout, rnd):
         assert order.is_identity
     if layout != "shuffled":
         assert order.within_queries
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(qrels_and_run())
+def test_judged_only_equals_trec_eval_J(case):
+    """judged_only=True (trec_eval -J): unjudged documents leave the ranking before any
+    measure. Where trec_eval divides 0 by 0 (iprec and 11pt_avg when nothing judged is
+    left) ranklens gives 0."""
+    qrels, run, level = case
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, TREC_MEASURES, relevance_level=level, judged_docs_only_flag=True
+    )
+    expected = evaluator.evaluate(run)
+    if not expected:
+        return
+    names = [our_name(k) for k in TREC_KEYS]
+    ev = ranklens.evaluate(
+        qrels,
+        run,
+        names,
+        relevance_level=level,
+        missing="skip",
+        score_precision="float32",
+        judged_only=True,
+    )
+    for key in TREC_KEYS:
+        name = our_name(key)
+        for qid in expected:
+            want = oracle_value(key, expected[qid][key])
+            got = ev.query(qid)[name]
+            if key in GEOMETRIC:
+                got = max(got, 1e-5)
+            if math.isnan(want):
+                assert got == 0.0, (key, qid, got)
+                continue
+            assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-9), (key, qid, got, want)

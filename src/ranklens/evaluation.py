@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from .errors import require
+from .errors import InputError, require
 from .judging import Judged, JudgeOptions, counts_notes, judge
 from .metrics import Metric, parse_metrics
 from .model import QrelsLike, RunLike
@@ -239,6 +240,7 @@ def evaluate(
     metrics: MetricsLike,
     *,
     options: JudgeOptions | None = None,
+    trec_eval_version: str = "10",
     **judge_options: Any,
 ) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` on ``metrics``.
@@ -250,7 +252,11 @@ def evaluate(
     ``metrics``: names such as ``"ndcg@10"``, ``"P(rel=2)@5"``, ``"map"``, trec_eval's
     ``"ndcg_cut_10"`` (see :mod:`ranklens.metrics.names`).
     ``judge_options``: ``relevance_level`` (trec_eval ``-l``, default 1), ``duplicates``
-    (``"error"``/``"first"``), ``missing`` (``"zero"``/``"skip"``), ``score_precision``.
+    (``"error"``/``"first"``), ``missing`` (``"zero"``/``"skip"``), ``score_precision``,
+    ``judged_only`` (trec_eval ``-J``).
+    ``trec_eval_version``: ``"10"`` (default) or ``"9"``, which reproduces trec_eval 9.0.8
+    and pytrec_eval exactly: scores compared as float32 and the recall cutoffs of
+    ``iprec_at_recall``/``11pt_avg`` as ``⌊r·R + 0.9⌋`` instead of ``round(r·R)``.
 
     Returns an :class:`Evaluation`; the judged arrays are kept on it for further metrics.
 
@@ -259,5 +265,23 @@ def evaluate(
     (0.5, 0.5)
     """
     parsed = parse_metrics(metrics)
+    if str(trec_eval_version) not in TREC_EVAL_VERSIONS:
+        raise InputError(f"trec_eval_version must be '9' or '10', got {trec_eval_version!r}")
+    if str(trec_eval_version) == "9":
+        judge_options.setdefault("score_precision", "float32")
+        parsed = [trec_eval_9(mt) for mt in parsed]
     judged = judge(qrels, run, options, **judge_options)
     return Evaluation.from_judged(judged, parsed)
+
+
+TREC_EVAL_VERSIONS = ("9", "10")
+
+
+def trec_eval_9(mt: Metric) -> Metric:
+    """``mt`` as trec_eval 9 computes it: the legacy recall cutoffs for the interpolated
+    precision measures, unless the name set ``legacy`` itself."""
+    params = dict(mt.params)
+    if "legacy" in params and not params["legacy"] and "legacy=" not in mt.name.lower():
+        params["legacy"] = True
+        return replace(mt, params=tuple(sorted(params.items())))
+    return mt

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
+from .trec_flags import add_trec_eval_flags, run_argument, trec_eval_request
 
 DEFAULT_METRICS = ["map", "P@10", "recall@100", "ndcg@10", "mrr@10"]
 
@@ -106,7 +107,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=["table", "json", "trec"],
         default="table",
-        help="output format (default: table)",
+        help="output format (default: table; trec: trec_eval's lines, in its order)",
     )
     ev.add_argument(
         "-q",
@@ -114,6 +115,7 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also print each query's values (table and trec formats)",
     )
+    add_trec_eval_flags(ev)
 
     ex = sub.add_parser(
         "explain",
@@ -266,20 +268,26 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate
-    from ..metrics import expand_metric_names
 
-    # -m as trec_eval reads it: a bare P, recall or success means its default cutoffs
-    metrics = expand_metric_names(args.metrics, trec_bare=True) if args.metrics else DEFAULT_METRICS
-    run: Any = args.run
-    if args.max_docs is not None:
-        from ..io import read_run
+    wanted = trec_eval_request(args)
+    with run_argument(args.run) as run_path:
+        run: Any = run_path
+        if args.max_docs is not None:
+            from ..io import read_run
 
-        run = read_run(args.run).top(args.max_docs)
-    ev = evaluate(args.qrels, run, metrics, **_judge_kwargs(args))
+            run = read_run(run_path).top(args.max_docs)
+        ev = evaluate(
+            args.qrels,
+            run,
+            wanted.metrics or DEFAULT_METRICS,
+            trec_eval_version=args.trec_version,
+            **_judge_kwargs(args),
+            **({"judged_only": True} if args.judged_only else {}),
+        )
     if args.format == "json":
         sys.stdout.write(json.dumps(ev.to_dict(), indent=2) + "\n")
     elif args.format == "trec":
-        sys.stdout.write(ev.to_trec(per_query=args.per_query))
+        sys.stdout.write(wanted.text(ev, args))
     else:
         sys.stdout.write(ev.to_table(per_query=args.per_query))
     return 0

@@ -46,6 +46,7 @@ from typing import Any
 from ..io import coerce_qrels, coerce_run
 from ..model import QrelsLike, RunLike
 from .build import build
+from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
 from .dicts import join_dicts
 from .join import Join, join_columnar
@@ -63,7 +64,8 @@ def judge(
 
     ``qrels`` and ``run``: anything :func:`ranklens.evaluate` takes (objects, dicts or
     paths). ``options`` (or keyword arguments: ``relevance_level``, ``score_precision``,
-    ``convention`` and any convention switch such as ``duplicates="first"``) set the rules;
+    ``convention``, ``judged_only`` and any convention switch such as
+    ``duplicates="first"``) set the rules;
     see the module docstring for each rule and its default.
     """
     opts = JudgeOptions.build(options, **kwargs)
@@ -75,6 +77,8 @@ def judge(
         joined = join_dicts(qrels, run, opts)
         if joined is None:
             joined = join_columnar(coerce_qrels(qrels), coerce_run(run), opts)
+        if opts.judged_only:
+            joined = condense(joined)
         return build(joined, opts)
     finally:
         if paused:

@@ -27,11 +27,15 @@ class JudgeOptions:
         convention: the switches of :mod:`ranklens.conventions` (default ``trec``); any
             switch may also be given directly, e.g. ``duplicates="first"``,
             ``missing="skip"``.
+        judged_only: evaluate condensed lists: retrieved documents without a label >= 0
+            are removed and the judged ones move up (trec_eval ``-J``, ir_measures'
+            ``judged_only``, Sakai's condensed-list metrics).
     """
 
     relevance_level: int = 1
     score_precision: str = "float64"
     convention: Convention = field(default_factory=lambda: get_convention("trec"))
+    judged_only: bool = False
 
     def __post_init__(self) -> None:
         lv = self.relevance_level
@@ -54,7 +58,7 @@ class JudgeOptions:
         switches = {k: kwargs.pop(k) for k in list(kwargs) if k in _SWITCHES}
         if "convention" in kwargs:
             kwargs["convention"] = get_convention(kwargs["convention"])
-        unknown = set(kwargs) - {"relevance_level", "score_precision", "convention"}
+        unknown = set(kwargs) - {"relevance_level", "score_precision", "convention", "judged_only"}
         if unknown:
             raise TypeError(f"unknown judging option(s): {', '.join(sorted(unknown))}")
         opts = replace(opts, **kwargs) if kwargs else opts

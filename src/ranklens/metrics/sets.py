@@ -55,8 +55,10 @@ def set_f(v: LevelView, k: int | None = None, beta: float = 1.0) -> np.ndarray:
 
 def set_map(v: LevelView, k: int | None = None) -> np.ndarray:
     """Unranked set AP (trec_eval ``set_map``): ``num_rel_ret² / (n · R)`` = set precision ×
-    set recall."""
-    return set_precision(v, k) * set_recall(v, k)
+    set recall, computed as trec_eval does (one division, so a 4-decimal tie prints as
+    trec_eval prints it)."""
+    found = count_pair(v, v.hits, k)  # set recall's numerator (units found)
+    return safe_div(num_rel_ret(v, k) * found, num_ret(v, k) * v.R)
 
 
 def set_relative_precision(v: LevelView, k: int | None = None) -> np.ndarray:

@@ -1,0 +1,171 @@
+"""trec_eval's command-line flags on ``ranklens evaluate``: ``-J``, ``-N``, ``-n``, ``-o``,
+``-R``, ``-Z``, ``--trec-version``, a run read from standard input (``-``), and the
+string measures ``runid`` and ``relstring``, so a trec_eval command line runs unchanged
+with ``--format trec``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..errors import InputError
+from ..metrics import Metric, expand_metric_names, parse_metric, trec_nickname
+from ..metrics.registry import TREC_NICKNAMES
+from .trec_output import read_zscores, trec_eval_text
+
+REL_INFO_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+
+
+def add_trec_eval_flags(p: argparse.ArgumentParser) -> None:
+    """trec_eval's remaining flags, with its letters."""
+    p.add_argument(
+        "-J",
+        "--judged-only",
+        action="store_true",
+        help="drop unjudged documents from each ranking before any measure (trec_eval -J; "
+        "condensed lists)",
+    )
+    p.add_argument(
+        "-N",
+        "--docs",
+        type=int,
+        metavar="N",
+        help="number of documents in the collection, for utility (trec_eval -N)",
+    )
+    p.add_argument(
+        "-n",
+        "--no-summary",
+        action="store_true",
+        help="print no summary line (trec_eval -n; with --format trec)",
+    )
+    p.add_argument(
+        "-o", dest="old_format", action="store_true", help="accepted; obsolete in trec_eval too"
+    )
+    p.add_argument(
+        "-R",
+        dest="rel_format",
+        default="qrels",
+        metavar="FORMAT",
+        help="relevance file format: qrels (default); trec_eval's prefs, qrels_prefs and "
+        "qrels_jg are refused by name",
+    )
+    p.add_argument(
+        "-Z",
+        dest="zscores",
+        metavar="FILE",
+        help="print z-scores against FILE's per-query means and deviations (trec_eval -Z; "
+        "with --format trec)",
+    )
+    p.add_argument(
+        "--trec-version",
+        default="10",
+        choices=["9", "10"],
+        help="10 (default) or 9: trec_eval 9.0.8's float32 scores and recall cutoffs, as "
+        "pytrec_eval computes",
+    )
+
+
+@contextlib.contextmanager
+def run_argument(path: str) -> Iterator[str]:
+    """The run file's path; ``-`` reads the run from standard input (trec_eval's rule),
+    through a temporary file removed afterwards."""
+    if path != "-":
+        yield path
+        return
+    fd, tmp = tempfile.mkstemp(prefix="ranklens-stdin-", suffix=".run")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out)
+        yield tmp
+    finally:
+        os.unlink(tmp)
+
+
+@dataclass
+class TrecRequest:
+    """What ``-m`` asked for: the metrics to compute, and the string measures to print."""
+
+    metrics: list[str | Metric] = field(default_factory=list)
+    runid: bool = False
+    relstring: int | None = None
+    relstring_label: str = "relstring"
+
+    def text(self, ev: Any, args: argparse.Namespace) -> str:
+        zscores = read_zscores(args.zscores) if args.zscores else None
+        return trec_eval_text(
+            ev,
+            per_query=args.per_query,
+            summary=not args.no_summary,
+            runid=self.runid,
+            relstring=self.relstring if args.per_query else None,
+            relstring_label=self.relstring_label,
+            zscores=zscores,
+        )
+
+
+def trec_eval_request(args: argparse.Namespace) -> TrecRequest:
+    """Read ``-m`` as trec_eval does (nicknames, ``runid``, ``relstring.N``, a bare ``P``
+    meaning its default cutoffs) and check the trec_eval flags."""
+    if args.rel_format not in REL_INFO_FORMATS:
+        raise InputError(f"-R {args.rel_format}: the formats are {', '.join(REL_INFO_FORMATS)}")
+    if args.rel_format != "qrels":
+        raise InputError(
+            f"-R {args.rel_format}: trec_eval's preference and judgment-group formats are "
+            "not implemented in ranklens; give plain qrels"
+        )
+    if args.format != "trec" and (args.zscores or args.no_summary):
+        raise InputError("-Z and -n change trec_eval's output: add --format trec")
+    names = args.metrics or (["official"] if args.format == "trec" else [])
+    req = TrecRequest()
+    kept: list[str] = []
+    for name in names:
+        low = name.strip().lower()
+        head, _, tail = name.strip().partition(".")
+        if low in TREC_NICKNAMES:
+            measures = trec_nickname(low)
+            req.runid |= "runid" in measures
+            if "relstring" in measures and req.relstring is None:
+                req.relstring = 10
+        if low == "runid":
+            req.runid = True
+            continue
+        if head.lower() == "relstring":
+            req.relstring = _relstring_depth(tail, name)
+            req.relstring_label = f"relstring_{tail.strip()}" if tail.strip() else "relstring"
+            continue
+        kept.append(name)
+    metrics = expand_metric_names(kept, trec_bare=True) if kept else []
+    if args.docs is not None:
+        if args.docs < 0:
+            raise InputError(f"-N {args.docs}: the collection size must be >= 0")
+        metrics = [_with_docs(m, args.docs) for m in metrics]
+    req.metrics = metrics
+    return req
+
+
+def _relstring_depth(tail: str, name: str) -> int:
+    if not tail.strip():
+        return 10
+    try:
+        n = int(float(tail))
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise InputError(f"-m {name}: relstring takes a number of documents, e.g. relstring.20")
+    return n
+
+
+def _with_docs(name: str | Metric, docs: int) -> str | Metric:
+    """``utility`` with trec_eval's ``-N`` collection size."""
+    mt = parse_metric(name)
+    if mt.family != "utility":
+        return name
+    params = dict(mt.params, docs=docs)
+    return replace(mt, params=tuple(sorted(params.items())), name=mt.name or str(name))
