@@ -26,8 +26,11 @@ def metric_reference() -> str:
         "the code. Every family takes a relevance level `rel=` where it uses binary relevance,",
         "and a cutoff `@k` where marked. Names are case-insensitive; trec_eval's names and",
         "`-m` forms also parse: a parameter is honoured (`set_F.0.5` is trec_eval's weight",
-        "x = β², `rbp.p=0.8`, `iprec_at_recall.0.125` computed at 0.125) or refused by name",
-        "(custom `ndcg` gains), never dropped.",
+        "x = β², `rbp.p=0.8`, `iprec_at_recall.0.125` computed at 0.125, custom gains",
+        "`ndcg.1=3.5,2=9` = `ndcg(gains={1:3.5,2:9})`, `utility.2,-1,0,0`) or refused by",
+        "name, never dropped. trec_eval's nicknames `official`, `set` and `all_trec` expand to",
+        "their measures; `ranklens evaluate --format trec` prints them as trec_eval 10 does,",
+        "byte for byte on trec_eval's own test suite (see [the differences](#trec_eval-10s-own-defects)).",
         "",
         "| family | also | cutoff | trec_eval | parameters | aggregate |",
         "|---|---|---|---|---|---|",
@@ -51,7 +54,32 @@ def metric_reference() -> str:
         lines += ["", f"## {f.name}", "", inspect.cleandoc(f.doc) if f.doc else "(no docstring)"]
         for variant, fn in f.variants.items():
             lines += ["", f"Under the `{variant}` convention:", "", inspect.cleandoc(fn.__doc__)]
+    lines += ["", TREC_DIFFERENCES.strip()]
     return "\n".join(lines) + "\n"
+
+
+TREC_DIFFERENCES = """
+## trec_eval 10's own defects
+
+Where trec_eval 10.0 gives an accidental value, ranklens gives the sensible one (each case
+is tested):
+
+| case | trec_eval 10.0 | ranklens |
+|---|---|---|
+| a query whose labels are all negative, after another query (`ndcg`, `ideal_dcg`, `G`, ...) | reuses the previous query's grade counts for the ideal ranking | the query's own: no positive grade, ideal DCG 0 |
+| `num_rel` for `all` under `-c` with `-l` above 1 | counts the missing queries' documents of grade >= 1 | counts grade >= ℓ, as for every other query |
+| `iprec_at_recall`, `11pt_avg` with `-J` when no judged document is left | 0/0, printed `nan` | 0 |
+| the first query of the qrels has only negative labels | exits with status 4 | evaluates it |
+| `rbp` gain rescaling | reads `min`/`max` uninitialised (their values depend on the compiler's `-O` level) | min and max of the query's grades 0..max and the listed gains |
+| custom gains less than 1 apart (`ndcg.1=2.5,2=3`) | sorts gains by their truncated difference, so the ideal order may be wrong | sorts gains exactly |
+| `Rndcg` when relevant documents exist but no gain is positive; `rbp` whose only gain is negative | 0/0 | 0 |
+
+Choices rather than defects: labelled queries absent from the run are scored 0 by default
+(trec_eval's `-c`; `missing="skip"` averages over the run's queries only, as trec_eval
+without `-c`); the preference measures (`-R prefs`, `qrels_prefs`) and judgment groups
+(`-R qrels_jg`, `*_avgjg`) are refused by name; `trec_eval_version="9"` (`--trec-version 9`)
+reproduces trec_eval 9.0.8 and pytrec_eval (float32 scores, `⌊r·R + 0.9⌋` recall cutoffs).
+"""
 
 
 PAGES = {"metrics": metric_reference, "conventions": conventions_table}
