@@ -30,7 +30,8 @@ def metric_reference() -> str:
         "`ndcg.1=3.5,2=9` = `ndcg(gains={1:3.5,2:9})`, `utility.2,-1,0,0`) or refused by",
         "name, never dropped. trec_eval's nicknames `official`, `set` and `all_trec` expand to",
         "their measures; `ranklens evaluate --format trec` prints them as trec_eval 10 does,",
-        "byte for byte on trec_eval's own test suite (see [the differences](#trec_eval-10s-own-defects)).",
+        "byte for byte on trec_eval's own test suite (see",
+        "[the differences](#trec_eval-10s-own-defects)).",
         "",
         "| family | also | cutoff | trec_eval | parameters | aggregate |",
         "|---|---|---|---|---|---|",
@@ -79,7 +80,7 @@ Choices rather than defects: labelled queries absent from the run are scored 0 b
 without `-c`); the preference measures (`-R prefs`, `qrels_prefs`) and judgment groups
 (`-R qrels_jg`, `*_avgjg`) are refused by name; `trec_eval_version="9"` (`--trec-version 9`)
 reproduces trec_eval 9.0.8 and pytrec_eval (float32 scores, `⌊r·R + 0.9⌋` recall cutoffs).
-"""
+"""  # noqa: E501
 
 
 PAGES = {"metrics": metric_reference, "conventions": conventions_table}
