@@ -107,6 +107,22 @@ def qrels_and_run(draw):
     return qrels, run, level
 
 
+def assert_per_query_equal(ev, expected, nan_is_zero: bool = False) -> None:
+    """Every TREC_KEYS value of every query equals pytrec_eval's (1e-9); where trec_eval
+    gives 0/0 (``nan_is_zero``) ranklens must give 0."""
+    for key in TREC_KEYS:
+        name = our_name(key)
+        for qid in expected:
+            want = oracle_value(key, expected[qid][key])
+            got = ev.query(qid)[name]
+            if key in GEOMETRIC:
+                got = max(got, 1e-5)
+            if nan_is_zero and math.isnan(want):
+                assert got == 0.0, (key, qid, got)
+                continue
+            assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-9), (key, qid, got, want)
+
+
 def trec_per_query(qrels, run, level):
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES, relevance_level=level)
     return evaluator.evaluate(run)
@@ -126,14 +142,9 @@ def test_per_query_and_mean_equal_trec_eval(case):
         qrels, run, names, relevance_level=level, missing="skip", score_precision="float32"
     )
     assert sorted(ev.query_ids) == sorted(expected)
+    assert_per_query_equal(ev, expected)
     for key in TREC_KEYS:
         name = our_name(key)
-        for qid in expected:
-            want = oracle_value(key, expected[qid][key])
-            got = ev.query(qid)[name]
-            if key in GEOMETRIC:
-                got = max(got, 1e-5)
-            assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-9), (key, qid, got, want)
         if expected:
             values = [expected[q][key] for q in expected]
             want_mean = pytrec_eval.compute_aggregated_measure(key, values)
@@ -258,14 +269,4 @@ def test_judged_only_equals_trec_eval_J(case):
         score_precision="float32",
         judged_only=True,
     )
-    for key in TREC_KEYS:
-        name = our_name(key)
-        for qid in expected:
-            want = oracle_value(key, expected[qid][key])
-            got = ev.query(qid)[name]
-            if key in GEOMETRIC:
-                got = max(got, 1e-5)
-            if math.isnan(want):
-                assert got == 0.0, (key, qid, got)
-                continue
-            assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-9), (key, qid, got, want)
+    assert_per_query_equal(ev, expected, nan_is_zero=True)
