@@ -69,6 +69,12 @@ from ranklens.metrics import FAMILIES, expand_metric_names, known_names, parse_m
         ("f1@5", "f1", 5, {}, None),
         ("mrr(granular=1)", "rr", None, {"granular": True}, None),
         ("Rprec_mult_0.20", "Rprec_mult", None, {"m": 0.2}, None),
+        # ir_measures' names, unchanged
+        ("NumRel", "num_rel", None, {}, None),
+        ("NumRelRet(rel=2)", "num_rel_ret", None, {}, 2),
+        ("SetF(beta=0.5)", "set_F", None, {"beta": 0.5}, None),
+        ("SetAP", "set_map", None, {}, None),
+        ("NumQ", "num_q", None, {}, None),
     ],
 )
 def test_names_parse(name, family, k, params, level):
