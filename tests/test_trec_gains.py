@@ -2,7 +2,9 @@
 rbp) and yaap, which pytrec_eval cannot run (it rejects paired parameters; it has no yaap
 or rbp): checked against a line-by-line Python transcription of trec_eval 10's C loops
 (m_ndcg.c, m_G.c, m_ndcg_rel.c, m_Rndcg.c, m_rbp.c, m_yaap.c, gain_init.c) on
-hypothesis-generated qrels, runs and gain tables."""
+hypothesis-generated qrels, runs and gain tables. Each ``c_*`` function keeps its C file's
+three loops as written there (so they look alike, as the C files do): the oracle is worth
+what its fidelity to the C is."""
 
 from __future__ import annotations
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -142,9 +141,10 @@ class Evaluation:
             qids = self.query_ids
             for i, q in enumerate(qids):
                 for mt in self.metrics:
-                    lines.append(_trec_line(mt, q, float(self.per_query[mt.name][i])))
+                    value = float(self.per_query[mt.name][i])
+                    lines.append(trec_line(mt.name, q, value, _is_count(mt)))
         for mt in self.metrics:
-            lines.append(_trec_line(mt, "all", self.aggregate[mt.name]))
+            lines.append(trec_line(mt.name, "all", self.aggregate[mt.name], _is_count(mt)))
         return "\n".join(lines) + "\n"
 
     def to_table(self, per_query: bool = False, digits: int = 4) -> str:
@@ -223,9 +223,11 @@ def _is_count(mt: Metric) -> bool:
     return mt.aggregate == "sum"
 
 
-def _trec_line(mt: Metric, qid: str, value: float) -> str:
-    shown = str(round(value)) if _is_count(mt) and math.isfinite(value) else f"{value:.4f}"
-    return f"{mt.name:<22}\t{qid}\t{shown}"
+def trec_line(name: str, qid: str, value: float, count: bool, prefix: str = "") -> str:
+    """One line as trec_eval prints it: ``name`` padded to 22 (after ``prefix``, ``Z`` for
+    z-scores), the query, and the value (an integer for a count, else 4 decimals)."""
+    shown = str(round(value)) if count and math.isfinite(value) else f"{value:.4f}"
+    return f"{prefix}{name:<22}\t{qid}\t{shown}"
 
 
 def _fmt(mt: Metric, value: float, digits: int) -> str:
@@ -282,6 +284,5 @@ def trec_eval_9(mt: Metric) -> Metric:
     precision measures, unless the name set ``legacy`` itself."""
     params = dict(mt.params)
     if "legacy" in params and not params["legacy"] and "legacy=" not in mt.name.lower():
-        params["legacy"] = True
-        return replace(mt, params=tuple(sorted(params.items())))
+        return mt.with_params(legacy=True)
     return mt

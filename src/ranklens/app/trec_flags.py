@@ -12,12 +12,11 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
-from ..metrics import Metric, expand_metric_names, parse_metric, trec_nickname
-from ..metrics.registry import TREC_NICKNAMES
+from ..metrics import TREC_NICKNAMES, Metric, expand_metric_names, parse_metric, trec_nickname
 from .trec_output import read_zscores, trec_eval_text
 
 REL_INFO_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
@@ -165,7 +164,4 @@ def _relstring_depth(tail: str, name: str) -> int:
 def _with_docs(name: str | Metric, docs: int) -> str | Metric:
     """``utility`` with trec_eval's ``-N`` collection size."""
     mt = parse_metric(name)
-    if mt.family != "utility":
-        return name
-    params = dict(mt.params, docs=docs)
-    return replace(mt, params=tuple(sorted(params.items())), name=mt.name or str(name))
+    return mt.with_params(docs=docs) if mt.family == "utility" else name

@@ -4,13 +4,12 @@ of ``-m``), per-query blocks (``-q``) before the summary (``-n`` drops it), ``ru
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError
-from ..evaluation import Evaluation, aggregate
+from ..evaluation import Evaluation, aggregate, trec_line
 from ..judging import Judged
 from ..metrics import TREC_ORDER, Metric
 from ..text import visible
@@ -82,9 +81,9 @@ def zscore(value: float, qid: str, name: str, table: dict) -> float:
     return 0.0 if value == mean else MISSING_ZSCORE
 
 
-def _line(name: str, qid: str, value: float, count: bool, prefix: str = "") -> str:
-    shown = str(round(value)) if count and math.isfinite(value) else f"{value:.4f}"
-    return f"{prefix}{name:<22}\t{visible(qid)}\t{shown}"
+def _query_line(mt: Metric, qid: str, value: float, zscores: dict | None, prefix: str) -> str:
+    count = mt.aggregate == "sum" and zscores is None
+    return trec_line(mt.name, visible(qid), float(value), count, prefix)
 
 
 def trec_eval_text(
@@ -99,29 +98,26 @@ def trec_eval_text(
 ) -> str:
     """``ev`` as trec_eval prints it (see the module docstring)."""
     metrics = sorted(ev.metrics, key=trec_order)
-    rel_at = TREC_ORDER.index("relstring")
-    strings = relevance_strings(ev.judged, relstring) if relstring is not None else None
-    values = {mt.name: ev.per_query[mt.name] for mt in metrics}
     qids = ev.query_ids
+    values = {mt.name: ev.per_query[mt.name] for mt in metrics}
     prefix = "Z" if zscores is not None else ""
     if zscores is not None:
         values = {
-            mt.name: np.array([zscore(float(v), q, mt.name, zscores) for q, v in zip(qids, col)])
-            for mt, col in ((mt, values[mt.name]) for mt in metrics)
+            name: np.array([zscore(float(v), q, name, zscores) for q, v in zip(qids, col)])
+            for name, col in values.items()
         }
     lines: list[str] = []
     if per_query:
+        rel_at = TREC_ORDER.index("relstring")  # relstring prints in its place in the table
+        shown = [mt for mt in metrics if mt.family not in SUMMARY_ONLY]
+        before = [mt for mt in shown if trec_order(mt)[0] < rel_at]
+        after = [mt for mt in shown if trec_order(mt)[0] > rel_at]
+        strings = relevance_strings(ev.judged, relstring) if relstring is not None else None
         for i, q in enumerate(qids):
-            shown_rel = strings is None
-            for mt in metrics:
-                if not shown_rel and trec_order(mt)[0] > rel_at:
-                    lines.append(f"{relstring_label:<22}\t{visible(q)}\t'{strings[i]}'")
-                    shown_rel = True
-                if mt.family not in SUMMARY_ONLY:
-                    count = mt.aggregate == "sum" and zscores is None
-                    lines.append(_line(mt.name, q, float(values[mt.name][i]), count, prefix))
-            if not shown_rel:
+            lines += [_query_line(mt, q, values[mt.name][i], zscores, prefix) for mt in before]
+            if strings is not None:
                 lines.append(f"{relstring_label:<22}\t{visible(q)}\t'{strings[i]}'")
+            lines += [_query_line(mt, q, values[mt.name][i], zscores, prefix) for mt in after]
     if summary:
         if runid:
             lines.append(f"{'runid':<22}\tall\t{visible(ev.judged.run_name)}")
@@ -131,5 +127,5 @@ def trec_eval_text(
             else:
                 total = aggregate(values[mt.name], mt.aggregate)
             count = mt.aggregate == "sum" and zscores is None
-            lines.append(_line(mt.name, "all", total, count, prefix))
+            lines.append(trec_line(mt.name, "all", total, count, prefix))
     return "\n".join(lines) + ("\n" if lines else "")

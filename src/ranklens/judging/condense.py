@@ -24,10 +24,12 @@ def condense(jn: Join) -> Join:
     new_rank = seg.seg_running_count(kq)  # 1-based rank among the judged of its query
 
     def renumber(q: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        at = np.searchsorted(keys, q * w + rank)
-        at = np.minimum(at, max(len(keys) - 1, 0))
-        keep = (keys[at] == q * w + rank) if len(keys) else np.zeros(len(q), dtype=bool)
-        return keep, new_rank[at[keep]] if len(keys) else rank[keep]
+        """Which (q, rank) are judged, and their new ranks."""
+        if len(keys) == 0:
+            return np.zeros(len(q), dtype=bool), rank[:0]
+        at = np.minimum(np.searchsorted(keys, q * w + rank), len(keys) - 1)
+        keep = keys[at] == q * w + rank
+        return keep, new_rank[at[keep]]
 
     mkeep, m_rank = renumber(jn.m_q, jn.m_rank)
     rkeep, rep_rank = renumber(jn.rep_q, jn.rep_rank)

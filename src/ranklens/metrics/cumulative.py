@@ -28,9 +28,28 @@ def _at(cum: np.ndarray, off: np.ndarray, q: np.ndarray, m: np.ndarray) -> np.nd
     return np.where(m > 0, cum[np.maximum(off[q] + m - 1, 0)], 0.0)
 
 
-def _ideal(v: LevelView, gains: Gains):
-    off, ig, _ = ideal_gains(v, None, None, gains)
-    return off, ig, np.diff(off)
+class _Curves:
+    """What the three measures read, computed once: the retrieved ranks with a gain
+    (``q``, ``r``, ``g``) and their running DCG (``dcg``, total ``dcg_total``), and the
+    ideal gains per query (``off``, ``ig``, length ``L``, positions ``ipos``) with their
+    running ideal DCG (``icum``, total ``idcg_total``)."""
+
+    def __init__(self, v: LevelView, gains: Gains) -> None:
+        n_q = v.j.n_queries
+        self.q, self.r, self.g = graded(v, None, gains)
+        disc = self.g / np.log2(self.r + 1.0)
+        self.dcg = running_sum(disc, self.q)
+        self.dcg_total = np.bincount(self.q, disc, minlength=n_q)
+        self.off, self.ig, _ = ideal_gains(v, None, None, gains)
+        self.L = np.diff(self.off)
+        self.ipos = seg.seg_positions(self.off)
+        idisc = self.ig / np.log2(self.ipos + 2.0)
+        self.icum = seg.seg_cumsum(idisc, self.off)
+        self.idcg_total = seg.seg_sum(idisc, self.off)
+
+    def idcg_at(self, q: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """Ideal DCG of query q down to ``rank`` (the ideal list stops growing at L)."""
+        return _at(self.icum, self.off, q, np.minimum(rank, self.L[q]))
 
 
 def g_measure(v: LevelView, k: int | None = None, gains: Gains = None) -> np.ndarray:
@@ -38,31 +57,27 @@ def g_measure(v: LevelView, k: int | None = None, gains: Gains = None) -> np.nda
     ``S_i = Σ_{t≤i} g_t`` the gain gathered and ``C_i = Σ_{t≤i} max(g*_t, 1)`` the ideal's
     (at least 1 a rank); 0 when the ideal gain is 0. A document's credit depends on how
     much gain came before it."""
-    j = v.j
-    q, r, g = graded(v, None, gains)
-    off, ig, L = _ideal(v, gains)
-    excess = seg.seg_cumsum(np.maximum(ig - 1.0, 0.0), off)
-    cost = r + _at(excess, off, q, np.minimum(r, L[q]))
-    contrib = g / np.log2(2.0 + cost - running_sum(g, q))
-    return safe_div(np.bincount(q, contrib, minlength=j.n_queries), seg.seg_sum(ig, off))
+    c = _Curves(v, gains)
+    excess = seg.seg_cumsum(np.maximum(c.ig - 1.0, 0.0), c.off)
+    cost = c.r + _at(excess, c.off, c.q, np.minimum(c.r, c.L[c.q]))
+    contrib = c.g / np.log2(2.0 + cost - running_sum(c.g, c.q))
+    total = np.bincount(c.q, contrib, minlength=v.j.n_queries)
+    return safe_div(total, seg.seg_sum(c.ig, c.off))
 
 
 def ndcg_rel(v: LevelView, k: int | None = None, gains: Gains = None) -> np.ndarray:
     """nDCG averaged over the relevant documents (trec_eval ``ndcg_rel``):
     ``(Σ_{g_i>0} DCG@i / IDCG@min(i, L) + (L − #{g_i>0}) · DCG@n / IDCG) / L``, a relevant
     document not retrieved counting the final nDCG; 0 unless that sum is positive."""
-    j = v.j
-    q, r, g = graded(v, None, gains)
-    off, ig, L = _ideal(v, gains)
-    dcg = running_sum(g / np.log2(r + 1.0), q)
-    icum = seg.seg_cumsum(ig / np.log2(seg.seg_positions(off) + 2.0), off)
-    pos = g > 0
-    at_rel = safe_div(dcg[pos], _at(icum, off, q[pos], np.minimum(r[pos], L[q[pos]])))
-    total = np.bincount(q, g / np.log2(r + 1.0), minlength=j.n_queries)
-    final = safe_div(total, seg.seg_sum(ig / np.log2(seg.seg_positions(off) + 2.0), off))
-    n_pos = np.bincount(q[pos], minlength=j.n_queries)
-    s = np.bincount(q[pos], at_rel, minlength=j.n_queries) + (L - n_pos) * final
-    return np.where(s > 0, safe_div(s, L), 0.0)
+    c = _Curves(v, gains)
+    n_q = v.j.n_queries
+    pos = c.g > 0
+    q = c.q[pos]
+    at_rel = safe_div(c.dcg[pos], c.idcg_at(q, c.r[pos]))
+    final = safe_div(c.dcg_total, c.idcg_total)
+    n_pos = np.bincount(q, minlength=n_q)
+    s = np.bincount(q, at_rel, minlength=n_q) + (c.L - n_pos) * final
+    return np.where(s > 0, safe_div(s, c.L), 0.0)
 
 
 def r_ndcg(v: LevelView, k: int | None = None, gains: Gains = None) -> np.ndarray:
@@ -72,27 +87,21 @@ def r_ndcg(v: LevelView, k: int | None = None, gains: Gains = None) -> np.ndarra
     with no relevant document (trec_eval gives 0/0 when no ideal gain is positive; 0
     here)."""
     j = v.j
-    q, r, g = graded(v, None, gains)
-    off, ig, L = _ideal(v, gains)
-    iq = np.repeat(np.arange(j.n_queries), L)
-    ipos = seg.seg_positions(off)
-    icum = seg.seg_cumsum(ig / np.log2(ipos + 2.0), off)
-    last = np.zeros(len(ig), dtype=bool)
-    last[off[1:][L > 0] - 1] = True
-    change = last.copy()
-    change[:-1] |= ig[1:] != ig[:-1]
-    bq, b, idcg_b = iq[change], ipos[change] + 1, icum[change]
-    n = j.lens
-    dcg = running_sum(g / np.log2(r + 1.0), q)
+    c = _Curves(v, gains)
+    change = np.zeros(len(c.ig), dtype=bool)
+    change[c.off[1:][c.L > 0] - 1] = True  # the last ideal rank of each query
+    change[:-1] |= c.ig[1:] != c.ig[:-1]
+    bq = np.repeat(np.arange(j.n_queries), c.L)[change]
+    b, idcg_b = c.ipos[change] + 1, c.icum[change]
     w = j.width
-    keys = q * w + r
-    depth = np.minimum(b, n[bq])
+    keys = c.q * w + c.r
+    depth = np.minimum(b, j.lens[bq])
     upto = np.searchsorted(keys, bq * w + depth, "right") - np.searchsorted(keys, bq * w)
-    dcg_b = _at(dcg, np.searchsorted(q, np.arange(j.n_queries + 1)), bq, upto)
+    entry_off = np.searchsorted(c.q, np.arange(j.n_queries + 1))
+    dcg_b = _at(c.dcg, entry_off, bq, upto)
     s = np.bincount(bq, safe_div(dcg_b, idcg_b), minlength=j.n_queries).astype(np.float64)
     count = np.bincount(bq, minlength=j.n_queries).astype(np.float64)
-    extra = (L > 0) & (n > L + 1)
-    total = np.bincount(q, g / np.log2(r + 1.0), minlength=j.n_queries)
-    s += np.where(extra, safe_div(total, seg.seg_sum(ig / np.log2(ipos + 2.0), off)), 0.0)
+    extra = (c.L > 0) & (j.lens > c.L + 1)
+    s += np.where(extra, safe_div(c.dcg_total, c.idcg_total), 0.0)
     count += extra
     return np.where(v.R > 0, safe_div(s, count), 0.0)

@@ -164,9 +164,10 @@ def rbp(v: LevelView, k: int | None = None, p: float = 0.9, gains: Gains = None)
     qmax = np.zeros(j.n_queries, dtype=np.int64)
     has = j.doc_label >= 0
     np.maximum.at(qmax, j.doc_q[has], j.doc_label[has])
-    levels = np.arange(max(j.max_grade, *(g for g, _ in gains or ((0, 0),)), 0) + 1)
+    listed_grades = [g for g, _ in gains or ()]
+    levels = np.arange(max(j.max_grade, 0, *listed_grades) + 1)
     lg = gain_values(levels, "linear", gains)
-    listed = np.isin(levels, [g for g, _ in gains or ()])
+    listed = np.isin(levels, listed_grades)
     present = (levels[None, :] <= qmax[:, None]) | listed[None, :]
     lo = np.where(present, lg, np.inf).min(axis=1, initial=np.inf)
     hi = np.where(present, lg, -np.inf).max(axis=1, initial=-np.inf)

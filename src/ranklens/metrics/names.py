@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -101,6 +101,12 @@ class Metric:
 
     def __str__(self) -> str:
         return self.canonical()
+
+    def with_params(self, **changes: Any) -> Metric:
+        """The same metric (and name) with some parameters set to other values."""
+        params = dict(self.params)
+        params.update(changes)
+        return replace(self, params=tuple(sorted(params.items())))
 
     def compute(self, judged: Any) -> np.ndarray:
         """Per-query values on a :class:`~ranklens.judging.Judged` pair (the family's
