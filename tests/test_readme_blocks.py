@@ -29,6 +29,7 @@ NOT_CODE = (
     "[project.entry-points",  # architecture.md: a TOML snippet
     "retrieval_gt = ",  # grouped.md: the AutoRAG shapes, illustrative
     "trec {",  # grouped.md: printed output (checked by test_docs.py)
+    "redundant {",
     "mrr@10 under each convention",  # conventions.md: generated explain output (test_conventions)
     "map under each convention",
     "ndcg@5 under each convention",

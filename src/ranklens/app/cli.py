@@ -115,6 +115,12 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also print each query's values (table and trec formats)",
     )
+    ev.add_argument(
+        "--subtopics",
+        action="store_true",
+        help="QRELS are TREC diversity qrels ('topic subtopic doc judgment', as ndeval reads): "
+        "each subtopic is an intent for alpha-nDCG, ERR-IA, NRBP, P-IA, AP-IA and strec",
+    )
     add_trec_eval_flags(ev)
 
     ex = sub.add_parser(
@@ -270,6 +276,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate
 
     wanted = trec_eval_request(args)
+    qrels: Any = args.qrels
+    if args.subtopics:
+        from ..io import read_qrels
+
+        qrels = read_qrels(args.qrels, subtopics=True)
     with run_argument(args.run) as run_path:
         run: Any = run_path
         if args.max_docs is not None:
@@ -277,7 +288,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
             run = read_run(run_path).top(args.max_docs)
         ev = evaluate(
-            args.qrels,
+            qrels,
             run,
             wanted.metrics or DEFAULT_METRICS,
             trec_eval_version=args.trec_version,

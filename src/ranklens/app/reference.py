@@ -31,7 +31,11 @@ def metric_reference() -> str:
         "name, never dropped. trec_eval's nicknames `official`, `set` and `all_trec` expand to",
         "their measures; `ranklens evaluate --format trec` prints them as trec_eval 10 does,",
         "byte for byte on trec_eval's own test suite (see",
-        "[the differences](#trec_eval-10s-own-defects)).",
+        "[the differences](#trec_eval-10s-own-defects)). The diversity measures (`alpha_ndcg`",
+        "to `strec`) take ndeval's and ir_measures' names (`alpha-nDCG@20`, `ERR_IA@20`,",
+        "`StRecall@10`) and need intents: diversity qrels (`read_qrels(path, subtopics=True)`,",
+        "`--subtopics`) or grouped ground truth, each group an intent",
+        "([ndeval's defects](#ndevals-own-defects)).",
         "",
         "| family | also | cutoff | trec_eval | parameters | aggregate |",
         "|---|---|---|---|---|---|",
@@ -55,7 +59,7 @@ def metric_reference() -> str:
         lines += ["", f"## {f.name}", "", inspect.cleandoc(f.doc) if f.doc else "(no docstring)"]
         for variant, fn in f.variants.items():
             lines += ["", f"Under the `{variant}` convention:", "", inspect.cleandoc(fn.__doc__)]
-    lines += ["", TREC_DIFFERENCES.strip()]
+    lines += ["", TREC_DIFFERENCES.strip(), "", NDEVAL_DIFFERENCES.strip()]
     return "\n".join(lines) + "\n"
 
 
@@ -80,6 +84,21 @@ Choices rather than defects: labelled queries absent from the run are scored 0 b
 without `-c`); the preference measures (`-R prefs`, `qrels_prefs`) and judgment groups
 (`-R qrels_jg`, `*_avgjg`) are refused by name; `trec_eval_version="9"` (`--trec-version 9`)
 reproduces trec_eval 9.0.8 and pytrec_eval (float32 scores, `⌊r·R + 0.9⌋` recall cutoffs).
+"""  # noqa: E501
+
+
+NDEVAL_DIFFERENCES = """
+## ndeval's own defects
+
+The diversity measures equal ndeval 4.5's (through pyndeval) to 1e-9 on generated diversity
+qrels and grouped ground truth, except:
+
+| case | ndeval 4.5 | ranklens |
+|---|---|---|
+| `ERR-IA@1`, `alpha-DCG@1` | not divided by the number of intents S (values above 1) | divided by S, as at every other cutoff |
+| `nNRBP` for a query without a relevant document | 0/0, `nan` | 0 |
+| cutoffs | at most 20 | any |
+| ties in the run's scores | pyndeval orders them by document id ascending | trec_eval's order (id descending), as every other measure |
 """  # noqa: E501
 
 

@@ -90,10 +90,15 @@ def find_format(kind: str, path: str | Path) -> Format | None:
     return best
 
 
-def read_qrels(path: str | Path) -> Qrels:
+def read_qrels(path: str | Path, *, subtopics: bool = False) -> Qrels:
     """Read qrels from a file: TREC (``qid iter docno rel``), ``.json`` or ``.jsonl``, or
-    any registered format."""
+    any registered format. ``subtopics=True`` reads TREC diversity qrels
+    (``topic subtopic docno judgment``; see :func:`~ranklens.io.trec.read_trec_qrels`)."""
     fmt = find_format("qrels", path)
+    if subtopics:
+        if fmt is not None:
+            raise InputError(f"{path}: subtopics=True reads TREC diversity qrels only")
+        return read_trec_qrels(path, subtopics=True)
     if fmt is None:
         return read_trec_qrels(path)
     return fmt.reader(path)

@@ -41,11 +41,18 @@ from .scan import DECIMAL, INT64_LIMIT, INTEGER, scan
 PathLike = str | os.PathLike
 
 
-def read_trec_qrels(path: PathLike, *, fast: bool | None = None) -> Qrels:
+def read_trec_qrels(path: PathLike, *, fast: bool | None = None, subtopics: bool = False) -> Qrels:
     """Read a TREC qrels file into :class:`Qrels` (:func:`ranklens.read_qrels` picks the
     reader by the file's suffix). ``fast=False`` reads with the line parser only (the
-    vectorised scanner of :mod:`ranklens.io.scan` is tried first otherwise)."""
+    vectorised scanner of :mod:`ranklens.io.scan` is tried first otherwise).
+
+    ``subtopics=True`` reads diversity qrels (``topic subtopic docno judgment``, as ndeval
+    does): the second field is the subtopic, a document may be judged once per subtopic,
+    and each subtopic is an intent for the diversity measures
+    (:meth:`Qrels.from_subtopics`)."""
     p = Path(path)
+    if subtopics:
+        return _read_subtopics(p)
     got = scan(p, 4, 0, [2], [(3, "int")]) if fast is not False else None
     if got is not None:
         try:
@@ -69,10 +76,36 @@ def read_trec_qrels(path: PathLike, *, fast: bool | None = None) -> Qrels:
         if key in seen:
             raise InputError(
                 f"{p}: document {key[1]!r} is judged twice for query {key[0]!r} "
-                f"(lines {linenos[seen[key]]} and {linenos[i]})"
+                f"(lines {linenos[seen[key]]} and {linenos[i]}); for diversity qrels "
+                "(topic subtopic docno judgment) read with subtopics=True (--subtopics)"
             )
         seen[key] = i
     return Qrels.from_arrays(qids, docs, np.asarray(grades, dtype=np.int64), source=str(p))
+
+
+def _read_subtopics(p: Path) -> Qrels:
+    cols: tuple[list[str], list[str], list[str], list[int]] = ([], [], [], [])
+    where: dict[tuple[str, str, str], int] = {}
+    for lineno, fields in _lines(p):
+        if len(fields) != 4:
+            raise InputError(
+                f"{p}:{lineno}: expected 4 fields (topic subtopic docno judgment), "
+                f"found {len(fields)}"
+            )
+        qid, sub, doc = (
+            _text(p, lineno, fields[i], w) for i, w in ((0, "qid"), (1, "subtopic"), (2, "docno"))
+        )
+        first = where.setdefault((qid, sub, doc), lineno)
+        if first != lineno:
+            raise InputError(
+                f"{p}: document {doc!r} is judged twice for subtopic {sub!r} of query {qid!r} "
+                f"(lines {first} and {lineno})"
+            )
+        for col, value in zip(cols, (qid, sub, doc, _int(p, lineno, fields[3], doc))):
+            col.append(value)
+    if not cols[0]:
+        raise InputError(f"{p}: no qrels lines (the file is empty or only comments)")
+    return Qrels.from_subtopics(rows=cols, source=str(p))
 
 
 def read_trec_run(path: PathLike, name: str | None = None, *, fast: bool | None = None) -> Run:

@@ -3,9 +3,12 @@ found, gains and the ideal ranking (:func:`build`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..model import segments as seg
+from .condense import condense
 from .join import Join
 from .judged import Judged
 from .options import JudgeCounts, JudgeOptions
@@ -98,7 +101,24 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         counts=counts,
         run_name=jn.run_name,
         max_grade=jn.max_grade,
+        m_repeat=m_repeat,
+        unit_intent=jn.unit_intent,
+        members=jn.members,
+        join=jn,
     )
+
+
+def condensed_pair(judged: Judged) -> Judged:
+    """``judged`` as condensed lists (unjudged documents removed, the judged ones moved up:
+    trec_eval ``-J``, ir_measures' ``judged_only=True``), built once from its join."""
+    if judged.options.judged_only:
+        return judged
+    if judged.condensed_cache is None:
+        if judged.join is None:
+            raise ValueError("this judged pair keeps no join to condense")
+        opts = replace(judged.options, judged_only=True)
+        judged.condensed_cache = build(condense(judged.join), opts)
+    return judged.condensed_cache
 
 
 def _rank_starts(q: np.ndarray, rank: np.ndarray) -> np.ndarray:

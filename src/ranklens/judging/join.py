@@ -29,7 +29,11 @@ class Join:
       ``doc_label``; ``n_gt_ids`` (ids with a positive grade per query);
     * what was counted: ``missing_ids``, ``ignored_ids``, ``no_rel_ids``, ``dropped``,
       ``kept_dups``; ``failures`` (missing queries whose retrieval failed, id -> error);
-      and ``run_name``, ``max_grade``.
+      and ``run_name``, ``max_grade``;
+    * for the diversity measures, when the qrels have intents (grouped ground truth or
+      subtopics): ``unit_intent`` (each unit's intent, dense per evaluated query) and
+      ``members`` (query, document code, unit) of every qrels row, document codes in id
+      order; None for plain labels.
     """
 
     query_ids: np.ndarray
@@ -55,6 +59,8 @@ class Join:
     run_name: str
     max_grade: int
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unit_intent: np.ndarray | None = None
+    members: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
@@ -123,6 +129,12 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         doc_q, doc_label = qrow_q[o][firsts], qrow_g[o][firsts]
     else:
         doc_q, doc_label = qrow_q, qrow_g
+    unit_intent = members = None
+    if Q.grouped:
+        unit_intent = np.arange(len(unit_q), dtype=np.int64)
+        if Q.intent is not None:
+            unit_intent = np.unique(Q.intent[q_rows][first_of_unit], return_inverse=True)[1]
+        members = (qrow_q.astype(np.int64), Q.d[q_rows].astype(np.int64), qrow_unit)
 
     # --- join run rows with qrels rows on (query, doc) ------------------------------------
     dm = match_documents(Q, R, conv, ev, ranked_rows, q_rows, qrow_q, n_q, Q.query_ids[eval_q])
@@ -158,6 +170,8 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         run_name=R.name,
         max_grade=int(Q.grade.max()) if len(Q.grade) else 0,
         failures={q: R.failures[q] for q in missing_ids if q in R.failures},
+        unit_intent=unit_intent,
+        members=members,
     )
 
 

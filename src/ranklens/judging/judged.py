@@ -12,6 +12,8 @@ import numpy as np
 
 from ..model import segments as seg
 from .conventions import Convention
+from .intents import IntentView
+from .join import Join
 from .options import JudgeCounts, JudgeOptions
 
 
@@ -33,7 +35,12 @@ class Judged:
     * repeats (``rep_q``, ``rep_rank``): every repeated row kept by the convention;
     * per query from the qrels: units (``unit_q``, ``unit_g``), judged documents (``doc_q``,
       ``doc_label``), ideal grades (``ideal_off``, ``ideal_grade``, descending) and
-      ``n_gt_ids`` (ground-truth ids with a positive grade).
+      ``n_gt_ids`` (ground-truth ids with a positive grade);
+    * for the diversity measures (grouped or subtopic qrels, else None): ``m_repeat``
+      (whether each match's row repeats a document), ``unit_intent`` (each unit's intent)
+      and ``members`` (query, document code, unit of every qrels row; codes in id order);
+    * ``join``: the join it was built from (condensed lists are built from it on demand,
+      :func:`~ranklens.judging.build.condensed_pair`).
     """
 
     query_ids: np.ndarray
@@ -67,7 +74,12 @@ class Judged:
     counts: JudgeCounts
     run_name: str
     max_grade: int
+    m_repeat: np.ndarray | None = None
+    unit_intent: np.ndarray | None = None
+    members: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    join: Join | None = field(default=None, repr=False)
     _views: dict[int, LevelView] = field(default_factory=dict, repr=False)
+    condensed_cache: Judged | None = field(default=None, repr=False)
 
     @property
     def n_queries(self) -> int:
@@ -127,6 +139,11 @@ class LevelView:
         """Number of relevant units per query (grade >= ℓ), retrieved or not."""
         j = self.j
         return np.bincount(j.unit_q[j.unit_g >= self.level], minlength=j.n_queries)
+
+    @cached_property
+    def intents(self) -> IntentView:
+        """Intent coverage and the diversity ideal at ℓ (diversity measures only)."""
+        return IntentView(self)
 
     @cached_property
     def N_nonrel(self) -> np.ndarray:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetricNameError
-from . import cumulative, gain, grouped, ranking, sets
+from . import cumulative, diversity, gain, grouped, ranking, sets
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -178,6 +178,8 @@ _GRANULAR = {"granular": Param(bool, False)}
 _LEGACY = {"legacy": Param(bool, False)}
 _PERSIST = {"p": _p(0.9, lambda p: 0.0 < p < 1.0, "p must lie strictly between 0 and 1")}
 _UNIT_AP = {"unit_average": grouped.unit_average_precision}
+_ALPHA = {"alpha": _p(0.5, lambda a: 0.0 <= a <= 1.0, "alpha must lie between 0 and 1")}
+_BETA = {"beta": _p(0.5, lambda b: 0.0 < b <= 1.0, "beta must lie in (0, 1]")}
 
 for _family in [
     Family("P", ranking.precision, aliases=("precision", "prec"), trec_name="P",
@@ -257,6 +259,17 @@ for _family in [
            params={"a": _p(1.0), "b": _p(-1.0), "c": _p(0.0), "d": _p(0.0),
                    "docs": Param(int, 0, lambda n: n >= 0, "docs must be >= 0")},
            cutoff=False, trec_plain="utility"),
+    # diversity (ndeval's names and ir_measures')
+    Family("alpha_ndcg", diversity.alpha_ndcg, aliases=("alpha-nDCG",), params=_ALPHA),
+    Family("alpha_dcg", diversity.alpha_dcg, aliases=("alpha-DCG",), params=_ALPHA),
+    Family("err_ia", diversity.err_ia, aliases=("ERR-IA",), params=_ALPHA),
+    Family("nerr_ia", diversity.nerr_ia, aliases=("nERR-IA",), params=_ALPHA),
+    Family("nrbp", diversity.nrbp, params={**_ALPHA, **_BETA}, cutoff=False),
+    Family("nnrbp", diversity.nnrbp, params={**_ALPHA, **_BETA}, cutoff=False),
+    Family("p_ia", diversity.precision_ia, aliases=("P-IA",)),
+    Family("ap_ia", diversity.ap_ia, aliases=("MAP-IA", "map_ia"), cutoff=False),
+    Family("strec", diversity.subtopic_recall,
+           aliases=("StRecall", "s_recall", "s-recall", "subtopic_recall")),
 ]:  # fmt: skip
     register_metric(_family)
 

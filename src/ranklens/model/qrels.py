@@ -11,7 +11,11 @@ Storage is one row per (query, unit, document) membership:
 * ``doc_ids``: sorted distinct document ids; ``d``: each row's document code;
 * ``unit``: each row's unit number (global, contiguous per query);
 * ``grade``: each row's grade (the unit's grade); negative grades mean "judged but never
-  relevant, zero gain" (trec_eval's pooled-but-unjudged).
+  relevant, zero gain" (trec_eval's pooled-but-unjudged);
+* ``intent`` (optional): each row's intent, for diversity measures. Diversity qrels
+  (``topic subtopic docno judgment``, :meth:`Qrels.from_subtopics`) make one unit per
+  (subtopic, judgment) and the subtopic its intent; for grouped ground truth each group is
+  an intent (``intent`` is None and the unit stands for it).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 
 from ..errors import DuplicateDocumentError, InputError
 from .ids import DocIds, HoldsDocIds, first_repeat
+from .labels import check_grade, group_columns, subtopic_columns
 from .segments import repeats, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
@@ -40,7 +45,9 @@ class Qrels(HoldsDocIds):
     object. The model does no file I/O: :func:`ranklens.io.coerce_qrels` also takes paths.
     """
 
-    __slots__ = ("_query_row_off", "docs", "grade", "grouped", "q", "query_ids", "unit")
+    __slots__ = (
+        "_query_row_off", "docs", "grade", "grouped", "intent", "q", "query_ids", "unit",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -52,6 +59,7 @@ class Qrels(HoldsDocIds):
         unit: np.ndarray,
         grouped: bool,
         docs: DocIds | None = None,
+        intent: np.ndarray | None = None,
     ) -> None:
         self.query_ids = query_ids
         # each row's document: codes, or parsed strings interned on first use (model.ids)
@@ -60,6 +68,7 @@ class Qrels(HoldsDocIds):
         self.grade = grade
         self.unit = unit
         self.grouped = grouped
+        self.intent = intent
         self._query_row_off = np.searchsorted(q, np.arange(len(query_ids) + 1))
 
     # ------------------------------------------------------------------ constructors
@@ -71,6 +80,7 @@ class Qrels(HoldsDocIds):
         grades: Sequence[int] | np.ndarray,
         groups: Sequence[int] | np.ndarray | None = None,
         *,
+        intents: Sequence[int] | np.ndarray | None = None,
         empty_queries: Iterable[str] = (),
         source: str = "qrels",
         encoded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
@@ -79,8 +89,10 @@ class Qrels(HoldsDocIds):
 
         ``groups`` (optional) gives each row a group number, unique within its query; rows
         with the same query and group number form one unit. Without it every row is its own
-        unit, and a document may appear only once per query. ``empty_queries`` lists queries
-        that have ground truth with no entries (they are evaluated with R = 0).
+        unit, and a document may appear only once per query. ``intents`` (with ``groups``)
+        gives each row an intent number (rows of one group share it), for the diversity
+        measures. ``empty_queries`` lists queries that have ground truth with no entries
+        (they are evaluated with R = 0).
         """
         g = np.asarray(grades)
         if encoded is not None:
@@ -145,7 +157,15 @@ class Qrels(HoldsDocIds):
             if len(q_s)
             else np.zeros(0, dtype=np.int64)
         )
-        return cls(query_ids_v, doc_vocab, q_s, d_s, g_s, unit, True)
+        intent = None
+        if intents is not None:
+            raw = np.asarray(intents, dtype=np.int64)[order]
+            if len(raw):
+                _, intent = np.unique(q_s * (int(raw.max()) + 1) + raw, return_inverse=True)
+                intent = intent.astype(np.int64)
+            else:
+                intent = np.zeros(0, dtype=np.int64)
+        return cls(query_ids_v, doc_vocab, q_s, d_s, g_s, unit, True, intent=intent)
 
     @classmethod
     def from_parsed(
@@ -187,7 +207,7 @@ class Qrels(HoldsDocIds):
                 qs.extend([qid] * len(items))
                 for doc, grade in items:
                     ds.append(doc)
-                    gs.append(_check_grade(grade, qid, doc))
+                    gs.append(check_grade(grade, qid, doc))
             elif isinstance(entry, Sequence) and not isinstance(entry, str):
                 if not entry:
                     empty.append(qid)
@@ -216,7 +236,7 @@ class Qrels(HoldsDocIds):
         grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
         if grades.dtype.kind not in "iub":
             for i, grade in enumerate(raw):
-                _check_grade(grade, query_vocab[qcode[i]], doc_vocab[dcode[i]])
+                check_grade(grade, query_vocab[qcode[i]], doc_vocab[dcode[i]])
             grades = np.array([int(x) for x in raw], dtype=np.int64)
         return cls.from_arrays(None, None, grades, encoded=(qcode, query_vocab, dcode, doc_vocab))
 
@@ -232,38 +252,28 @@ class Qrels(HoldsDocIds):
         A bare string stands for a one-document group. ``grades`` optionally gives each
         query's group grades in the same order (default 1).
         """
-        qs: list[Any] = []
-        ds: list[Any] = []
-        gs: list[int] = []
-        us: list[int] = []
-        empty: list[Any] = []
-        stray = [q for q in (grades or {}) if q not in groups]
-        if stray:
-            raise InputError(
-                f"qrels: grades are given for query {stray[0]!r}, which has no ground truth"
-            )
-        for qid, glist in groups.items():
-            if isinstance(glist, str) or not isinstance(glist, Sequence):
-                raise InputError(f"qrels: ground truth of query {qid!r} must be a list of groups")
-            if len(glist) == 0:
-                empty.append(qid)
-                continue
-            qgrades = None if grades is None else grades.get(qid)
-            if qgrades is not None and len(qgrades) != len(glist):
-                raise InputError(
-                    f"qrels: query {qid!r} has {len(glist)} groups but {len(qgrades)} grades"
-                )
-            for j, group in enumerate(glist):
-                members = [group] if isinstance(group, str) else list(group)
-                if not members:
-                    raise InputError(f"qrels: group {j} of query {qid!r} is empty")
-                grade = 1 if qgrades is None else _check_grade(qgrades[j], qid, f"group {j}")
-                for doc in members:
-                    qs.append(qid)
-                    ds.append(doc)
-                    gs.append(grade)
-                    us.append(j)
+        qs, ds, gs, us, empty = group_columns(groups, grades)
         return cls.from_arrays(qs, ds, np.asarray(gs, dtype=np.int64), us, empty_queries=empty)
+
+    @classmethod
+    def from_subtopics(
+        cls,
+        labels: Mapping[Any, Mapping[Any, Mapping[Any, int]]] | None = None,
+        *,
+        rows: tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[int]] | None = None,
+        source: str = "qrels",
+    ) -> Qrels:
+        """Diversity qrels: ``{query: {subtopic: {doc: grade}}}``, or ``rows`` as parallel
+        columns ``(queries, subtopics, docs, grades)`` (TREC diversity qrels,
+        ``topic subtopic docno judgment``, read by ``read_qrels(path, subtopics=True)``).
+
+        Each subtopic is an intent of its query for the diversity measures (alpha-nDCG,
+        ERR-IA, ...). For every other measure the units are the (subtopic, grade) pairs:
+        a document relevant to two subtopics finds two units, so recall is subtopic
+        recall and R counts relevant subtopics.
+        """
+        qids, docs, g, unit_key, intents = subtopic_columns(labels, rows, source)
+        return cls.from_arrays(qids, docs, g, unit_key, intents=intents, source=source)
 
     @classmethod
     def coerce(cls, obj: Qrels | Mapping[Any, Any]) -> Qrels:
@@ -335,6 +345,10 @@ class Qrels(HoldsDocIds):
     def subset(self, query_ids: Iterable[Any]) -> Qrels:
         """The labels of some queries only (groups and their grades kept)."""
         keep = set(map(str, query_ids))
+        if self.intent is not None:
+            rows = np.flatnonzero(np.isin(self.query_ids[self.q].astype(str), list(keep)))
+            cols = (self.query_ids[self.q[rows]], self.intent[rows], self.doc_ids[self.d[rows]])
+            return Qrels.from_subtopics(rows=(*cols, self.grade[rows]))
         if self.grouped:
             return Qrels.from_groups(
                 {q: g for q, g in self.to_groups().items() if q in keep},
@@ -352,22 +366,8 @@ class Qrels(HoldsDocIds):
             and np.array_equal(self.q, other.q)
             and np.array_equal(self.grade, other.grade)
             and np.array_equal(self.unit, other.unit)
+            and (self.intent is None) == (other.intent is None)
+            and (self.intent is None or np.array_equal(self.intent, other.intent))
         )
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def _check_grade(grade: Any, qid: Any, doc: Any) -> int:
-    value = None
-    integral = isinstance(grade, (bool, np.bool_, int, np.integer))
-    if integral or (isinstance(grade, (float, np.floating)) and float(grade).is_integer()):
-        value = int(grade)
-    if value is None:
-        raise InputError(
-            f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is not an integer"
-        )
-    if not -(1 << 63) <= value < 1 << 63:
-        raise InputError(
-            f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is out of range"
-        )
-    return value

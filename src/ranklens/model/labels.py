@@ -1,0 +1,109 @@
+"""Column builders behind :class:`~ranklens.model.Qrels`' constructors for grouped and
+diversity labels, and the grade check every constructor shares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import DuplicateDocumentError, InputError
+
+Columns = tuple[list[Any], list[Any], list[int], list[int], list[Any]]
+
+
+def group_columns(
+    groups: Mapping[Any, Sequence[Any]], grades: Mapping[Any, Sequence[int]] | None
+) -> Columns:
+    """``(queries, docs, grades, group numbers, empty queries)`` of grouped ground truth
+    ``{query: [[doc, ...], ...]}`` (see :meth:`Qrels.from_groups`)."""
+    qs: list[Any] = []
+    ds: list[Any] = []
+    gs: list[int] = []
+    us: list[int] = []
+    empty: list[Any] = []
+    stray = [q for q in (grades or {}) if q not in groups]
+    if stray:
+        raise InputError(
+            f"qrels: grades are given for query {stray[0]!r}, which has no ground truth"
+        )
+    for qid, glist in groups.items():
+        if isinstance(glist, str) or not isinstance(glist, Sequence):
+            raise InputError(f"qrels: ground truth of query {qid!r} must be a list of groups")
+        if len(glist) == 0:
+            empty.append(qid)
+            continue
+        qgrades = None if grades is None else grades.get(qid)
+        if qgrades is not None and len(qgrades) != len(glist):
+            raise InputError(
+                f"qrels: query {qid!r} has {len(glist)} groups but {len(qgrades)} grades"
+            )
+        for j, group in enumerate(glist):
+            members = [group] if isinstance(group, str) else list(group)
+            if not members:
+                raise InputError(f"qrels: group {j} of query {qid!r} is empty")
+            grade = 1 if qgrades is None else check_grade(qgrades[j], qid, f"group {j}")
+            for doc in members:
+                qs.append(qid)
+                ds.append(doc)
+                gs.append(grade)
+                us.append(j)
+    return qs, ds, gs, us, empty
+
+
+def subtopic_columns(
+    labels: Mapping[Any, Mapping[Any, Mapping[Any, int]]] | None,
+    rows: tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[int]] | None,
+    source: str,
+) -> tuple[Sequence[Any], Sequence[Any], np.ndarray, np.ndarray, np.ndarray]:
+    """``(queries, docs, grades, unit key, intent key)`` of diversity labels: one unit per
+    (query, subtopic, grade), one intent per (query, subtopic) (see
+    :meth:`Qrels.from_subtopics`)."""
+    if rows is None:
+        qs: list[Any] = []
+        ss: list[Any] = []
+        ds: list[Any] = []
+        gs: list[int] = []
+        for qid, topics in (labels or {}).items():
+            for sub, docs in topics.items():
+                for doc, grade in docs.items():
+                    qs.append(qid)
+                    ss.append(sub)
+                    ds.append(doc)
+                    gs.append(check_grade(grade, qid, doc))
+        rows = (qs, ss, ds, gs)
+    qids, subs, docs, grades = rows
+    if not (len(qids) == len(subs) == len(docs) == len(grades)):
+        raise InputError(f"{source}: the query, subtopic, document and grade columns differ")
+    key = [f"{q}\x00{t}" for q, t in zip(map(str, qids), map(str, subs))]
+    seen: dict[tuple[str, str], int] = {}
+    for i, pair in enumerate(zip(key, map(str, docs))):
+        if seen.setdefault(pair, i) != i:
+            q, t = pair[0].split("\x00", 1)
+            raise DuplicateDocumentError(
+                f"{source}: document {pair[1]!r} is judged twice for subtopic {t!r} of query {q!r}"
+            )
+    g = np.asarray(grades, dtype=np.int64)
+    _, sub_code = np.unique(np.asarray(key, dtype=object), return_inverse=True)
+    grade_vocab, grade_code = np.unique(g, return_inverse=True)
+    unit_key = sub_code.astype(np.int64) * max(len(grade_vocab), 1) + grade_code
+    return qids, docs, g, unit_key, sub_code
+
+
+def check_grade(grade: Any, qid: Any, doc: Any) -> int:
+    """``grade`` as an int (an integral number within 64 bits), else an error naming the
+    query and document."""
+    value = None
+    integral = isinstance(grade, (bool, np.bool_, int, np.integer))
+    if integral or (isinstance(grade, (float, np.floating)) and float(grade).is_integer()):
+        value = int(grade)
+    if value is None:
+        raise InputError(
+            f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is not an integer"
+        )
+    if not -(1 << 63) <= value < 1 << 63:
+        raise InputError(
+            f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is out of range"
+        )
+    return value
