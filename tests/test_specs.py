@@ -72,7 +72,9 @@ from ranklens.metrics import FAMILIES, expand_metric_names, known_names, parse_m
         # ir_measures' names, unchanged
         ("NumRel", "num_rel", None, {}, None),
         ("NumRelRet(rel=2)", "num_rel_ret", None, {}, 2),
-        ("SetF(beta=0.5)", "set_F", None, {"beta": 0.5}, None),
+        # ir_measures hands SetF's beta to trec_eval, whose weight is beta squared
+        ("SetF(beta=0.5)", "set_F", None, {"beta": 0.5**0.5}, None),
+        ("set_F(beta=0.5)", "set_F", None, {"beta": 0.5}, None),
         ("SetAP", "set_map", None, {}, None),
         ("NumQ", "num_q", None, {}, None),
     ],

@@ -45,7 +45,7 @@ from typing import Any
 
 from ..io import coerce_qrels, coerce_run
 from ..model import QrelsLike, RunLike
-from .build import build
+from .build import build, condensed_pair
 from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
 from .dicts import join_dicts
@@ -93,6 +93,7 @@ __all__ = [
     "JudgeOptions",
     "Judged",
     "LevelView",
+    "condensed_pair",
     "counts_notes",
     "get_convention",
     "judge",

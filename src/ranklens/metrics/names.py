@@ -11,6 +11,11 @@ Accepted names (case-insensitive):
   ``iprec_at_recall_0.10``, ``11pt_avg``, …; trec_eval's ``-m`` forms (``P.5,10``,
   ``ndcg.1=3,2=9``, ``all_trec``) are expanded by :mod:`.trec_forms`.
 
+* ir_measures' strings, unchanged: ``nDCG(dcg='exp-log2')@10``, ``IPrec@0.5``,
+  ``SetP(relative=True)``, ``NumRet(rel=1)``, ``alpha_nDCG(alpha=0.5)@20``; any family
+  takes ``judged_only=True`` (condensed lists); see :mod:`.ir_names` for the spellings
+  that keep ir_measures' meaning (``ERR``, ``SetF``) and those refused.
+
 A metric is reported under the name it was given.
 """
 
@@ -24,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetricNameError
+from ..judging import condensed_pair
+from .ir_names import IR_MEASURES_EXACT, IR_MEASURES_REFUSED, ir_param
 from .registry import FAMILIES, Family, on_change
 
 
@@ -58,7 +65,9 @@ class _Names:
 
 NAME_TABLES = _Names()
 """The name tables derived from the registry (rebuilt on change)."""
-_SPEC_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_\-]*?)\s*(?:\(([^()]*)\))?\s*(?:@\s*(\d+))?\s*$")
+_SPEC_RE = re.compile(
+    r"^\s*([A-Za-z0-9α][A-Za-z0-9_\-]*?)\s*(?:\(([^()]*)\))?\s*(?:@\s*(\d+(?:\.\d+)?))?\s*$"
+)
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,7 @@ class Metric:
     params: tuple[tuple[str, Any], ...] = ()
     level: int | None = None
     name: str = ""
+    judged_only: bool = False
 
     @property
     def spec(self) -> Family:
@@ -96,6 +106,8 @@ class Metric:
         parts = [f"{k}={fmt_value(v)}" for k, v in shown]
         if self.level is not None:
             parts.insert(0, f"rel={self.level}")
+        if self.judged_only:
+            parts.append("judged_only=True")
         s = base + (f"({','.join(parts)})" if parts else "")
         return s + (f"@{self.k}" if self.k is not None else "")
 
@@ -112,6 +124,8 @@ class Metric:
         """Per-query values on a :class:`~ranklens.judging.Judged` pair (the family's
         implementation for the pair's variant)."""
         fam = self.spec
+        if self.judged_only:
+            judged = condensed_pair(judged)
         view = judged.view(self.level)
         kwargs = {(fam.params[k].arg or k): v for k, v in self.params}
         return fam.implementation(judged.variant)(view, self.k, **kwargs)
@@ -120,7 +134,8 @@ class Metric:
 def fmt_value(v: Any) -> str:
     """A parameter value as written in a metric name."""
     if isinstance(v, float):
-        return f"{v:g}"
+        short = f"{v:g}"
+        return short if float(short) == v else repr(v)  # exact, so it parses back the same
     if isinstance(v, tuple) and v and isinstance(v[0], tuple):
         return "{" + ",".join(f"{g}:{fmt_value(x)}" for g, x in v) + "}"
     if isinstance(v, tuple):
@@ -151,13 +166,16 @@ def parse_metric(name: str | Metric) -> Metric:
     if not ms:
         raise MetricNameError(_unknown(name))
     base, param_text, k_text = ms.groups()
-    entry = NAME_TABLES.lookup.get(base.lower())
+    if base in IR_MEASURES_REFUSED:
+        raise MetricNameError(f"metric {name!r}: {IR_MEASURES_REFUSED[base]}")
+    entry = IR_MEASURES_EXACT.get(base) or NAME_TABLES.lookup.get(base.lower())
     if entry is None:
         raise MetricNameError(_unknown(name))
     fam_name, preset = entry
     fam = FAMILIES[fam_name]
     given: dict[str, Any] = dict(preset)
     level = None
+    judged_only = False
     if param_text and param_text.strip():
         for item in _split_params(param_text):
             if "=" not in item:
@@ -166,7 +184,15 @@ def parse_metric(name: str | Metric) -> Metric:
                 )
             key, raw = (s.strip() for s in item.split("=", 1))
             key = key.lower()
+            if key == "judged_only":
+                judged_only = raw.lower() in ("1", "true", "yes")
+                continue
+            fam, key, raw = ir_param(fam, base, key, raw, name)
+            if not key:
+                continue
             if key in ("rel", "l", "level"):
+                if not fam.uses_level and fam.name == "num_ret":  # ir_measures' NumRet(rel=)
+                    fam = FAMILIES["num_rel_ret"]
                 level = _level(fam, raw, name)
                 continue
             if key not in fam.params:
@@ -176,7 +202,11 @@ def parse_metric(name: str | Metric) -> Metric:
                 )
             given[key] = fam.params[key].parse(raw, key, name)
     k = None
-    if k_text is not None:
+    if k_text is not None and fam.value_param:  # ir_measures' IPrec@0.5
+        given[fam.value_param] = fam.params[fam.value_param].parse(k_text, fam.value_param, name)
+    elif k_text is not None:
+        if "." in k_text:
+            raise MetricNameError(f"metric {name!r}: the cutoff must be a whole number")
         if not fam.cutoff:
             raise MetricNameError(f"metric {name!r}: {fam.name} takes no cutoff")
         k = int(k_text)
@@ -188,7 +218,7 @@ def parse_metric(name: str | Metric) -> Metric:
             f"metric {name!r}: {fam.name} needs {key}=..., e.g. "
             f"{fam.name}({key}=0.5) or {fam.trec_name}_0.50"
         )
-    return Metric(fam.name, k, _params(fam, given), level, name)
+    return Metric(fam.name, k, _params(fam, given), level, name, judged_only)
 
 
 def _split_params(text: str) -> list[str]:
