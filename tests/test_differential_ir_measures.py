@@ -4,8 +4,9 @@ ir_measures itself (0.4.3) on hypothesis-generated qrels and runs, per query, to
 ir_measures picks a provider per measure: pytrec_eval for most, the msmarco provider for
 ``RR@k``, the judged provider for ``Judged@k``, gdeval for ``ERR@k`` and
 ``nDCG(dcg='exp-log2')`` (checked to the five decimals gdeval prints), pyndeval for the
-diversity names (tested in test_differential_ndeval.py). Scores are distinct: the providers break ties differently
-(ranklens' tie order is trec_eval's, tested against pytrec_eval).
+diversity names (tested in test_differential_ndeval.py). Scores are distinct: the
+providers break ties differently (ranklens' tie order is trec_eval's, tested against
+pytrec_eval).
 """
 
 from __future__ import annotations
