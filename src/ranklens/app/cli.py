@@ -53,6 +53,13 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
         "but never credit it again, or count it again",
     )
     p.add_argument(
+        "--ties",
+        choices=["trec", "input", "expected"],
+        default="trec",
+        help="documents with equal scores: by id descending (trec_eval), in the file's "
+        "order, or each metric's expected value over every order (McSherry & Najork)",
+    )
+    p.add_argument(
         "--convention",
         default="trec",
         metavar="NAME",
@@ -66,6 +73,7 @@ def _judge_kwargs(args: argparse.Namespace) -> dict:
     return {
         "relevance_level": args.relevance_level,
         "convention": args.convention,
+        **({"ties": args.ties} if args.ties != "trec" else {}),
         **({"missing": "skip"} if args.skip_missing else {}),
         **({"duplicates": args.duplicates} if args.duplicates else {}),
     }

@@ -64,7 +64,12 @@ def metric_reference() -> str:
     for f in FAMILIES.values():
         lines += ["", f"## {f.name}", "", inspect.cleandoc(f.doc) if f.doc else "(no docstring)"]
         for variant, fn in f.variants.items():
-            lines += ["", f"Under the `{variant}` convention:", "", inspect.cleandoc(fn.__doc__)]
+            when = (
+                'With `ties="expected"`'
+                if variant == "expected_ties"
+                else (f"Under the `{variant}` convention")
+            )
+            lines += ["", f"{when}:", "", inspect.cleandoc(fn.__doc__)]
     lines += ["", TREC_DIFFERENCES.strip(), "", NDEVAL_DIFFERENCES.strip()]
     return "\n".join(lines) + "\n"
 

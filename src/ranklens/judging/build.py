@@ -104,6 +104,7 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         m_repeat=m_repeat,
         unit_intent=jn.unit_intent,
         members=jn.members,
+        ties=jn.ties,
         join=jn,
     )
 

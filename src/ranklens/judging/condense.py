@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..errors import InputError
 from ..model import segments as seg
 from .join import Join
 
@@ -16,6 +17,8 @@ from .join import Join
 def condense(jn: Join) -> Join:
     """``jn`` with only its judged ranks (a match of grade >= 0), renumbered 1, 2, ... per
     query; the list length becomes the number of judged documents retrieved."""
+    if jn.ties is not None:
+        raise InputError("condensed lists (judged_only) are not defined with ties='expected'")
     judged = jn.m_grade >= 0
     jq, jr = jn.m_q[judged], jn.m_rank[judged]
     w = np.int64(int(jn.lens.max(initial=0)) + 2)

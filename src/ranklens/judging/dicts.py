@@ -22,6 +22,7 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     conv = opts.convention
     if (
         conv.ordering != "score"
+        or opts.ties != "trec"
         or type(qrels) is not dict
         or type(run) is not dict
         or not all(type(v) is dict for v in qrels.values())

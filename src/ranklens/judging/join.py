@@ -33,7 +33,9 @@ class Join:
     * for the diversity measures, when the qrels have intents (grouped ground truth or
       subtopics): ``unit_intent`` (each unit's intent, dense per evaluated query) and
       ``members`` (query, document code, unit) of every qrels row, document codes in id
-      order; None for plain labels.
+      order; None for plain labels;
+    * under ``ties="expected"``: ``ties`` (query, first rank, size) of every run of two or
+      more documents with equal scores.
     """
 
     query_ids: np.ndarray
@@ -61,6 +63,7 @@ class Join:
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     unit_intent: np.ndarray | None = None
     members: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    ties: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
@@ -96,7 +99,7 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
 
     # --- run rows in ranking order, mapped to evaluated queries -------------------------
     rq_to_ev = np.where(rq_to_qq >= 0, qq_to_eval[np.maximum(rq_to_qq, 0)], -1)
-    order = R.row_order(opts.score_precision) if conv.ordering != "given" else None
+    order = R.row_order(opts.score_precision, opts.ties) if conv.ordering != "given" else None
     ev = rq_to_ev[R.q if order is None or order.within_queries else order.apply(R.q)]
     kept = np.flatnonzero(ev >= 0) if len(ev) and ev.min() < 0 else None
     if kept is not None:
@@ -146,6 +149,11 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
     is_rep = np.zeros(len(ev), dtype=bool)
     is_rep[repeat_rows] = True
     m_repeat = is_rep[dm.m_row]
+    ties = None
+    if opts.ties == "expected":
+        _expected_ties_allowed(Q, conv)
+        scores = ranked_rows(values=R.ranking_scores(opts.score_precision))
+        ties = tie_runs(ev, scores, first_row)
     return Join(
         query_ids=Q.query_ids[eval_q],
         missing=~present[eval_q],
@@ -172,7 +180,37 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         failures={q: R.failures[q] for q in missing_ids if q in R.failures},
         unit_intent=unit_intent,
         members=members,
+        ties=ties,
     )
+
+
+def _expected_ties_allowed(Q: Qrels, conv: Any) -> None:
+    why = (
+        "grouped ground truth" if Q.grouped
+        else f"the {conv.name} convention" if conv.duplicates != "error" or conv.ordering != "score"
+        or conv.unit_average else ""
+    )  # fmt: skip
+    if why:
+        raise InputError(
+            f"ties='expected' is defined for plain labels, scored runs and duplicates='error'; "
+            f"not for {why}"
+        )
+
+
+def tie_runs(
+    q: np.ndarray, scores: np.ndarray, first_row: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query, first rank, size) of each run of two or more equal scores in the ranked
+    rows ``q`` (evaluated query per row), ``first_row`` the position of each query's
+    first row."""
+    if len(q) < 2:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, e
+    tied = (q[1:] == q[:-1]) & (scores[1:] == scores[:-1])  # row i ties with row i + 1
+    start = np.flatnonzero(tied & ~np.concatenate(([False], tied[:-1])))
+    end = np.flatnonzero(tied & ~np.concatenate((tied[1:], [False]))) + 1
+    tq = q[start].astype(np.int64)
+    return tq, start - first_row[tq] + 1, end - start + 1
 
 
 def _first(ids: np.ndarray) -> str:

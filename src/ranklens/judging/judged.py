@@ -39,6 +39,8 @@ class Judged:
     * for the diversity measures (grouped or subtopic qrels, else None): ``m_repeat``
       (whether each match's row repeats a document), ``unit_intent`` (each unit's intent)
       and ``members`` (query, document code, unit of every qrels row; codes in id order);
+    * ``ties`` (under ``ties="expected"``): (query, first rank, size) of every run of tied
+      scores;
     * ``join``: the join it was built from (condensed lists are built from it on demand,
       :func:`~ranklens.judging.build.condensed_pair`).
     """
@@ -77,6 +79,7 @@ class Judged:
     m_repeat: np.ndarray | None = None
     unit_intent: np.ndarray | None = None
     members: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    ties: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     join: Join | None = field(default=None, repr=False)
     _views: dict[int, LevelView] = field(default_factory=dict, repr=False)
     condensed_cache: Judged | None = field(default=None, repr=False)
@@ -91,9 +94,12 @@ class Judged:
 
     @property
     def variant(self) -> str:
-        """Which implementation of a metric family applies: ``"unit_average"`` when the
-        convention averages RR and AP over ground-truth units (AutoRAG), else
-        ``"standard"`` (see :class:`ranklens.metrics.Family`)."""
+        """Which implementation of a metric family applies: ``"expected_ties"`` under
+        ``ties="expected"``, ``"unit_average"`` when the convention averages RR and AP over
+        ground-truth units (AutoRAG), else ``"standard"`` (see
+        :class:`ranklens.metrics.Family`)."""
+        if self.options.ties == "expected":
+            return "expected_ties"
         return "unit_average" if self.options.convention.unit_average else "standard"
 
     @cached_property

@@ -30,12 +30,18 @@ class JudgeOptions:
         judged_only: evaluate condensed lists: retrieved documents without a label >= 0
             are removed and the judged ones move up (trec_eval ``-J``, ir_measures'
             ``judged_only``, Sakai's condensed-list metrics).
+        ties: documents with equal scores: ``"trec"`` (default: by document id
+            descending, trec_eval's order), ``"input"`` (in the order given), or
+            ``"expected"`` (each metric's expected value over every order of the tied
+            documents, McSherry & Najork, ECIR 2008: P, recall, success, RR, AP, DCG,
+            nDCG and the order-free measures).
     """
 
     relevance_level: int = 1
     score_precision: str = "float64"
     convention: Convention = field(default_factory=lambda: get_convention("trec"))
     judged_only: bool = False
+    ties: str = "trec"
 
     def __post_init__(self) -> None:
         lv = self.relevance_level
@@ -47,6 +53,8 @@ class JudgeOptions:
             raise InputError(
                 f"score_precision must be one of float64, float32; got {self.score_precision!r}"
             )
+        if self.ties not in ("trec", "input", "expected"):
+            raise InputError(f"ties must be one of trec, input, expected; got {self.ties!r}")
         if not isinstance(self.convention, Convention):
             object.__setattr__(self, "convention", get_convention(self.convention))
 
@@ -58,7 +66,9 @@ class JudgeOptions:
         switches = {k: kwargs.pop(k) for k in list(kwargs) if k in _SWITCHES}
         if "convention" in kwargs:
             kwargs["convention"] = get_convention(kwargs["convention"])
-        unknown = set(kwargs) - {"relevance_level", "score_precision", "convention", "judged_only"}
+        unknown = set(kwargs) - {
+            "relevance_level", "score_precision", "convention", "judged_only", "ties",
+        }  # fmt: skip
         if unknown:
             raise TypeError(f"unknown judging option(s): {', '.join(sorted(unknown))}")
         opts = replace(opts, **kwargs) if kwargs else opts

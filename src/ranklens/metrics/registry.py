@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetricNameError
-from . import cumulative, diversity, gain, grouped, ranking, sets
+from . import cumulative, diversity, gain, grouped, ranking, sets, ties
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -134,9 +134,24 @@ class Family:
         return {k: p.default for k, p in self.params.items()}
 
     def implementation(self, variant: str = "standard") -> Callable[..., np.ndarray]:
-        """The function for a judged pair's variant (the family's own by default)."""
+        """The function for a judged pair's variant (the family's own by default). Under
+        ``expected_ties`` a family that depends on the order and declares no such variant
+        is refused rather than computed on one arbitrary order."""
+        missing = variant not in self.variants and self.name not in ORDER_FREE
+        if variant == "expected_ties" and missing:
+            raise MetricNameError(
+                f"{self.name} has no tie-aware expected value (ties='expected' covers "
+                "P, recall, success, rr, ap, dcg, ndcg and the order-free measures); "
+                "use ties='trec' or 'input'"
+            )
         return self.variants.get(variant, self.fn)
 
+
+ORDER_FREE = frozenset({
+    "num_rel", "num_ret", "num_rel_ret", "num_q", "set_P", "set_recall", "set_F", "set_map",
+    "set_relative_P", "num_nonrel_judged_ret", "utility", "idcg",
+})  # fmt: skip
+"""Families whose value does not depend on the order of the ranking."""
 
 FAMILIES: dict[str, Family] = {}
 """Every registered family by name, in registration order."""
@@ -183,26 +198,29 @@ _BETA = {"beta": _p(0.5, lambda b: 0.0 < b <= 1.0, "beta must lie in (0, 1]")}
 
 for _family in [
     Family("P", ranking.precision, aliases=("precision", "prec"), trec_name="P",
-           trec_defaults=TREC_CUTOFFS),
+           trec_defaults=TREC_CUTOFFS, variants={"expected_ties": ties.expected_precision}),
     Family("recall", ranking.recall, aliases=("r",), trec_name="recall",
-           trec_defaults=TREC_CUTOFFS),
+           trec_defaults=TREC_CUTOFFS, variants={"expected_ties": ties.expected_recall}),
     Family("f1", ranking.f1, aliases=("f",)),
     Family("success", ranking.success, params=_GRANULAR,
            aliases=("hit_rate", "hitrate", "hit-rate"), trec_name="success",
-           trec_defaults=(1, 5, 10)),
+           trec_defaults=(1, 5, 10), variants={"expected_ties": ties.expected_success}),
     Family("rr", ranking.reciprocal_rank, params=_GRANULAR,
            aliases=("mrr", "recip_rank", "reciprocal_rank"), trec_plain="recip_rank",
-           variants={"unit_average": grouped.unit_reciprocal_rank}),
+           variants={"unit_average": grouped.unit_reciprocal_rank,
+                     "expected_ties": ties.expected_reciprocal_rank}),
     Family("ap", ranking.average_precision, aliases=("map", "average_precision"),
            trec_name="map_cut", trec_plain="map", trec_defaults=TREC_CUTOFFS,
-           variants=_UNIT_AP),
+           variants={**_UNIT_AP, "expected_ties": ties.expected_average_precision}),
     Family("gm_ap", ranking.average_precision, aliases=("gm_map",), aggregate="gmean",
            cutoff=False, trec_plain="gm_map", variants=_UNIT_AP),
     Family("ndcg", gain.ndcg, params=_GAIN, uses_level=False, trec_name="ndcg_cut",
            trec_plain="ndcg", trec_defaults=TREC_CUTOFFS,
-           presets={"ndcg_exp": {"gain": "exp"}, "ndcg_burges": {"gain": "exp"}}),
+           presets={"ndcg_exp": {"gain": "exp"}, "ndcg_burges": {"gain": "exp"}},
+           variants={"expected_ties": ties.expected_ndcg}),
     Family("dcg", gain.dcg, params=_GAIN, uses_level=False, trec_plain="dcg",
-           presets={"dcg_exp": {"gain": "exp"}, "dcg_burges": {"gain": "exp"}}),
+           presets={"dcg_exp": {"gain": "exp"}, "dcg_burges": {"gain": "exp"}},
+           variants={"expected_ties": ties.expected_dcg}),
     Family("idcg", gain.ideal_dcg, params=_GAIN, uses_level=False, trec_plain="ideal_dcg"),
     Family("rprec", ranking.r_precision, aliases=("r-precision", "r_precision", "rprecision"),
            cutoff=False, trec_plain="Rprec"),

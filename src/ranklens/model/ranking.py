@@ -99,6 +99,18 @@ def trec_order(q: np.ndarray, score: np.ndarray, docs: DocIds) -> RowOrder:
     return RowOrder(n, idx=idx[moved], src=src[moved])
 
 
+def input_order(q: np.ndarray, score: np.ndarray) -> RowOrder:
+    """The rows ranked by score descending within each query, tied rows in their input
+    order (``ties="input"``)."""
+    n = len(q)
+    if n < 2:
+        return RowOrder(n)
+    same_q = q[1:] == q[:-1]
+    if not (q[1:] < q[:-1]).any() and not (same_q & (score[1:] > score[:-1])).any():
+        return RowOrder(n)
+    return RowOrder(n, full=np.lexsort((-score, q)))  # lexsort is stable
+
+
 def _full_order(q: np.ndarray, score: np.ndarray, docs: DocIds) -> RowOrder:
     """Rows not in score order: sort by (query, score descending), then ties by id."""
     o = np.lexsort((-score, q))

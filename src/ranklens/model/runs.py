@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from .ids import DocIds, HoldsDocIds
-from .ranking import RowOrder, trec_order
+from .ranking import RowOrder, input_order, trec_order
 from .segments import run_start_index, seg_running_count, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
@@ -69,7 +69,7 @@ class Run(HoldsDocIds):
         # queries whose retrieval failed (id -> {"type", "message"}): absent from the rows,
         # they are counted as failures rather than as missing when the run is judged
         self.failures: dict[str, dict[str, Any]] = {}
-        self._orders: dict[str, RowOrder] = {}
+        self._orders: dict[tuple[str, bool], RowOrder] = {}
 
     @classmethod
     def from_arrays(
@@ -228,19 +228,27 @@ class Run(HoldsDocIds):
         """
         return self.row_order(score_precision).array()
 
-    def row_order(self, score_precision: str = "float64") -> RowOrder:
+    def row_order(self, score_precision: str = "float64", ties: str = "trec") -> RowOrder:
         """:meth:`order` as a :class:`RowOrder` (cached): most runs are ranked already but
-        for ties, and then only the tied rows move."""
-        cached = self._orders.get(score_precision)
+        for ties, and then only the tied rows move. ``ties="input"`` keeps tied rows in
+        their input order instead of ordering them by id descending."""
+        key = (score_precision, ties == "input")
+        cached = self._orders.get(key)
         if cached is not None:
             return cached
         if not self.scored:
             order = RowOrder(len(self.q))
         else:
-            sc = self.score if score_precision == "float64" else self.score.astype(np.float32)
-            order = trec_order(self.q, sc, self.docs)
-        self._orders[score_precision] = order
+            sc = self.ranking_scores(score_precision)
+            order = (
+                input_order(self.q, sc) if ties == "input" else trec_order(self.q, sc, self.docs)
+            )
+        self._orders[key] = order
         return order
+
+    def ranking_scores(self, score_precision: str = "float64") -> np.ndarray:
+        """The scores as compared when ranking (float32 for trec_eval 9's precision)."""
+        return self.score if score_precision == "float64" else self.score.astype(np.float32)
 
     def top(self, n: int, score_precision: str = "float64") -> Run:
         """The run cut to each query's first ``n`` rows in ranking order (:meth:`order`;

@@ -1,0 +1,98 @@
+"""Ties as a parameter: ``ties="trec"`` (by id descending), ``"input"`` (as given) and
+``"expected"`` (the mean over every order of the tied documents, McSherry & Najork 2008),
+checked against brute-force enumeration of those orders on generated cases."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ranklens
+from ranklens.errors import InputError, MetricNameError
+from ranklens.model import Run
+
+METRICS = [
+    "P@1", "P@3", "P(rel=2)@2", "recall@2", "recall", "success@1", "success@3", "rr",
+    "rr@2", "ap", "ap@3", "ndcg", "ndcg@3", "ndcg(gain=exp)@3", "dcg@2", "dcg",
+    "num_ret", "num_rel_ret", "set_F",
+]  # fmt: skip
+
+
+@st.composite
+def tied_case(draw):
+    docs = [f"d{i}" for i in range(draw(st.integers(1, 6)))]
+    scores = {d: float(draw(st.integers(1, 3))) for d in docs}
+    labelled = draw(st.lists(st.sampled_from([*docs, "m1", "m2"]), min_size=1, unique=True))
+    qrels = {d: draw(st.integers(0, 2)) for d in labelled}
+    return qrels, scores
+
+
+def orders(scores):
+    """Every ranking the ties allow: each score's documents in every order."""
+    groups = [
+        [d for d in scores if scores[d] == s] for s in sorted(set(scores.values()), reverse=True)
+    ]
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [d for group in combo for d in group]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tied_case(), st.sampled_from([1, 2]))
+def test_expected_equals_the_mean_over_every_tie_order(case, level):
+    qrels, scores = case
+    ranked = list(orders(scores))
+    every = {f"o{i}": {d: float(len(o) - j) for j, d in enumerate(o)} for i, o in enumerate(ranked)}
+    brute = ranklens.evaluate({q: qrels for q in every}, every, METRICS, relevance_level=level)
+    ev = ranklens.evaluate(
+        {"q": qrels}, {"q": scores}, METRICS, relevance_level=level, ties="expected"
+    )
+    for m in METRICS:  # the mean over every order (sums too: one query here)
+        want = sum(brute.query(q)[m] for q in every) / len(every)
+        assert math.isclose(ev[m], want, rel_tol=1e-12, abs_tol=1e-12), (m, ev[m], want)
+
+
+def test_without_ties_expected_is_trec():
+    qrels = {"q": {"a": 2, "b": 0, "c": 1}}
+    run = {"q": {"a": 0.3, "b": 0.9, "c": 0.5, "x": 0.1}}
+    want = ranklens.evaluate(qrels, run, METRICS).aggregate
+    assert ranklens.evaluate(qrels, run, METRICS, ties="expected").aggregate == pytest.approx(
+        want, abs=1e-15
+    )
+
+
+def test_input_keeps_the_given_order_of_ties():
+    qrels = {"q": {"a": 1}}
+    run = Run.from_arrays(["q", "q", "q"], ["a", "b", "c"], [1.0, 1.0, 1.0])
+    assert ranklens.evaluate(qrels, run, ["rr"], ties="input")["rr"] == 1.0
+    assert ranklens.evaluate(qrels, run, ["rr"], ties="trec")["rr"] == pytest.approx(
+        1 / 3
+    )  # c, b, a
+    assert ranklens.evaluate(qrels, run, ["rr"], ties="expected")["rr"] == pytest.approx(
+        (1 + 1 / 2 + 1 / 3) / 3
+    )
+    # the order of tied rows in a dict is the input order too
+    assert ranklens.evaluate(qrels, {"q": {"b": 1.0, "a": 1.0}}, ["rr"], ties="input")["rr"] == 0.5
+
+
+def test_order_dependent_measures_without_an_expected_form_are_refused():
+    with pytest.raises(MetricNameError, match="bpref has no tie-aware expected value"):
+        ranklens.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["bpref"], ties="expected")
+    with pytest.raises(InputError, match="grouped ground truth"):
+        ranklens.evaluate({"q": [["a", "b"]]}, {"q": {"a": 1.0}}, ["P@1"], ties="expected")
+    with pytest.raises(InputError, match="ties must be one of"):
+        ranklens.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["P@1"], ties="random")
+
+
+def test_cli_ties(tmp_path, capsys):
+    from ranklens.app.cli import main
+
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_text("1 0 a 1\n")
+    run.write_text("1 Q0 a 1 1.0 r\n1 Q0 b 2 1.0 r\n")
+    for ties, want in (("trec", "0.5000"), ("input", "1.0000"), ("expected", "0.7500")):
+        assert main(["evaluate", str(qrels), str(run), "-m", "rr", "--ties", ties]) == 0
+        assert want in capsys.readouterr().out, ties
