@@ -57,15 +57,20 @@ class IntentView:
         return self.view.j.unit_g >= self.level
 
     @cached_property
+    def intent_q(self) -> np.ndarray:
+        """The query of each intent."""
+        j = self.view.j
+        owner = np.zeros(int(j.unit_intent.max(initial=-1)) + 1, dtype=np.int64)
+        owner[j.unit_intent] = j.unit_q
+        return owner
+
+    @cached_property
     def S(self) -> np.ndarray:
         """Number of intents with a relevant document, per query (ndeval's
         ``actualSubtopics``)."""
         j = self.view.j
-        rel = self.relevant_units
-        intents = np.unique(j.unit_intent[rel])
-        owner = np.zeros(int(j.unit_intent.max(initial=-1)) + 1, dtype=np.int64)
-        owner[j.unit_intent] = j.unit_q
-        return np.bincount(owner[intents], minlength=j.n_queries)
+        intents = np.unique(j.unit_intent[self.relevant_units])
+        return np.bincount(self.intent_q[intents], minlength=j.n_queries)
 
     @cached_property
     def cover(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -76,16 +81,12 @@ class IntentView:
         keep = self.relevant_units[j.m_unit]
         if j.m_repeat is not None and j.convention.duplicates != "count":
             keep &= ~j.m_repeat
-        q, rank, intent = j.m_q[keep], j.m_rank[keep], j.unit_intent[j.m_unit[keep]]
-        w = np.int64(int(j.unit_intent.max(initial=0)) + 1)
-        keys = np.unique(intent * np.int64(j.width) + rank)  # one per (intent, rank)
-        intent, rank = keys // j.width, keys % j.width
-        owner = np.zeros(int(w), dtype=np.int64)
-        owner[j.unit_intent] = j.unit_q
-        q = owner[intent]
-        o = np.lexsort((rank, intent, q))
-        q, rank, intent = q[o], rank[o], intent[o]
-        seen = seg.seg_running_count(q * w + intent) - 1 if len(q) else q.copy()
+        w = np.int64(j.width)
+        # one entry per (intent, rank); intents are per query, so this sorts by query too
+        keys = np.unique(j.unit_intent[j.m_unit[keep]] * w + j.m_rank[keep])
+        intent, rank = keys // w, keys % w
+        q = self.intent_q[intent]
+        seen = seg.seg_running_count(intent) - 1
         return q, rank, intent, seen
 
     @cached_property
@@ -101,14 +102,11 @@ class IntentView:
         Σ_{s covered at the rank} (1−α)^{c_s} of every rank that covers an intent, summed in
         intent order (as ndeval)."""
         q, rank, intent, seen = self.cover
-        w = np.int64(self.view.j.width)
         o = np.lexsort((intent, rank, q))
-        key = q[o] * w + rank[o]
-        starts = seg.run_start_index(key)
+        new = seg.run_starts(q[o], rank[o])
         gain = np.power(1.0 - alpha, seen[o].astype(np.float64))
-        index = np.cumsum(seg.run_starts(key)) - 1 if len(key) else key
-        total = np.bincount(index, weights=gain, minlength=len(starts))
-        return q[o][starts], rank[o][starts], total
+        total = np.bincount(np.cumsum(new) - 1, weights=gain, minlength=int(new.sum()))
+        return q[o][new], rank[o][new], total
 
     def ideal_scores(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
         """``(offsets, gains)``: the gain at each rank of ndeval's greedy ideal ranking,
@@ -145,7 +143,7 @@ def _greedy_ideal(iv: IntentView, alpha: float) -> tuple[np.ndarray, np.ndarray]
         score = np.bincount(pair_doc[pairs], weights=gain[intent[pairs]], minlength=len(d_q))
         cand_q, cand_s, cand_code = d_q[live], score[live], d_code[live]
         o = np.lexsort((cand_code, cand_s, cand_q))
-        last = np.append(cand_q[o][1:] != cand_q[o][:-1], True)  # best of each query
+        last = np.append(seg.run_starts(cand_q[o])[1:], True)  # best of each query
         chosen = live[o[last]]
         out_q.append(d_q[chosen])
         out_g.append(score[chosen])

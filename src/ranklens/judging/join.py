@@ -185,11 +185,12 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
 
 
 def _expected_ties_allowed(Q: Qrels, conv: Any) -> None:
-    why = (
-        "grouped ground truth" if Q.grouped
-        else f"the {conv.name} convention" if conv.duplicates != "error" or conv.ordering != "score"
-        or conv.unit_average else ""
-    )  # fmt: skip
+    """``ties="expected"`` needs plain labels, a scored ranking and no repeated document."""
+    why = ""
+    if Q.grouped:
+        why = "grouped ground truth"
+    elif conv.duplicates != "error" or conv.ordering != "score" or conv.unit_average:
+        why = f"the {conv.name} convention"
     if why:
         raise InputError(
             f"ties='expected' is defined for plain labels, scored runs and duplicates='error'; "
@@ -203,10 +204,7 @@ def tie_runs(
     """(query, first rank, size) of each run of two or more equal scores in the ranked
     rows ``q`` (evaluated query per row), ``first_row`` the position of each query's
     first row."""
-    if len(q) < 2:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e, e
-    tied = (q[1:] == q[:-1]) & (scores[1:] == scores[:-1])  # row i ties with row i + 1
+    tied = seg.repeats(q, scores)  # row i ties with row i + 1
     start = np.flatnonzero(tied & ~np.concatenate(([False], tied[:-1])))
     end = np.flatnonzero(tied & ~np.concatenate((tied[1:], [False]))) + 1
     tq = q[start].astype(np.int64)

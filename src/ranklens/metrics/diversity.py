@@ -30,17 +30,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..judging import LevelView
+from ..model import segments as seg
 from .base import safe_div
 
 
 def _discount(rank: np.ndarray) -> np.ndarray:
     """ndeval's log(2)/log(i+1)."""
     return np.log(2.0) / np.log(rank + 1.0)
-
-
-def _sum_top(v: LevelView, k: int | None, q: np.ndarray, rank: np.ndarray, x: np.ndarray):
-    keep = slice(None) if k is None else rank <= k
-    return np.bincount(q[keep], weights=x[keep], minlength=v.j.n_queries)
 
 
 def _ideal_ideal(v: LevelView, k: int | None, alpha: float, weight) -> np.ndarray:
@@ -54,15 +50,14 @@ def _ideal_ideal(v: LevelView, k: int | None, alpha: float, weight) -> np.ndarra
 def _ideal_sum(v: LevelView, k: int | None, alpha: float, weight) -> np.ndarray:
     """Σ_{i≤k} g*_i w(i) over the greedy ideal ranking, per query."""
     off, gains = v.intents.ideal_scores(alpha)
-    n = np.diff(off)
-    q = np.repeat(np.arange(v.j.n_queries), n)
-    rank = np.arange(len(gains)) - np.repeat(off[:-1], n) + 1
-    return _sum_top(v, k, q, rank, gains * weight(rank.astype(np.float64)))
+    q = np.repeat(np.arange(v.j.n_queries), np.diff(off))
+    rank = seg.seg_positions(off) + 1
+    return seg.count_top(q, rank, v.j.n_queries, k, gains * weight(rank.astype(np.float64)))
 
 
 def _run_sum(v: LevelView, k: int | None, alpha: float, weight) -> np.ndarray:
     q, rank, g = v.intents.rank_gain(alpha)
-    return _sum_top(v, k, q, rank, g * weight(rank.astype(np.float64)))
+    return seg.count_top(q, rank, v.j.n_queries, k, g * weight(rank.astype(np.float64)))
 
 
 def _inverse(rank: np.ndarray) -> np.ndarray:
@@ -114,7 +109,7 @@ def precision_ia(v: LevelView, k: int | None = None) -> np.ndarray:
     """P-IA@k = Σ_{i≤k} #intents covered at i ÷ (k·S) (Agrawal et al., WSDM 2009, as
     ndeval; without k, k is the list's length)."""
     q, rank, _, _ = v.intents.cover
-    hits = _sum_top(v, k, q, rank, np.ones(len(q)))
+    hits = seg.count_top(q, rank, v.j.n_queries, k)
     depth = np.full(v.j.n_queries, float(k)) if k is not None else v.j.lens.astype(np.float64)
     return safe_div(hits, depth * v.intents.S)
 
@@ -126,12 +121,13 @@ def ap_ia(v: LevelView, k: int | None = None) -> np.ndarray:
     iv = v.intents
     q, rank, intent, seen = iv.cover
     ap = safe_div((seen + 1.0) / rank, iv.per_intent[intent].astype(np.float64))
-    return safe_div(_sum_top(v, k, q, rank, ap), iv.S.astype(np.float64))
+    return safe_div(seg.count_top(q, rank, v.j.n_queries, k, ap), iv.S.astype(np.float64))
 
 
 def subtopic_recall(v: LevelView, k: int | None = None) -> np.ndarray:
     """S-recall@k = #intents covered in the top k ÷ S (Zhai, Cohen & Lafferty, SIGIR
     2003; ndeval's strec)."""
     q, rank, _, seen = v.intents.cover
-    first = (seen == 0).astype(np.float64)
-    return safe_div(_sum_top(v, k, q, rank, first), v.intents.S.astype(np.float64))
+    first = seen == 0
+    covered = seg.count_top(q[first], rank[first], v.j.n_queries, k)
+    return safe_div(covered, v.intents.S.astype(np.float64))

@@ -57,9 +57,9 @@ _DCG = {"log2": "linear", "exp-log2": "exp"}
 
 def ir_param(fam: Any, base: str, key: str, raw: str, name: str) -> tuple[Any, str, str]:
     """``(family, key, value)`` after ir_measures' parameter spellings: ``dcg=`` becomes
-    ``gain=``, ``recall=`` of IPrec ``r=``, ``SetP(relative=True)`` the family
-    set_relative_P (key ``""``: nothing left to set), SetF's ``beta=x`` β = √x; quotes
-    around values are dropped."""
+    ``gain=``, ``recall=`` of IPrec ``r=``, ``NumRet(rel=)`` the family num_rel_ret,
+    ``SetP(relative=True)`` the family set_relative_P (key ``""``: nothing left to set),
+    SetF's ``beta=x`` β = √x; quotes around values are dropped."""
     raw = raw.strip().strip("'\"")
     if base == "SetF" and key == "beta":
         try:
@@ -72,6 +72,8 @@ def ir_param(fam: Any, base: str, key: str, raw: str, name: str) -> tuple[Any, s
         return fam, "gain", _DCG[raw.lower()]
     if key == "recall" and fam.value_param == "r":
         return fam, "r", raw
+    if key == "rel" and fam.name == "num_ret":  # NumRet(rel=l): the relevant ones retrieved
+        return FAMILIES["num_rel_ret"], key, raw
     if key == "relative" and fam.name == "set_P":
         relative = raw.lower() in ("1", "true", "yes")
         return (FAMILIES["set_relative_P"] if relative else fam), "", raw

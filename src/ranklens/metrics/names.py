@@ -191,8 +191,6 @@ def parse_metric(name: str | Metric) -> Metric:
             if not key:
                 continue
             if key in ("rel", "l", "level"):
-                if not fam.uses_level and fam.name == "num_ret":  # ir_measures' NumRet(rel=)
-                    fam = FAMILIES["num_rel_ret"]
                 level = _level(fam, raw, name)
                 continue
             if key not in fam.params:

@@ -27,6 +27,7 @@ from scipy.special import gammaln
 
 from ..errors import MetricNameError
 from ..judging import LevelView
+from ..model import segments as seg
 from .base import safe_div
 from .gain import Gains, graded, ideal_dcg
 
@@ -62,18 +63,27 @@ def _inside(s1: np.ndarray, n: np.ndarray, k: int | None) -> np.ndarray:
     return n if k is None else np.clip(k - s1 + 1, 0, n)
 
 
+def _expected_hits(v: LevelView, k: int | None) -> np.ndarray:
+    """E[relevant documents within k] = Σ_runs r·m/n per query."""
+    q, s1, n, r, _ = _relevant_runs(v)
+    return np.bincount(q, weights=r * _inside(s1, n, k) / n, minlength=v.j.n_queries)
+
+
+def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, t): for each entry i, ``counts[i]`` rows numbered t = 1..counts[i]."""
+    counts = counts.astype(np.int64)
+    off = np.concatenate(([0], np.cumsum(counts)))
+    return np.repeat(np.arange(len(counts)), counts), seg.seg_positions(off) + 1.0
+
+
 def expected_precision(v: LevelView, k: int | None = None) -> np.ndarray:
     """E[P@k] = Σ_runs r·m/n ÷ k, m the run's ranks within k (McSherry & Najork 2008)."""
-    q, s1, n, r, _ = _relevant_runs(v)
-    hits = np.bincount(q, weights=r * _inside(s1, n, k) / n, minlength=v.j.n_queries)
-    return safe_div(hits, v.precision_depth(k))
+    return safe_div(_expected_hits(v, k), v.precision_depth(k))
 
 
 def expected_recall(v: LevelView, k: int | None = None) -> np.ndarray:
     """E[recall@k] = Σ_runs r·m/n ÷ R."""
-    q, s1, n, r, _ = _relevant_runs(v)
-    hits = np.bincount(q, weights=r * _inside(s1, n, k) / n, minlength=v.j.n_queries)
-    return safe_div(hits, v.R)
+    return safe_div(_expected_hits(v, k), v.R)
 
 
 def _first_runs(v: LevelView):
@@ -107,23 +117,18 @@ def expected_reciprocal_rank(
     holding a relevant document (ranks beyond k give 0)."""
     _granular_refused(granular)
     q, s1, n, r = _first_runs(v)
-    span = (n - r + 1).astype(np.int64)
-    owner = np.repeat(np.arange(len(q)), span)
-    j = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span) + 1.0
+    owner, j = _expand(n - r + 1)
     nn, rr = n[owner].astype(np.float64), r[owner]
     p = np.exp(_log_comb(nn - j, rr - 1) - _log_comb(nn, rr))
     rank = s1[owner] + j - 1
-    x = np.where(rank <= k, p / rank, 0.0) if k is not None else p / rank
-    return np.bincount(q[owner], weights=x, minlength=v.j.n_queries)
+    return seg.count_top(q[owner], rank, v.j.n_queries, k, p / rank)
 
 
 def expected_average_precision(v: LevelView, k: int | None = None) -> np.ndarray:
     """E[AP@k] = (1/R) Σ_runs (r/n) Σ_{t ≤ m} (R_b + 1 + (t−1)(r−1)/(n−1)) / (s+t), m the
     run's ranks within k (McSherry & Najork 2008)."""
     q, s1, n, r, before = _relevant_runs(v)
-    m = _inside(s1, n, k).astype(np.int64)
-    owner = np.repeat(np.arange(len(q)), m)
-    t = np.arange(int(m.sum())) - np.repeat(np.cumsum(m) - m, m) + 1.0
+    owner, t = _expand(_inside(s1, n, k))
     nn, rr = n[owner].astype(np.float64), r[owner]
     above = np.where(nn > 1, (t - 1) * (rr - 1) / np.maximum(nn - 1, 1), 0.0)
     x = rr / nn * (before[owner] + 1 + above) / (s1[owner] + t - 1)

@@ -76,16 +76,17 @@ def subtopic_columns(
     qids, subs, docs, grades = rows
     if not (len(qids) == len(subs) == len(docs) == len(grades)):
         raise InputError(f"{source}: the query, subtopic, document and grade columns differ")
-    key = [f"{q}\x00{t}" for q, t in zip(map(str, qids), map(str, subs))]
-    seen: dict[tuple[str, str], int] = {}
-    for i, pair in enumerate(zip(key, map(str, docs))):
-        if seen.setdefault(pair, i) != i:
-            q, t = pair[0].split("\x00", 1)
+    pairs = list(zip(map(str, qids), map(str, subs)))
+    seen: set[tuple[str, str, str]] = set()
+    for (q, t), doc in zip(pairs, map(str, docs)):
+        if (q, t, doc) in seen:
             raise DuplicateDocumentError(
-                f"{source}: document {pair[1]!r} is judged twice for subtopic {t!r} of query {q!r}"
+                f"{source}: document {doc!r} is judged twice for subtopic {t!r} of query {q!r}"
             )
+        seen.add((q, t, doc))
     g = np.asarray(grades, dtype=np.int64)
-    _, sub_code = np.unique(np.asarray(key, dtype=object), return_inverse=True)
+    code = {pair: i for i, pair in enumerate(sorted(set(pairs)))}  # (query, subtopic) order
+    sub_code = np.array([code[pair] for pair in pairs], dtype=np.int64)
     grade_vocab, grade_code = np.unique(g, return_inverse=True)
     unit_key = sub_code.astype(np.int64) * max(len(grade_vocab), 1) + grade_code
     return qids, docs, g, unit_key, sub_code
