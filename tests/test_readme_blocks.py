@@ -75,6 +75,11 @@ def workdir(tmp_path_factory):
     d = tmp_path_factory.mktemp("readme")
     paths = demo_paths()
     shutil.copy(paths["qrels"], d / "qrels.txt")
+    rows = [line.split() for line in (d / "qrels.txt").read_text().splitlines() if line.strip()]
+    (d / "qrels_jg.txt").write_text(  # two assessors: all labels, and half of them binarised
+        "".join(f"{q} a {doc} {g}\n" for q, _, doc, g in rows)
+        + "".join(f"{q} b {doc} {min(int(g), 1)}\n" for q, _, doc, g in rows[::2])
+    )
     for name, src in (
         ("run.txt", "bm25"),
         ("bm25.run", "bm25"),

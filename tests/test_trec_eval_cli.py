@@ -1,8 +1,8 @@
 """``ranklens evaluate --format trec`` as a drop-in for trec_eval 10: the very command lines
 of trec_eval's own ``make quicktest`` (and of the shared real runs) print, byte for byte,
 what trec_eval 10.0 printed — measure order, per-query blocks, ``runid``, ``relstring``,
-``-c``, ``-M``, ``-l``, ``-Z``, parameters after a dot. (The preference and judgment-group
-formats, ``-R prefs``/``qrels_prefs``/``qrels_jg``, are refused by name.)"""
+``-c``, ``-M``, ``-l``, ``-Z``, parameters after a dot, judgment groups (``-R qrels_jg``).
+(The preference formats, ``-R prefs``/``qrels_prefs``, are refused by name.)"""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ QUICKTEST = [
         "-mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20 qrels.test results.test",
     ),
     ("out.test.aqZ", "-q -m all_trec -Z zscores_file qrels.test results.test"),
+    ("out.test.qrels_jg", "-m qrels_jg -q -R qrels_jg qrels.123 results.test"),
+    ("out.test.qrels_jg", "-m qrels_jg -q -R qrels_jg qrels.comments.123 results.test"),
 ]
 
 
@@ -131,8 +133,10 @@ def test_collection_size_feeds_utility(shared, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["-R", "prefs"], "preference and judgment-group formats are not implemented"),
-        (["-R", "qrels_jg"], "not implemented"),
+        (["-R", "prefs"], "preference formats and measures are not implemented"),
+        (["-R", "qrels_prefs"], "preference formats and measures are not implemented"),
+        (["-R", "qrels_jg", "-m", "relstring"], "not with -R qrels_jg"),
+        (["-R", "qrels_jg", "--subtopics"], "pick one"),
         (["-R", "xml"], "the formats are qrels"),
         (["-m", "all_prefs"], "preference measures"),
         (["-m", "relstring.x"], "relstring takes a number"),

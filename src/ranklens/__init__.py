@@ -35,6 +35,7 @@ _LAZY = {
     "read_qrels": "io",
     "read_run": "io",
     "read_dataset": "io",
+    "read_judgment_groups": "io",
     "write_qrels": "io",
     "write_run": "io",
     "register_format": "io",
@@ -53,6 +54,7 @@ _LAZY = {
     "register_metric": "metrics",
     # evaluation
     "evaluate": "evaluation",
+    "evaluate_judgment_groups": "evaluation",
     "Evaluation": "evaluation",
     # comparison
     "compare": "comparison",

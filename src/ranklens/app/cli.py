@@ -281,9 +281,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ..evaluation import evaluate
+    from ..evaluation import evaluate, evaluate_judgment_groups
 
     wanted = trec_eval_request(args)
+    score = evaluate_judgment_groups if args.rel_format == "qrels_jg" else evaluate
     qrels: Any = args.qrels
     if args.subtopics:
         from ..io import read_qrels
@@ -295,7 +296,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             from ..io import read_run
 
             run = read_run(run_path).top(args.max_docs)
-        ev = evaluate(
+        ev = score(
             qrels,
             run,
             wanted.metrics or DEFAULT_METRICS,

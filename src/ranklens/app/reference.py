@@ -92,9 +92,14 @@ is tested):
 
 Choices rather than defects: labelled queries absent from the run are scored 0 by default
 (trec_eval's `-c`; `missing="skip"` averages over the run's queries only, as trec_eval
-without `-c`); the preference measures (`-R prefs`, `qrels_prefs`) and judgment groups
-(`-R qrels_jg`, `*_avgjg`) are refused by name; `trec_eval_version="9"` (`--trec-version 9`)
-reproduces trec_eval 9.0.8 and pytrec_eval (float32 scores, `⌊r·R + 0.9⌋` recall cutoffs).
+without `-c`); the preference measures (`-R prefs`, `qrels_prefs`) are refused by name;
+`trec_eval_version="9"` (`--trec-version 9`) reproduces trec_eval 9.0.8 and pytrec_eval
+(float32 scores, `⌊r·R + 0.9⌋` recall cutoffs).
+
+Judgment groups (`-R qrels_jg`, `ranklens.evaluate_judgment_groups`) average *any* measure
+over the groups that judged each query; trec_eval computes only `map_avgjg`, `P_avgjg` and
+`Rprec_mult_avgjg` there and refuses its other measures. On plain qrels (one group) the
+`*_avgjg` names equal `map`, `P` and `Rprec_mult`, where trec_eval refuses them.
 """  # noqa: E501
 
 

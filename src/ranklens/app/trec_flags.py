@@ -52,8 +52,9 @@ def add_trec_eval_flags(p: argparse.ArgumentParser) -> None:
         dest="rel_format",
         default="qrels",
         metavar="FORMAT",
-        help="relevance file format: qrels (default); trec_eval's prefs, qrels_prefs and "
-        "qrels_jg are refused by name",
+        help="relevance file format: qrels (default) or qrels_jg (qid jg docno rel: every "
+        "measure averaged over the judgment groups of each query, as trec_eval's *_avgjg); "
+        "trec_eval's prefs and qrels_prefs are refused by name",
     )
     p.add_argument(
         "-Z",
@@ -114,11 +115,13 @@ def trec_eval_request(args: argparse.Namespace) -> TrecRequest:
     meaning its default cutoffs) and check the trec_eval flags."""
     if args.rel_format not in REL_INFO_FORMATS:
         raise InputError(f"-R {args.rel_format}: the formats are {', '.join(REL_INFO_FORMATS)}")
-    if args.rel_format != "qrels":
+    if args.rel_format in ("prefs", "qrels_prefs"):
         raise InputError(
-            f"-R {args.rel_format}: trec_eval's preference and judgment-group formats are "
-            "not implemented in ranklens; give plain qrels"
+            f"-R {args.rel_format}: trec_eval's preference formats and measures are not "
+            "implemented in ranklens; give qrels or qrels_jg"
         )
+    if args.rel_format == "qrels_jg" and args.subtopics:
+        raise InputError("-R qrels_jg and --subtopics both name the second column: pick one")
     if args.format != "trec" and (args.zscores or args.no_summary):
         raise InputError("-Z and -n change trec_eval's output: add --format trec")
     names = args.metrics or (["official"] if args.format == "trec" else [])
@@ -135,6 +138,8 @@ def trec_eval_request(args: argparse.Namespace) -> TrecRequest:
         if low == "runid":
             req.runid = True
             continue
+        if head.lower() == "relstring" and args.rel_format == "qrels_jg":
+            raise InputError("-m relstring shows one set of judgments: not with -R qrels_jg")
         if head.lower() == "relstring":
             req.relstring = _relstring_depth(tail, name)
             req.relstring_label = f"relstring_{tail.strip()}" if tail.strip() else "relstring"

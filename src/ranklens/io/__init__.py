@@ -25,7 +25,7 @@ from .formats import (
 )
 from .jsonl import read_qrels_json, read_run_json
 from .llamaindex import read_llamaindex_qa
-from .trec import write_qrels, write_run
+from .trec import read_judgment_groups, write_qrels, write_run
 
 
 def _is_beir(p: Path) -> bool:
@@ -54,6 +54,7 @@ __all__ = [
     "find_format",
     "formats",
     "read_dataset",
+    "read_judgment_groups",
     "read_qrels",
     "read_run",
     "register_format",

@@ -84,28 +84,54 @@ def read_trec_qrels(path: PathLike, *, fast: bool | None = None, subtopics: bool
 
 
 def _read_subtopics(p: Path) -> Qrels:
+    qids, subs, docs, grades = _second_column_rows(p, "subtopic")
+    return Qrels.from_subtopics(rows=(qids, subs, docs, grades), source=str(p))
+
+
+def read_judgment_groups(path: PathLike) -> dict[str, Qrels]:
+    """Read trec_eval's ``qrels_jg`` file (``-R qrels_jg``): ``qid jg docno rel``, where
+    the second field names the judgment group (one assessor's set of judgments). Returns
+    ``{judgment group: Qrels}`` in the order groups first appear; a document judged twice
+    by one group for one query is an error naming both lines."""
+    p = Path(path)
+    qids, jgs, docs, grades = _second_column_rows(p, "judgment group")
+    rows: dict[str, tuple[list[str], list[str], list[int]]] = {}
+    for q, jg, d, g in zip(qids, jgs, docs, grades):
+        cols = rows.setdefault(jg, ([], [], []))
+        cols[0].append(q)
+        cols[1].append(d)
+        cols[2].append(g)
+    return {
+        jg: Qrels.from_arrays(q, d, np.asarray(g, dtype=np.int64), source=f"{p} (group {jg})")
+        for jg, (q, d, g) in rows.items()
+    }
+
+
+def _second_column_rows(p: Path, second: str) -> tuple[list[str], list[str], list[str], list[int]]:
+    """The columns of a ``qid <second> docno rel`` file; a document judged twice under one
+    query and ``second`` is an error naming both lines."""
     cols: tuple[list[str], list[str], list[str], list[int]] = ([], [], [], [])
     where: dict[tuple[str, str, str], int] = {}
     for lineno, fields in _lines(p):
         if len(fields) != 4:
             raise InputError(
-                f"{p}:{lineno}: expected 4 fields (topic subtopic docno judgment), "
-                f"found {len(fields)}"
+                f"{p}:{lineno}: expected 4 fields (qid {second.replace(' ', '_')} docno "
+                f"judgment), found {len(fields)}"
             )
         qid, sub, doc = (
-            _text(p, lineno, fields[i], w) for i, w in ((0, "qid"), (1, "subtopic"), (2, "docno"))
+            _text(p, lineno, fields[i], w) for i, w in ((0, "qid"), (1, second), (2, "docno"))
         )
         first = where.setdefault((qid, sub, doc), lineno)
         if first != lineno:
             raise InputError(
-                f"{p}: document {doc!r} is judged twice for subtopic {sub!r} of query {qid!r} "
+                f"{p}: document {doc!r} is judged twice for {second} {sub!r} of query {qid!r} "
                 f"(lines {first} and {lineno})"
             )
         for col, value in zip(cols, (qid, sub, doc, _int(p, lineno, fields[3], doc))):
             col.append(value)
     if not cols[0]:
         raise InputError(f"{p}: no qrels lines (the file is empty or only comments)")
-    return Qrels.from_subtopics(rows=cols, source=str(p))
+    return cols
 
 
 def read_trec_run(path: PathLike, name: str | None = None, *, fast: bool | None = None) -> Run:

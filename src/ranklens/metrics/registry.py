@@ -194,6 +194,8 @@ _LEGACY = {"legacy": Param(bool, False)}
 _PERSIST = {"p": _p(0.9, lambda p: 0.0 < p < 1.0, "p must lie strictly between 0 and 1")}
 _UNIT_AP = {"unit_average": grouped.unit_average_precision}
 _ALPHA = {"alpha": _p(0.5, lambda a: 0.0 <= a <= 1.0, "alpha must lie between 0 and 1")}
+_MULT = {"m": _p(None, lambda m: m >= 0, "m must be >= 0")}
+_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 _BETA = {"beta": _p(0.5, lambda b: 0.0 < b <= 1.0, "beta must lie in (0, 1]")}
 
 for _family in [
@@ -248,10 +250,8 @@ for _family in [
                    **_LEGACY},
            cutoff=False, trec_name="iprec_at_recall", trec_defaults=sets.RECALL_POINTS,
            value_param="r"),
-    Family("Rprec_mult", ranking.r_precision_mult,
-           params={"m": _p(None, lambda m: m >= 0, "m must be >= 0")}, cutoff=False,
-           trec_name="Rprec_mult", trec_defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
-           value_param="m"),
+    Family("Rprec_mult", ranking.r_precision_mult, params=_MULT, cutoff=False,
+           trec_name="Rprec_mult", trec_defaults=_MULTS, value_param="m"),
     Family("unj", sets.unjudged_at, uses_level=False, trec_name="unj", trec_defaults=(5, 10, 20)),
     Family("rbp_resid", gain.rbp_residual, params=_PERSIST, uses_level=False,
            trec_plain="rbp_resid"),
@@ -277,6 +277,12 @@ for _family in [
            params={"a": _p(1.0), "b": _p(-1.0), "c": _p(0.0), "d": _p(0.0),
                    "docs": Param(int, 0, lambda n: n >= 0, "docs must be >= 0")},
            cutoff=False, trec_plain="utility"),
+    # trec_eval's judgment-group measures: the family itself on one group's labels
+    # (ranklens.evaluate_judgment_groups averages any metric over a query's groups)
+    Family("map_avgjg", ranking.average_precision, cutoff=False, trec_plain="map_avgjg"),
+    Family("P_avgjg", ranking.precision, trec_name="P_avgjg", trec_defaults=TREC_CUTOFFS),
+    Family("Rprec_mult_avgjg", ranking.r_precision_mult, params=_MULT, cutoff=False,
+           trec_name="Rprec_mult_avgjg", trec_defaults=_MULTS, value_param="m"),
     # diversity (ndeval's names and ir_measures')
     Family("alpha_ndcg", diversity.alpha_ndcg, aliases=("alpha-nDCG",), params=_ALPHA),
     Family("alpha_dcg", diversity.alpha_dcg, aliases=("alpha-DCG",), params=_ALPHA),
