@@ -59,6 +59,8 @@ def test_missing_query_scores_zero_by_default_and_can_be_skipped():
         "hits_labelled": 1,
         "queries_failed": 0,
         "failures": {},
+        "tied_documents": 0,
+        "tie_queries": 0,
     }
     assert ev.judged.counts.missing_ids == ["q2"] and ev.judged.counts.ignored_ids == ["q3"]
     skipped = ranklens.evaluate(qrels, run, ["P@1"], missing="skip")

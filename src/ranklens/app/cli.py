@@ -54,10 +54,11 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--ties",
-        choices=["trec", "input", "expected"],
+        choices=["trec", "input", "expected", "best", "worst"],
         default="trec",
         help="documents with equal scores: by id descending (trec_eval), in the file's "
-        "order, or each metric's expected value over every order (McSherry & Najork)",
+        "order, each metric's expected value over every order (McSherry & Najork), or "
+        "the order most (best) or least (worst) favourable to the run",
     )
     p.add_argument(
         "--convention",

@@ -65,6 +65,7 @@ class Row:
     effects: list[tuple[str, Any, float | None]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     note: str | None = None
+    tie_range: tuple[float, float] | None = None
 
 
 def _value(qrels: Qrels, run: Run, metric: str, conv: Convention, **opts: Any) -> Any:
@@ -102,6 +103,8 @@ def explain(
                 value, counts = _value(Q, R, metric, base, **options)
                 row = Row(conv, value, counts=counts)
                 row.note = f"with duplicates=first: {conv.name} alone refuses this run ({refused})"
+                if counts.get("tied_documents"):
+                    row.tie_range = _tie_range(Q, R, metric, base, options)
                 rows.append(row)
                 continue
             else:
@@ -110,6 +113,8 @@ def explain(
         except RanklensError as exc:
             rows.append(Row(conv, None, error=str(exc)))
             continue
+        if counts.get("tied_documents"):
+            row.tie_range = _tie_range(Q, R, metric, base if i == 0 else conv, options)
         for switch, (_, theirs) in base.differences(conv).items():
             try:
                 alone, _ = _value(Q, R, metric, base.with_(**{switch: theirs}), **options)
@@ -119,6 +124,20 @@ def explain(
                 row.effects.append((switch, theirs, alone))
         rows.append(row)
     return Explanation(metric, base, base_value, rows)
+
+
+def _tie_range(
+    Q: Qrels, R: Run, metric: str, conv: Convention, options: dict[str, Any]
+) -> tuple[float, float] | None:
+    """The metric's least and greatest value over every order of the run's tied documents
+    (``ties="worst"`` and ``"best"``), or None when they cannot be computed."""
+    opts = {k: v for k, v in options.items() if k != "ties"}
+    try:
+        low, _ = _value(Q, R, metric, conv, ties="worst", **opts)
+        high, _ = _value(Q, R, metric, conv, ties="best", **opts)
+    except RanklensError:
+        return None
+    return min(low, high), max(low, high)
 
 
 def format_explanation(ex: Explanation, example: bool) -> str:
@@ -145,6 +164,14 @@ def format_explanation(ex: Explanation, example: bool) -> str:
             lines.append(
                 f"{pad}  {r.counts['queries_no_relevant_skipped']} queries without "
                 "relevant documents left out"
+            )
+        if r.tie_range is not None:
+            low, high = r.tie_range
+            c = r.counts
+            lines.append(
+                f"{pad}  ties: {low:.4f} to {high:.4f} over every order of the "
+                f"{c['tied_documents']} documents with tied scores ({c['tie_queries']} "
+                f"{'query' if c['tie_queries'] == 1 else 'queries'})"
             )
         for switch, value, alone in r.effects:
             if alone is None:

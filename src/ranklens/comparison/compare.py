@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..evaluation import Evaluation, MetricsLike
-from ..io import coerce_qrels
+from ..io import coerce_qrels, coerce_run
 from ..judging import JudgeOptions, judge
 from ..metrics import Metric, parse_metrics
 from ..model import Dataset
@@ -48,6 +48,7 @@ def compare(
     dataset: str | None = None,
     run_info: Mapping[str, Mapping[str, Any]] | None = None,
     curves: bool = True,
+    tie_range: bool = True,
     options: JudgeOptions | None = None,
     **judge_options: Any,
 ) -> Report:
@@ -65,6 +66,9 @@ def compare(
     metric over that metric's comparisons. ``alpha``: significance level.
     ``ci``: ``"bootstrap"`` (percentile, ``n_resamples``), ``"t"`` or None.
     ``run_info``: per run, extra facts for the report (the runner's latency and errors).
+    ``tie_range``: for a run with tied scores, also judge it with its tied documents in the
+    most and least favourable order (``ties="best"``/``"worst"``), so the report shows
+    how far ties can move each metric (``summary[run][metric]["tie_low"/"tie_high"]``).
     ``judge_options``: as for ``evaluate`` (``relevance_level``, ``convention``...).
 
     Tests pair each two runs on the queries both were evaluated on (all labelled queries by
@@ -97,6 +101,7 @@ def compare(
     qrels = coerce_qrels(qrels)
 
     evaluations: dict[str, Evaluation] = {}
+    bounds: dict[str, tuple[Evaluation, Evaluation]] = {}
     infos: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (run_info or {}).items()}
     for name, run in named.items():
         if hasattr(run, "report_info") and hasattr(run, "run"):  # a runner's result
@@ -104,9 +109,16 @@ def compare(
             run = run.run
         if isinstance(run, Evaluation):
             evaluations[name] = run.evaluate(parsed)
-        else:
-            evaluations[name] = Evaluation.from_judged(
-                judge(qrels, run, options, **judge_options), parsed
+            continue
+        run = coerce_run(run)
+        evaluations[name] = Evaluation.from_judged(
+            judge(qrels, run, options, **judge_options), parsed
+        )
+        if tie_range and evaluations[name].counts.get("tied_documents"):
+            kw = {k: v for k, v in judge_options.items() if k != "ties"}
+            bounds[name] = tuple(  # type: ignore[assignment]
+                Evaluation.from_judged(judge(qrels, run, options, **kw, ties=t), parsed)
+                for t in ("worst", "best")
             )
 
     report = build_report(
@@ -121,6 +133,10 @@ def compare(
         seed=seed,
         curves=curves,
     )
+    for name, (low, high) in bounds.items():
+        for m in report.metrics:
+            a, b = low.aggregate[m], high.aggregate[m]
+            report.summary[name][m].update(tie_low=min(a, b), tie_high=max(a, b))
     report.queries = {q: str(texts[q]) for q in report.query_ids if q in texts}
     report.metadata.update(_metadata(evaluations, dataset, infos))
     return report

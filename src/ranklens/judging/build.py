@@ -67,6 +67,8 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         hits_labelled=len(e_q),
         failed_ids=sorted(jn.failures),
         failures=jn.failures,
+        tied_documents=jn.tied_docs,
+        tie_queries=jn.tie_queries,
     )
     i64 = np.int64
     return Judged(

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .join import Join
+from .join import Join, tie_counts
 from .options import JudgeOptions
 
 
@@ -100,6 +100,8 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     desc[bounds[bounds < n_rows]] = True  # query boundaries
     if not desc.all():
         return None  # dicts not in score order: the columnar path sorts them
+    run_pos = np.fromiter((pos_of.get(q, -1) for q in run_ids), dtype=np.int64, count=len(run_ids))
+    tied_docs, tie_queries = tie_counts(np.repeat(run_pos, r_lens), scores)
 
     # judged documents retrieved: their scores, looked up in the run's dicts
     empty: dict[str, float] = {}
@@ -165,6 +167,8 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
         kept_dups=0,
         run_name="run",
         max_grade=int(grades.max()) if len(grades) else 0,
+        tied_docs=tied_docs,
+        tie_queries=tie_queries,
     )
 
 

@@ -30,7 +30,8 @@ class DocMatch:
     """``ev``: evaluated query of each kept row (ranked, duplicates dropped under
     ``duplicates="first"``); ``lens``/``first_row`` per query; ``repeat_rows``: kept rows that
     repeat a document; ``qrows``: matched qrels rows (into the evaluated queries' rows) and
-    ``m_row`` the kept row each matched; ``dropped``/``kept_dups`` counts."""
+    ``m_row`` the kept row each matched; ``dropped``/``kept_dups`` counts; ``ranked_rows``
+    maps kept rows back to run rows (see :func:`match_documents`)."""
 
     ev: np.ndarray
     lens: np.ndarray
@@ -40,6 +41,7 @@ class DocMatch:
     m_row: np.ndarray
     dropped: int
     kept_dups: int
+    ranked_rows: Any
 
 
 class _Collision(Exception):
@@ -146,7 +148,7 @@ def _match(
         m_row = srow[lo[hit]]
     if hashed and not Q.docs.equal_rows(q_rows[qrows], R.docs, ranked_rows(m_row)):
         raise _Collision
-    return DocMatch(ev, lens, first_row, repeat_rows, qrows, m_row, dropped, kept_dups)
+    return DocMatch(ev, lens, first_row, repeat_rows, qrows, m_row, dropped, kept_dups, ranked_rows)
 
 
 def _sort(

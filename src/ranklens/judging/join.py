@@ -35,7 +35,8 @@ class Join:
       ``members`` (query, document code, unit) of every qrels row, document codes in id
       order; None for plain labels;
     * under ``ties="expected"``: ``ties`` (query, first rank, size) of every run of two or
-      more documents with equal scores.
+      more documents with equal scores; always: ``tied_docs`` and ``tie_queries``, the
+      documents in such runs and the queries that have one.
     """
 
     query_ids: np.ndarray
@@ -64,6 +65,8 @@ class Join:
     unit_intent: np.ndarray | None = None
     members: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     ties: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    tied_docs: int = 0
+    tie_queries: int = 0
 
 
 def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
@@ -143,17 +146,23 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
     dm = match_documents(Q, R, conv, ev, ranked_rows, q_rows, qrow_q, n_q, Q.query_ids[eval_q])
     ev, repeat_rows, first_row = dm.ev, dm.repeat_rows, dm.first_row
     m_q = qrow_q[dm.qrows].astype(np.int64)
-    m_rank = dm.m_row - first_row[m_q] + 1
     m_unit = qrow_unit[dm.qrows]
     m_grade = qrow_g[dm.qrows]
+    at = np.arange(len(ev), dtype=np.int64)  # each ranked row's position
+    ties = None
+    tied = (0, 0)
+    if R.scored and conv.ordering != "given":
+        scores = dm.ranked_rows(values=R.ranking_scores(opts.score_precision))
+        tied = tie_counts(ev, scores)
+        if opts.ties in ("best", "worst") and tied[0]:
+            at = extreme_tie_positions(ev, scores, dm.m_row, m_grade, opts.ties == "best")
+        if opts.ties == "expected":
+            _expected_ties_allowed(Q, conv)
+            ties = tie_runs(ev, scores, first_row)
+    m_rank = at[dm.m_row] - first_row[m_q] + 1
     is_rep = np.zeros(len(ev), dtype=bool)
     is_rep[repeat_rows] = True
     m_repeat = is_rep[dm.m_row]
-    ties = None
-    if opts.ties == "expected":
-        _expected_ties_allowed(Q, conv)
-        scores = ranked_rows(values=R.ranking_scores(opts.score_precision))
-        ties = tie_runs(ev, scores, first_row)
     return Join(
         query_ids=Q.query_ids[eval_q],
         missing=~present[eval_q],
@@ -164,7 +173,7 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         m_grade=m_grade,
         m_repeat=m_repeat,
         rep_q=ev[repeat_rows].astype(np.int64),
-        rep_rank=repeat_rows - first_row[ev[repeat_rows]] + 1,
+        rep_rank=at[repeat_rows] - first_row[ev[repeat_rows]] + 1,
         unit_q=unit_q,
         unit_g=unit_g,
         doc_q=doc_q,
@@ -181,6 +190,8 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         unit_intent=unit_intent,
         members=members,
         ties=ties,
+        tied_docs=tied[0],
+        tie_queries=tied[1],
     )
 
 
@@ -209,6 +220,41 @@ def tie_runs(
     end = np.flatnonzero(tied & ~np.concatenate((tied[1:], [False]))) + 1
     tq = q[start].astype(np.int64)
     return tq, start - first_row[tq] + 1, end - start + 1
+
+
+def tie_counts(q: np.ndarray, scores: np.ndarray) -> tuple[int, int]:
+    """(documents, queries) in runs of equal scores, over ranked rows ``q`` (evaluated
+    query per row; rows of other queries are < 0) with their ``scores``."""
+    if len(q) < 2:
+        return 0, 0
+    tied = (q[1:] == q[:-1]) & (scores[1:] == scores[:-1]) & (q[1:] >= 0)
+    if not tied.any():
+        return 0, 0
+    member = np.zeros(len(q), dtype=bool)
+    member[1:] |= tied
+    member[:-1] |= tied
+    return int(member.sum()), len(np.unique(q[member]))
+
+
+def extreme_tie_positions(
+    q: np.ndarray, scores: np.ndarray, m_row: np.ndarray, m_grade: np.ndarray, best: bool
+) -> np.ndarray:
+    """The position of each ranked row once every run of tied scores is reordered in the
+    run's favour (``best``: judged documents first by grade descending, unjudged last) or
+    against it (unjudged first, then judged by grade ascending); ``m_row``/``m_grade``
+    are the rows matched to labels and their grades. Ranks outside tied runs stay."""
+    n = len(q)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    grade = np.full(n, -np.inf)
+    np.maximum.at(grade, m_row, m_grade.astype(np.float64))
+    sign = -1.0 if best else 1.0  # best: grade descending, unjudged (+inf) last
+    key = np.where(np.isfinite(grade), sign * grade, -sign * np.inf)
+    tie_group = np.cumsum(np.concatenate(([True], ~seg.repeats(q, scores))))
+    order = np.lexsort((np.arange(n), key, tie_group))
+    at = np.empty(n, dtype=np.int64)
+    at[order] = np.arange(n, dtype=np.int64)
+    return at
 
 
 def _first(ids: np.ndarray) -> str:

@@ -15,6 +15,10 @@ from .conventions import Convention, get_convention
 _SWITCHES = set(Convention.__dataclass_fields__) - {"name"}
 
 
+TIES = ("trec", "input", "expected", "best", "worst")
+"""How tied scores are ordered (:attr:`JudgeOptions.ties`)."""
+
+
 @dataclass(frozen=True)
 class JudgeOptions:
     """How a (qrels, run) pair is judged.
@@ -34,7 +38,11 @@ class JudgeOptions:
             descending, trec_eval's order), ``"input"`` (in the order given), or
             ``"expected"`` (each metric's expected value over every order of the tied
             documents, McSherry & Najork, ECIR 2008: P, recall, success, RR, AP, DCG,
-            nDCG and the order-free measures).
+            nDCG and the order-free measures); ``"best"`` and ``"worst"`` order each run
+            of tied documents in the run's favour (judged documents by grade descending,
+            unjudged last) or against it (unjudged first, then by grade ascending): the
+            bounds of every measure that rewards higher grades earlier over all tie
+            orders.
     """
 
     relevance_level: int = 1
@@ -53,8 +61,8 @@ class JudgeOptions:
             raise InputError(
                 f"score_precision must be one of float64, float32; got {self.score_precision!r}"
             )
-        if self.ties not in ("trec", "input", "expected"):
-            raise InputError(f"ties must be one of trec, input, expected; got {self.ties!r}")
+        if self.ties not in TIES:
+            raise InputError(f"ties must be one of {', '.join(TIES)}; got {self.ties!r}")
         if not isinstance(self.convention, Convention):
             object.__setattr__(self, "convention", get_convention(self.convention))
 
@@ -104,6 +112,8 @@ class JudgeCounts:
     hits_labelled: int = 0
     failed_ids: list[str] = field(default_factory=list)
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tied_documents: int = 0
+    tie_queries: int = 0
 
     @property
     def queries_failed(self) -> int:
@@ -127,6 +137,8 @@ class JudgeCounts:
             "hits_labelled": self.hits_labelled,
             "queries_failed": self.queries_failed,
             "failures": self.failure_summary(),
+            "tied_documents": self.tied_documents,
+            "tie_queries": self.tie_queries,
         }
 
 
@@ -182,6 +194,12 @@ def counts_notes(
         notes.append(f"{counts['duplicates_dropped']} duplicate documents dropped")
     if counts.get("duplicates_kept"):
         notes.append(f"{counts['duplicates_kept']} duplicate documents kept ({duplicates})")
+    if counts.get("tied_documents"):
+        n_q = counts.get("tie_queries") or 0
+        notes.append(
+            f"{counts['tied_documents']} documents with tied scores in {n_q} "
+            f"{'query' if n_q == 1 else 'queries'}"
+        )
     total = counts.get("hits_retrieved")
     if total:
         labelled = counts.get("hits_labelled") or 0

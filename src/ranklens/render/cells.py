@@ -124,3 +124,21 @@ def counts_note(report: Report) -> str:
             parts.append(f"{r}: " + ", ".join(bits))
     head = f"{len(report.query_ids)} queries."
     return head + (" " + "; ".join(parts) + "." if parts else "")
+
+
+def ties_note(report: Report, digits: int = 4) -> str:
+    """Per run with tied scores, how far every order of its tied documents can move each
+    metric (``summary[run][metric]["tie_low"/"tie_high"]``, from ``compare``)."""
+    parts = []
+    for r in report.runs:
+        moved = []
+        for m in report.metrics:
+            s = report.summary[r][m]
+            lo, hi = s.get("tie_low"), s.get("tie_high")
+            if lo is not None and hi is not None and hi - lo > 1e-12:
+                count = report.aggregations.get(m) == "sum"
+                moved.append(f"{m} {fmt(lo, digits, count)} to {fmt(hi, digits, count)}")
+        if moved:
+            parts.append(f"{r}: " + ", ".join(moved))
+    head = "Over every order of each run's tied documents: "
+    return (head + "; ".join(parts) + ".") if parts else ""

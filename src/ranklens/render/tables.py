@@ -9,7 +9,7 @@ from typing import Any
 
 from ..comparison import Report
 from ..errors import InputError, require
-from .cells import cells, counts_note, fmt, fmt_p, interval_note, legend
+from .cells import cells, counts_note, fmt, fmt_p, interval_note, legend, ties_note
 
 KINDS = ("summary", "per_query", "comparisons")
 
@@ -140,7 +140,11 @@ def to_markdown(report: Report, digits: int = 4) -> str:
                 v += f" <small>{c.interval}</small>"
             row.append(v)
         lines.append("| " + " | ".join(row) + " |")
-    notes = [n for n in (legend(report), interval_note(report), counts_note(report)) if n]
+    notes = [
+        n
+        for n in (legend(report), interval_note(report), counts_note(report), ties_note(report))
+        if n
+    ]
     out = "\n".join(lines) + "\n"
     if notes:
         out += "\n" + _md_escape(" ".join(notes)) + "\n"
