@@ -110,16 +110,18 @@ def compare(
         if isinstance(run, Evaluation):
             evaluations[name] = run.evaluate(parsed)
             continue
-        run = coerce_run(run)
+        if isinstance(run, (str, Path)):  # read once, judged up to three times
+            run = coerce_run(run)
         evaluations[name] = Evaluation.from_judged(
             judge(qrels, run, options, **judge_options), parsed
         )
         if tie_range and evaluations[name].counts.get("tied_documents"):
             kw = {k: v for k, v in judge_options.items() if k != "ties"}
-            bounds[name] = tuple(  # type: ignore[assignment]
+            worst, best = (
                 Evaluation.from_judged(judge(qrels, run, options, **kw, ties=t), parsed)
                 for t in ("worst", "best")
             )
+            bounds[name] = (worst, best)
 
     report = build_report(
         evaluations,
