@@ -62,6 +62,8 @@ _LAZY = {
     "load_report": "comparison",
     "register_renderer": "comparison",
     "stats": "comparison",
+    "gate": "comparison",
+    "power": "comparison",
     # capture
     "run": "capture",
     "arun": "capture",

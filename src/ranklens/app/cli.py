@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
+from .gate_cli import add_gate_commands, cmd_gate, cmd_power
 from .trec_flags import add_trec_eval_flags, run_argument, trec_eval_request
 
 DEFAULT_METRICS = ["map", "P@10", "recall@100", "ndcg@10", "mrr@10"]
@@ -206,6 +207,10 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("saved", metavar="SAVED.json", help="a saved report")
     _add_report_outputs(rep)
 
+    cmp.add_argument("--mlflow", action="store_true", help="log the report to MLflow")
+    cmp.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment")
+    add_gate_commands(sub, _add_judge_args)
+
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     return parser
@@ -278,6 +283,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         queries=queries,
         **_judge_kwargs(args),
     )
+    if args.mlflow:
+        run_id = report.log_mlflow(experiment=args.mlflow_experiment)
+        sys.stderr.write(f"logged to MLflow run {run_id}\n")
     return _emit_report(report, args)
 
 
@@ -340,6 +348,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "compare":
             return _cmd_compare(args)
+        if args.command == "gate":
+            return cmd_gate(args, _judge_kwargs(args))
+        if args.command == "power":
+            return cmd_power(args)
         if args.command == "report":
             from ..comparison import Report
 

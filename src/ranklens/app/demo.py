@@ -109,10 +109,12 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
     report.to_html(html)
     out.write(f"\nHTML report: {Path(html).resolve()}\n\n")
     out.write(_llamaindex_paragraph(dataset, results.get(BASELINE)))
+    out.write(_gate_section(dataset, results, baseline))
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
         "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
         "  ranklens compare QRELS RUN_A RUN_B --html report.html\n"
+        "  ranklens gate QRELS RUN --baseline base.json -m ndcg@10 --margin 0.02   # CI\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  uv run pytest                    # every check, against trec_eval too\n"
         "  see examples/ for LlamaIndex, LangChain, Haystack and AutoRAG recipes\n"
@@ -151,6 +153,29 @@ def _llamaindex_paragraph(dataset: Any, result: Any) -> str:
     import textwrap
 
     return "\n".join(textwrap.wrap(text, 92)) + "\n"
+
+
+def _gate_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
+    """The CI gate on the demo: would switching from the baseline run to another one pass
+    a gate that allows a 0.05 drop? (With 40 questions the honest answer is often: cannot
+    tell, and how many questions would.)"""
+    import tempfile
+
+    from ..comparison import gate
+
+    others = [name for name in results if name != baseline]
+    if not others:
+        return ""
+    candidate = "llamaindex-bm25-sentences" if "llamaindex-bm25-sentences" in others else others[0]
+    metrics = ["ndcg@10", "mrr@10"]
+    with tempfile.TemporaryDirectory(prefix="ranklens-demo-") as tmp:
+        path = Path(tmp) / "baseline.json"
+        gate(dataset, results[baseline], path, metrics, update_baseline=True)
+        result = gate(dataset, results[candidate], path, metrics, margin=0.05)
+    return (
+        f"\nThe CI gate: {candidate} against a baseline saved from {baseline}, allowing a "
+        "0.05 drop (ranklens gate / the pytest plugin; see docs/gate.md):\n\n" + result.to_text()
+    )
 
 
 def _files_demo(out: TextIO) -> int:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from . import stats
 from .compare import CURVE_CUTOFFS, build_report, compare, curve_family
+from .gate import GateResult, gate
+from .power_analysis import Power, power
 from .renderers import get_renderer, register_renderer, renderer_names
 from .report import SCHEMA, SCHEMA_VERSION, Comparison, Report, load_report
 
@@ -15,12 +17,16 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
     "Comparison",
+    "GateResult",
+    "Power",
     "Report",
     "build_report",
     "compare",
     "curve_family",
+    "gate",
     "get_renderer",
     "load_report",
+    "power",
     "register_renderer",
     "renderer_names",
     "stats",

@@ -141,7 +141,24 @@ def compare(
             report.summary[name][m].update(tie_low=min(a, b), tie_high=max(a, b))
     report.queries = {q: str(texts[q]) for q in report.query_ids if q in texts}
     report.metadata.update(_metadata(evaluations, dataset, infos))
+    if len(report.runs) > 1:
+        report.metadata["power"] = _power(report, alpha, test)
     return report
+
+
+def _power(report: Report, alpha: float, test: str) -> dict[str, Any]:
+    """Per metric averaged per query, the smallest difference the report's two-sided test
+    detects with 80% power over its queries (the spread pooled over its pairs of runs)."""
+    from .power_analysis import power
+
+    means = [m for m in report.metrics if report.aggregations.get(m) == "mean"]
+    rows = power(report, means, alpha=alpha / 2, test=test) if means else []
+    return {
+        "alpha": alpha,
+        "power": 0.8,
+        "n": len(report.query_ids),
+        "mde": {r.metric: r.mde for r in rows},
+    }
 
 
 def build_report(

@@ -286,6 +286,13 @@ class Report:
         per-query table), written to ``path`` if given."""
         return _written(self.render("html", title=title), path)
 
+    def log_mlflow(self, **options: Any) -> str:
+        """Log aggregates and intervals (metrics), settings (params), the per-query table,
+        the JSON and the HTML report (artifacts) to the active MLflow run or a new one;
+        returns the run id (``run_id=``, ``experiment=``, ``run_name=``,
+        ``artifacts=``; needs ``ranklens[mlflow]``)."""
+        return get_renderer("mlflow")(self, **options)
+
     def _repr_html_(self) -> str:
         return self.render("html_fragment")
 

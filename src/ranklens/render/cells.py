@@ -142,3 +142,25 @@ def ties_note(report: Report, digits: int = 4) -> str:
             parts.append(f"{r}: " + ", ".join(moved))
     head = "Over every order of each run's tied documents: "
     return (head + "; ".join(parts) + ".") if parts else ""
+
+
+def power_note(report: Report, digits: int = 3) -> str:
+    """The smallest difference each metric's test detects with 80% power (from
+    ``compare``: ``metadata["power"]``)."""
+    pw = report.metadata.get("power") or {}
+    mdes = {m: v for m, v in (pw.get("mde") or {}).items() if v is not None and math.isfinite(v)}
+    if not mdes:
+        return ""
+    shown = ", ".join(f"{m} {v:.{digits}f}" for m, v in mdes.items())
+    return (
+        f"With {pw.get('n')} queries a difference is detected 80% of the time (alpha "
+        f"{pw.get('alpha')}, two-sided) from about: {shown}."
+    )
+
+
+def report_notes(report: Report) -> list[str]:
+    """Every note a summary table carries, in order: the significance legend, the interval
+    method, what judging counted, the range over tie orders and the power."""
+    notes = (legend(report), interval_note(report), counts_note(report), ties_note(report),
+             power_note(report))  # fmt: skip
+    return [n for n in notes if n]

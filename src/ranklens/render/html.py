@@ -20,7 +20,7 @@ import numpy as np
 from ..comparison import Report, curve_family
 from ..metrics import parse_metric
 from . import svg
-from .cells import cells, counts_note, fmt_p, interval_note, legend, ties_note
+from .cells import cells, fmt_p, report_notes
 
 MAX_ROWS = 2000
 """Per-query rows shown in the HTML table (all values are in the JSON and CSV outputs)."""
@@ -62,11 +62,7 @@ def _summary_table(report: Report) -> str:
                 inner += f'<span class="ci">{escape(short[r][m].interval)}</span>'
             tds.append(f"<td>{inner}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
-    notes = " ".join(
-        x
-        for x in (legend(report), interval_note(report), counts_note(report), ties_note(report))
-        if x
-    )
+    notes = " ".join(report_notes(report))
     return (
         '<table class="summary"><thead><tr>'
         + "".join(head)

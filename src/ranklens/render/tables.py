@@ -9,7 +9,7 @@ from typing import Any
 
 from ..comparison import Report
 from ..errors import InputError, require
-from .cells import cells, counts_note, fmt, fmt_p, interval_note, legend, ties_note
+from .cells import cells, fmt, fmt_p, legend, report_notes
 
 KINDS = ("summary", "per_query", "comparisons")
 
@@ -115,7 +115,9 @@ def csv_cell(x: Any) -> Any:
     return x
 
 
-def _md_escape(text: str) -> str:
+def md_escape(text: str) -> str:
+    """``text`` safe in a Markdown table cell: backslash-escaped ``|``, emphasis, code,
+    link and HTML characters; newlines as spaces."""
     out = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
     for ch in "*_`[]<>":
         out = out.replace(ch, "\\" + ch)
@@ -127,10 +129,10 @@ def to_markdown(report: Report, digits: int = 4) -> str:
     superscript letters for the runs a value is significantly better than."""
     cs = cells(report, digits)
     multi = len(report.runs) > 1
-    header = (["", "run"] if multi else ["run"]) + [_md_escape(m) for m in report.metrics]
+    header = (["", "run"] if multi else ["run"]) + [md_escape(m) for m in report.metrics]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for r in report.runs:
-        row = ([f"({report.letter(r)})"] if multi else []) + [_md_escape(r)]
+        row = ([f"({report.letter(r)})"] if multi else []) + [md_escape(r)]
         for m in report.metrics:
             c = cs[r][m]
             v = f"**{c.value}**" if c.best else c.value
@@ -140,14 +142,10 @@ def to_markdown(report: Report, digits: int = 4) -> str:
                 v += f" <small>{c.interval}</small>"
             row.append(v)
         lines.append("| " + " | ".join(row) + " |")
-    notes = [
-        n
-        for n in (legend(report), interval_note(report), counts_note(report), ties_note(report))
-        if n
-    ]
+    notes = report_notes(report)
     out = "\n".join(lines) + "\n"
     if notes:
-        out += "\n" + _md_escape(" ".join(notes)) + "\n"
+        out += "\n" + md_escape(" ".join(notes)) + "\n"
     if report.comparisons:
         out += "\n" + comparisons_markdown(report, digits)
     return out
@@ -161,7 +159,7 @@ def comparisons_markdown(report: Report, digits: int = 4) -> str:
     for c in report.comparisons:
         sig = " *" if c.significant else ""
         lines.append(
-            f"| {_md_escape(c.metric)} | {_md_escape(c.run)} | {_md_escape(c.other)} | "
+            f"| {md_escape(c.metric)} | {md_escape(c.run)} | {md_escape(c.other)} | "
             f"{c.diff:+.{digits}f} | {fmt_p(c.pvalue)} | {fmt_p(c.pvalue_adjusted)}{sig} | "
             f"{fmt(c.effect_size, 2)} | {c.wins}/{c.ties}/{c.losses} |"
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from ..comparison import Report
-from .cells import cells, counts_note, fmt, fmt_p, interval_note, legend, superscript, ties_note
+from .cells import cells, fmt, fmt_p, report_notes, superscript
 
 
 def rich_table(report: Report, digits: int = 4):
@@ -17,11 +17,7 @@ def rich_table(report: Report, digits: int = 4):
     cells_short = cells(report, max(digits - 1, 2))
     multi = len(report.runs) > 1
     title = report.metadata.get("dataset") or None
-    caption = " ".join(
-        x
-        for x in (legend(report), interval_note(report), counts_note(report), ties_note(report))
-        if x
-    )
+    caption = " ".join(report_notes(report))
     table = Table(
         title=Text(str(title)) if title else None,  # Text: never read as markup
         caption=Text(caption),

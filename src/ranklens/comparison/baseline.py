@@ -1,0 +1,79 @@
+"""Gate baselines: the fingerprint of a labelled set a baseline report records, the check
+that names what changed, and the relevant documents each query found in the top k."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import InputError
+from ..model import Qrels, Run
+from .report import Report
+
+
+def fingerprint(qrels: Qrels, report: Report) -> dict[str, Any]:
+    """What a baseline must share with a gated run: hashes of the query ids and of the
+    labels, the metric names and the judging options."""
+    rows = sorted(
+        f"{q}\t{u}\t{d}\t{g}"
+        for q, groups in qrels.to_groups().items()
+        for u, (docs, g) in enumerate(zip(groups, qrels.group_grades()[q]))
+        for d in docs
+    )
+    return {
+        "queries": _digest(sorted(report.query_ids)),
+        "n_queries": len(report.query_ids),
+        "labels": _digest(rows),
+        "metrics": list(report.metrics),
+        "options": {"convention": report.metadata.get("convention"), **_opts(report)},
+    }
+
+
+def _opts(report: Report) -> dict[str, Any]:
+    o = dict(report.metadata.get("options") or {})
+    return {k: o[k] for k in sorted(o)}
+
+
+def _digest(lines: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()[:16]
+
+
+def check_fingerprint(
+    saved: Mapping[str, Any], now: Mapping[str, Any], base: Report, report: Report, path: str
+) -> None:
+    """An error naming everything that differs between the baseline's labelled set and
+    this one (queries added or removed, labels, metrics, options)."""
+    changes = []
+    if saved.get("queries") != now["queries"]:
+        before, after = set(base.query_ids), set(report.query_ids)
+        added, removed = sorted(after - before), sorted(before - after)
+        changes.append(
+            f"queries: {len(added)} added{_eg(added)}, {len(removed)} removed{_eg(removed)}"
+        )
+    if saved.get("labels") != now["labels"]:
+        changes.append("the labels (qrels) differ")
+    if list(saved.get("metrics") or []) != now["metrics"]:
+        changes.append(f"metrics: baseline {saved.get('metrics')}, now {now['metrics']}")
+    if saved.get("options") != now["options"]:
+        changes.append(f"options: baseline {saved.get('options')}, now {now['options']}")
+    if changes:
+        raise InputError(
+            f"{path}: the baseline was made on a different labelled set ("
+            + "; ".join(changes)
+            + "); gate on the same set, or rewrite the baseline with --update-baseline"
+        )
+
+
+def _eg(ids: list[str]) -> str:
+    return f" (e.g. {', '.join(repr(i) for i in ids[:3])})" if ids else ""
+
+
+def found_relevant(qrels: Qrels, run: Run, k: int, level: int = 1) -> dict[str, list[str]]:
+    """Per query, the relevant documents (grade >= ``level``) in the run's top ``k``."""
+    labels = qrels.to_dict()
+    top = run.top(k).to_dict()
+    return {q: sorted(d for d in top.get(q, {}) if labels[q].get(d, 0) >= level) for q in labels}

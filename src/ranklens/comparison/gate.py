@@ -1,0 +1,342 @@
+"""The retrieval quality gate: a run against a saved baseline report, metric by metric.
+
+Each gated metric ends **pass**, **fail** or **inconclusive**:
+
+* a *floor* (``ndcg@10 >= 0.65``) compares the mean with the floor;
+* a *margin* ``m >= 0`` (the drop allowed; ``-0.01`` and ``0.01`` both allow 0.01) is a
+  non-inferiority rule on the per-query differences ``d = now − baseline``: it passes
+  when a one-sided paired test shows ``mean(d) > −m`` (on ``d + m``), fails when one
+  shows ``mean(d) < −m`` (on ``−(d + m)``), and is inconclusive when neither does. Holm's
+  correction runs over the gated metrics, for each of the two families of tests. A run
+  whose per-query values all equal the baseline's passes.
+
+An inconclusive metric reports its minimum detectable effect at 80% power over the
+current queries and the number of queries that would detect the margin
+(:mod:`.power_analysis`). Whether inconclusive fails the gate is a setting.
+
+A baseline is a :class:`Report` saved as JSON with a fingerprint of the labelled set
+(query ids, labels, metric names, judging options) and, per query, the relevant documents
+found in the top k; gating against a different set is an error naming what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..io import coerce_qrels, coerce_run
+from ..metrics import parse_metrics
+from ..model import Dataset, Run
+from . import stats
+from .baseline import check_fingerprint, fingerprint, found_relevant
+from .compare import compare
+from .power_analysis import mde, queries_needed
+from .report import Report, load_report
+
+STATUSES = ("pass", "fail", "inconclusive")
+INCONCLUSIVE = ("fail", "pass")
+"""What an inconclusive metric does to the gate."""
+
+
+@dataclass
+class Verdict:
+    """One gated metric: its ``status``, the value now and in the baseline, the mean
+    difference with its interval (one-sided level ``alpha`` on each side), the rules
+    (``margin``, ``floor``), the Holm-adjusted p-values of the non-inferiority and
+    regression tests, the minimum detectable effect ``mde`` over ``n`` queries and the
+    queries ``needed`` to detect the margin, and the ``reason`` in words."""
+
+    metric: str
+    status: str
+    value: float
+    n: int
+    baseline: float | None = None
+    delta: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    margin: float | None = None
+    floor: float | None = None
+    p_noninferior: float | None = None
+    p_regression: float | None = None
+    mde: float | None = None
+    needed: int | None = None
+    reason: str = ""
+
+
+@dataclass
+class Regression:
+    """A query that lost on a gated metric: its id and text, both values, and the
+    relevant documents the baseline found in the top ``k`` that the run no longer does."""
+
+    query_id: str
+    metric: str
+    baseline: float
+    now: float
+    text: str | None = None
+    dropped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GateResult:
+    """The verdicts, the queries that regressed most, and the settings; ``passed`` and
+    ``exit_code`` (0 pass, 1 fail) decide the gate."""
+
+    verdicts: list[Verdict]
+    regressions: list[Regression]
+    settings: dict[str, Any]
+    report: Report
+    baseline_path: str | None = None
+    updated: bool = False
+
+    @property
+    def passed(self) -> bool:
+        allowed = {"pass"} | (
+            {"inconclusive"} if self.settings["inconclusive"] == "pass" else set()
+        )
+        return all(v.status in allowed for v in self.verdicts)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "verdicts": [asdict(v) for v in self.verdicts],
+            "regressions": [asdict(r) for r in self.regressions],
+            "settings": dict(self.settings),
+            "baseline": self.baseline_path,
+            "updated": self.updated,
+        }
+
+    def to_text(self) -> str:
+        """The verdict table and the regressed queries, as plain text."""
+        from .renderers import get_renderer
+
+        return get_renderer("gate_text")(self)
+
+    def to_markdown(self) -> str:
+        """The verdicts, deltas with intervals and regressed queries for a PR summary."""
+        from .renderers import get_renderer
+
+        return get_renderer("gate_markdown")(self)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+def gate(
+    labels: Any,
+    run: Any,
+    baseline: str | Path,
+    metrics: str | Sequence[str],
+    *,
+    margin: float | Mapping[str, float] | None = 0.0,
+    floors: Mapping[str, float] | None = None,
+    update_baseline: bool = False,
+    test: str = "bootstrap",
+    alpha: float = 0.05,
+    inconclusive: str = "fail",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    show: int = 5,
+    **judge_options: Any,
+) -> GateResult:
+    """Gate ``run`` on ``labels`` (anything :func:`ranklens.compare` takes, a
+    :class:`~ranklens.Dataset` included) against the baseline report at ``baseline``.
+
+    ``margin``: the drop allowed, one number for every metric or ``{metric: drop}``
+    (metrics not named get no baseline rule); None gates on floors only.
+    ``floors``: ``{metric: least mean}``. ``test``: ``"bootstrap"`` (default: the paired
+    percentile bootstrap, whose verdicts agree with the printed intervals),
+    ``"randomization"``, ``"t"`` or ``"wilcoxon"``, one-sided at ``alpha`` with Holm over
+    the gated metrics (the intervals shown are not adjusted). ``inconclusive``: ``"fail"``
+    (default) or ``"pass"``.
+    ``update_baseline``: write this run's report as the baseline (the floors still gate).
+    A missing baseline is an error unless ``update_baseline``.
+    """
+    if inconclusive not in INCONCLUSIVE:
+        raise InputError(f"inconclusive must be 'fail' or 'pass', got {inconclusive!r}")
+    names = [m.name for m in parse_metrics(metrics)]
+    if not names:
+        raise InputError("gate needs at least one metric")
+    margins = _per_metric(margin, names, "margin")
+    floor_of = _per_metric(floors, names, "floor") if floors else {}
+    texts = dict(labels.queries) if isinstance(labels, Dataset) else {}
+    qrels = coerce_qrels(labels.qrels if isinstance(labels, Dataset) else labels)
+    the_run = run.run if hasattr(run, "report_info") and hasattr(run, "run") else run
+    if isinstance(the_run, (str, Path)):
+        the_run = coerce_run(the_run)
+    source = run if hasattr(run, "report_info") else the_run  # a runner's result keeps its info
+    report = compare(
+        qrels,
+        {"now": source},
+        names,
+        test=test,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        seed=seed,
+        queries=texts,
+        tie_range=False,
+        **judge_options,
+    )
+    level = int((report.metadata.get("options") or {}).get("relevance_level", 1))
+    k = max((m.k for m in parse_metrics(names) if m.k), default=10)
+    found = found_relevant(qrels, Run.coerce(the_run), k, level) if _is_run(the_run) else {}
+    print_now = fingerprint(qrels, report)
+    path = str(baseline)
+    settings = {
+        "test": stats.test_name(test),
+        "alpha": alpha,
+        "inconclusive": inconclusive,
+        "k": k,
+        "n_resamples": n_resamples,
+        "seed": seed,
+    }
+    if update_baseline:
+        report.metadata["gate"] = {"fingerprint": print_now, "k": k, "found": found}
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        report.to_json(path, indent=1)
+        verdicts = [_floor_only(report, m, floor_of.get(m)) for m in names]
+        return GateResult(verdicts, [], settings, report, path, updated=True)
+    if not Path(path).exists():
+        raise InputError(f"{path}: no baseline report here; create it with --update-baseline")
+    base = load_report(path)
+    saved = (base.metadata.get("gate") or {}).get("fingerprint")
+    if saved is None:
+        raise InputError(
+            f"{path}: not a gate baseline (no fingerprint); rewrite it with --update-baseline"
+        )
+    check_fingerprint(saved, print_now, base, report, path)
+    verdicts = _verdicts(report, base, names, margins, floor_of, settings)
+    base_found = (base.metadata.get("gate") or {}).get("found") or {}
+    regs = _regressions(report, base, [v.metric for v in verdicts], found, base_found, texts, show)
+    return GateResult(verdicts, regs, settings, report, path)
+
+
+def _is_run(x: Any) -> bool:
+    return isinstance(x, (Run, Mapping))
+
+
+def _per_metric(value: Any, names: list[str], what: str) -> dict[str, float]:
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        parsed = {parse_metrics([m])[0].name: float(v) for m, v in value.items()}
+        unknown = set(parsed) - set(names)
+        if unknown:
+            raise InputError(f"{what} for {sorted(unknown)}, which the gate does not measure")
+        return parsed
+    return {m: float(value) for m in names}
+
+
+def _floor_only(report: Report, m: str, floor: float | None) -> Verdict:
+    value = report.value("now", m)
+    ok = floor is None or value >= floor
+    why = "baseline written" + ("" if floor is None else f"; floor {floor:g}")
+    return Verdict(
+        m,
+        "pass" if ok else "fail",
+        value,
+        report.summary["now"][m]["n"],
+        floor=floor,
+        reason=why if ok else f"{value:.4f} is below the floor {floor:g}",
+    )
+
+
+def _verdicts(report, base, names, margins, floor_of, settings) -> list[Verdict]:
+    alpha, test = settings["alpha"], settings["test"]
+    qids = base.query_ids
+    at = {q: i for i, q in enumerate(report.query_ids)}
+    order = np.array([at[q] for q in qids], dtype=np.int64)
+    gated = [m for m in names if m in margins]
+    d = (
+        np.column_stack(
+            [
+                np.nan_to_num(report.per_query["now"][m][order] - base.per_query[base.runs[0]][m])
+                for m in gated
+            ]
+        )
+        if gated
+        else np.zeros((len(qids), 0))
+    )
+    shift = np.array([abs(margins[m]) for m in gated])
+    p_ok = stats.correct(
+        stats.one_sided(d + shift, test, settings["n_resamples"], settings["seed"])
+    )
+    p_bad = stats.correct(
+        stats.one_sided(-(d + shift), test, settings["n_resamples"], settings["seed"])
+    )
+    conf = 1 - 2 * alpha
+    if d.shape[1]:
+        lo, hi = (
+            stats.t_interval(d, conf)
+            if test == "t"
+            else stats.bootstrap_interval(d, conf, settings["n_resamples"], settings["seed"])
+        )
+    out = []
+    for m in names:
+        value, n = report.value("now", m), len(qids)
+        v = Verdict(
+            m, "pass", value, n, baseline=base.value(base.runs[0], m), floor=floor_of.get(m)
+        )
+        v.delta = value - v.baseline
+        reasons = []
+        if v.floor is not None and value < v.floor:
+            v.status = "fail"
+            reasons.append(f"{value:.4f} is below the floor {v.floor:g}")
+        if m in margins:
+            j = gated.index(m)
+            col = d[:, j]
+            v.margin = float(shift[j])
+            v.ci_low, v.ci_high = float(lo[j]), float(hi[j])
+            v.p_noninferior, v.p_regression = float(p_ok[j]), float(p_bad[j])
+            sd = float(col.std(ddof=1)) if n > 1 else 0.0
+            v.mde = mde(sd, n, alpha, 0.8, test)
+            identical = not np.any(np.abs(col) > 1e-12)
+            if identical or v.p_noninferior < alpha:
+                reasons.append(
+                    "per-query values equal the baseline's"
+                    if identical
+                    else f"drop within {v.margin:g} shown (p = {v.p_noninferior:.4f})"
+                )
+            elif v.p_regression < alpha:
+                v.status = "fail"
+                reasons.append(f"dropped by more than {v.margin:g} (p = {v.p_regression:.4f})")
+            else:
+                if v.status != "fail":
+                    v.status = "inconclusive"
+                v.needed = queries_needed(sd, v.margin, alpha, 0.8, test) if v.margin > 0 else None
+                reasons.append(
+                    f"{n} queries cannot tell: they detect a drop of {v.mde:.4f} with 80% power"
+                    + (
+                        f"; about {v.needed} queries would detect {v.margin:g}"
+                        if v.needed
+                        else "; set a margin > 0 to size the set"
+                    )
+                )
+        v.reason = "; ".join(reasons) or "above the floor"
+        out.append(v)
+    return out
+
+
+def _regressions(report, base, metrics, found, base_found, texts, show) -> list[Regression]:
+    at = {q: i for i, q in enumerate(report.query_ids)}
+    out: list[Regression] = []
+    for m in metrics:
+        now = report.per_query["now"][m]
+        before = base.per_query[base.runs[0]][m]
+        d = np.array([now[at[q]] - b for q, b in zip(base.query_ids, before)])
+        d = np.nan_to_num(d)
+        for i in np.argsort(d, kind="stable")[:show]:
+            if d[i] >= -1e-12:
+                break
+            q = base.query_ids[i]
+            lost = sorted(set(base_found.get(q, [])) - set(found.get(q, [])))
+            out.append(Regression(q, m, float(before[i]), float(now[at[q]]), texts.get(q), lost))
+    return out

@@ -1,0 +1,119 @@
+"""The gate's verdicts as plain text (terminal, pytest failure messages) and as Markdown (a
+PR's step summary): one row per gated metric, then the queries that regressed most."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..text import visible
+from .tables import md_escape
+
+MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
+ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclusive"}
+
+
+def _num(x: float | None, signed: bool = False) -> str:
+    if x is None:
+        return "–"
+    return f"{x:+.4f}" if signed else f"{x:.4f}"
+
+
+def _interval(v: Any) -> str:
+    return "" if v.ci_low is None else f"[{v.ci_low:+.4f}, {v.ci_high:+.4f}]"
+
+
+def _rule(v: Any) -> str:
+    bits = []
+    if v.margin is not None:
+        bits.append(f"drop <= {v.margin:g}")
+    if v.floor is not None:
+        bits.append(f">= {v.floor:g}")
+    return ", ".join(bits)
+
+
+def _headline(result: Any) -> str:
+    n = result.verdicts[0].n if result.verdicts else 0
+    s = result.settings
+    if result.updated:
+        head = f"baseline written to {result.baseline_path}"
+    else:
+        head = "gate passed" if result.passed else "gate FAILED"
+    return (
+        f"ranklens gate: {head} ({n} queries; one-sided {s['test']} test, alpha {s['alpha']}, "
+        f"Holm over metrics; intervals {round(100 * (1 - 2 * s['alpha']))}% unadjusted; "
+        f"inconclusive counts as {s['inconclusive']})"
+    )
+
+
+def gate_text(result: Any) -> str:
+    """Plain text: a verdict table, reasons, and the regressed queries."""
+    rows = [["metric", "verdict", "now", "baseline", "delta", "interval", "rule"]]
+    for v in result.verdicts:
+        rows.append(
+            [
+                visible(v.metric),
+                MARK[v.status],
+                _num(v.value),
+                _num(v.baseline),
+                _num(v.delta, True),
+                _interval(v),
+                _rule(v),
+            ]
+        )
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    lines = [_headline(result), ""]
+    for i, r in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines.append("")
+    lines += [f"{visible(v.metric)}: {v.reason}" for v in result.verdicts]
+    if result.regressions:
+        lines += ["", "queries that regressed most:"]
+        for r in result.regressions:
+            text = f" {visible(_short(r.text))!r}" if r.text else ""
+            lost = (
+                f"; dropped out of the top {result.settings['k']}: "
+                + ", ".join(visible(d) for d in r.dropped)
+                if r.dropped
+                else ""
+            )
+            lines.append(
+                f"  {visible(r.query_id)}{text}  {visible(r.metric)} {r.baseline:.4f} -> "
+                f"{r.now:.4f}{lost}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def gate_markdown(result: Any) -> str:
+    """Markdown for a pull request: verdicts, deltas with intervals, regressed queries."""
+    e = md_escape
+    out = [f"### {e(_headline(result))}", ""]
+    out.append("| metric | verdict | now | baseline | delta | interval | rule |")
+    out.append("|---|---|---|---|---|---|---|")
+    for v in result.verdicts:
+        out.append(
+            f"| {e(visible(v.metric))} | {ICON[v.status]} | {_num(v.value)} | "
+            f"{_num(v.baseline)} | {_num(v.delta, True)} | {_interval(v)} | {e(_rule(v))} |"
+        )
+    out.append("")
+    out += [f"- **{e(visible(v.metric))}**: {e(v.reason)}" for v in result.verdicts]
+    if result.regressions:
+        out += ["", "<details><summary>Queries that regressed most</summary>", ""]
+        out.append(
+            f"| query | text | metric | baseline | now | dropped from top {result.settings['k']} |"
+        )
+        out.append("|---|---|---|---|---|---|")
+        for r in result.regressions:
+            out.append(
+                f"| {e(visible(r.query_id))} | {e(visible(_short(r.text or '')))} | "
+                f"{e(visible(r.metric))} | {r.baseline:.4f} | {r.now:.4f} | "
+                f"{e(', '.join(visible(d) for d in r.dropped))} |"
+            )
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def _short(text: str | None, n: int = 60) -> str:
+    t = " ".join((text or "").split())
+    return t if len(t) <= n else t[: n - 1] + "…"
