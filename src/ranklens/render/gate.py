@@ -15,11 +15,14 @@ ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclu
 def _num(x: float | None, signed: bool = False) -> str:
     if x is None:
         return "–"
+    x = round(x, 4) + 0.0  # no "-0.0000" for a difference that rounds to zero
     return f"{x:+.4f}" if signed else f"{x:.4f}"
 
 
 def _interval(v: Any) -> str:
-    return "" if v.ci_low is None else f"[{v.ci_low:+.4f}, {v.ci_high:+.4f}]"
+    if v.ci_low is None:
+        return ""
+    return f"[{_num(v.ci_low, True)}, {_num(v.ci_high, True)}]"
 
 
 def _rule(v: Any) -> str:
