@@ -31,6 +31,7 @@ FLOORS = {
     "comparison": 6,
     "capture": 6,
     "render": 7,
+    "fusion": 7,
     "app": 8,
     "__init__": 9,
     "__main__": 9,

@@ -64,6 +64,8 @@ _LAZY = {
     "stats": "comparison",
     "gate": "comparison",
     "power": "comparison",
+    # fusion
+    "fuse": "fusion",
     # capture
     "run": "capture",
     "arun": "capture",

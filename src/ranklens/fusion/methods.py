@@ -1,0 +1,208 @@
+"""Score normalisations and fusion methods, each a vectorised function of a
+:class:`~ranklens.fusion.table.RunTable` (every query and run at once), with ranx's names
+and definitions (Bassani, *ranx.fuse*, CIKM 2022, and the papers each method cites).
+
+Notation: ``s_i`` a document's (normalised) score in run ``i``, ``r_i`` its rank there
+(1-based), ``P`` the runs that retrieved it, ``|P|`` their number, ``w_i`` run weights,
+``n`` the query's candidates (distinct documents over all runs), ``n_i`` run ``i``'s
+documents for the query. A run that did not retrieve a document adds 0 to sums.
+
+* ``sum`` (CombSUM, Fox & Shaw 1993): ``Σ s_i``; ``wsum``: ``Σ w_i s_i``;
+* ``min``, ``max``, ``med``: of ``s_i`` over ``P`` (ranx stands ``1e9`` / ``−1e9`` in for
+  a missing score, which differs only when a normalised score passes ±1e9, as ``max`` of
+  a query whose best score is 0 or below makes it); ``anz``: ``Σ s_i / |P|``;
+* ``mnz``: ``Σ s_i · |P|``; ``gmnz`` (``gamma``): ``Σ s_i · |P|^γ``;
+  ``wmnz``: ``Σ s_i · Σ_{P} w_i``; ``mixed``: ``Σ_P w_i s_i · √|P|``;
+* ``rrf`` (Cormack et al. 2009, ``k`` = 60): ``Σ 1/(k + r_i)``;
+* ``isr`` (Mourão et al. 2015): ``Σ 1/r_i² · |P|``; ``log_isr``: ``Σ 1/r_i² · ln|P|``;
+  ``logn_isr`` (``sigma`` = 0.01): ``Σ 1/r_i² · ln(|P| + σ)``;
+* ``rbc`` (Bailey et al. 2017, ``phi`` = 0.8): ``Σ (1 − φ) φ^{r_i − 1}``;
+* ``bordafuse`` (Aslam & Montague 2001): ``Σ b_i`` with ``b_i = n − r_i + 1``, or
+  ``(n − n_i + 1)/2`` when run ``i`` did not retrieve it; ``w_bordafuse``: ``Σ w_i b_i``.
+
+Normalisations, per query and run: ``min-max`` ``(s − min)/(max − min)``,
+``min-max-inverted`` ``(max − s)/(max − min)``, ``max`` ``s/max``, ``sum``
+``(s − min)/(Σ s − n_i·min)``, ``zmuv`` ``(s − mean)/std``, ``rank`` ``1 − (r − 1)/n_i``,
+``borda`` ``1 − (r − 1)/n`` and ``1/2 − (n_i − 1)/(2n)`` for the candidates the run did not
+retrieve; denominators below 1e-9 are 1e-9, as ranx's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..model.segments import seg_running_count
+from .table import RunTable
+
+EPS = 1e-9
+
+NORMS = ("min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda")
+
+
+def normalise(t: RunTable, norm: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, present)`` after ``norm`` (None: the scores as given)."""
+    s, present = t.score.copy(), t.present
+    if norm is None:
+        return s, present
+    if norm not in NORMS:
+        raise InputError(f"norm must be one of {', '.join(NORMS)} or None, got {norm!r}")
+    n_i = t.length[t.q].astype(np.float64)  # (rows, runs)
+    if norm == "rank":
+        return np.where(present, 1 - (t.rank - 1) / np.maximum(n_i, 1), np.nan), present
+    if norm == "borda":
+        n = t.candidates[:, None].astype(np.float64)
+        return np.where(present, 1 - (t.rank - 1) / n, 0.5 - (n_i - 1) / (2 * n)), np.ones_like(
+            present
+        )
+    stats = per_query_stats(t, s)
+    lo, hi, total, mean, sd = (x[t.q] for x in stats)
+    if norm == "min-max":
+        return (s - lo) / np.maximum(hi - lo, EPS), present
+    if norm == "min-max-inverted":
+        return (hi - s) / np.maximum(hi - lo, EPS), present
+    if norm == "max":
+        return s / np.maximum(hi, EPS), present
+    if norm == "sum":
+        return (s - lo) / np.maximum(total - lo * n_i, EPS), present
+    return (s - mean) / np.maximum(sd, EPS), present
+
+
+def per_query_stats(t: RunTable, s: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per (query, run): min, max, sum, mean and population sd of the scores present."""
+    n_q, n_r = t.length.shape
+    out = [np.zeros((n_q, n_r)) for _ in range(5)]
+    for i in range(n_r):
+        ok = ~np.isnan(s[:, i])
+        q, v = t.q[ok], s[ok, i]
+        cnt = np.bincount(q, minlength=n_q)
+        lo = np.full(n_q, np.inf)
+        hi = np.full(n_q, -np.inf)
+        np.minimum.at(lo, q, v)
+        np.maximum.at(hi, q, v)
+        total = np.bincount(q, weights=v, minlength=n_q)
+        mean = total / np.maximum(cnt, 1)
+        var = np.bincount(q, weights=(v - mean[q]) ** 2, minlength=n_q) / np.maximum(cnt, 1)
+        for k, x in enumerate((lo, hi, total, mean, np.sqrt(var))):
+            out[k][:, i] = np.where(cnt > 0, x, 0.0)
+    return tuple(out)
+
+
+def _weights(w: Any, n: int) -> np.ndarray:
+    if w is None:
+        return np.ones(n)
+    arr = np.asarray(w, dtype=np.float64)
+    if arr.shape != (n,) or not np.all(np.isfinite(arr)):
+        raise InputError(f"weights must be {n} finite numbers, one per run, got {w!r}")
+    return arr
+
+
+def reranked(t: RunTable, s: np.ndarray, present: np.ndarray) -> RunTable:
+    """``t`` with each run's ranks (and presence) taken from normalised scores ``s``:
+    ``min-max-inverted`` reverses a ranking, ``borda`` ranks every candidate (ties keep the
+    earlier order), as ranx's rank-based methods read a normalised run."""
+    from dataclasses import replace
+
+    rank = np.zeros_like(t.rank)
+    length = np.zeros_like(t.length)
+    big = np.iinfo(np.int64).max
+    for i in range(s.shape[1]):
+        rows = np.flatnonzero(present[:, i])
+        o = np.lexsort(
+            (np.where(t.rank[rows, i] > 0, t.rank[rows, i], big), -s[rows, i], t.q[rows])
+        )
+        ranked = rows[o]
+        rank[ranked, i] = seg_running_count(t.q[ranked])
+        length[:, i] = np.bincount(t.q[rows], minlength=len(t.query_ids))
+    return replace(t, rank=rank, length=length)
+
+
+def _count(present: np.ndarray) -> np.ndarray:
+    return present.sum(axis=1).astype(np.float64)
+
+
+def _zeroed(s: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(s), 0.0, s)
+
+
+def _inv_sq(t: RunTable) -> np.ndarray:
+    return np.where(t.present, 1.0 / np.maximum(t.rank, 1) ** 2, 0.0).sum(axis=1)
+
+
+def _borda(t: RunTable) -> np.ndarray:
+    n = t.candidates[:, None].astype(np.float64)
+    n_i = t.length[t.q].astype(np.float64)
+    return np.where(t.present, n - t.rank + 1, (n - n_i + 1) / 2)
+
+
+def _nan_reduce(fn: Callable[..., np.ndarray], s: np.ndarray) -> np.ndarray:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return fn(s, axis=1)
+
+
+def combine(t: RunTable, method: str, s: np.ndarray, present: np.ndarray, weights: Any,
+            params: dict[str, Any]) -> np.ndarray:  # fmt: skip
+    """One fused score per table row (see the module docstring)."""
+    n_runs = s.shape[1]
+    w = _weights(weights, n_runs)
+    z = _zeroed(s)
+    cnt = _count(present)
+    if method == "sum":
+        return z.sum(axis=1)
+    if method == "wsum":
+        return z @ w
+    if method == "min":
+        return _nan_reduce(np.nanmin, np.where(present, s, np.nan))
+    if method == "max":
+        return _nan_reduce(np.nanmax, np.where(present, s, np.nan))
+    if method == "med":
+        return _nan_reduce(np.nanmedian, np.where(present, s, np.nan))
+    if method == "anz":
+        return z.sum(axis=1) / np.maximum(cnt, 1)
+    if method == "mnz":
+        return z.sum(axis=1) * cnt
+    if method == "gmnz":
+        return z.sum(axis=1) * cnt ** float(params.get("gamma", 1.0))
+    if method == "wmnz":
+        return z.sum(axis=1) * (present * w).sum(axis=1)
+    if method == "mixed":
+        return (z * w).sum(axis=1) * np.sqrt(cnt)
+    if method == "rrf":
+        k = float(params.get("k", 60))
+        return np.where(t.present, 1.0 / (k + t.rank), 0.0).sum(axis=1)
+    if method == "isr":
+        return _inv_sq(t) * _count(t.present)
+    if method == "log_isr":
+        return _inv_sq(t) * np.log(_count(t.present))
+    if method == "logn_isr":
+        sigma = float(params.get("sigma", 0.01))
+        return _inv_sq(t) * np.log(_count(t.present) + sigma)
+    if method == "rbc":
+        phi = float(params.get("phi", 0.8))
+        if not 0 < phi < 1:
+            raise InputError(f"rbc: phi must lie strictly between 0 and 1, got {phi!r}")
+        return np.where(t.present, (1 - phi) * phi ** (t.rank - 1.0), 0.0).sum(axis=1)
+    if method == "bordafuse":
+        return _borda(t).sum(axis=1)
+    if method == "w_bordafuse":
+        return _borda(t) @ w
+    raise InputError(f"unknown fusion method {method!r}")
+
+
+METHODS = ("sum", "wsum", "min", "max", "med", "anz", "mnz", "gmnz", "wmnz", "mixed", "rrf",
+           "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "w_bordafuse")  # fmt: skip
+"""The fusion methods of ranx that ranklens computes (ranx's names)."""
+
+ALIASES = {
+    "combsum": "sum", "combmnz": "mnz", "combanz": "anz", "combmax": "max", "combmin": "min",
+    "combmed": "med", "combgmnz": "gmnz", "weighted_sum": "wsum", "borda": "bordafuse",
+    "weighted_bordafuse": "w_bordafuse", "reciprocal_rank": "rrf",
+}  # fmt: skip
+RANK_BASED = frozenset({"rrf", "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "w_bordafuse"})
+"""Methods that read ranks only (of the normalised scores when a normalisation is given)."""
