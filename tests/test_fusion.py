@@ -93,3 +93,20 @@ def test_names_weights_and_errors():
     # a query one run lacks takes what the other gives
     only = ranklens.fuse({"a": {"q": {"x": 1.0}, "r": {"u": 1.0}}, "b": b}, "rrf").to_dict()
     assert only["r"] == pytest.approx({"u": 1 / 61})
+
+
+def test_fuse_command_writes_a_trec_run(tmp_path, capsys):
+    from ranklens.app.cli import main
+
+    a, b = tmp_path / "bm25.run", tmp_path / "dense.run"
+    a.write_text("q1 Q0 x 1 3.0 a\nq1 Q0 y 2 2.0 a\n")
+    b.write_text("q1 Q0 y 1 0.9 b\nq1 Q0 z 2 0.8 b\n")
+    out = tmp_path / "fused.run"
+    assert main(["fuse", str(a), str(b), "--method", "rrf", "--param", "k=60", "-o", str(out)]) == 0
+    fused = ranklens.read_run(out).to_dict()["q1"]
+    assert fused == pytest.approx({"y": 1 / 62 + 1 / 61, "x": 1 / 61, "z": 1 / 62})
+    assert main(["fuse", str(a), str(b), "--method", "haystack:merge", "--weights", "1,3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:4] == ["q1", "Q0", "y", "1"]  # 0.25*2 + 0.75*0.9
+    assert main(["fuse", str(a), str(b), "--weights", "x"]) == 2
+    assert main(["fuse", str(a), str(b), "--param", "k"]) == 2

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
+from .fusion_cli import add_fuse_command, cmd_fuse
 from .gate_cli import add_gate_commands, cmd_gate, cmd_power
 from .trec_flags import add_trec_eval_flags, run_argument, trec_eval_request
 
@@ -210,6 +211,7 @@ def _build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--mlflow", action="store_true", help="log the report to MLflow")
     cmp.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment")
     add_gate_commands(sub, _add_judge_args)
+    add_fuse_command(sub)
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
@@ -352,6 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_gate(args, _judge_kwargs(args))
         if args.command == "power":
             return cmd_power(args)
+        if args.command == "fuse":
+            return cmd_fuse(args)
         if args.command == "report":
             from ..comparison import Report
 
