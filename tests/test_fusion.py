@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import ranklens
 from ranklens.errors import InputError
 from ranklens.fusion import METHODS, NORMS
+from ranklens.fusion.methods import RANK_BASED
 
 ranx = pytest.importorskip("ranx")
 
@@ -57,6 +58,8 @@ def test_every_shared_method_equals_ranx(case, norm):
     runs, weights = case
     named = {f"r{i}": r for i, r in enumerate(runs)}
     for method in METHODS:
+        if norm == "borda" and method in RANK_BASED:
+            continue  # ranx ranks borda-normalised runs in set order (arbitrary); see methods.py
         want = ranx_fused(runs, method, norm, weights)
         got = ranklens.fuse(named, method, norm=norm, weights=weights,
                             **PARAMS.get(method, {})).to_dict()  # fmt: skip

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
-from .fusion_cli import add_fuse_command, cmd_fuse
+from .fusion_cli import add_fuse_command, cmd_fuse, named_paths
 from .gate_cli import add_gate_commands, cmd_gate, cmd_power
 from .trec_flags import add_trec_eval_flags, run_argument, trec_eval_request
 
@@ -257,14 +257,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from ..io import read_dataset
     from ..io.topics import read_topics
 
-    runs: dict[str, str] = {}
-    for item in args.runs:
-        name, sep, path = item.partition("=")
-        if not sep or not name or Path(item).exists():
-            name, path = Path(item).stem, item
-        if name in runs:
-            raise InputError(f"two runs are named {name!r}; name them with NAME=PATH")
-        runs[name] = path
+    runs = named_paths(args.runs)
     qrels = args.qrels
     queries = None
     if Path(qrels).is_dir():

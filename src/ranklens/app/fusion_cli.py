@@ -29,18 +29,25 @@ def add_fuse_command(sub: Any) -> None:
     f.add_argument("--name", help="run tag in the output (default: the method)")
 
 
-def cmd_fuse(args: argparse.Namespace) -> int:
-    from ..fusion import fuse
-    from ..io import write_run
-
+def named_paths(items: list[str]) -> dict[str, str]:
+    """Run files by name: ``NAME=PATH``, or a path named by its stem; two runs of one name
+    are an error."""
     runs: dict[str, str] = {}
-    for item in args.runs:
+    for item in items:
         name, sep, path = item.partition("=")
-        if not sep or Path(item).exists():
+        if not sep or not name or Path(item).exists():
             name, path = Path(item).stem, item
         if name in runs:
             raise InputError(f"two runs are named {name!r}; name them with NAME=PATH")
         runs[name] = path
+    return runs
+
+
+def cmd_fuse(args: argparse.Namespace) -> int:
+    from ..fusion import fuse
+    from ..io import write_run
+
+    runs = named_paths(args.runs)
     weights = None
     if args.weights:
         try:

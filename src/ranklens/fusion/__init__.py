@@ -95,6 +95,4 @@ def fuse(
     if low in RANK_BASED and norm in ("min-max-inverted", "borda"):
         table = reranked(table, s, present)  # the normalised order is the ranking
     fused = combine(table, low, s, present, weights, params)
-    docs = table.doc_strings()
-    out = Run.from_arrays(table.query_ids[table.q], docs, fused, name=name or low)
-    return out
+    return Run.from_arrays(table.query_ids[table.q], table.doc_strings(), fused, name=name or low)

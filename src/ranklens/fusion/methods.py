@@ -24,7 +24,10 @@ Normalisations, per query and run: ``min-max`` ``(s − min)/(max − min)``,
 ``min-max-inverted`` ``(max − s)/(max − min)``, ``max`` ``s/max``, ``sum``
 ``(s − min)/(Σ s − n_i·min)``, ``zmuv`` ``(s − mean)/std``, ``rank`` ``1 − (r − 1)/n_i``,
 ``borda`` ``1 − (r − 1)/n`` and ``1/2 − (n_i − 1)/(2n)`` for the candidates the run did not
-retrieve; denominators below 1e-9 are 1e-9, as ranx's.
+retrieve; denominators below 1e-9 are 1e-9, as ranx's. Rank-based methods after ``borda``
+rank every candidate by its normalised score (ties in the run's order); ranx reads a
+borda-normalised run in the iteration order of a set of ids, which is arbitrary, so its
+rank-based fusions after ``borda`` are not reproducible and are not compared.
 """
 
 from __future__ import annotations
