@@ -268,3 +268,9 @@ def test_power_figures_match_simulation():
     assert mde(sd, k) <= 0.05 < mde(sd, k - 1)
     d = rng.normal(0.05, sd, size=(k, sims))
     assert abs(float((stats.one_sided(d, "t") < 0.05).mean()) - 0.8) < 0.04
+
+
+def test_the_commands_offer_every_paired_test():
+    from ranklens.app.gate_cli import PAIRED_TESTS
+
+    assert set(PAIRED_TESTS) == set(stats.TESTS)

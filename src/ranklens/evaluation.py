@@ -276,6 +276,26 @@ def evaluate(
 TREC_EVAL_VERSIONS = ("9", "10")
 
 
+def tie_bounds(
+    qrels: QrelsLike,
+    run: RunLike,
+    metrics: MetricsLike,
+    *,
+    options: JudgeOptions | None = None,
+    **judge_options: Any,
+) -> tuple[Evaluation, Evaluation]:
+    """``metrics`` with the run's tied documents in the least and in the most favourable
+    order (``ties="worst"``, ``ties="best"``; any other ``ties`` given is replaced): for
+    measures that reward higher grades earlier, the min and max over every tie order."""
+    parsed = parse_metrics(metrics)
+    kw = {k: v for k, v in judge_options.items() if k != "ties"}
+    worst, best = (
+        Evaluation.from_judged(judge(qrels, run, options, **kw, ties=t), parsed)
+        for t in ("worst", "best")
+    )
+    return worst, best
+
+
 def _versioned(metrics: MetricsLike, version: str, judge_options: dict[str, Any]) -> list[Metric]:
     """The parsed metrics, and the judging options, of trec_eval ``version``."""
     parsed = parse_metrics(metrics)

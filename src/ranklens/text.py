@@ -1,5 +1,6 @@
 """Text from users, made safe to show: :func:`visible` (used by every output that prints
-ids, names or messages: evaluation tables, reports, the CLI)."""
+ids, names or messages: evaluation tables, reports, the CLI), and :func:`clip` for text
+cut to a width."""
 
 from __future__ import annotations
 
@@ -31,3 +32,8 @@ def visible(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def clip(text: str, n: int) -> str:
+    """``text`` cut to ``n`` characters, the last one an ellipsis when anything was cut."""
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
 from .fusion_cli import add_fuse_command, cmd_fuse, named_paths
-from .gate_cli import add_gate_commands, cmd_gate, cmd_power
+from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
 from .trec_flags import add_trec_eval_flags, run_argument, trec_eval_request
 
 DEFAULT_METRICS = ["map", "P@10", "recall@100", "ndcg@10", "mrr@10"]
@@ -170,7 +170,7 @@ def _build_parser() -> argparse.ArgumentParser:
     cmp.add_argument(
         "--test",
         default="randomization",
-        choices=["randomization", "t", "bootstrap", "wilcoxon"],
+        choices=PAIRED_TESTS,
         help="paired test (default: randomization)",
     )
     cmp.add_argument(

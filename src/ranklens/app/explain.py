@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import RanklensError
-from ..evaluation import evaluate
+from ..evaluation import evaluate, tie_bounds
 from ..io import coerce_qrels, coerce_run
 from ..judging import Convention, get_convention
 from ..metrics import parse_metric
@@ -131,12 +131,11 @@ def _tie_range(
 ) -> tuple[float, float] | None:
     """The metric's least and greatest value over every order of the run's tied documents
     (``ties="worst"`` and ``"best"``), or None when they cannot be computed."""
-    opts = {k: v for k, v in options.items() if k != "ties"}
     try:
-        low, _ = _value(Q, R, metric, conv, ties="worst", **opts)
-        high, _ = _value(Q, R, metric, conv, ties="best", **opts)
+        worst, best = tie_bounds(Q, R, [metric], convention=conv, **options)
     except RanklensError:
         return None
+    low, high = worst[metric], best[metric]
     return min(low, high), max(low, high)
 
 

@@ -14,6 +14,10 @@ from typing import Any
 
 from ..errors import InputError
 
+PAIRED_TESTS = ("randomization", "t", "bootstrap", "wilcoxon")
+"""The paired tests the commands offer (``ranklens.comparison.stats.TESTS``, named here so
+that parsing arguments imports no numerics)."""
+
 
 def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParser], None]) -> None:
     """The ``gate`` and ``power`` subcommands."""
@@ -54,7 +58,7 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
     g.add_argument(
         "--test",
         default="bootstrap",
-        choices=["bootstrap", "randomization", "t", "wilcoxon"],
+        choices=PAIRED_TESTS,
         help="one-sided paired test (default: bootstrap)",
     )
     g.add_argument("--alpha", type=float, default=0.05, help="one-sided level (default 0.05)")
@@ -84,7 +88,7 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
     p.add_argument("--effect", type=float, metavar="DELTA", help="effect to detect")
     p.add_argument("--alpha", type=float, default=0.05, help="one-sided level (default 0.05)")
     p.add_argument("--power", type=float, default=0.8, help="power (default 0.8)")
-    p.add_argument("--test", choices=["randomization", "bootstrap", "t", "wilcoxon"])
+    p.add_argument("--test", choices=PAIRED_TESTS)
     p.add_argument(
         "--correlation",
         type=float,

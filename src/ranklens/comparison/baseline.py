@@ -15,10 +15,11 @@ from .report import Report
 def fingerprint(qrels: Qrels, report: Report) -> dict[str, Any]:
     """What a baseline must share with a gated run: hashes of the query ids and of the
     labels, the metric names and the judging options."""
+    grades = qrels.group_grades()  # once: it walks every label
     rows = sorted(
         f"{q}\t{u}\t{d}\t{g}"
         for q, groups in qrels.to_groups().items()
-        for u, (docs, g) in enumerate(zip(groups, qrels.group_grades()[q]))
+        for u, (docs, g) in enumerate(zip(groups, grades[q]))
         for d in docs
     )
     return {

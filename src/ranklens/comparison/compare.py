@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..evaluation import Evaluation, MetricsLike
+from ..evaluation import Evaluation, MetricsLike, tie_bounds
 from ..io import coerce_qrels, coerce_run
 from ..judging import JudgeOptions, judge
 from ..metrics import Metric, parse_metrics
@@ -116,12 +116,7 @@ def compare(
             judge(qrels, run, options, **judge_options), parsed
         )
         if tie_range and evaluations[name].counts.get("tied_documents"):
-            kw = {k: v for k, v in judge_options.items() if k != "ties"}
-            worst, best = (
-                Evaluation.from_judged(judge(qrels, run, options, **kw, ties=t), parsed)
-                for t in ("worst", "best")
-            )
-            bounds[name] = (worst, best)
+            bounds[name] = tie_bounds(qrels, run, parsed, options=options, **judge_options)
 
     report = build_report(
         evaluations,

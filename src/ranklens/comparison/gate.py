@@ -162,7 +162,8 @@ def gate(
     """
     if inconclusive not in INCONCLUSIVE:
         raise InputError(f"inconclusive must be 'fail' or 'pass', got {inconclusive!r}")
-    names = [m.name for m in parse_metrics(metrics)]
+    parsed = parse_metrics(metrics)
+    names = [m.name for m in parsed]
     if not names:
         raise InputError("gate needs at least one metric")
     margins = _per_metric(margin, names, "margin")
@@ -186,7 +187,7 @@ def gate(
         **judge_options,
     )
     level = int((report.metadata.get("options") or {}).get("relevance_level", 1))
-    k = max((m.k for m in parse_metrics(names) if m.k), default=10)
+    k = max((m.k for m in parsed if m.k), default=10)
     found = found_relevant(qrels, Run.coerce(the_run), k, level) if _is_run(the_run) else {}
     print_now = fingerprint(qrels, report)
     path = str(baseline)
@@ -213,10 +214,23 @@ def gate(
             f"{path}: not a gate baseline (no fingerprint); rewrite it with --update-baseline"
         )
     check_fingerprint(saved, print_now, base, report, path)
-    verdicts = _verdicts(report, base, names, margins, floor_of, settings)
+    pairs = _aligned(report, base, names)
+    verdicts = _verdicts(report, base, pairs, margins, floor_of, settings)
     base_found = (base.metadata.get("gate") or {}).get("found") or {}
-    regs = _regressions(report, base, [v.metric for v in verdicts], found, base_found, texts, show)
+    regs = _regressions(base.query_ids, pairs, found, base_found, texts, show)
     return GateResult(verdicts, regs, settings, report, path)
+
+
+def _aligned(report: Report, base: Report, names: list[str]) -> dict[str, tuple]:
+    """Per metric: the run's and the baseline's per-query values in the baseline's query
+    order, and their differences (now − baseline, NaN as 0)."""
+    at = {q: i for i, q in enumerate(report.query_ids)}
+    order = np.array([at[q] for q in base.query_ids], dtype=np.int64)
+    out = {}
+    for m in names:
+        now, before = report.per_query["now"][m][order], base.per_query[base.runs[0]][m]
+        out[m] = (now, before, np.nan_to_num(now - before))
+    return out
 
 
 def _is_run(x: Any) -> bool:
@@ -249,22 +263,11 @@ def _floor_only(report: Report, m: str, floor: float | None) -> Verdict:
     )
 
 
-def _verdicts(report, base, names, margins, floor_of, settings) -> list[Verdict]:
+def _verdicts(report, base, pairs, margins, floor_of, settings) -> list[Verdict]:
     alpha, test = settings["alpha"], settings["test"]
-    qids = base.query_ids
-    at = {q: i for i, q in enumerate(report.query_ids)}
-    order = np.array([at[q] for q in qids], dtype=np.int64)
+    names, n = list(pairs), len(base.query_ids)
     gated = [m for m in names if m in margins]
-    d = (
-        np.column_stack(
-            [
-                np.nan_to_num(report.per_query["now"][m][order] - base.per_query[base.runs[0]][m])
-                for m in gated
-            ]
-        )
-        if gated
-        else np.zeros((len(qids), 0))
-    )
+    d = np.column_stack([pairs[m][2] for m in gated]) if gated else np.zeros((n, 0))
     shift = np.array([abs(margins[m]) for m in gated])
     p_ok = stats.correct(
         stats.one_sided(d + shift, test, settings["n_resamples"], settings["seed"])
@@ -281,7 +284,7 @@ def _verdicts(report, base, names, margins, floor_of, settings) -> list[Verdict]
         )
     out = []
     for m in names:
-        value, n = report.value("now", m), len(qids)
+        value = report.value("now", m)
         v = Verdict(
             m, "pass", value, n, baseline=base.value(base.runs[0], m), floor=floor_of.get(m)
         )
@@ -325,18 +328,13 @@ def _verdicts(report, base, names, margins, floor_of, settings) -> list[Verdict]
     return out
 
 
-def _regressions(report, base, metrics, found, base_found, texts, show) -> list[Regression]:
-    at = {q: i for i, q in enumerate(report.query_ids)}
+def _regressions(qids, pairs, found, base_found, texts, show) -> list[Regression]:
     out: list[Regression] = []
-    for m in metrics:
-        now = report.per_query["now"][m]
-        before = base.per_query[base.runs[0]][m]
-        d = np.array([now[at[q]] - b for q, b in zip(base.query_ids, before)])
-        d = np.nan_to_num(d)
+    for m, (now, before, d) in pairs.items():
         for i in np.argsort(d, kind="stable")[:show]:
             if d[i] >= -1e-12:
                 break
-            q = base.query_ids[i]
+            q = qids[i]
             lost = sorted(set(base_found.get(q, [])) - set(found.get(q, [])))
-            out.append(Regression(q, m, float(before[i]), float(now[at[q]]), texts.get(q), lost))
+            out.append(Regression(q, m, float(before[i]), float(now[i]), texts.get(q), lost))
     return out

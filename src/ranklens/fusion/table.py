@@ -75,7 +75,7 @@ def build_table(runs: list[Run], names: list[str]) -> RunTable:
     q, h, src_run, src_row, rank, score = (x[o] for x in (q, h, src_run, src_row, rank, score))
     first = seg.run_starts(q, h)
     pair = np.cumsum(first) - 1
-    dup = (~first) & np.concatenate(([False], src_run[1:] == src_run[:-1]))
+    dup = np.concatenate(([False], seg.repeats(q, h, src_run)))  # one run twice
     if dup.any():
         at = int(np.flatnonzero(dup)[0])
         doc = runs[int(src_run[at])].docs.strings(src_row[at : at + 1])[0]

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .join import Join, tie_counts
+from .join import Join, tie_counts, tied_pairs
 from .options import JudgeOptions
 
 
@@ -101,7 +101,8 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     if not desc.all():
         return None  # dicts not in score order: the columnar path sorts them
     run_pos = np.fromiter((pos_of.get(q, -1) for q in run_ids), dtype=np.int64, count=len(run_ids))
-    tied_docs, tie_queries = tie_counts(np.repeat(run_pos, r_lens), scores)
+    run_row_q = np.repeat(run_pos, r_lens)
+    tied_docs, tie_queries = tie_counts(run_row_q, tied_pairs(run_row_q, scores))
 
     # judged documents retrieved: their scores, looked up in the run's dicts
     empty: dict[str, float] = {}

@@ -153,12 +153,13 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
     tied = (0, 0)
     if R.scored and conv.ordering != "given":
         scores = dm.ranked_rows(values=R.ranking_scores(opts.score_precision))
-        tied = tie_counts(ev, scores)
+        pairs = tied_pairs(ev, scores)  # found once, read by all three below
+        tied = tie_counts(ev, pairs)
         if opts.ties in ("best", "worst") and tied[0]:
-            at = extreme_tie_positions(ev, scores, dm.m_row, m_grade, opts.ties == "best")
+            at = extreme_tie_positions(pairs, dm.m_row, m_grade, opts.ties == "best")
         if opts.ties == "expected":
             _expected_ties_allowed(Q, conv)
-            ties = tie_runs(ev, scores, first_row)
+            ties = tie_runs(ev, pairs, first_row)
     m_rank = at[dm.m_row] - first_row[m_q] + 1
     is_rep = np.zeros(len(ev), dtype=bool)
     is_rep[repeat_rows] = True
@@ -209,25 +210,27 @@ def _expected_ties_allowed(Q: Qrels, conv: Any) -> None:
         )
 
 
+def tied_pairs(q: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """One shorter than ``q``: entry ``i`` is True when ranked row ``i`` ties with row
+    ``i + 1`` (same evaluated query, equal score; rows of other queries are < 0)."""
+    return seg.repeats(q, scores) & (q[1:] >= 0)
+
+
 def tie_runs(
-    q: np.ndarray, scores: np.ndarray, first_row: np.ndarray
+    q: np.ndarray, tied: np.ndarray, first_row: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query, first rank, size) of each run of two or more equal scores in the ranked
-    rows ``q`` (evaluated query per row), ``first_row`` the position of each query's
-    first row."""
-    tied = seg.repeats(q, scores)  # row i ties with row i + 1
+    rows ``q`` (evaluated query per row) with their :func:`tied_pairs`, ``first_row`` the
+    position of each query's first row."""
     start = np.flatnonzero(tied & ~np.concatenate(([False], tied[:-1])))
     end = np.flatnonzero(tied & ~np.concatenate((tied[1:], [False]))) + 1
     tq = q[start].astype(np.int64)
     return tq, start - first_row[tq] + 1, end - start + 1
 
 
-def tie_counts(q: np.ndarray, scores: np.ndarray) -> tuple[int, int]:
-    """(documents, queries) in runs of equal scores, over ranked rows ``q`` (evaluated
-    query per row; rows of other queries are < 0) with their ``scores``."""
-    if len(q) < 2:
-        return 0, 0
-    tied = (q[1:] == q[:-1]) & (scores[1:] == scores[:-1]) & (q[1:] >= 0)
+def tie_counts(q: np.ndarray, tied: np.ndarray) -> tuple[int, int]:
+    """(documents, queries) in runs of equal scores, from the ranked rows' query ``q`` and
+    their :func:`tied_pairs`."""
     if not tied.any():
         return 0, 0
     member = np.zeros(len(q), dtype=bool)
@@ -237,20 +240,19 @@ def tie_counts(q: np.ndarray, scores: np.ndarray) -> tuple[int, int]:
 
 
 def extreme_tie_positions(
-    q: np.ndarray, scores: np.ndarray, m_row: np.ndarray, m_grade: np.ndarray, best: bool
+    tied: np.ndarray, m_row: np.ndarray, m_grade: np.ndarray, best: bool
 ) -> np.ndarray:
-    """The position of each ranked row once every run of tied scores is reordered in the
-    run's favour (``best``: judged documents first by grade descending, unjudged last) or
-    against it (unjudged first, then judged by grade ascending); ``m_row``/``m_grade``
-    are the rows matched to labels and their grades. Ranks outside tied runs stay."""
-    n = len(q)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
+    """The position of each ranked row once every run of tied scores (:func:`tied_pairs`)
+    is reordered in the run's favour (``best``: judged documents first by grade
+    descending, unjudged last) or against it (unjudged first, then judged by grade
+    ascending); ``m_row``/``m_grade`` are the rows matched to labels and their grades.
+    Ranks outside tied runs stay."""
+    n = len(tied) + 1
     grade = np.full(n, -np.inf)
     np.maximum.at(grade, m_row, m_grade.astype(np.float64))
     sign = -1.0 if best else 1.0  # best: grade descending, unjudged (+inf) last
     key = np.where(np.isfinite(grade), sign * grade, -sign * np.inf)
-    tie_group = np.cumsum(np.concatenate(([True], ~seg.repeats(q, scores))))
+    tie_group = np.cumsum(np.concatenate(([True], ~tied)))
     order = np.lexsort((np.arange(n), key, tie_group))
     at = np.empty(n, dtype=np.int64)
     at[order] = np.arange(n, dtype=np.int64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..text import visible
+from ..text import clip, visible
 from .tables import md_escape
 
 MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
@@ -118,5 +118,4 @@ def gate_markdown(result: Any) -> str:
 
 
 def _short(text: str | None, n: int = 60) -> str:
-    t = " ".join((text or "").split())
-    return t if len(t) <= n else t[: n - 1] + "…"
+    return clip(" ".join((text or "").split()), n)

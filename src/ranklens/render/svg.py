@@ -9,6 +9,8 @@ import math
 from collections.abc import Sequence
 from html import escape
 
+from ..text import clip
+
 PALETTE = (
     "#1f77b4",
     "#d62728",
@@ -40,16 +42,12 @@ def _frame(title: str, body: list[str], kind: str, legend: Sequence[tuple[str, s
         f'viewBox="0 0 {W} {H + 18 * _legend_rows(legend)}" role="img" '
         f'aria-label="{escape(title)}">',
         f"<title>{escape(title)}</title>",
-        f'<text x="{LEFT}" y="16" class="chart-title">{escape(_clip(title, 72))}</text>',
+        f'<text x="{LEFT}" y="16" class="chart-title">{escape(clip(title, 72))}</text>',
         *body,
     ]
     parts += _legend(legend)
     parts.append("</svg>")
     return "".join(parts)
-
-
-def _clip(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _legend_rows(legend: Sequence[tuple[str, str]]) -> int:
@@ -63,7 +61,7 @@ def _legend(legend: Sequence[tuple[str, str]]) -> list[str]:
         y = H + 18 * (i // 3) + 4
         out.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{col}"/>')
         out.append(
-            f'<text x="{x + 14}" y="{y + 9}" class="legend">{escape(_clip(label, 28))}</text>'
+            f'<text x="{x + 14}" y="{y + 9}" class="legend">{escape(clip(label, 28))}</text>'
         )
     return out
 
