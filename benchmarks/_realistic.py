@@ -236,3 +236,33 @@ def describe(n: int, depth: int, scenario: str) -> str:
         f"{scenario} {n}x{depth}: {distinct:,} distinct run doc ids, "
         f"{len(a['grade']):,} qrels rows ({int((a['grade'] > 0).sum()):,} relevant)"
     )
+
+
+def fusion_arrays(n: int, depth: int, ids: str = "msmarco", runs: int = 3, seed: int = 0) -> dict:
+    """``runs`` runs of the same ``n`` queries for fusion: each query has a pool of
+    ``2·depth`` candidates (drawn as :func:`generate_arrays` draws a run's documents) and
+    each run ranks ``depth`` of them, picked top-weighted so that runs agree more near the
+    top (about half of two runs' documents are shared). Scores as in
+    :func:`generate_arrays` (5% ties with the row above), on each run's own scale."""
+    rng = np.random.default_rng(seed)
+    space = {"msmarco": MSMARCO_DOCS, "beir": BEIR_DOCS}[ids]
+    pool = _distinct_rows(rng, n, 2 * depth, space)
+    weight = 1.0 / (np.arange(2 * depth) + 10.0)
+    docs, scores = [], []
+    for r in range(runs):
+        keys = np.log(rng.random((n, 2 * depth))) / weight
+        pick = np.argsort(-keys, axis=1)[:, :depth]
+        docs.append(np.take_along_axis(pool, pick, axis=1))
+        sc = np.sort(rng.integers(1 << 10, 1 << 20, (n, depth)), axis=1)[:, ::-1] / 1024.0
+        tie = rng.random((n, depth)) < 0.05
+        tie[:, 0] = False
+        for c in range(1, depth):
+            sc[tie[:, c], c] = sc[tie[:, c], c - 1]
+        scores.append(sc * (r + 1))
+    qnum = rng.choice(1_100_000, n, replace=False)
+    names = _names(np.concatenate([d.ravel() for d in docs]), ids, "D")
+    return {
+        "qid": _names(qnum, ids, "q"),
+        "docs": [names[i * n * depth : (i + 1) * n * depth].reshape(n, depth) for i in range(runs)],
+        "scores": scores,
+    }

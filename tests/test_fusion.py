@@ -113,3 +113,98 @@ def test_fuse_command_writes_a_trec_run(tmp_path, capsys):
     assert lines[0].split()[:4] == ["q1", "Q0", "y", "1"]  # 0.25*2 + 0.75*0.9
     assert main(["fuse", str(a), str(b), "--weights", "x"]) == 2
     assert main(["fuse", str(a), str(b), "--param", "k"]) == 2
+
+
+def _mixed_runs(n_queries: int = 40):
+    """Three runs over the same queries: short ids (up to 8 bytes), long ids, one run
+    read as packed bytes (as the TREC reader gives it), the others interned."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    ids = [f"d{i}" for i in range(30)] + [f"doc-{i:012d}" for i in range(30)]
+    out = []
+    for r in range(3):
+        run = {}
+        for q in range(n_queries):
+            docs = rng.choice(ids, size=12, replace=False).tolist()
+            run[f"q{q}"] = dict(zip(docs, np.sort(rng.random(12))[::-1].tolist()))
+        out.append(run)
+    return out
+
+
+def test_grouping_is_exact_when_hash_bits_are_shared(monkeypatch):
+    """The table groups rows by one sort of (query, top hash bits, row): hashes made to
+    share their top bits (every block re-sorted by full hash) and a table too large for
+    the key (the two-column sort) give the very same fusion."""
+    import numpy as np
+
+    from ranklens.fusion import table as table_mod
+    from ranklens.model import ids as ids_mod
+
+    runs = _mixed_runs()
+    want = ranklens.fuse({f"r{i}": r for i, r in enumerate(runs)}, "sum").to_dict()
+    orig = ids_mod.hash_slices
+    monkeypatch.setattr(ids_mod, "hash_slices", lambda b, s, n: orig(b, s, n) & np.uint64(0xFFFF))
+    shared = ranklens.fuse({f"r{i}": r for i, r in enumerate(runs)}, "sum").to_dict()
+    assert shared == want
+    monkeypatch.setattr(ids_mod, "hash_slices", orig)
+    q = np.array([0, 1, 0, 1, 0], dtype=np.int64)
+    h = np.array([5, 5, 7, 5, 5], dtype=np.uint64)
+    for n_queries in (2, 1 << 62):  # the key, then the two-column sort
+        o, q_sorted, first = table_mod._grouped(q, h, n_queries)
+        assert q_sorted.tolist() == [0, 0, 0, 1, 1]
+        assert h[o].tolist() in ([5, 5, 7, 5, 5], [7, 5, 5, 5, 5])
+        assert first.tolist() == [True, False, True, True, False] or first.tolist() == [
+            True, True, False, True, False
+        ]
+
+
+def test_a_full_hash_collision_is_an_error_not_a_merge(monkeypatch):
+    """Long ids forced to share full hashes are compared byte for byte: an error."""
+    import numpy as np
+
+    from ranklens.model import ids as ids_mod
+
+    orig = ids_mod.hash_slices
+    monkeypatch.setattr(ids_mod, "hash_slices", lambda b, s, n: orig(b, s, n) & np.uint64(3))
+    runs = _mixed_runs(5)
+    with pytest.raises(InputError, match="share a 64-bit hash"):
+        ranklens.fuse({f"r{i}": r for i, r in enumerate(runs)}, "sum")
+
+
+def test_short_ids_of_one_length_never_share_a_hash():
+    """The table skips the byte check for ids of equal length up to 8 bytes because the
+    hash is a bijection of their one 64-bit word: inverting each step recovers the word."""
+    import numpy as np
+
+    from ranklens.model import ids as ids_mod
+
+    rng = np.random.default_rng(3)
+    for n_bytes in range(1, ids_mod.HASH_EXACT_BYTES + 1):
+        words = rng.integers(0, 2**63, 2000, dtype=np.uint64) & ids_mod._BYTE_MASKS[n_bytes]
+        ids = [int(w).to_bytes(8, "little")[:n_bytes].decode("latin-1") for w in words]
+        body = np.frombuffer(b"".join(i.encode("latin-1") for i in ids) + bytes(8), np.uint8)
+        start = np.arange(len(ids), dtype=np.int64) * n_bytes
+        h = ids_mod.hash_slices(body, start, np.full(len(ids), n_bytes, dtype=np.int64))
+        assert (_unhash(h, n_bytes) == words).all()
+
+
+def _unhash(h, n_bytes):
+    """The inverse of hash_slices for ids of ``n_bytes`` <= 8 bytes."""
+    import numpy as np
+
+    from ranklens.model import ids as ids_mod
+
+    def unshift(x, s):  # inverse of x ^= x >> s
+        y = x.copy()
+        for _ in range(64 // s + 1):
+            y = x ^ (y >> np.uint64(s))
+        return y
+
+    inv3 = np.uint64(pow(int(ids_mod._M3), -1, 1 << 64))
+    inv2 = np.uint64(pow(int(ids_mod._M2), -1, 1 << 64))
+    with np.errstate(over="ignore"):
+        x = unshift(h, 31) * inv3
+        x = unshift(x, 30)
+        x = unshift(x, 31) * inv2
+        return x ^ (np.uint64(n_bytes) * ids_mod._M1)

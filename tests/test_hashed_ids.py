@@ -145,3 +145,37 @@ def test_trec_files_give_the_same_numbers_read_either_way(tmp_path):
     assert fast.counts == slow.counts
     for m in METRICS:
         assert np.array_equal(fast.per_query[m], slow.per_query[m]), m
+
+
+ID_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=80)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(ID_TEXT, max_size=12), st.lists(ID_TEXT, max_size=12))
+def test_packed_sliced_and_stacked_ids_keep_every_string(a, b):
+    """from_strings (one join, newlines as boundaries unless an id holds one), the byte
+    slices of an interned vocabulary, and stacked parts give back the very strings, and
+    ``same`` compares them exactly whatever their forms and lengths (over 64 bytes too)."""
+    packed = DocIds.from_strings(a)
+    assert packed.strings(np.arange(len(a))) == a
+    assert packed.hashes().tolist() == hash_strings(a).tolist()
+    interned = DocIds(*DocIds.from_strings(b).codes()) if b else DocIds.from_strings(b)
+    sliced = interned.sliced()
+    assert sliced.strings(np.arange(len(b))) == b
+    both = DocIds.stack([packed, interned])
+    assert both.strings(np.arange(len(a) + len(b))) == a + b
+    assert both.hashes().tolist() == hash_strings(a + b).tolist()
+    if a and b:
+        i = np.arange(max(len(a), len(b)))
+        ia, ib = i % len(a), i % len(b)
+        expect = [a[x] == b[y] for x, y in zip(ia.tolist(), ib.tolist())]
+        assert packed.same(ia, sliced, ib).tolist() == expect
+        assert packed.same(ia, interned, ib).tolist() == expect
+        assert both.same(ia, both, len(a) + ib).tolist() == expect
+
+
+def test_from_strings_with_newlines_and_zero_bytes():
+    ids = ["a\nb", "c", "\0", "d\0e", "é\n"]
+    packed = DocIds.from_strings(ids)
+    assert packed.strings(np.arange(5)) == ids
+    assert packed.same(np.array([0, 2]), DocIds.from_strings(["a\nb", "\0x"]), np.array([0, 1])).tolist() == [True, False]

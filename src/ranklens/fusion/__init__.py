@@ -88,11 +88,9 @@ def fuse(
         if norm is not None:
             raise InputError(f"{method}: the framework's own scaling applies; give no norm")
         fused = framework_fuse(table, low, weights, params)
-        return Run.from_arrays(
-            table.query_ids[table.q], table.doc_strings(), fused, name=name or low
-        )
+        return table.to_run(fused, name or low)
     s, present = normalise(table, norm)
     if low in RANK_BASED and norm in ("min-max-inverted", "borda"):
         table = reranked(table, s, present)  # the normalised order is the ranking
     fused = combine(table, low, s, present, weights, params)
-    return Run.from_arrays(table.query_ids[table.q], table.doc_strings(), fused, name=name or low)
+    return table.to_run(fused, name or low)

@@ -65,7 +65,7 @@ def framework_fuse(t: RunTable, mode: str, weights: Any, params: dict[str, Any])
     if mode == "llamaindex:reciprocal_rerank":
         return np.where(present, 1.0 / (59.0 + t.rank), 0.0).sum(axis=1)
     if mode in ("llamaindex:relative_score", "llamaindex:dist_based_score"):
-        lo, hi, _, mean, sd = (x[t.q] for x in per_query_stats(t, s))
+        lo, hi, mean, sd = per_query_stats(t, s, "min", "max", "mean", "sd")
         if mode == "llamaindex:dist_based_score":
             lo, hi = mean - 3 * sd, mean + 3 * sd
         flat = hi == lo
@@ -79,7 +79,7 @@ def framework_fuse(t: RunTable, mode: str, weights: Any, params: dict[str, Any])
         w = _normalised(weights, n)
         return np.where(present, w * 61.0 / (60.0 + t.rank), 0.0).sum(axis=1)
     if mode == "haystack:distribution_based_rank_fusion":
-        lo, hi, _, mean, sd = (x[t.q] for x in per_query_stats(t, s))
+        lo, hi, mean, sd = per_query_stats(t, s, "min", "max", "mean", "sd")
         delta = 6 * sd
         vary = (hi != lo) & (delta != 0)
         scaled = np.where(vary, (s - (mean - 3 * sd)) / np.where(vary, delta, EPS), s)

@@ -53,7 +53,7 @@ def normalise(t: RunTable, norm: str | None) -> tuple[np.ndarray, np.ndarray]:
         return s, present
     if norm not in NORMS:
         raise InputError(f"norm must be one of {', '.join(NORMS)} or None, got {norm!r}")
-    n_i = t.length[t.q].astype(np.float64)  # (rows, runs)
+    n_i = t.length[t.q].astype(np.float64) if norm in ("rank", "borda", "sum") else None
     if norm == "rank":
         return np.where(present, 1 - (t.rank - 1) / np.maximum(n_i, 1), np.nan), present
     if norm == "borda":
@@ -61,37 +61,45 @@ def normalise(t: RunTable, norm: str | None) -> tuple[np.ndarray, np.ndarray]:
         return np.where(present, 1 - (t.rank - 1) / n, 0.5 - (n_i - 1) / (2 * n)), np.ones_like(
             present
         )
-    stats = per_query_stats(t, s)
-    lo, hi, total, mean, sd = (x[t.q] for x in stats)
-    if norm == "min-max":
-        return (s - lo) / np.maximum(hi - lo, EPS), present
-    if norm == "min-max-inverted":
-        return (hi - s) / np.maximum(hi - lo, EPS), present
+    if norm in ("min-max", "min-max-inverted"):
+        lo, hi = per_query_stats(t, s, "min", "max")
+        span = np.maximum(hi - lo, EPS)
+        return ((s - lo) if norm == "min-max" else (hi - s)) / span, present
     if norm == "max":
+        (hi,) = per_query_stats(t, s, "max")
         return s / np.maximum(hi, EPS), present
     if norm == "sum":
+        lo, total = per_query_stats(t, s, "min", "sum")
         return (s - lo) / np.maximum(total - lo * n_i, EPS), present
+    mean, sd = per_query_stats(t, s, "mean", "sd")
     return (s - mean) / np.maximum(sd, EPS), present
 
 
-def per_query_stats(t: RunTable, s: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per (query, run): min, max, sum, mean and population sd of the scores present."""
+def per_query_stats(t: RunTable, s: np.ndarray, *stats: str) -> list[np.ndarray]:
+    """Per row and run, the ``stats`` (``min``, ``max``, ``sum``, ``mean``, ``sd``: the
+    population standard deviation) of that run's scores present for the row's query."""
     n_q, n_r = t.length.shape
-    out = [np.zeros((n_q, n_r)) for _ in range(5)]
+    out = {k: np.zeros((n_q, n_r)) for k in stats}
     for i in range(n_r):
         ok = ~np.isnan(s[:, i])
         q, v = t.q[ok], s[ok, i]
         cnt = np.bincount(q, minlength=n_q)
-        lo = np.full(n_q, np.inf)
-        hi = np.full(n_q, -np.inf)
-        np.minimum.at(lo, q, v)
-        np.maximum.at(hi, q, v)
-        total = np.bincount(q, weights=v, minlength=n_q)
-        mean = total / np.maximum(cnt, 1)
-        var = np.bincount(q, weights=(v - mean[q]) ** 2, minlength=n_q) / np.maximum(cnt, 1)
-        for k, x in enumerate((lo, hi, total, mean, np.sqrt(var))):
-            out[k][:, i] = np.where(cnt > 0, x, 0.0)
-    return tuple(out)
+        got: dict[str, np.ndarray] = {}
+        if "min" in out:
+            got["min"] = np.full(n_q, np.inf)
+            np.minimum.at(got["min"], q, v)
+        if "max" in out:
+            got["max"] = np.full(n_q, -np.inf)
+            np.maximum.at(got["max"], q, v)
+        if out.keys() & {"sum", "mean", "sd"}:
+            got["sum"] = np.bincount(q, weights=v, minlength=n_q)
+            got["mean"] = got["sum"] / np.maximum(cnt, 1)
+        if "sd" in out:
+            dev = (v - got["mean"][q]) ** 2
+            got["sd"] = np.sqrt(np.bincount(q, weights=dev, minlength=n_q) / np.maximum(cnt, 1))
+        for k in stats:
+            out[k][:, i] = np.where(cnt > 0, got[k], 0.0)
+    return [out[k][t.q] for k in stats]
 
 
 def _weights(w: Any, n: int) -> np.ndarray:

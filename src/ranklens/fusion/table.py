@@ -3,7 +3,9 @@ column per run, with each run's score and rank (trec order: score descending, ti
 descending) or NaN / 0 where that run did not retrieve the document.
 
 Documents are matched across runs by a 64-bit hash of their id bytes, and every match is
-then checked byte for byte (a hash collision is an error, never a silent merge)."""
+then checked byte for byte (a hash collision is an error, never a silent merge). No id
+becomes a Python string: every run's ids are stacked as byte slices of one body
+(:meth:`~ranklens.model.ids.DocIds.stack`), which the fused run keeps."""
 
 from __future__ import annotations
 
@@ -14,24 +16,22 @@ import numpy as np
 from ..errors import InputError
 from ..model import Run
 from ..model import segments as seg
+from ..model.ids import HASH_EXACT_BYTES, DocIds
 
 
 @dataclass
 class RunTable:
-    """``query_ids`` (sorted), per row ``q`` (query index) and its document as
-    ``(run, row)`` of the first run that retrieved it (``src_run``, ``src_row``);
+    """``query_ids`` (sorted), per row ``q`` (query index) and ``docs`` (its document);
     ``score``/``rank`` are ``(rows, runs)`` (NaN / 0 when absent); ``length`` is
-    ``(queries, runs)``, each run's documents per query; ``runs`` the runs, ``names``
-    their names. Rows are grouped by query."""
+    ``(queries, runs)``, each run's documents per query; ``names`` the runs' names. Rows
+    are grouped by query."""
 
     query_ids: np.ndarray
     q: np.ndarray
-    src_run: np.ndarray
-    src_row: np.ndarray
+    docs: DocIds
     score: np.ndarray
     rank: np.ndarray
     length: np.ndarray
-    runs: list[Run]
     names: list[str]
 
     @property
@@ -43,68 +43,89 @@ class RunTable:
         """The number of distinct documents of each row's query (over all runs)."""
         return np.bincount(self.q, minlength=len(self.query_ids))[self.q]
 
-    def doc_strings(self, rows: np.ndarray | None = None) -> list[str]:
-        """The document id of each row (or of ``rows``)."""
-        rows = np.arange(len(self.q)) if rows is None else rows
-        out: list[str] = [""] * len(rows)
-        for i, run in enumerate(self.runs):
-            sel = np.flatnonzero(self.src_run[rows] == i)
-            for j, s in zip(sel.tolist(), run.docs.strings(self.src_row[rows[sel]])):
-                out[j] = s
-        return out
+    def to_run(self, scores: np.ndarray, name: str) -> Run:
+        """The run scoring each row's document ``scores`` (the rows' ids, uninterned)."""
+        return Run.from_arrays(
+            (), (), scores, name=name,
+            encoded=(self.q.astype(np.int32), self.query_ids, self.docs, None),
+        )  # fmt: skip
+
+
+def _grouped(q: np.ndarray, h: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(order, q, first)``: an order of the rows grouping equal ``(q, h)`` with queries
+    ascending, the rows' queries in that order, and where each group starts.
+
+    One ``np.sort`` of 64-bit keys ``(query, top bits of the hash, row)`` (a value sort is
+    several times faster than an argsort; the row in the low bits gives the order). Rows
+    whose query and top hash bits agree but whose full hashes differ are then re-sorted
+    by the full hash within their block, so the grouping is exact."""
+    n = len(q)
+    q_bits = max(int(n_queries).bit_length(), 1)
+    row_bits = max(int(n - 1).bit_length(), 1)
+    h_bits = 63 - q_bits - row_bits
+    if h_bits < 1 or n < 2:
+        o = np.lexsort((h, q))
+        return o, q[o], seg.run_starts(q[o], h[o])
+    key = np.arange(n, dtype=np.int64)
+    key |= (h >> np.uint64(64 - h_bits)).astype(np.int64) << row_bits
+    key |= q.astype(np.int64) << (h_bits + row_bits)
+    key.sort()
+    o = key & ((1 << row_bits) - 1)
+    g = key >> row_bits  # (query, top hash bits)
+    hs = h[o]
+    same_g = g[1:] == g[:-1]
+    split = same_g & (hs[1:] != hs[:-1])
+    if split.any():  # top bits shared by different hashes: order those blocks by hash
+        block = np.concatenate(([0], np.cumsum(~same_g)))
+        rows = np.flatnonzero(np.isin(block, block[1:][split]))
+        sub = rows[np.lexsort((hs[rows], block[rows]))]
+        o[rows], hs[rows] = o[sub], hs[sub]
+    first = np.ones(n, dtype=bool)
+    first[1:] = ~same_g | (hs[1:] != hs[:-1])
+    return o, g >> h_bits, first
 
 
 def build_table(runs: list[Run], names: list[str]) -> RunTable:
     """The :class:`RunTable` of ``runs`` (see the module docstring)."""
     query_ids = np.unique(np.concatenate([r.query_ids.astype(str) for r in runs]))
-    keys_q, keys_h, run_of, row_of, ranks, scores = [], [], [], [], [], []
+    keys_q, parts, run_of, ranks, scores = [], [], [], [], []
     for i, run in enumerate(runs):
         order = run.order()
         q_codes = np.searchsorted(query_ids, run.query_ids.astype(str))[run.q[order]]
         keys_q.append(q_codes.astype(np.int64))
-        keys_h.append(run.docs.hashes()[order])
+        run.docs.hashes()
+        parts.append(run.docs.sliced().take(order))
         run_of.append(np.full(len(order), i, dtype=np.int64))
-        row_of.append(order.astype(np.int64))
         ranks.append(seg.seg_running_count(q_codes))
         scores.append(run.score[order].astype(np.float64))
-    q = np.concatenate(keys_q)
-    h = np.concatenate(keys_h)
-    src_run, src_row = np.concatenate(run_of), np.concatenate(row_of)
-    rank, score = np.concatenate(ranks), np.concatenate(scores)
-    o = np.lexsort((src_run, h, q))
-    q, h, src_run, src_row, rank, score = (x[o] for x in (q, h, src_run, src_row, rank, score))
-    first = seg.run_starts(q, h)
+    docs = DocIds.stack(parts)
+    q, h = np.concatenate(keys_q), docs.hashes()
+    src_run, rank, score = np.concatenate(run_of), np.concatenate(ranks), np.concatenate(scores)
+    o, q, first = _grouped(q, h, len(query_ids))
+    src_run, rank, score = src_run[o], rank[o], score[o]
     pair = np.cumsum(first) - 1
-    dup = np.concatenate(([False], seg.repeats(q, h, src_run)))  # one run twice
-    if dup.any():
-        at = int(np.flatnonzero(dup)[0])
-        doc = runs[int(src_run[at])].docs.strings(src_row[at : at + 1])[0]
-        raise InputError(
-            f"run {names[int(src_run[at])]!r} retrieves document {doc!r} twice for query "
-            f"{query_ids[q[at]]!r}; fusion needs each document once per query and run"
-        )
-    _check_matches(runs, first, pair, src_run, src_row)
     n_pairs, n_runs = int(pair[-1]) + 1 if len(pair) else 0, len(runs)
+    heads = o[first]
+    later = np.flatnonzero(~first)
+    a, b = heads[pair[later]], o[later]
+    n_bytes = docs.lengths()
+    unsure = (n_bytes[a] != n_bytes[b]) | (n_bytes[b] > HASH_EXACT_BYTES)
+    if unsure.any() and not docs.same(a[unsure], docs, b[unsure]).all():
+        raise InputError("two different document ids share a 64-bit hash; rename one")
+    twice = np.bincount(pair * n_runs + src_run, minlength=n_pairs * n_runs) > 1
+    if twice.any():  # one run retrieves a document twice for a query
+        p, r = divmod(int(np.flatnonzero(twice)[0]), n_runs)
+        at = o[int(np.flatnonzero(pair == p)[0])]
+        raise InputError(
+            f"run {names[r]!r} retrieves document {docs.strings(np.array([at]))[0]!r} "
+            f"twice for query {str(query_ids[q[pair == p][0]])!r}; fusion needs each document "
+            "once per query and run"
+        )
     table_score = np.full((n_pairs, n_runs), np.nan)
     table_rank = np.zeros((n_pairs, n_runs), dtype=np.int64)
     table_score[pair, src_run] = score
     table_rank[pair, src_run] = rank
-    length = np.zeros((len(query_ids), n_runs), dtype=np.int64)
-    np.add.at(length, (q, src_run), 1)
-    return RunTable(query_ids, q[first], src_run[first], src_row[first], table_score,
-                    table_rank, length, runs, names)  # fmt: skip
-
-
-def _check_matches(runs, first, pair, src_run, src_row) -> None:
-    """Every row matched to an earlier one by hash names the same id bytes."""
-    later = np.flatnonzero(~first)
-    if not len(later):
-        return
-    head = np.flatnonzero(first)[pair[later]]
-    for a in range(len(runs)):
-        for b in range(len(runs)):
-            sel = (src_run[head] == a) & (src_run[later] == b)
-            if sel.any() and not np.all(
-                runs[a].docs.same(src_row[head[sel]], runs[b].docs, src_row[later[sel]])
-            ):
-                raise InputError("two different document ids share a 64-bit hash; rename one")
+    length = np.bincount(q * n_runs + src_run, minlength=len(query_ids) * n_runs)
+    length = length.reshape(len(query_ids), n_runs)
+    return RunTable(query_ids, q[first], docs.take(heads), table_score, table_rank, length,
+                    names)  # fmt: skip

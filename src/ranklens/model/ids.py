@@ -33,6 +33,10 @@ _M3 = np.uint64(0x94D049BB133111EB)
 PAD = 8
 _BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
 """Zero bytes after a packed body's last id (8-byte words are read unaligned)."""
+HASH_EXACT_BYTES = 8
+"""Ids of equal byte length up to this many bytes never share a hash: for them
+:func:`hash_slices` is a chain of bijections of one 64-bit word (xor with a constant of
+the length, multiplications by odd constants, xor-shifts), so equal hashes mean equal ids."""
 _FIXED_MAX = 64
 """Ids up to this many bytes are compared as fixed-width numpy bytes; longer ones in
 Python."""
@@ -41,7 +45,7 @@ Python."""
 class DocIds:
     """The document id of each row (see the module docstring)."""
 
-    __slots__ = ("_body", "_codes", "_hash", "_len", "_nul", "_start", "_vocab")
+    __slots__ = ("_body", "_codes", "_hash", "_len", "_nul", "_packed_vocab", "_start", "_vocab")
 
     def __init__(self, codes: np.ndarray | None = None, vocab: np.ndarray | None = None) -> None:
         self._codes = codes
@@ -51,6 +55,7 @@ class DocIds:
         self._len: np.ndarray | None = None
         self._nul = False  # some id holds a zero byte
         self._hash: np.ndarray | None = None
+        self._packed_vocab: DocIds | None = None  # the vocabulary as byte slices, once
 
     @classmethod
     def slices(
@@ -80,13 +85,59 @@ class DocIds:
 
     @classmethod
     def from_strings(cls, strings: Sequence[str]) -> DocIds:
-        """Packed from Python strings (UTF-8)."""
-        enc = [s.encode() for s in strings]
-        off = np.zeros(len(enc) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)), out=off[1:])
-        joined = b"".join(enc)
-        body = np.frombuffer(joined + bytes(PAD), dtype=np.uint8)
-        return cls.slices(body, off[:-1], np.diff(off), nul=b"\0" in joined)
+        """Packed from Python strings (UTF-8).
+
+        The strings are joined with newlines and encoded once; the newline bytes then mark
+        the boundaries, unless some string holds a newline itself (then there are more
+        newline bytes than boundaries and each string is encoded on its own)."""
+        strings = strings.tolist() if isinstance(strings, np.ndarray) else list(strings)
+        n = len(strings)
+        joined = "\n".join(strings).encode()
+        body = np.frombuffer(joined + b"\n" + bytes(PAD), dtype=np.uint8)
+        ends = np.flatnonzero(body == 10)
+        if len(ends) == n:
+            start = np.zeros(n, dtype=np.int64)
+            start[1:] = ends[:-1] + 1
+            length = ends - start
+        else:  # a string holds a newline
+            enc = [s.encode() for s in strings]
+            length = np.fromiter(map(len, enc), dtype=np.int64, count=n)
+            start = np.zeros(n, dtype=np.int64)
+            np.cumsum(length[:-1], out=start[1:])
+            body = np.frombuffer(b"".join(enc) + bytes(PAD), dtype=np.uint8)
+        return cls.slices(body, start, length, nul=b"\0" in joined)
+
+    def lengths(self) -> np.ndarray:
+        """The byte length (UTF-8) of each row's id."""
+        return self.sliced()._len  # type: ignore[return-value]
+
+    def sliced(self) -> DocIds:
+        """The same ids as byte slices (itself when not interned; an interned vocabulary is
+        packed once, each row pointing at its id's bytes), hashes kept."""
+        if self._codes is None:
+            return self
+        if self._packed_vocab is None:
+            self._packed_vocab = DocIds.from_strings(self._vocab)  # type: ignore[arg-type]
+        vocab, codes = self._packed_vocab, self._codes
+        out = DocIds.slices(vocab._body, vocab._start[codes], vocab._len[codes], vocab._nul)  # type: ignore[arg-type,index]
+        out._hash = self._hash
+        return out
+
+    @classmethod
+    def stack(cls, parts: Sequence[DocIds]) -> DocIds:
+        """The rows of ``parts``, one after another, as byte slices of one body."""
+        sl = [p.sliced() for p in parts]
+        ends = [int((p._start + p._len).max()) if len(p) else 0 for p in sl]  # type: ignore[operator]
+        shift = np.concatenate(([0], np.cumsum(ends)))
+        body = np.zeros(int(shift[-1]) + PAD, dtype=np.uint8)
+        for p, e, at in zip(sl, ends, shift.tolist()):
+            body[at : at + e] = p._body[:e]  # type: ignore[index]
+        start = np.concatenate([p._start + at for p, at in zip(sl, shift.tolist())])  # type: ignore[operator]
+        length = np.concatenate([p._len for p in sl])  # type: ignore[misc]
+        hashes = None
+        if all(p._hash is not None for p in sl):
+            hashes = np.concatenate([p._hash for p in sl])  # type: ignore[misc]
+        return cls.slices(body, start, length, any(p._nul for p in sl), int(shift[-1]), hashes)
 
     def __len__(self) -> int:
         return len(self._codes) if self._codes is not None else len(self._start)  # type: ignore[arg-type]
@@ -170,6 +221,13 @@ class DocIds:
             return np.zeros(0, dtype=bool)
         if self._codes is not None and other._codes is not None and self._vocab is other._vocab:
             return self._codes[rows] == other._codes[other_rows]
+        if self._codes is None and other._codes is None:
+            a_len, b_len = self._len[rows], other._len[other_rows]  # type: ignore[index]
+            if max(int(a_len.max()), int(b_len.max())) <= _FIXED_MAX:
+                a = fixed_words(self._body, self._start[rows], a_len)  # type: ignore[arg-type,index]
+                b = fixed_words(other._body, other._start[other_rows], b_len)  # type: ignore[arg-type,index]
+                if a.shape[1] == b.shape[1]:
+                    return (a_len == b_len) & (a == b).all(axis=1)
         a_off, a_body = self._packed(rows)
         b_off, b_body = other._packed(other_rows)
         out = np.diff(a_off) == np.diff(b_off)
