@@ -13,9 +13,10 @@ from ..io import coerce_run
 from ..model import Run
 from .frameworks import MODES, framework_fuse
 from .methods import ALIASES, METHODS, NORMS, RANK_BASED, combine, normalise, reranked
+from .supervised import SUPERVISED, supervised_fuse, train
 from .table import RunTable, build_table
 
-__all__ = ["METHODS", "MODES", "NORMS", "RunTable", "build_table", "fuse", "named_runs"]
+__all__ = ["METHODS", "MODES", "NORMS", "SUPERVISED", "RunTable", "build_table", "fuse", "named_runs"]
 
 
 def named_runs(runs: Mapping[str, Any] | Sequence[Any]) -> tuple[list[Run], list[str]]:
@@ -40,6 +41,7 @@ def fuse(
     norm: str | None = None,
     weights: Sequence[float] | Mapping[str, float] | None = None,
     *,
+    labels: Any = None,
     name: str | None = None,
     **params: Any,
 ) -> Run:
@@ -51,7 +53,15 @@ def fuse(
     ``norm``: a normalisation applied per query and run first (:data:`NORMS`; None keeps
     the scores; rank-based methods rank by the normalised scores, which only
     ``min-max-inverted`` and ``borda`` reorder). ``weights``: one per run (a list, or
-    ``{name: weight}``) for ``wsum``, ``wmnz``, ``mixed``, ``w_bordafuse``.
+    ``{name: weight}``) for ``wsum``, ``wmnz``, ``mixed``, ``w_bordafuse``,
+    ``w_condorcet``.
+
+    Supervised methods (:data:`SUPERVISED`: ``posfuse``, ``probfuse`` with ``n_segments``,
+    ``segfuse``, ``slidefuse`` with ``w``, ``mapfuse``, ``bayesfuse``; formulas in
+    :mod:`ranklens.fusion.supervised`) learn from ``labels`` (anything ``evaluate`` takes;
+    ``relevance_level`` = 1) on the runs' rankings of the labelled queries, then score
+    every query. Give them training labels only: :func:`ranklens.tune_fusion` trains on
+    some query folds and measures on the others.
 
     Framework-exact modes (:data:`MODES`, formulas in :mod:`ranklens.fusion.frameworks`):
     ``"langchain"`` (EnsembleRetriever), ``"llamaindex:reciprocal_rerank"``,
@@ -72,9 +82,9 @@ def fuse(
     """
     low = method.lower()
     low = ALIASES.get(low, low)
-    if low not in METHODS and low not in MODES:
+    if low not in METHODS and low not in MODES and low not in SUPERVISED:
         raise InputError(
-            f"unknown fusion method {method!r}; methods: {', '.join(METHODS)}; "
+            f"unknown fusion method {method!r}; methods: {', '.join(METHODS + SUPERVISED)}; "
             f"framework modes: {', '.join(MODES)}"
         )
     the_runs, names = named_runs(runs)
@@ -92,5 +102,13 @@ def fuse(
     s, present = normalise(table, norm)
     if low in RANK_BASED and norm in ("min-max-inverted", "borda"):
         table = reranked(table, s, present)  # the normalised order is the ranking
-    fused = combine(table, low, s, present, weights, params)
+    if low in SUPERVISED:
+        if labels is None:
+            raise InputError(f"{low} learns from training labels: fuse(..., labels=...)")
+        if norm in ("min-max-inverted", "borda"):
+            raise InputError(f"{low} learns from each run's own ranking; {norm} reorders it")
+        trained = train(low, labels, the_runs, params)
+        fused = supervised_fuse(table, low, s, trained, params)
+    else:
+        fused = combine(table, low, s, present, weights, params)
     return table.to_run(fused, name or low)

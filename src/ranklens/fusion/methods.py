@@ -17,6 +17,8 @@ documents for the query. A run that did not retrieve a document adds 0 to sums.
 * ``isr`` (Mourão et al. 2015): ``Σ 1/r_i² · |P|``; ``log_isr``: ``Σ 1/r_i² · ln|P|``;
   ``logn_isr`` (``sigma`` = 0.01): ``Σ 1/r_i² · ln(|P| + σ)``;
 * ``rbc`` (Bailey et al. 2017, ``phi`` = 0.8): ``Σ (1 − φ) φ^{r_i − 1}``;
+* ``condorcet``, ``w_condorcet`` (Montague & Aslam 2002): pairwise majority, see
+  :func:`~ranklens.fusion.condorcet.condorcet`;
 * ``bordafuse`` (Aslam & Montague 2001): ``Σ b_i`` with ``b_i = n − r_i + 1``, or
   ``(n − n_i + 1)/2`` when run ``i`` did not retrieve it; ``w_bordafuse``: ``Σ w_i b_i``.
 
@@ -39,6 +41,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model.segments import seg_running_count
+from .condorcet import condorcet
 from .table import RunTable
 
 EPS = 1e-9
@@ -203,17 +206,24 @@ def combine(t: RunTable, method: str, s: np.ndarray, present: np.ndarray, weight
         return _borda(t).sum(axis=1)
     if method == "w_bordafuse":
         return _borda(t) @ w
+    if method in ("condorcet", "w_condorcet"):
+        return condorcet(t, w if method == "w_condorcet" else np.ones(n_runs))
     raise InputError(f"unknown fusion method {method!r}")
 
 
 METHODS = ("sum", "wsum", "min", "max", "med", "anz", "mnz", "gmnz", "wmnz", "mixed", "rrf",
-           "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "w_bordafuse")  # fmt: skip
-"""The fusion methods of ranx that ranklens computes (ranx's names)."""
+           "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "w_bordafuse", "condorcet",
+           "w_condorcet")  # fmt: skip
+"""The unsupervised fusion methods (ranx's names); the supervised ones are in
+:mod:`.supervised`."""
 
 ALIASES = {
     "combsum": "sum", "combmnz": "mnz", "combanz": "anz", "combmax": "max", "combmin": "min",
     "combmed": "med", "combgmnz": "gmnz", "weighted_sum": "wsum", "borda": "bordafuse",
     "weighted_bordafuse": "w_bordafuse", "reciprocal_rank": "rrf",
+    "weighted_condorcet": "w_condorcet",
 }  # fmt: skip
-RANK_BASED = frozenset({"rrf", "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "w_bordafuse"})
+RANK_BASED = frozenset({"rrf", "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "w_bordafuse",
+                        "condorcet", "w_condorcet", "posfuse", "probfuse", "segfuse",
+                        "slidefuse", "mapfuse", "bayesfuse"})  # fmt: skip
 """Methods that read ranks only (of the normalised scores when a normalisation is given)."""
