@@ -58,6 +58,8 @@ def test_every_shared_method_equals_ranx(case, norm):
     runs, weights = case
     named = {f"r{i}": r for i, r in enumerate(runs)}
     for method in METHODS:
+        if method in ("condorcet", "w_condorcet"):
+            continue  # compared where the majority is a strict order: test_fusion_supervised
         if norm == "borda" and method in RANK_BASED:
             continue  # ranx ranks borda-normalised runs in set order (arbitrary); see methods.py
         want = ranx_fused(runs, method, norm, weights)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..errors import InputError
 from ..io import coerce_run
 from ..model import Run
@@ -16,7 +18,8 @@ from .methods import ALIASES, METHODS, NORMS, RANK_BASED, combine, normalise, re
 from .supervised import SUPERVISED, supervised_fuse, train
 from .table import RunTable, build_table
 
-__all__ = ["METHODS", "MODES", "NORMS", "SUPERVISED", "RunTable", "build_table", "fuse", "named_runs"]
+__all__ = ["METHODS", "MODES", "NORMS", "SUPERVISED", "RunTable", "build_table", "fuse",
+           "fused_scores", "method_name", "named_runs"]  # fmt: skip
 
 
 def named_runs(runs: Mapping[str, Any] | Sequence[Any]) -> tuple[list[Run], list[str]]:
@@ -80,6 +83,15 @@ def fuse(
     >>> [round(s, 6) for s in fused.to_dict()["q"].values()]
     [0.032522, 0.016393, 0.016129]
     """
+    low = method_name(method)
+    the_runs, names = named_runs(runs)
+    table = build_table(the_runs, names)
+    fused = fused_scores(table, the_runs, low, norm, weights, params, labels)
+    return table.to_run(fused, name or low)
+
+
+def method_name(method: str) -> str:
+    """The canonical name of a fusion method or framework mode (aliases resolved)."""
     low = method.lower()
     low = ALIASES.get(low, low)
     if low not in METHODS and low not in MODES and low not in SUPERVISED:
@@ -87,18 +99,25 @@ def fuse(
             f"unknown fusion method {method!r}; methods: {', '.join(METHODS + SUPERVISED)}; "
             f"framework modes: {', '.join(MODES)}"
         )
-    the_runs, names = named_runs(runs)
+    return low
+
+
+def fused_scores(
+    table: RunTable, runs: list[Run], method: str, norm: str | None, weights: Any,
+    params: dict[str, Any], labels: Any = None,
+) -> np.ndarray:  # fmt: skip
+    """One fused score per row of ``table`` (built from ``runs``): :func:`fuse` once the
+    table exists, so that many settings reuse one table (``method`` canonical)."""
+    low = method
     if isinstance(weights, Mapping):
-        missing = set(names) - set(map(str, weights))
+        missing = set(table.names) - set(map(str, weights))
         if missing:
             raise InputError(f"weights name no weight for {sorted(missing)}")
-        weights = [float(weights[n]) for n in names]
-    table = build_table(the_runs, names)
+        weights = [float(weights[n]) for n in table.names]
     if low in MODES:
         if norm is not None:
-            raise InputError(f"{method}: the framework's own scaling applies; give no norm")
-        fused = framework_fuse(table, low, weights, params)
-        return table.to_run(fused, name or low)
+            raise InputError(f"{low}: the framework's own scaling applies; give no norm")
+        return framework_fuse(table, low, weights, params)
     s, present = normalise(table, norm)
     if low in RANK_BASED and norm in ("min-max-inverted", "borda"):
         table = reranked(table, s, present)  # the normalised order is the ranking
@@ -107,8 +126,5 @@ def fuse(
             raise InputError(f"{low} learns from training labels: fuse(..., labels=...)")
         if norm in ("min-max-inverted", "borda"):
             raise InputError(f"{low} learns from each run's own ranking; {norm} reorders it")
-        trained = train(low, labels, the_runs, params)
-        fused = supervised_fuse(table, low, s, trained, params)
-    else:
-        fused = combine(table, low, s, present, weights, params)
-    return table.to_run(fused, name or low)
+        return supervised_fuse(table, low, s, train(low, labels, runs, params), params)
+    return combine(table, low, s, present, weights, params)
