@@ -45,7 +45,9 @@ def write_trec(data: dict, folder: Path) -> list[Path]:
         p = folder / f"r{i}.run"
         with p.open("w") as f:
             for q, ds, ss in zip(data["qid"].tolist(), docs.tolist(), sc.tolist()):
-                f.writelines(f"{q} Q0 {d} {k} {s!r} r{i}\n" for k, (d, s) in enumerate(zip(ds, ss), 1))
+                f.writelines(
+                    f"{q} Q0 {d} {k} {s!r} r{i}\n" for k, (d, s) in enumerate(zip(ds, ss), 1)
+                )
         paths.append(p)
     return paths
 
@@ -83,9 +85,12 @@ def main() -> None:
     # rank-based methods are checked on the first 300 queries with their ties broken by
     # rank (ranx orders tied scores its own way, ranklens in trec order)
     untied = [
-        {q: {d: s - k * 1e-7 for k, (d, s) in enumerate(hits.items())} for q, hits in list(d.items())[:300]}
+        {
+            q: {doc: s - k * 1e-7 for k, (doc, s) in enumerate(hits.items())}
+            for q, hits in list(d.items())[:300]
+        }
         for d in dicts
-    ]  # fmt: skip
+    ]
     distinct = len({d for docs in data["docs"] for d in docs.ravel().tolist()})
     print(f"3 runs x {args.queries:,} queries x {args.depth} ({rows:,} rows, {distinct:,} "
           f"distinct {args.ids} ids)")  # fmt: skip
@@ -124,8 +129,12 @@ def main() -> None:
                     fused = ranklens.fuse({f"r{i}": d for i, d in enumerate(untied)}, method)
                     ref = ranx.fuse([ranx.Run(d) for d in untied], method=method)
                 check(fused, ref)
-                warm_ours = best_of(lambda: ranklens.fuse(ours, method, norm=norm, **w))
-                warm_theirs = best_of(lambda: ranx.fuse(theirs, method=method, norm=norm, params=w))
+                warm_ours = best_of(
+                    lambda o=ours, m=method, n=norm, w=w: ranklens.fuse(o, m, norm=n, **w)
+                )
+                warm_theirs = best_of(
+                    lambda t=theirs, m=method, n=norm, w=w: ranx.fuse(t, method=m, norm=n, params=w)
+                )
                 print(
                     f"{form:>4} {method:>4} norm={norm!s:<8} warm: ranklens {warm_ours:6.2f} s, "
                     f"ranx {warm_theirs:6.2f} s, ratio {warm_theirs / warm_ours:5.2f}x | "

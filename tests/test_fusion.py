@@ -125,7 +125,7 @@ def _mixed_runs(n_queries: int = 40):
     rng = np.random.default_rng(7)
     ids = [f"d{i}" for i in range(30)] + [f"doc-{i:012d}" for i in range(30)]
     out = []
-    for r in range(3):
+    for _ in range(3):
         run = {}
         for q in range(n_queries):
             docs = rng.choice(ids, size=12, replace=False).tolist()
@@ -157,7 +157,11 @@ def test_grouping_is_exact_when_hash_bits_are_shared(monkeypatch):
         assert q_sorted.tolist() == [0, 0, 0, 1, 1]
         assert h[o].tolist() in ([5, 5, 7, 5, 5], [7, 5, 5, 5, 5])
         assert first.tolist() == [True, False, True, True, False] or first.tolist() == [
-            True, True, False, True, False
+            True,
+            True,
+            False,
+            True,
+            False,
         ]
 
 

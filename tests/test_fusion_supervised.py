@@ -33,8 +33,10 @@ def labelled_runs(draw, full: bool = False):
     for _ in range(n_runs):
         run = {}
         for q in queries:
-            docs = common[q] if full else draw(
-                st.lists(st.sampled_from(DOCS), min_size=1, max_size=12, unique=True)
+            docs = (
+                common[q]
+                if full
+                else draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=12, unique=True))
             )
             docs = draw(st.permutations(docs))
             run[q] = {d: (len(docs) - i) / 3 for i, d in enumerate(docs)}
@@ -51,7 +53,13 @@ def _close(got, want, what):
     for q in want:
         assert set(got[q]) == set(want[q]), (what, q)
         for d, v in want[q].items():
-            assert math.isclose(got[q][d], v, rel_tol=1e-9, abs_tol=1e-9), (what, q, d, got[q][d], v)
+            assert math.isclose(got[q][d], v, rel_tol=1e-9, abs_tol=1e-9), (
+                what,
+                q,
+                d,
+                got[q][d],
+                v,
+            )
 
 
 TRAIN = {

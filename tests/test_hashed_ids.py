@@ -178,4 +178,6 @@ def test_from_strings_with_newlines_and_zero_bytes():
     ids = ["a\nb", "c", "\0", "d\0e", "é\n"]
     packed = DocIds.from_strings(ids)
     assert packed.strings(np.arange(5)) == ids
-    assert packed.same(np.array([0, 2]), DocIds.from_strings(["a\nb", "\0x"]), np.array([0, 1])).tolist() == [True, False]
+    assert packed.same(
+        np.array([0, 2]), DocIds.from_strings(["a\nb", "\0x"]), np.array([0, 1])
+    ).tolist() == [True, False]

@@ -66,6 +66,9 @@ _LAZY = {
     "power": "comparison",
     # fusion
     "fuse": "fusion",
+    "tune_fusion": "fusion",
+    "FusionTuning": "fusion",
+    "weight_grid": "fusion",
     # capture
     "run": "capture",
     "arun": "capture",

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
-from .fusion_cli import add_fuse_command, cmd_fuse, named_paths
+from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
 from .trec_flags import add_trec_eval_flags, run_argument, trec_eval_request
 
@@ -212,6 +212,7 @@ def _build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment")
     add_gate_commands(sub, _add_judge_args)
     add_fuse_command(sub)
+    _add_judge_args(sub.choices["tune-fusion"])
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
@@ -349,6 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_power(args)
         if args.command == "fuse":
             return cmd_fuse(args)
+        if args.command == "tune-fusion":
+            return cmd_tune_fusion(args, _judge_kwargs(args))
         if args.command == "report":
             from ..comparison import Report
 

@@ -28,6 +28,30 @@ def add_fuse_command(sub: Any) -> None:
     f.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     f.add_argument("--name", help="run tag in the output (default: the method)")
 
+    t = sub.add_parser(
+        "tune-fusion",
+        help="tune fusion weights or a parameter by cross-validation over queries",
+        description="Search a fusion method's weights (or parameter) with K-fold "
+        "cross-validation over the labelled queries; print the held-out estimate, the "
+        "in-sample best, the chosen setting and a paired test against the best single run.",
+    )
+    t.add_argument("qrels", metavar="QRELS", help="labels (TREC qrels, JSONL, BEIR folder...)")
+    t.add_argument("runs", nargs="+", metavar="RUN", help="run files; NAME=PATH names one")
+    t.add_argument("-m", "--metric", default="ndcg@10", help="metric to tune (default: ndcg@10)")
+    t.add_argument("--method", default="wsum", help="fusion method (default: wsum)")
+    t.add_argument("--norm", help="normalisation applied before fusing (e.g. min-max)")
+    t.add_argument("--folds", type=int, default=5, help="cross-validation folds (default: 5)")
+    t.add_argument("--seed", type=int, default=0, help="seed of the query shuffle (default: 0)")
+    t.add_argument("--step", type=float, default=0.1,
+                   help="weight grid step on the simplex (default: 0.1)")  # fmt: skip
+    t.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="values of a method parameter to search, e.g. k=20,60,100")  # fmt: skip
+    t.add_argument("--test", default="randomization", help="paired test (default: randomization)")
+    t.add_argument("--html", metavar="FILE", help="write the HTML report with the grid chart")
+    t.add_argument("--json", metavar="FILE", help="save the tuning as JSON")
+    t.add_argument("-o", "--output", metavar="FILE",
+                   help="write the run fused with the chosen setting (TREC)")  # fmt: skip
+
 
 def named_paths(items: list[str]) -> dict[str, str]:
     """Run files by name: ``NAME=PATH``, or a path named by its stem; two runs of one name
@@ -77,3 +101,45 @@ def cmd_fuse(args: argparse.Namespace) -> int:
             write_run(fused, out)
             sys.stdout.write(out.read_text(encoding="utf-8"))
     return 0
+
+
+def cmd_tune_fusion(args: argparse.Namespace, judge_options: dict[str, Any]) -> int:
+    import json
+
+    from ..fusion import method_name, tune_fusion, weight_grid
+    from ..fusion.tuning import WEIGHTED
+    from ..io import write_run
+
+    runs = named_paths(args.runs)
+    grid: dict[str, list[Any]] | None = None
+    if args.grid or (method_name(args.method) in WEIGHTED and args.step != 0.1):
+        grid = {}
+        for item in args.grid:
+            key, sep, values = item.partition("=")
+            try:
+                grid[key.strip()] = [_number(v) for v in values.split(",")]
+            except ValueError:
+                sep = ""
+            if not sep or not key.strip():
+                raise InputError(f"--grid {item!r}: expected KEY=V1,V2,...")
+        if method_name(args.method) in WEIGHTED:
+            grid["weights"] = weight_grid(len(runs), args.step)
+    tuning = tune_fusion(args.qrels, runs, args.method, args.metric, grid, args.folds,
+                         args.seed, norm=args.norm, test=args.test,
+                         **judge_options)  # fmt: skip
+    sys.stdout.write(str(tuning) + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps(tuning.to_dict(), indent=2) + "\n")
+        sys.stderr.write(f"tuning written to {args.json}\n")
+    if args.html:
+        tuning.report(args.qrels, **judge_options).to_html(args.html)
+        sys.stderr.write(f"HTML report written to {args.html}\n")
+    if args.output:
+        write_run(tuning.fused, args.output)
+        sys.stderr.write(f"fused run (chosen setting) written to {args.output}\n")
+    return 0
+
+
+def _number(text: str) -> float | int:
+    value = float(text)
+    return int(value) if value.is_integer() and "." not in text else value

@@ -12,7 +12,8 @@ def condorcet(t: RunTable, weights: np.ndarray) -> np.ndarray:
     query, document ``x`` beats ``y`` when the runs ranking ``x`` above ``y`` (a retrieved
     document is above an unretrieved one) outweigh those ranking ``y`` above ``x``; the
     candidates are ordered by their number of wins (Copeland's rule; ties by weighted
-    Borda count, then in a fixed order of the ids' hashes) and score ``n − i`` at 0-based place ``i`` of ``n``.
+    Borda count, then in a fixed order of the ids' hashes) and score ``n − i`` at 0-based
+    place ``i`` of ``n``.
 
     This is the order Montague and Aslam's sort produces whenever the majority relation
     is transitive; with cycles, a comparison sort's order depends on the algorithm and

@@ -28,7 +28,6 @@ list).
 
 from __future__ import annotations
 
-from math import ceil
 from typing import Any
 
 import numpy as np
@@ -55,7 +54,9 @@ def hit_lists(labels: Any, run: Run, relevance_level: int = 1) -> tuple[np.ndarr
     return lens, hits
 
 
-def _segment_means(hits: np.ndarray, lo: np.ndarray, hi: np.ndarray, size: np.ndarray) -> np.ndarray:
+def _segment_means(
+    hits: np.ndarray, lo: np.ndarray, hi: np.ndarray, size: np.ndarray
+) -> np.ndarray:
     """Per query and segment ``[lo, hi)`` (per query rows), hits divided by ``size``."""
     csum = np.concatenate([np.zeros((len(hits), 1)), np.cumsum(hits, axis=1)], axis=1)
     width = csum.shape[1] - 1

@@ -43,15 +43,18 @@ class RunTable:
         """The number of distinct documents of each row's query (over all runs)."""
         return np.bincount(self.q, minlength=len(self.query_ids))[self.q]
 
-    def to_run(self, scores: np.ndarray, name: str) -> Run:
-        """The run scoring each row's document ``scores`` (the rows' ids, uninterned)."""
+    def to_run(self, scores: np.ndarray, name: str, rows: np.ndarray | None = None) -> Run:
+        """The run scoring each row's document ``scores`` (the rows' ids, uninterned), or
+        only ``rows`` (then ``scores`` holds theirs)."""
+        q, docs = (self.q, self.docs) if rows is None else (self.q[rows], self.docs.take(rows))
         return Run.from_arrays(
-            (), (), scores, name=name,
-            encoded=(self.q.astype(np.int32), self.query_ids, self.docs, None),
-        )  # fmt: skip
+            (), (), scores, name=name, encoded=(q.astype(np.int32), self.query_ids, docs, None)
+        )
 
 
-def _grouped(q: np.ndarray, h: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _grouped(
+    q: np.ndarray, h: np.ndarray, n_queries: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(order, q, first)``: an order of the rows grouping equal ``(q, h)`` with queries
     ascending, the rows' queries in that order, and where each group starts.
 

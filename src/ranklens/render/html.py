@@ -21,6 +21,7 @@ from ..comparison import Report, curve_family
 from ..metrics import parse_metric
 from . import svg
 from .cells import cells, fmt_p, report_notes
+from .fusion import fusion_html
 
 MAX_ROWS = 2000
 """Per-query rows shown in the HTML table (all values are in the JSON and CSV outputs)."""
@@ -329,6 +330,7 @@ def to_html(
         f'<h1>{escape(title)}</h1><p class="meta">{_meta_line(report)}</p>'
         f"<h2>Summary</h2>{_summary_table(report)}{_comparisons_table(report)}"
         f"{_run_info(report)}"
+        f"{fusion_html(report.metadata['fusion']) if report.metadata.get('fusion') else ''}"
         f'<h2>By metric</h2><label>Metric <select class="metric-select">{options}</select>'
         f"</label>{groups}"
         f"{_per_query_table(report, max_rows)}"
@@ -340,6 +342,13 @@ def to_html(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title></head><body>{body}</body></html>\n"
+    )
+
+
+def tuning_fragment(tuning: dict) -> str:
+    """A fusion tuning (``FusionTuning.to_dict()``) as a styled ``<div>`` for notebooks."""
+    return (
+        f'<div class="rl-report"><style>{_asset("report.css")}</style>{fusion_html(tuning)}</div>'
     )
 
 

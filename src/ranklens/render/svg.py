@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from html import escape
+from typing import Any
 
 from ..text import clip
 
@@ -36,7 +37,7 @@ def _num(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".")
 
 
-def _frame(title: str, body: list[str], kind: str, legend: Sequence[tuple[str, str]] = ()) -> str:
+def frame(title: str, body: list[str], kind: str, legend: Sequence[tuple[str, str]] = ()) -> str:
     parts = [
         f'<svg class="chart" data-chart="{escape(kind)}" xmlns="http://www.w3.org/2000/svg" '
         f'viewBox="0 0 {W} {H + 18 * _legend_rows(legend)}" role="img" '
@@ -89,7 +90,11 @@ def _y_axis(lo: float, hi: float, label: str) -> tuple[list[str], callable]:
 
 
 def line_chart(
-    title: str, xs: Sequence[int], series: Sequence[tuple[str, Sequence[float]]], ylabel: str
+    title: str,
+    xs: Sequence[Any],
+    series: Sequence[tuple[str, Sequence[float]]],
+    ylabel: str,
+    xlabel: str = "cutoff k",
 ) -> str:
     """Lines over categorical x positions (the cutoffs k), one per run."""
     vals = [v for _, ys in series for v in ys if math.isfinite(v)]
@@ -107,7 +112,7 @@ def line_chart(
         )
     body.append(
         f'<text x="{(LEFT + W - RIGHT) / 2:.0f}" y="{H - 8}" class="axis-label" '
-        f'text-anchor="middle">cutoff k</text>'
+        f'text-anchor="middle">{escape(xlabel)}</text>'
     )
     legend = []
     for j, (name, ys) in enumerate(series):
@@ -121,7 +126,7 @@ def line_chart(
                     f"<title>{escape(name)} @{escape(str(xs[i]))}: {v:.4f}</title></circle>"
                 )
         legend.append((name, col))
-    return _frame(title, body, "curve", legend)
+    return frame(title, body, "curve", legend)
 
 
 def difference_chart(title: str, diffs: Sequence[float], col: str, ylabel: str) -> str:
@@ -153,7 +158,7 @@ def difference_chart(title: str, diffs: Sequence[float], col: str, ylabel: str) 
         f'text-anchor="middle">queries, sorted ({up} better, {len(d) - up - down} equal, '
         f"{down} worse)</text>"
     )
-    return _frame(title, body, "differences")
+    return frame(title, body, "differences")
 
 
 def histogram(
@@ -199,4 +204,4 @@ def histogram(
             f'<polyline points="{" ".join(pts)}" fill="none" stroke="{col}" stroke-width="2"/>'
         )
         legend.append((name, col))
-    return _frame(title, body, "distribution", legend)
+    return frame(title, body, "distribution", legend)
