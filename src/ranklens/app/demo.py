@@ -110,11 +110,13 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
     out.write(f"\nHTML report: {Path(html).resolve()}\n\n")
     out.write(_llamaindex_paragraph(dataset, results.get(BASELINE)))
     out.write(_gate_section(dataset, results, baseline))
+    out.write(_fusion_section(dataset, results, baseline))
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
         "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
         "  ranklens compare QRELS RUN_A RUN_B --html report.html\n"
         "  ranklens gate QRELS RUN --baseline base.json -m ndcg@10 --margin 0.02   # CI\n"
+        "  ranklens tune-fusion QRELS RUN_A RUN_B -m ndcg@10 --norm min-max   # hybrid\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  uv run pytest                    # every check, against trec_eval too\n"
         "  see examples/ for LlamaIndex, LangChain, Haystack and AutoRAG recipes\n"
@@ -176,6 +178,26 @@ def _gate_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
         f"\nThe CI gate: {candidate} against a baseline saved from {baseline}, allowing a "
         "0.05 drop (ranklens gate / the pytest plugin; see docs/gate.md):\n\n" + result.to_text()
     )
+
+
+def _fusion_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
+    """Hybrid retrieval offline: the baseline fused with the sentence-level run, weights
+    tuned by 5-fold cross-validation (the held-out estimate, not the in-sample best)."""
+    from ..fusion import tune_fusion
+
+    other = "llamaindex-bm25-sentences" if "llamaindex-bm25-sentences" in results else None
+    if other is None or other == baseline:
+        return ""
+    pair = {baseline: results[baseline], other: results[other]}
+    tuning = tune_fusion(dataset, pair, "wsum", "ndcg@10", norm="min-max", folds=5)
+    import textwrap
+
+    head = (
+        f"Hybrid, offline: {baseline} + {other} fused by weighted CombSUM (min-max), the "
+        "weights tuned by 5-fold cross-validation over the questions (ranklens.tune_fusion; "
+        "docs/fusion.md):"
+    )
+    return "\n" + "\n".join(textwrap.wrap(head, 92)) + "\n\n" + str(tuning) + "\n"
 
 
 def _files_demo(out: TextIO) -> int:
