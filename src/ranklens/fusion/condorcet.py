@@ -18,7 +18,7 @@ def condorcet(t: RunTable, weights: np.ndarray) -> np.ndarray:
     This is the order Montague and Aslam's sort produces whenever the majority relation
     is transitive; with cycles, a comparison sort's order depends on the algorithm and
     the input order (ranx's on the iteration order of a set of ids)."""
-    rank = np.where(t.present, t.rank, np.iinfo(np.int64).max).astype(np.float64)
+    rank = np.where(t.present, t.rank.astype(np.float64), np.inf)
     out = np.zeros(len(t.q))
     starts = np.flatnonzero(np.diff(t.q, prepend=-1))
     ends = np.append(starts[1:], len(t.q))

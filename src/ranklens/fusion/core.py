@@ -102,7 +102,8 @@ def fused_scores(
     params: dict[str, Any], labels: Any = None,
 ) -> np.ndarray:  # fmt: skip
     """One fused score per row of ``table`` (built from ``runs``): :func:`fuse` once the
-    table exists, so that many settings reuse one table (``method`` canonical)."""
+    table exists, so that many settings reuse one table (``method`` canonical; a
+    supervised method learns from ``labels`` on ``runs``)."""
     low = method
     if isinstance(weights, Mapping):
         missing = set(table.names) - set(map(str, weights))

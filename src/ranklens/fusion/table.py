@@ -22,7 +22,8 @@ from ..model.ids import HASH_EXACT_BYTES, DocIds
 @dataclass
 class RunTable:
     """``query_ids`` (sorted), per row ``q`` (query index) and ``docs`` (its document);
-    ``score``/``rank`` are ``(rows, runs)`` (NaN / 0 when absent); ``length`` is
+    ``score``/``rank`` are ``(rows, runs)`` (NaN / 0 when absent; ranks are int32, so
+    arithmetic that could pass 2^31 casts first); ``length`` is
     ``(queries, runs)``, each run's documents per query; ``names`` the runs' names. Rows
     are grouped by query."""
 
@@ -79,9 +80,13 @@ def _grouped(
     same_g = g[1:] == g[:-1]
     split = same_g & (hs[1:] != hs[:-1])
     if split.any():  # top bits shared by different hashes: order those blocks by hash
-        block = np.concatenate(([0], np.cumsum(~same_g)))
-        rows = np.flatnonzero(np.isin(block, block[1:][split]))
-        sub = rows[np.lexsort((hs[rows], block[rows]))]
+        starts = np.flatnonzero(np.concatenate(([True], ~same_g)))
+        ends = np.append(starts[1:], n)
+        bad = np.unique(np.searchsorted(starts, np.flatnonzero(split), side="right") - 1)
+        size = ends[bad] - starts[bad]
+        rows = np.repeat(starts[bad] - np.cumsum(size) + size, size) + np.arange(size.sum())
+        block = np.repeat(np.arange(len(bad)), size)
+        sub = rows[np.lexsort((hs[rows], block))]
         o[rows], hs[rows] = o[sub], hs[sub]
     first = np.ones(n, dtype=bool)
     first[1:] = ~same_g | (hs[1:] != hs[:-1])
@@ -91,44 +96,66 @@ def _grouped(
 def build_table(runs: list[Run], names: list[str]) -> RunTable:
     """The :class:`RunTable` of ``runs`` (see the module docstring)."""
     query_ids = np.unique(np.concatenate([r.query_ids.astype(str) for r in runs]))
-    keys_q, parts, run_of, ranks, scores = [], [], [], [], []
+    n_q, n_runs = len(query_ids), len(runs)
+    keys_q, parts, src, ranks, scores = [], [], [], [], []
+    length = np.zeros((n_q, n_runs), dtype=np.int64)
+    offset = 0
     for i, run in enumerate(runs):
         order = run.order()
         q_codes = np.searchsorted(query_ids, run.query_ids.astype(str))[run.q[order]]
         keys_q.append(q_codes.astype(np.int64))
+        length[:, i] = np.bincount(q_codes, minlength=n_q)
         run.docs.hashes()
-        parts.append(run.docs.sliced().take(order))
-        run_of.append(np.full(len(order), i, dtype=np.int64))
-        ranks.append(seg.seg_running_count(q_codes))
+        parts.append(run.docs.sliced())  # stacked as stored; ``src`` reads them in order
+        src.append(order + offset)
+        offset += len(order)
+        ranks.append(seg.seg_running_count(q_codes).astype(np.int32))
         scores.append(run.score[order].astype(np.float64))
     docs = DocIds.stack(parts)
-    q, h = np.concatenate(keys_q), docs.hashes()
-    src_run, rank, score = np.concatenate(run_of), np.concatenate(ranks), np.concatenate(scores)
-    o, q, first = _grouped(q, h, len(query_ids))
-    src_run, rank, score = src_run[o], rank[o], score[o]
+    rows_src = np.concatenate(src)  # each table input row's index into ``docs``
+    q, h = np.concatenate(keys_q), docs.hashes()[rows_src]
+    o, q, first = _grouped(q, h, n_q)
+    n = len(o)
     pair = np.cumsum(first) - 1
-    n_pairs, n_runs = int(pair[-1]) + 1 if len(pair) else 0, len(runs)
-    heads = o[first]
+    n_pairs = int(pair[-1]) + 1 if n else 0
+    heads = rows_src[o[first]]
     later = np.flatnonzero(~first)
-    a, b = heads[pair[later]], o[later]
+    a, b = heads[pair[later]], rows_src[o[later]]
     n_bytes = docs.lengths()
     unsure = (n_bytes[a] != n_bytes[b]) | (n_bytes[b] > HASH_EXACT_BYTES)
     if unsure.any() and not docs.same(a[unsure], docs, b[unsure]).all():
         raise InputError("two different document ids share a 64-bit hash; rename one")
-    twice = np.bincount(pair * n_runs + src_run, minlength=n_pairs * n_runs) > 1
-    if twice.any():  # one run retrieves a document twice for a query
-        p, r = divmod(int(np.flatnonzero(twice)[0]), n_runs)
-        at = o[int(np.flatnonzero(pair == p)[0])]
-        raise InputError(
-            f"run {names[r]!r} retrieves document {docs.strings(np.array([at]))[0]!r} "
-            f"twice for query {str(query_ids[q[pair == p][0]])!r}; fusion needs each document "
-            "once per query and run"
-        )
-    table_score = np.full((n_pairs, n_runs), np.nan)
-    table_rank = np.zeros((n_pairs, n_runs), dtype=np.int64)
-    table_score[pair, src_run] = score
-    table_rank[pair, src_run] = rank
-    length = np.bincount(q * n_runs + src_run, minlength=len(query_ids) * n_runs)
-    length = length.reshape(len(query_ids), n_runs)
-    return RunTable(query_ids, q[first], docs.take(heads), table_score, table_rank, length,
+    # each input row's cell of the (rows, runs) tables, stored column by column (each run's
+    # column contiguous); rows are read in input order, so the scores and ranks are written
+    # without gathering them first
+    sizes = [len(x) for x in src]
+    bounds = np.cumsum([0, *sizes]).tolist()
+    cell = np.empty(n, dtype=np.int64)
+    cell[o] = pair
+    for i in range(n_runs):
+        cell[bounds[i] : bounds[i + 1]] += i * n_pairs
+    table_rank = np.zeros((n_runs, n_pairs), dtype=np.int32)
+    table_rank.reshape(-1)[cell] = np.concatenate(ranks)
+    if np.count_nonzero(table_rank) < n:  # two rows of one run in one cell
+        _raise_repeat(cell, sizes, names, docs, rows_src, query_ids, np.concatenate(keys_q))
+    table_score = np.full((n_runs, n_pairs), np.nan)
+    table_score.reshape(-1)[cell] = np.concatenate(scores)
+    return RunTable(query_ids, q[first], docs.take(heads), table_score.T, table_rank.T, length,
                     names)  # fmt: skip
+
+
+def _raise_repeat(
+    cell: np.ndarray, sizes: list[int], names: list[str], docs: DocIds,
+    rows_src: np.ndarray, query_ids: np.ndarray, q_in: np.ndarray,
+) -> None:  # fmt: skip
+    """The error for a run that retrieves a document twice for a query (the first such
+    input row, in input order)."""
+    o = np.argsort(cell, kind="stable")
+    dup = o[1:][cell[o][1:] == cell[o][:-1]]
+    i = int(dup.min())
+    run = int(np.searchsorted(np.cumsum(sizes), i, side="right"))
+    raise InputError(
+        f"run {names[run]!r} retrieves document {docs.strings(np.array([rows_src[i]]))[0]!r} "
+        f"twice for query {str(query_ids[q_in[i]])!r}; fusion needs each document once per "
+        "query and run"
+    )

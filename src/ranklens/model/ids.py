@@ -125,8 +125,17 @@ class DocIds:
 
     @classmethod
     def stack(cls, parts: Sequence[DocIds]) -> DocIds:
-        """The rows of ``parts``, one after another, as byte slices of one body."""
-        sl = [p.sliced() for p in parts]
+        """The rows of ``parts``, one after another, as byte slices of one body (a part
+        whose rows use under half of the body they point into is packed first)."""
+        sl = []
+        for p in parts:
+            p = p.sliced()
+            if len(p) and 2 * int(p._len.sum()) < len(p._body):  # type: ignore[union-attr,arg-type]
+                off, packed = gather_packed(p._body, p._start, p._len)  # type: ignore[arg-type]
+                q = DocIds.slices(packed, off[:-1], np.diff(off), p._nul, int(off[-1]))
+                q._hash = p._hash
+                p = q
+            sl.append(p)
         ends = [int((p._start + p._len).max()) if len(p) else 0 for p in sl]  # type: ignore[operator]
         shift = np.concatenate(([0], np.cumsum(ends)))
         body = np.zeros(int(shift[-1]) + PAD, dtype=np.uint8)
@@ -194,8 +203,10 @@ class DocIds:
                 self._hash = hash_slices(self._body, self._start, self._len)  # type: ignore[arg-type]
             elif len(self._vocab) == 0:  # type: ignore[arg-type]
                 self._hash = np.zeros(len(self._codes), dtype=np.uint64)
-            else:
-                self._hash = hash_strings(self._vocab.tolist())[self._codes]  # type: ignore[union-attr]
+            else:  # the packed vocabulary is kept: sliced() reads the same bytes
+                if self._packed_vocab is None:
+                    self._packed_vocab = DocIds.from_strings(self._vocab)  # type: ignore[arg-type]
+                self._hash = self._packed_vocab.hashes()[self._codes]
         return self._hash
 
     def desc_order(self, rows: np.ndarray, group: np.ndarray) -> np.ndarray:
