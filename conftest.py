@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
 SHARED_DATA = Path(__file__).resolve().parent.parent / "shared" / "data"
 
 
@@ -70,3 +74,60 @@ def assert_equals_trec_eval(result, dataset, tmp_path):
             expected = theirs[q][trec_name] if q in theirs else 0.0
             assert abs(ours.per_query[name][i] - expected) < 1e-9, (q, name)
     return ours
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Headless Chromium driven by Selenium (Debian's chromium and chromedriver); skipped
+    when absent unless RANKLENS_REQUIRE_BROWSER is set."""
+    if not (CHROMIUM and CHROMEDRIVER):
+        if os.environ.get("RANKLENS_REQUIRE_BROWSER"):
+            pytest.fail("chromium and chromedriver are required (RANKLENS_REQUIRE_BROWSER)")
+        pytest.skip("chromium/chromedriver not installed (.ci/run installs them)")
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not download drivers
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1300,1800",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="session")
+def demo_bm25():
+    """The shipped demo set and two real BM25 runs (bm25s) over it: on each passage's text,
+    and on its title only (top 10)."""
+    import bm25s
+
+    from ranklens.app.demo_data import load
+
+    ds = load()
+    ids, qids = list(ds.corpus), list(ds.queries)
+    runs = {}
+    for name, field in (("bm25", "text"), ("bm25-title", "title")):
+        texts = [str(ds.corpus[i].get(field) or "") for i in ids]
+        index = bm25s.BM25()
+        index.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+        docs, scores = index.retrieve(
+            bm25s.tokenize([ds.queries[q] for q in qids], stopwords="en", show_progress=False),
+            k=10, show_progress=False,
+        )  # fmt: skip
+        runs[name] = {q: {ids[d]: float(s) for d, s in zip(docs[i], scores[i])}
+                      for i, q in enumerate(qids)}  # fmt: skip
+    return ds, runs

@@ -32,6 +32,7 @@ FLOORS = {
     "capture": 6,
     "render": 7,
     "fusion": 7,
+    "judgments": 7,
     "app": 8,
     "__init__": 9,
     "__main__": 9,

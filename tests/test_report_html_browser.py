@@ -4,50 +4,13 @@ switches metric, and shows hostile ids and texts as text without running them.""
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 from ranklens import compare
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
 HOSTILE_RUN = "<script>window.__pwned_run=1</script>"
 HOSTILE_QUERY = '"><img src=x onerror="window.__pwned_query=1">'
 HOSTILE_TEXT = "<script>window.__pwned_text=1</script> & <b>bold?</b>"
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    if not (CHROMIUM and CHROMEDRIVER):
-        if os.environ.get("RANKLENS_REQUIRE_BROWSER"):
-            pytest.fail("chromium and chromedriver are required (RANKLENS_REQUIRE_BROWSER)")
-        pytest.skip("chromium/chromedriver not installed (.ci/run installs them)")
-    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not download drivers
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1300,1800",
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-    ):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture

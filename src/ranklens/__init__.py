@@ -69,6 +69,16 @@ _LAZY = {
     "tune_fusion": "fusion",
     "FusionTuning": "fusion",
     "weight_grid": "fusion",
+    # unjudged documents (holes) and filling them
+    "holes": "comparison",
+    "HoleRange": "comparison",
+    "pool": "judgments",
+    "Pool": "judgments",
+    "assess": "judgments",
+    "judging_page": "judgments",
+    "read_judgments": "judgments",
+    "agreement": "judgments",
+    "rescore": "judgments",
     # capture
     "run": "capture",
     "arun": "capture",

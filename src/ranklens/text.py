@@ -1,10 +1,12 @@
 """Text from users, made safe to show: :func:`visible` (used by every output that prints
-ids, names or messages: evaluation tables, reports, the CLI), and :func:`clip` for text
-cut to a width."""
+ids, names or messages: evaluation tables, reports, the CLI), :func:`clip` for text cut to
+a width, and :func:`script_json` for data embedded in an HTML page."""
 
 from __future__ import annotations
 
+import json
 import unicodedata
+from typing import Any
 
 BIDI_CONTROLS = frozenset(
     [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C, 0x2028, 0x2029]
@@ -37,3 +39,18 @@ def visible(text: str) -> str:
 def clip(text: str, n: int) -> str:
     """``text`` cut to ``n`` characters, the last one an ellipsis when anything was cut."""
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def script_json(obj: Any) -> str:
+    """``obj`` as JSON safe inside an HTML ``<script>`` element: ``<``, ``>``, ``&`` and the
+    line separators U+2028/U+2029 written as ``\\uXXXX`` escapes (a string can then close
+    no element and open no comment).
+
+    >>> print(script_json({"q": "</script>"}))
+    {"q": "\\u003c/script\\u003e"}
+    """
+    text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):  # fmt: skip
+        text = text.replace(ch, esc)
+    return text

@@ -21,6 +21,7 @@ from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
 from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
+from .judgments_cli import add_judgment_commands, cmd_agreement, cmd_judge, cmd_pool
 from .trec_flags import add_trec_eval_flags, run_argument, trec_eval_request
 
 DEFAULT_METRICS = ["map", "P@10", "recall@100", "ndcg@10", "mrr@10"]
@@ -212,6 +213,7 @@ def _build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment")
     add_gate_commands(sub, _add_judge_args)
     add_fuse_command(sub)
+    add_judgment_commands(sub)
     _add_judge_args(sub.choices["tune-fusion"])
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
@@ -352,6 +354,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_fuse(args)
         if args.command == "tune-fusion":
             return cmd_tune_fusion(args, _judge_kwargs(args))
+        if args.command in ("pool", "judge", "agreement"):
+            return {"pool": cmd_pool, "judge": cmd_judge, "agreement": cmd_agreement}[args.command](
+                args
+            )
         if args.command == "report":
             from ..comparison import Report
 

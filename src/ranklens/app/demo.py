@@ -111,12 +111,14 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
     out.write(_llamaindex_paragraph(dataset, results.get(BASELINE)))
     out.write(_gate_section(dataset, results, baseline))
     out.write(_fusion_section(dataset, results, baseline))
+    out.write(_holes_section(dataset, results))
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
         "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
         "  ranklens compare QRELS RUN_A RUN_B --html report.html\n"
         "  ranklens gate QRELS RUN --baseline base.json -m ndcg@10 --margin 0.02   # CI\n"
         "  ranklens tune-fusion QRELS RUN_A RUN_B -m ndcg@10 --norm min-max   # hybrid\n"
+        "  ranklens pool QRELS RUN_A RUN_B --depth 10 -o pool.jsonl   # unjudged, to judge\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  uv run pytest                    # every check, against trec_eval too\n"
         "  see examples/ for LlamaIndex, LangChain, Haystack and AutoRAG recipes\n"
@@ -198,6 +200,57 @@ def _fusion_section(dataset: Any, results: dict[str, Any], baseline: str) -> str
         "docs/fusion.md):"
     )
     return "\n" + "\n".join(textwrap.wrap(head, 92)) + "\n\n" + str(tuning) + "\n"
+
+
+def overlap_judge(query: str, passage: str) -> int:
+    """The demo's stand-in for an LLM or cross-encoder judge: 2 when the passage holds
+    three of the question's content words, 1 for two, else 0."""
+    words = {w.strip(".,?!'").lower() for w in query.split() if len(w) > 3}
+    found = words & {w.strip(".,?!'").lower() for w in passage.split()}
+    return 2 if len(found) >= 3 else 1 if len(found) == 2 else 0
+
+
+def _holes_section(dataset: Any, results: dict[str, Any]) -> str:
+    """Judgment holes: the unjudged passages the runs put in their top 10, pooled, graded by
+    a stand-in model judge, merged with the labels, and the runs re-scored; the pool is also
+    written as a judging page for a person."""
+    import textwrap
+    import warnings
+
+    from ..judgments import Pool, PoolPair, agreement, assess, judging_page, pool, rescore
+    from ..model import Qrels
+
+    p = pool(dataset, results, depth=10, strategy="rrf", max_pairs=60)
+    # calibrate first: the judge on passages the labels already grade
+    labelled = Pool([
+        PoolPair(q, d, {}, dataset.queries[q], dataset.corpus[d]["text"])
+        for q, docs in dataset.qrels.to_dict().items() for d in docs if d in dataset.corpus
+    ])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = assess(p, overlap_judge, concurrency=4, progress=False)
+        check = agreement(dataset.qrels, assess(labelled, overlap_judge, progress=False))
+    merged = Qrels.merge(dataset.qrels, model, sources=["labels", model.source])
+    change = rescore(dataset, merged, results, ["P@10", "ndcg@10"], test="t")
+    page = Path("ranklens-demo-judge.html")
+    judging_page(p, page, title="ranklens demo: judge the pooled passages")
+    head = (
+        f"Judgment holes: the runs put {p.info['unjudged_pairs']} unlabelled passages in their "
+        f"top 10. The {len(p)} ranked highest by reciprocal rank fusion were pooled "
+        f"(ranklens.pool) and graded by a stand-in model judge ({model.summary_line()}; "
+        "any (query, passage) -> grade callable, LLMs included: ranklens.assess). Labels "
+        "merged with their provenance (Qrels.merge), the runs re-scored (ranklens.rescore). "
+        f"Calibrated first on the {check.n} labelled pairs, the stand-in agrees with the "
+        f"labels {check.observed:.0%} of the time (Cohen's kappa {check.kappa:.2f}, linear "
+        f"{check.weighted_kappa:.2f}; ranklens.agreement): read the re-scoring with that "
+        "in mind."
+    )
+    lines = change.to_text().splitlines()
+    shown = "\n".join(lines[:8]) + ("\n  ..." if len(lines) > 8 else "")
+    return (
+        "\n" + "\n".join(textwrap.wrap(head, 92)) + "\n\n" + shown + "\n"
+        f"Judge the pool yourself (keys 0-3, offline): {page.resolve()}\n"
+    )
 
 
 def _files_demo(out: TextIO) -> int:

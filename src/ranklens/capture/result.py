@@ -50,6 +50,25 @@ class RunResult:
     def latencies_ms(self) -> np.ndarray:
         return np.array([r.latency_ms for r in self.records if r.ok], dtype=np.float64)
 
+    def hit_texts(self) -> dict[tuple[str, str], str]:
+        """``(query, document) -> text`` from the raw hits kept in the records: a hit names
+        a document by its id, its parent or an id-like metadata value (the log keeps 200
+        characters of a hit's text)."""
+        out: dict[tuple[str, str], str] = {}
+        for rec in self.records:
+            if not rec.ok or rec.query_id is None:
+                continue
+            wanted = set(rec.doc_ids)
+            for raw in rec.hits or []:
+                text = raw.get("text")
+                if not text:
+                    continue
+                names = [raw.get("id"), raw.get("parent"), *(raw.get("metadata") or {}).values()]
+                for n in names:
+                    if isinstance(n, (str, int)) and str(n) in wanted:
+                        out.setdefault((rec.query_id, str(n)), text)
+        return out
+
     def report_info(self) -> dict[str, Any]:
         """Counts and latency percentiles (ms) for reports."""
         lat = self.latencies_ms

@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import stats
 from .compare import CURVE_CUTOFFS, build_report, compare, curve_family
 from .gate import GateResult, gate
+from .holes import HoleRange, holes, holes_at
 from .power_analysis import Power, power
 from .renderers import get_renderer, register_renderer, renderer_names
 from .report import SCHEMA, SCHEMA_VERSION, Comparison, Report, load_report
@@ -18,6 +19,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Comparison",
     "GateResult",
+    "HoleRange",
     "Power",
     "Report",
     "build_report",
@@ -25,6 +27,8 @@ __all__ = [
     "curve_family",
     "gate",
     "get_renderer",
+    "holes",
+    "holes_at",
     "load_report",
     "power",
     "register_renderer",

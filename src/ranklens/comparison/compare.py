@@ -25,6 +25,8 @@ from ..metrics import Metric, parse_metrics
 from ..model import Dataset
 from ..version import __version__
 from . import stats
+from .drilldown import drilldown as make_drilldown
+from .holes import HoleRange, holes
 from .report import Comparison, Report
 
 CURVE_CUTOFFS = (1, 2, 3, 5, 10, 20, 50, 100)
@@ -49,6 +51,8 @@ def compare(
     run_info: Mapping[str, Mapping[str, Any]] | None = None,
     curves: bool = True,
     tie_range: bool = True,
+    hole_range: bool = True,
+    drilldown: int | None = 10,
     options: JudgeOptions | None = None,
     **judge_options: Any,
 ) -> Report:
@@ -69,6 +73,15 @@ def compare(
     ``tie_range``: for a run with tied scores, also judge it with its tied documents in the
     most and least favourable order (``ties="best"``/``"worst"``), so the report shows
     how far ties can move each metric (``summary[run][metric]["tie_low"/"tie_high"]``).
+    ``hole_range``: for a run that retrieved unjudged documents, also score each metric
+    with them as relevant and on the condensed (judged-only) list
+    (:func:`ranklens.comparison.holes.holes`), so the report shows what missing labels can do
+    (``summary[run][metric]["as_relevant"/"judged_only"]``) and which queries have the most
+    holes in their top 10 (``metadata["holes"][run]``).
+    ``drilldown``: keep each run's top ``drilldown`` documents per query, the labels and
+    where each run ranked the labelled documents (``metadata["drilldown"]``, see
+    :mod:`.drilldown`), for the HTML report's per-query view (with document snippets from a
+    Dataset's corpus or a runner's hits); None leaves it out.
     ``judge_options``: as for ``evaluate`` (``relevance_level``, ``convention``...).
 
     Tests pair each two runs on the queries both were evaluated on (all labelled queries by
@@ -88,6 +101,7 @@ def compare(
         raise InputError(f"alpha must be between 0 and 1, got {alpha!r}")
 
     texts: dict[str, str] = dict(queries) if queries else {}
+    corpus = qrels.corpus if isinstance(qrels, Dataset) else None
     if isinstance(qrels, Dataset):
         texts = {**qrels.queries, **texts}
         dataset = dataset or qrels.name
@@ -102,19 +116,28 @@ def compare(
 
     evaluations: dict[str, Evaluation] = {}
     bounds: dict[str, tuple[Evaluation, Evaluation]] = {}
+    ranges: dict[str, HoleRange] = {}
     infos: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (run_info or {}).items()}
+    shown: dict[str, Any] = {}
+    hit_texts: dict[str, str] = {}
     for name, run in named.items():
         if hasattr(run, "report_info") and hasattr(run, "run"):  # a runner's result
             infos.setdefault(name, {}).update(run.report_info())
+            for (_, doc), text in run.hit_texts().items():
+                hit_texts.setdefault(doc, text)
             run = run.run
         if isinstance(run, Evaluation):
             evaluations[name] = run.evaluate(parsed)
             continue
         if isinstance(run, (str, Path)):  # read once, judged up to three times
             run = coerce_run(run)
+        shown[name] = run
         evaluations[name] = Evaluation.from_judged(
             judge(qrels, run, options, **judge_options), parsed
         )
+        counts = evaluations[name].counts
+        if hole_range and counts.get("hits_retrieved", 0) > counts.get("hits_labelled", 0):
+            ranges[name] = holes(evaluations[name])
         if tie_range and evaluations[name].counts.get("tied_documents"):
             bounds[name] = tie_bounds(qrels, run, parsed, options=options, **judge_options)
 
@@ -134,6 +157,17 @@ def compare(
         for m in report.metrics:
             a, b = low.aggregate[m], high.aggregate[m]
             report.summary[name][m].update(tie_low=min(a, b), tie_high=max(a, b))
+    for name, hr in ranges.items():
+        for m in report.metrics:
+            report.summary[name][m].update(as_relevant=hr.as_relevant[m],
+                                           judged_only=hr.judged_only[m])  # fmt: skip
+    if ranges:
+        report.metadata["holes"] = {name: hr.to_dict() for name, hr in ranges.items()}
+    if drilldown and shown:
+        runs_shown = {n: coerce_run(r) for n, r in shown.items()}
+        report.metadata["drilldown"] = make_drilldown(
+            qrels, runs_shown, report.query_ids, drilldown, corpus, hit_texts
+        )
     report.queries = {q: str(texts[q]) for q in report.query_ids if q in texts}
     report.metadata.update(_metadata(evaluations, dataset, infos))
     if len(report.runs) > 1:

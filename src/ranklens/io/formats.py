@@ -138,7 +138,10 @@ def coerce_qrels(obj: QrelsLike | Any) -> Qrels:
 
 
 def coerce_run(obj: RunLike, *, name: str | None = None) -> Run:
-    """A :class:`Run` from a Run, a path (read with :func:`read_run`) or a dict."""
+    """A :class:`Run` from a Run, a path (read with :func:`read_run`), a dict, or a
+    runner's result (its ``run``: the answered queries, failures recorded)."""
     if isinstance(obj, (str, Path)):
         return read_run(obj, name=name)
+    if hasattr(obj, "records") and isinstance(getattr(obj, "run", None), Run):
+        return obj.run
     return Run.coerce(obj, name=name)

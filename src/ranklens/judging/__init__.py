@@ -45,7 +45,7 @@ from typing import Any
 
 from ..io import coerce_qrels, coerce_run
 from ..model import QrelsLike, RunLike
-from .build import build, condensed_pair
+from .build import build, condensed_pair, filled_pair
 from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
 from .dicts import join_dicts
@@ -95,6 +95,7 @@ __all__ = [
     "LevelView",
     "condensed_pair",
     "counts_notes",
+    "filled_pair",
     "get_convention",
     "judge",
 ]

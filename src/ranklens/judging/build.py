@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..model import segments as seg
-from .condense import condense
+from .condense import condense, fill_unjudged
 from .join import Join
 from .judged import Judged
 from .options import JudgeCounts, JudgeOptions
@@ -132,3 +132,15 @@ def _rank_starts(q: np.ndarray, rank: np.ndarray) -> np.ndarray:
 def _max_from(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Maximum of each run of ``values`` beginning at ``starts``."""
     return np.maximum.reduceat(values, starts) if len(starts) else values[:0]
+
+
+def filled_pair(judged: Judged) -> Judged:
+    """``judged`` with every unjudged retrieved document taken as relevant at the relevance
+    level (:func:`~.condense.fill_unjudged`), built once from its join: the upper end of
+    what missing labels can do to a metric that rewards relevant documents."""
+    if judged.filled_cache is None:
+        if judged.join is None:
+            raise ValueError("this judged pair keeps no join to fill")
+        level = max(int(judged.options.relevance_level), 1)
+        judged.filled_cache = build(fill_unjudged(judged.join, level), judged.options)
+    return judged.filled_cache

@@ -47,3 +47,45 @@ def condense(jn: Join) -> Join:
         rep_q=jn.rep_q[rkeep],
         rep_rank=rep_rank.astype(jn.rep_rank.dtype),
     )
+
+
+def fill_unjudged(jn: Join, grade: int) -> Join:
+    """``jn`` as if every retrieved document without a label were relevant at ``grade``:
+    each unjudged rank becomes a unit of its own (found there, counted in R and in the
+    ideal ranking). The value of a metric on it is the other end of the range that labels
+    can still move it to (the first end: the unjudged as non-relevant, trec_eval's
+    default). A repeat of an unjudged document stays unmatched; diversity intents are
+    dropped (the new units have no subtopic)."""
+    if jn.ties is not None:
+        raise InputError("unjudged-as-relevant values are not defined with ties='expected'")
+    n_q = len(jn.lens)
+    w = np.int64(int(jn.lens.max(initial=0)) + 2)
+    all_q = np.repeat(np.arange(n_q, dtype=np.int64), jn.lens)
+    all_rank = seg.seg_running_count(all_q)
+    key = all_q * w + all_rank
+    taken = np.concatenate((jn.m_q * w + jn.m_rank, jn.rep_q * w + jn.rep_rank))
+    hole = ~np.isin(key, taken)
+    hq, hr = all_q[hole], all_rank[hole]
+    first_unit = len(jn.unit_q)
+    new_unit = first_unit + np.arange(len(hq), dtype=np.int64)
+    g = np.full(len(hq), grade, dtype=np.int64)
+    unit_intent = None
+    if jn.unit_intent is not None:
+        start = int(jn.unit_intent.max(initial=-1)) + 1
+        unit_intent = np.concatenate((jn.unit_intent, start + np.arange(len(hq))))
+    return replace(
+        jn,
+        m_q=np.concatenate((jn.m_q, hq)),
+        m_rank=np.concatenate((jn.m_rank, hr)).astype(jn.m_rank.dtype),
+        m_unit=np.concatenate((jn.m_unit, new_unit)).astype(jn.m_unit.dtype),
+        m_grade=np.concatenate((jn.m_grade, g)).astype(jn.m_grade.dtype),
+        m_repeat=np.concatenate((jn.m_repeat, np.zeros(len(hq), dtype=bool))),
+        unit_q=np.concatenate((jn.unit_q, hq)).astype(jn.unit_q.dtype),
+        unit_g=np.concatenate((jn.unit_g, g)).astype(jn.unit_g.dtype),
+        doc_q=np.concatenate((jn.doc_q, hq)).astype(jn.doc_q.dtype),
+        doc_label=np.concatenate((jn.doc_label, g)).astype(jn.doc_label.dtype),
+        n_gt_ids=jn.n_gt_ids + np.bincount(hq, minlength=n_q) * (grade > 0),
+        max_grade=max(jn.max_grade, grade),
+        unit_intent=unit_intent,
+        members=None,
+    )

@@ -83,6 +83,7 @@ class Judged:
     join: Join | None = field(default=None, repr=False)
     _views: dict[int, LevelView] = field(default_factory=dict, repr=False)
     condensed_cache: Judged | None = field(default=None, repr=False)
+    filled_cache: Judged | None = field(default=None, repr=False)
 
     @property
     def n_queries(self) -> int:

@@ -46,7 +46,8 @@ class Qrels(HoldsDocIds):
     """
 
     __slots__ = (
-        "_query_row_off", "docs", "grade", "grouped", "intent", "q", "query_ids", "unit",
+        "_query_row_off", "docs", "grade", "grouped", "intent", "q", "query_ids", "sources",
+        "unit",
     )  # fmt: skip
 
     def __init__(
@@ -69,6 +70,7 @@ class Qrels(HoldsDocIds):
         self.unit = unit
         self.grouped = grouped
         self.intent = intent
+        self.sources: dict[tuple[str, str], str] | None = None  # provenance, set by merge
         self._query_row_off = np.searchsorted(q, np.arange(len(query_ids) + 1))
 
     # ------------------------------------------------------------------ constructors
@@ -239,6 +241,15 @@ class Qrels(HoldsDocIds):
                 check_grade(grade, query_vocab[qcode[i]], doc_vocab[dcode[i]])
             grades = np.array([int(x) for x in raw], dtype=np.int64)
         return cls.from_arrays(None, None, grades, encoded=(qcode, query_vocab, dcode, doc_vocab))
+
+    @classmethod
+    def merge(cls, *parts: Any, sources: Sequence[str] | None = None,
+              conflicts: str = "first") -> Qrels:  # fmt: skip
+        """Labels of several sources in one Qrels, each judgment keeping its provenance
+        (``qrels.sources[(query, doc)]``); see :func:`ranklens.model.merge.merge_qrels`."""
+        from .merge import merge_qrels
+
+        return merge_qrels(cls, parts, sources, conflicts)
 
     @classmethod
     def from_groups(

@@ -144,6 +144,35 @@ def ties_note(report: Report, digits: int = 4) -> str:
     return (head + "; ".join(parts) + ".") if parts else ""
 
 
+def holes_note(report: Report, digits: int = 4) -> str:
+    """Per run that retrieved unjudged documents, each metric scored with them as
+    relevant and on the judged-only list, and the queries with the most holes in their top
+    k (``summary[run][metric]["as_relevant"/"judged_only"]``, ``metadata["holes"]``, from
+    ``compare``); the range is what labelling the holes could still do."""
+    meta = report.metadata.get("holes") or {}
+    parts = []
+    for r in report.runs:
+        info = meta.get(r)
+        if not isinstance(info, dict):
+            continue
+        moved = []
+        for m in report.metrics:
+            s = report.summary[r][m]
+            up, cond = s.get("as_relevant"), s.get("judged_only")
+            count = report.aggregations.get(m) == "sum"
+            shown = []
+            if up is not None:
+                shown.append(f"{fmt(up, digits, count)} if relevant")
+            if cond is not None:
+                shown.append(f"{fmt(cond, digits, count)} judged only")
+            moved.append(f"{m} {fmt(s.get('value'), digits, count)} ({', '.join(shown)})")
+        worst = ", ".join(f"{q} ({n})" for q, n in (info.get("worst_queries") or [])[:5])
+        where = f" (most in the top {info.get('depth')}: {worst})" if worst else ""
+        parts.append(f"{r} retrieved {info.get('unjudged')} unjudged{where}: " + "; ".join(moved))
+    head = "Unjudged documents (holes) count as non-relevant. "
+    return (head + ". ".join(parts) + ".") if parts else ""
+
+
 def power_note(report: Report, digits: int = 3) -> str:
     """The smallest difference each metric's test detects with 80% power (from
     ``compare``: ``metadata["power"]``)."""
@@ -162,5 +191,5 @@ def report_notes(report: Report) -> list[str]:
     """Every note a summary table carries, in order: the significance legend, the interval
     method, what judging counted, the range over tie orders and the power."""
     notes = (legend(report), interval_note(report), counts_note(report), ties_note(report),
-             power_note(report))  # fmt: skip
+             holes_note(report), power_note(report))  # fmt: skip
     return [n for n in notes if n]

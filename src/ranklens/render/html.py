@@ -21,6 +21,7 @@ from ..comparison import Report, curve_family
 from ..metrics import parse_metric
 from . import svg
 from .cells import cells, fmt_p, report_notes
+from .drill import drill_section
 from .fusion import fusion_html
 
 MAX_ROWS = 2000
@@ -91,7 +92,7 @@ def _comparisons_table(report: Report) -> str:
             f'<td data-v="{c.pvalue!r}">{fmt_p(c.pvalue)}</td>'
             f'<td data-v="{c.pvalue_adjusted!r}">{fmt_p(c.pvalue_adjusted)}'
             f"{' *' if c.significant else ''}</td>"
-            f"<td>{c.effect_size:.2f}</td><td>{c.wins}/{c.ties}/{c.losses}</td></tr>"
+            f"{_td(c.effect_size, 2)}<td>{c.wins}/{c.ties}/{c.losses}</td></tr>"
         )
     return (
         '<h2>Paired comparisons</h2><table class="sortable comparisons"><thead><tr>'
@@ -149,7 +150,7 @@ def _charts(report: Report, metric: str) -> str:
 
 def _query_cells(report: Report, q: str) -> str:
     text = report.queries.get(q)
-    cells_ = f'<td class="t">{escape(q)}</td>'
+    cells_ = f'<td class="t" data-q="{escape(q)}">{escape(q)}</td>'
     if report.queries:
         cells_ += f'<td class="text">{escape(text or "")}</td>'
     return cells_
@@ -287,6 +288,32 @@ def _run_info(report: Report) -> str:
     )
 
 
+def _glossary(report: Report) -> str:
+    """What every metric shown and the comparison columns mean (the first paragraph of
+    each metric family's docstring, which states its formula)."""
+    items = []
+    for m in report.metrics:
+        try:
+            doc = parse_metric(m).spec.doc or ""
+        except Exception:  # a metric registered elsewhere, or a name from a saved report
+            doc = ""
+        first = " ".join(doc.strip().split("\n\n")[0].split()).replace("``", "")
+        items.append(f"<dt>{escape(m)}</dt><dd>{escape(first or 'see docs/metrics.md')}</dd>")
+    items.append(
+        "<dt>effect size</dt><dd>Cohen's d_z: the mean per-query difference divided by the "
+        "standard deviation of the differences; about 0.2 is small, 0.5 medium, 0.8 large. "
+        "A large effect on few queries can still be insignificant, a tiny one on many "
+        "queries significant: read it with the p-value and the interval.</dd>"
+        "<dt>W/T/L</dt><dd>queries where the run scores above, equal to, below the other."
+        "</dd><dt>unjudged</dt><dd>a retrieved document with no label: counted as "
+        "non-relevant; the notes give each metric with them relevant and judged only.</dd>"
+    )
+    return (
+        '<details class="glossary"><summary>Glossary: the metrics and columns</summary>'
+        f"<dl>{''.join(items)}</dl></details>"
+    )
+
+
 def _meta_line(report: Report) -> str:
     md = report.metadata
     bits = []
@@ -328,13 +355,15 @@ def to_html(
     body = (
         f'<div class="rl-report" id="{uid}"><style>{_asset("report.css")}</style>'
         f'<h1>{escape(title)}</h1><p class="meta">{_meta_line(report)}</p>'
-        f"<h2>Summary</h2>{_summary_table(report)}{_comparisons_table(report)}"
+        f"<h2>Summary</h2>{_summary_table(report)}{_glossary(report)}"
+        f"{_comparisons_table(report)}"
         f"{_run_info(report)}"
         f"{fusion_html(report.metadata['fusion']) if report.metadata.get('fusion') else ''}"
         f'<h2>By metric</h2><label>Metric <select class="metric-select">{options}</select>'
         f"</label>{groups}"
-        f"{_per_query_table(report, max_rows)}"
-        f"<script>(function(ROOT_ID){{\n{_asset('report.js')}}})({json.dumps(uid)});</script></div>"
+        f"{drill_section(report)}{_per_query_table(report, max_rows)}"
+        f"<script>(function(ROOT_ID){{\n{_asset('report.js')}\n{_asset('drill.js')}}})"
+        f"({json.dumps(uid)});</script></div>"
     )
     if fragment:
         return body

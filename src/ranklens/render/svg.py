@@ -29,12 +29,31 @@ W, H = 560, 300
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 28, 44
 
 
+DASHES = ("", "7 4", "2 3", "10 3 2 3", "4 4", "1 2")
+"""Line patterns by series: runs with the same values stay visible on top of each other."""
+
+
 def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
+def dash(i: int) -> str:
+    d = DASHES[i % len(DASHES)]
+    return f' stroke-dasharray="{d}"' if d else ""
+
+
+def nice_step(span: float, ticks: int = 4, whole: bool = False) -> float:
+    """A tick step of 1, 2, 2.5 or 5 times a power of ten giving about ``ticks`` intervals
+    over ``span`` (a whole number, at least 1, when ``whole``)."""
+    raw = span / max(ticks, 1) if span > 0 else 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    return max(1.0, math.ceil(step)) if whole else step
+
+
 def _num(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".")
+    """A tick label: as few digits as the value needs (0.025, 0.5, 26)."""
+    return f"{round(x, 9) + 0.0:.6g}"
 
 
 def frame(title: str, body: list[str], kind: str, legend: Sequence[tuple[str, str]] = ()) -> str:
@@ -60,22 +79,30 @@ def _legend(legend: Sequence[tuple[str, str]]) -> list[str]:
     for i, (label, col) in enumerate(legend):
         x = LEFT + (i % 3) * 170
         y = H + 18 * (i // 3) + 4
-        out.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{col}"/>')
         out.append(
-            f'<text x="{x + 14}" y="{y + 9}" class="legend">{escape(clip(label, 28))}</text>'
+            f'<line x1="{x}" x2="{x + 22}" y1="{y + 5}" y2="{y + 5}" stroke="{col}" '
+            f'stroke-width="3"{dash(i)}/>'
+        )
+        out.append(
+            f'<text x="{x + 26}" y="{y + 9}" class="legend">{escape(clip(label, 26))}</text>'
         )
     return out
 
 
-def _y_axis(lo: float, hi: float, label: str) -> tuple[list[str], callable]:
-    span = hi - lo or 1.0
+def _y_axis(lo: float, hi: float, label: str, whole: bool = False) -> tuple[list[str], callable]:
+    """Gridlines and ticks at round values (:func:`nice_step`; whole numbers for counts),
+    the axis extended to the next tick."""
+    step = nice_step(hi - lo, 4, whole)
+    lo = math.floor(lo / step + 1e-9) * step
+    hi = max(math.ceil(hi / step - 1e-9) * step, lo + step)
+    span = hi - lo
 
     def y(v: float) -> float:
         return TOP + (H - TOP - BOTTOM) * (1 - (v - lo) / span)
 
     out = []
-    for i in range(5):
-        v = lo + span * i / 4
+    for i in range(round(span / step) + 1):
+        v = lo + step * i
         yy = y(v)
         out.append(
             f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{yy:.1f}" y2="{yy:.1f}" class="grid"/>'
@@ -118,7 +145,9 @@ def line_chart(
     for j, (name, ys) in enumerate(series):
         col = color(j)
         pts = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(ys) if math.isfinite(v))
-        body.append(f'<polyline points="{pts}" fill="none" stroke="{col}" stroke-width="2"/>')
+        body.append(
+            f'<polyline points="{pts}" fill="none" stroke="{col}" stroke-width="2"{dash(j)}/>'
+        )
         for i, v in enumerate(ys):
             if math.isfinite(v):
                 body.append(
@@ -177,7 +206,7 @@ def histogram(
                 c[min(int((v - lo) / width), bins - 1)] += 1
         counts.append(c)
     top = max((max(c) for c in counts), default=1) or 1
-    body, y = _y_axis(0.0, float(top), "queries")
+    body, y = _y_axis(0.0, float(top), "queries", whole=True)
 
     def x(v: float) -> float:
         return LEFT + (W - LEFT - RIGHT) * (v - lo) / (hi - lo)
@@ -195,13 +224,15 @@ def histogram(
     legend = []
     for j, ((name, _), c) in enumerate(zip(series, counts)):
         col = color(j)
-        pts = [f"{x(lo):.1f},{y(0):.1f}"]
+        off = 1.5 * j - 0.75 * (len(series) - 1)  # equal counts stay apart by a few pixels
+        pts = [f"{x(lo) + off:.1f},{y(0):.1f}"]
         for i, cnt in enumerate(c):
-            pts.append(f"{x(lo + i * width):.1f},{y(cnt):.1f}")
-            pts.append(f"{x(lo + (i + 1) * width):.1f},{y(cnt):.1f}")
-        pts.append(f"{x(hi):.1f},{y(0):.1f}")
+            pts.append(f"{x(lo + i * width) + off:.1f},{y(cnt) - off:.1f}")
+            pts.append(f"{x(lo + (i + 1) * width) + off:.1f},{y(cnt) - off:.1f}")
+        pts.append(f"{x(hi) + off:.1f},{y(0):.1f}")
         body.append(
-            f'<polyline points="{" ".join(pts)}" fill="none" stroke="{col}" stroke-width="2"/>'
+            f'<polyline points="{" ".join(pts)}" fill="none" stroke="{col}" stroke-width="2"'
+            f"{dash(j)}/>"
         )
         legend.append((name, col))
     return frame(title, body, "distribution", legend)

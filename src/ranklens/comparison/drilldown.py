@@ -1,0 +1,90 @@
+"""What each run retrieved, for the report's drill-down: every query's top k per run, the
+query's labels, where each run ranked the labelled documents (at any depth), and a snippet
+of each document shown, in one compact table the HTML report embeds once as JSON and
+renders one query at a time.
+
+Layout (``Report.metadata["drilldown"]``), lists aligned with ``query_ids``: ``depth``;
+``docs`` (every document id shown, an index table); ``texts`` (``{doc index: snippet}`` for
+the documents with a known text); ``labels[i]``: ``[[doc index, grade, group or None],
+...]``; ``top[run][i]``: the doc indices of its top ``depth``; ``found[run][i]``: ``[[doc
+index, rank], ...]`` for the labelled documents the run retrieved at any rank."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import Qrels, Run
+
+SNIPPET = 280
+"""Characters of a document's text kept for the drill-down."""
+
+
+def snippet(text: Any) -> str | None:
+    if text is None:
+        return None
+    s = " ".join(str(text).split())
+    return s if len(s) <= SNIPPET else s[: SNIPPET - 1] + "…"
+
+
+def corpus_text(entry: Any) -> str | None:
+    """A corpus entry (a string or ``{"title", "text"}``) as one text."""
+    if isinstance(entry, Mapping):
+        parts = [str(entry[k]) for k in ("title", "text") if entry.get(k)]
+        return " — ".join(parts) if parts else None
+    return None if entry is None else str(entry)
+
+
+def drilldown(
+    qrels: Qrels,
+    runs: Mapping[str, Run],
+    query_ids: list[str],
+    depth: int = 10,
+    corpus: Mapping[str, Any] | None = None,
+    hit_texts: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The drill-down table (see the module docstring) of ``runs`` on ``query_ids``."""
+    docs: list[str] = []
+    index: dict[str, int] = {}
+
+    def at(doc: str) -> int:
+        i = index.get(doc)
+        if i is None:
+            i = index[doc] = len(docs)
+            docs.append(doc)
+        return i
+
+    wanted = set(query_ids)
+    by_query: dict[str, list[list[Any]]] = {}
+    groups = qrels.to_groups() if qrels.grouped else None
+    grades = qrels.group_grades() if qrels.grouped else None
+    for q, doc_grades in qrels.to_dict().items():
+        if q not in wanted:
+            continue
+        if groups is not None and grades is not None:
+            rows = [[at(d), g, gi] for gi, (ds, g) in enumerate(zip(groups[q], grades[q]))
+                    for d in ds]  # fmt: skip
+        else:
+            rows = [[at(d), g, None] for d, g in doc_grades.items()]
+        by_query[q] = rows
+    labels = [by_query.get(q, []) for q in query_ids]
+    labelled = {q: {docs[r[0]] for r in rows} for q, rows in by_query.items()}
+    top: dict[str, list[list[int]]] = {}
+    found: dict[str, list[list[list[int]]]] = {}
+    for name, run in runs.items():
+        lists = run.to_lists()
+        top[name], found[name] = [], []
+        for q in query_ids:
+            ranked = lists.get(q) or []
+            top[name].append([at(d) for d in ranked[:depth]])
+            mine = labelled.get(q, set())
+            found[name].append([[at(d), r] for r, d in enumerate(ranked, 1) if d in mine])
+    texts: dict[str, str] = {}
+    for i, d in enumerate(docs):
+        text = corpus_text(corpus.get(d)) if corpus else None
+        if text is None and hit_texts:
+            text = hit_texts.get(d)
+        if text is not None:
+            texts[str(i)] = snippet(text)  # type: ignore[assignment]
+    return {"depth": depth, "docs": docs, "texts": texts, "labels": labels, "top": top,
+            "found": found}  # fmt: skip

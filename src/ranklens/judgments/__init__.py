@@ -1,0 +1,16 @@
+"""Filling the holes in a label set: pool the unjudged documents runs retrieve
+(:func:`pool`), judge them with a person (:func:`judging_page`, an offline HTML page) or a
+model (:func:`assess`, any ``(query, passage) -> grade`` callable run with the runner's
+machinery), measure agreement between judges (:func:`agreement`), merge the judgments with
+their provenance (:meth:`ranklens.Qrels.merge`) and re-score (:func:`rescore`)."""
+
+from .agreement import Agreement, agreement
+from .judges import Assessment, assess
+from .page import judging_page, read_judgments
+from .pool import STRATEGIES, Pool, PoolPair, pool
+from .rescore import Rescoring, rescore
+
+__all__ = [
+    "STRATEGIES", "Agreement", "Assessment", "Pool", "PoolPair", "Rescoring", "agreement",
+    "assess", "judging_page", "pool", "read_judgments", "rescore",
+]  # fmt: skip

@@ -1,0 +1,145 @@
+"""The report's query drill-down: the data compare keeps (against the runs themselves), the
+page in real Chromium (filter, j/k, a jump from the worst-queries table, hostile ids and
+texts shown as text), and its size for 10k queries."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+
+import ranklens
+
+HOSTILE_DOC = "<img src=x onerror=window.__pwned=1>"
+HOSTILE_TEXT = "</script><script>window.__pwned=2</script> & text"
+
+
+def test_compare_keeps_each_runs_top_k_labels_and_ranks():
+    qrels = {"q1": {"a": 2, "b": 0}, "q2": [["c", "d"], ["e"]]}
+    runs = {"r1": {"q1": ["x", "a", "y"], "q2": ["d", "z"]}, "r2": {"q1": ["a"], "q2": ["z", "e"]}}
+    rep = ranklens.compare(ranklens.Qrels.coerce({"q1": {"a": 2, "b": 0}}), runs, ["P@2"],
+                           test="t", drilldown=2)  # fmt: skip
+    dd = rep.metadata["drilldown"]
+    docs = dd["docs"]
+    i = rep.query_ids.index("q1")
+    assert [docs[d] for d in dd["top"]["r1"][i]] == ["x", "a"]  # cut at depth 2
+    assert {docs[d]: r for d, r in dd["found"]["r1"][i]} == {"a": 2}
+    assert sorted((docs[d], g) for d, g, _ in dd["labels"][i]) == [("a", 2), ("b", 0)]
+    grouped = ranklens.compare(ranklens.Qrels.from_groups({"q2": qrels["q2"]}),
+                               runs, ["P@2"], test="t")  # fmt: skip
+    labels = {grouped.metadata["drilldown"]["docs"][d]: grp
+              for d, _, grp in grouped.metadata["drilldown"]["labels"][0]}  # fmt: skip
+    assert labels == {"c": 0, "d": 0, "e": 1}
+    assert "drilldown" not in ranklens.compare({"q1": ["a"]}, runs, ["P@2"], test="t",
+                                               drilldown=None).metadata  # fmt: skip
+
+
+def test_the_drilldown_in_chromium(browser, tmp_path, demo_bm25):
+    ds, runs = demo_bm25
+    runs = {name: dict(r) for name, r in runs.items()}
+    q0 = sorted(ds.queries)[0]
+    runs["bm25"][q0] = {HOSTILE_DOC: 99.0, **runs["bm25"][q0]}  # a hostile id ranked first
+    queries = dict(ds.queries)
+    queries[q0] = HOSTILE_TEXT
+    rep = ranklens.compare(ds, runs, ["ndcg@10", "P@5"], test="t", queries=queries)
+    path = tmp_path / "report.html"
+    rep.to_html(path)
+    browser.get(path.as_uri())
+    view = browser.find_element(By.CSS_SELECTOR, ".drill-view")
+    assert view.find_element(By.TAG_NAME, "h3").text == q0
+    assert HOSTILE_TEXT in view.text and HOSTILE_DOC in view.text
+    assert browser.execute_script("return window.__pwned") is None
+    cols = view.find_elements(By.CSS_SELECTOR, ".drill-col")
+    assert [c.find_element(By.TAG_NAME, "h4").text.split(" · ")[0] for c in cols] == list(runs)
+    first = cols[0].find_elements(By.CSS_SELECTOR, "ol.drill-hits li")
+    assert len(first) == 10 and "unjudged" in first[0].text
+    # grades and groups shown as the labels say
+    labelled = dict(ds.qrels.to_dict()[q0])
+    for li in first[1:]:
+        doc = li.find_element(By.CSS_SELECTOR, ".doc").text
+        assert (f"grade {labelled[doc]}" in li.text) if doc in labelled else "unjudged" in li.text
+    # j / k move through the queries
+    ActionChains(browser).send_keys("j").perform()
+    second = sorted(ds.queries)[1]
+    assert view.find_element(By.TAG_NAME, "h3").text == second
+    ActionChains(browser).send_keys("k").perform()
+    assert view.find_element(By.TAG_NAME, "h3").text == q0
+    # the filter narrows the list (by text)
+    box = browser.find_element(By.CSS_SELECTOR, ".drill-filter")
+    box.send_keys("designed")
+    options = browser.find_elements(By.CSS_SELECTOR, ".drill-list option")
+    assert options and all("designed" in o.text.lower() for o in options)
+    box.clear()
+    box.send_keys("\b")
+    # a click on a worst-query cell opens that query
+    cell = browser.find_elements(By.CSS_SELECTOR, "td[data-q]")[0]
+    target = cell.get_attribute("data-q")
+    browser.execute_script("arguments[0].click()", cell)
+    assert view.find_element(By.TAG_NAME, "h3").text == target
+    missed = view.find_element(By.CSS_SELECTOR, ".drill-missed")
+    assert "Relevant documents missed" in missed.text
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    browser.save_screenshot(str(tmp_path / "drill.png"))
+
+
+def test_the_drilldown_stays_small_and_fast_for_10k_queries(tmp_path):
+    rng = random.Random(0)
+    n_q, depth = 10_000, 100
+    qrels = {f"q{i}": {f"{rng.randrange(8_800_000)}": 1} for i in range(n_q)}
+    runs = {
+        name: {f"q{i}": {f"{rng.randrange(8_800_000)}": float(depth - r) for r in range(depth)}
+               for i in range(n_q)}
+        for name in ("bm25", "dense")
+    }  # fmt: skip
+    t0 = time.perf_counter()
+    rep = ranklens.compare(qrels, runs, ["ndcg@10", "recall@100"], test="t", ci="t")
+    seconds = time.perf_counter() - t0
+    html = rep.to_html(tmp_path / "big.html")
+    data = html.split('class="drill-data">', 1)[1].split("</script>", 1)[0]
+    size = len(data.encode())
+    # 2 runs x 10k queries x 10 ids (MS MARCO-shaped, each once in a table): about 3.5 MB
+    assert size < 5_000_000, size
+    assert len(html.encode()) < size + 3_000_000  # the data is embedded once
+    assert json.loads(data)["depth"] == 10
+    assert seconds < 60, seconds
+
+
+def test_the_demo_report_drills_down_and_its_judging_page_opens(browser, tmp_path, monkeypatch):
+    """``ranklens demo`` end to end: its HTML report's drill-down in Chromium (the four
+    framework runs side by side, unjudged passages marked, a jump from the worst queries)
+    and the judging page it writes for the pooled holes."""
+    import io
+
+    pytest_ = __import__("pytest")
+    pytest_.importorskip("ranklens_llamaindex")
+    from ranklens.app.demo import run_demo
+
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert run_demo(out, html=tmp_path / "demo.html") == 0
+    text = out.getvalue()
+    assert "Judgment holes" in text and "conclusions changed" in text
+    browser.get((tmp_path / "demo.html").as_uri())
+    view = browser.find_element(By.CSS_SELECTOR, ".drill-view")
+    cols = view.find_elements(By.CSS_SELECTOR, ".drill-col")
+    assert len(cols) >= 3  # one column per framework run
+    assert view.find_elements(By.CSS_SELECTOR, "li.unjudged") and view.find_elements(
+        By.CSS_SELECTOR, "li.rel"
+    )
+    assert all(li.find_elements(By.CSS_SELECTOR, ".snippet")
+               for li in view.find_elements(By.CSS_SELECTOR, "li")[:5])  # fmt: skip
+    cell = browser.find_elements(By.CSS_SELECTOR, "td[data-q]")[3]
+    browser.execute_script("arguments[0].click()", cell)
+    assert view.find_element(By.TAG_NAME, "h3").text == cell.get_attribute("data-q")
+    glossary = browser.find_element(By.CSS_SELECTOR, "details.glossary")
+    glossary.click()
+    assert "Cohen's d_z" in glossary.text and "ndcg@10" in glossary.text
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    browser.get((tmp_path / "ranklens-demo-judge.html").as_uri())
+    assert browser.find_element(By.ID, "progress").text.endswith("judged")
+    assert browser.find_element(By.ID, "passage").text
