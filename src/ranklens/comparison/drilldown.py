@@ -14,7 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..model import Qrels, Run
+from ..model import segments as seg
+from ..model.ids import hash_strings
 
 SNIPPET = 280
 """Characters of a document's text kept for the drill-down."""
@@ -68,17 +72,29 @@ def drilldown(
             rows = [[at(d), g, None] for d, g in doc_grades.items()]
         by_query[q] = rows
     labels = [by_query.get(q, []) for q in query_ids]
-    labelled = {q: {docs[r[0]] for r in rows} for q, rows in by_query.items()}
+    qpos = {q: i for i, q in enumerate(query_ids)}
+    lab_q = np.array([qpos[q] for q, rows in by_query.items() for _ in rows], dtype=np.int64)
+    lab_docs = [docs[r[0]] for rows in by_query.values() for r in rows]
+    lab_keys = _keys(lab_q, hash_strings(lab_docs) if lab_docs else np.zeros(0, np.uint64))
+    labelled = set(zip(lab_q.tolist(), lab_docs))
     top: dict[str, list[list[int]]] = {}
     found: dict[str, list[list[list[int]]]] = {}
     for name, run in runs.items():
-        lists = run.to_lists()
-        top[name], found[name] = [], []
-        for q in query_ids:
-            ranked = lists.get(q) or []
-            top[name].append([at(d) for d in ranked[:depth]])
-            mine = labelled.get(q, set())
-            found[name].append([[at(d), r] for r, d in enumerate(ranked, 1) if d in mine])
+        top[name] = [[] for _ in query_ids]
+        found[name] = [[] for _ in query_ids]
+        order = run.order()
+        to_pos = np.array([qpos.get(str(q), -1) for q in run.query_ids], dtype=np.int64)
+        pos = to_pos[run.q[order]] if len(order) else np.zeros(0, np.int64)
+        rank = seg.seg_running_count(run.q[order])
+        shown = np.flatnonzero((rank <= depth) & (pos >= 0))
+        for p, d in zip(pos[shown].tolist(), run.docs.strings(order[shown])):
+            top[name][p].append(at(d))
+        # labelled documents at any rank: 64-bit keys of (query, id hash), then the bytes
+        keys = _keys(pos, run.docs.hashes()[order])
+        maybe = np.flatnonzero(np.isin(keys, lab_keys) & (pos >= 0))
+        for i, d in zip(maybe.tolist(), run.docs.strings(order[maybe])):
+            if (int(pos[i]), d) in labelled:
+                found[name][int(pos[i])].append([at(d), int(rank[i])])
     texts: dict[str, str] = {}
     for i, d in enumerate(docs):
         text = corpus_text(corpus.get(d)) if corpus else None
@@ -88,3 +104,10 @@ def drilldown(
             texts[str(i)] = snippet(text)  # type: ignore[assignment]
     return {"depth": depth, "docs": docs, "texts": texts, "labels": labels, "top": top,
             "found": found}  # fmt: skip
+
+
+def _keys(pos: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """One 64-bit key per (query position, id hash); equal pairs give equal keys (a match
+    is then confirmed on the id's text)."""
+    with np.errstate(over="ignore"):
+        return hashes.astype(np.uint64) ^ (pos.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
