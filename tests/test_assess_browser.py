@@ -53,9 +53,11 @@ def test_key_presses_give_the_exact_export_and_a_reload_resumes(browser, tmp_pat
     assert browser.find_element(By.ID, "passage").text == HOSTILE
     press(browser, ["1", "3"])  # b -> 1, c -> 3
     assert export(browser, "trec") == "q1 0 a 2\nq1 0 b 1\nq2 0 c 3\n"
-    browser.get("about:blank")  # leave, then come back: the judgments are still there
-    time.sleep(0.5)  # the browser writes localStorage asynchronously
-    browser.get(path.as_uri())
+    for _ in range(20):  # reload: the judgments are still there (the browser commits
+        browser.refresh()  # localStorage asynchronously: a reload may come before it)
+        if browser.find_element(By.ID, "progress").text == "3 / 3 judged":
+            break
+        time.sleep(0.5)
     assert browser.find_element(By.ID, "progress").text == "3 / 3 judged"
     lines = [json.loads(x) for x in export(browser, "jsonl").splitlines()]
     assert lines == [

@@ -7,7 +7,19 @@ import importlib
 
 import pytest
 
-MODULES = ["ranklens", "ranklens.evaluation", "ranklens.comparison.compare"]
+MODULES = [
+    "ranklens",
+    "ranklens.evaluation",
+    "ranklens.evaluation.stream",
+    "ranklens.comparison.compare",
+    "ranklens.comparison.holes",
+    "ranklens.judgments.pool",
+    "ranklens.judgments.judges",
+    "ranklens.judgments.agreement",
+    "ranklens.judgments.rescore",
+    "ranklens.model.merge",
+    "ranklens.text",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

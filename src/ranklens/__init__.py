@@ -55,6 +55,7 @@ _LAZY = {
     # evaluation
     "evaluate": "evaluation",
     "evaluate_judgment_groups": "evaluation",
+    "evaluate_file": "evaluation.stream",
     "Evaluation": "evaluation",
     # comparison
     "compare": "comparison",

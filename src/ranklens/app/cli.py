@@ -133,6 +133,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="QRELS are TREC diversity qrels ('topic subtopic doc judgment', as ndeval reads): "
         "each subtopic is an intent for alpha-nDCG, ERR-IA, NRBP, P-IA, AP-IA and strec",
     )
+    ev.add_argument(
+        "--memory",
+        metavar="BYTES",
+        help="evaluate a run file larger than memory in chunks of whole queries within about "
+        "this budget (e.g. 2G, 500M); the numbers equal the in-memory evaluation's",
+    )
     add_trec_eval_flags(ev)
 
     ex = sub.add_parser(
@@ -292,6 +298,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     wanted = trec_eval_request(args)
     score = evaluate_judgment_groups if args.rel_format == "qrels_jg" else evaluate
+    if args.memory is not None:
+        from ..evaluation.stream import evaluate_file, parse_bytes
+
+        budget = parse_bytes(args.memory)
+        if args.rel_format == "qrels_jg" or args.max_docs is not None or args.run == "-":
+            raise InputError("--memory reads a run file by itself: not with -R qrels_jg, -M or -")
+
+        def score(q: Any, r: Any, m: Any, **kw: Any) -> Any:
+            return evaluate_file(q, r, m, memory=budget, **kw)
+
     qrels: Any = args.qrels
     if args.subtopics:
         from ..io import read_qrels

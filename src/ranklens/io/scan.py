@@ -21,6 +21,8 @@ longer or exponent forms with Python's ``float``, which is correctly rounded too
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from collections import deque
 from collections.abc import Iterator
@@ -65,9 +67,10 @@ class _Block:
 
 def scan(
     p: Path, n_fields: int, qid: int, ids: list[int], nums: list[tuple[int, str]],
-    more_fields: bool = False,
+    more_fields: bool = False, data: bytes | None = None,
 ) -> dict[str, Any] | None:  # fmt: skip
-    """Read ``p`` (``n_fields`` per line): field ``qid`` interned as the query, fields
+    """Read ``p`` (or ``data``, whole lines of it, named ``p`` in errors: the out-of-core
+    reader's chunks) (``n_fields`` per line): field ``qid`` interned as the query, fields
     ``ids`` packed (:class:`DocIds`), fields ``nums`` parsed as ``"int"`` or ``"float"``.
 
     Returns ``{"q": (codes, vocab), "ids": [DocIds...], "nums": [array...], "last":
@@ -76,9 +79,13 @@ def scan(
     parsed on :data:`THREADS` threads (numpy releases the GIL), in order.
     """
     done: list[_Block] = []
-    with open_binary(p) as fh, read_errors(p), ThreadPoolExecutor(THREADS) as pool:
+    opened = open_binary(p) if data is None else contextlib.nullcontext(io.BytesIO(data))
+    with opened as fh, read_errors(p), ThreadPoolExecutor(THREADS) as pool:
         pending: deque[Future[_Block | None]] = deque()
-        size = BLOCK if p.name.endswith(".gz") else p.stat().st_size // 32
+        if data is not None:
+            size = len(data) // 32
+        else:
+            size = BLOCK if p.name.endswith(".gz") else p.stat().st_size // 32
         for data in _line_blocks(fh, min(max(size, BLOCK), MAX_BLOCK)):
             pending.append(pool.submit(_block, data, n_fields, qid, ids, nums, more_fields))
             while len(pending) > THREADS or (pending and pending[0].done()):

@@ -30,10 +30,14 @@ def count_pair(
 
 
 def running_sum(x: np.ndarray, q_sorted: np.ndarray) -> np.ndarray:
-    """Inclusive running sum of x within runs of equal q (q sorted)."""
+    """Inclusive running sum of x within runs of equal q (q sorted). Whole numbers are
+    summed at once (exactly); fractions query by query (:func:`seg_cumsum_exact`), so a
+    query's values never depend on the queries evaluated with it."""
     if len(x) == 0:
         return x
     off = np.append(seg.run_start_index(q_sorted), len(x))
+    if x.dtype.kind == "f" and not np.array_equal(x, np.round(x)):
+        return seg.seg_cumsum_exact(x, off)
     return seg.seg_cumsum(x, off)
 
 

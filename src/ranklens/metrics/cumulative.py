@@ -44,7 +44,7 @@ class _Curves:
         self.L = np.diff(self.off)
         self.ipos = seg.seg_positions(self.off)
         idisc = self.ig / np.log2(self.ipos + 2.0)
-        self.icum = seg.seg_cumsum(idisc, self.off)
+        self.icum = seg.seg_cumsum_exact(idisc, self.off)
         self.idcg_total = seg.seg_sum(idisc, self.off)
 
     def idcg_at(self, q: np.ndarray, rank: np.ndarray) -> np.ndarray:
@@ -58,7 +58,7 @@ def g_measure(v: LevelView, k: int | None = None, gains: Gains = None) -> np.nda
     (at least 1 a rank); 0 when the ideal gain is 0. A document's credit depends on how
     much gain came before it."""
     c = _Curves(v, gains)
-    excess = seg.seg_cumsum(np.maximum(c.ig - 1.0, 0.0), c.off)
+    excess = seg.seg_cumsum_exact(np.maximum(c.ig - 1.0, 0.0), c.off)
     cost = c.r + _at(excess, c.off, c.q, np.minimum(c.r, c.L[c.q]))
     contrib = c.g / np.log2(2.0 + cost - running_sum(c.g, c.q))
     total = np.bincount(c.q, contrib, minlength=v.j.n_queries)

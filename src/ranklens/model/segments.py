@@ -43,6 +43,22 @@ def seg_cumsum(x: np.ndarray, off: np.ndarray) -> np.ndarray:
     return c - np.repeat(base, lens)
 
 
+def seg_cumsum_exact(x: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """:func:`seg_cumsum` for floats, each segment summed on its own: a segment's values do
+    not depend on the segments before it (a global running sum minus a base rounds with
+    whatever came first). One vectorised step per position of the longest segment."""
+    out = np.array(x, dtype=np.float64, copy=True)
+    lens = lengths(off)
+    if len(out) == 0:
+        return out
+    starts = off[:-1]
+    for k in range(1, int(lens.max())):
+        alive = lens > k
+        at = starts[alive] + k
+        out[at] += out[at - 1]
+    return out
+
+
 def seg_reverse_cummax(x: np.ndarray, off: np.ndarray, block: int = 1 << 22) -> np.ndarray:
     """``out[i] = max(x[i:end_of_segment])`` within each segment, computed exactly.
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, require
-from .io import coerce_qrels, coerce_run, read_judgment_groups
-from .judging import Judged, JudgeOptions, counts_notes, judge
-from .metrics import Metric, parse_metrics
-from .model import Qrels, QrelsLike, RunLike
-from .text import visible
+from ..errors import InputError, require
+from ..io import coerce_qrels, coerce_run, read_judgment_groups
+from ..judging import Judged, JudgeOptions, counts_notes, judge
+from ..metrics import Metric, parse_metrics
+from ..model import Qrels, QrelsLike, RunLike
+from ..text import visible
 
 MetricsLike = str | Metric | Sequence[str | Metric]
 
@@ -268,7 +268,7 @@ def evaluate(
     >>> ev["P@2"], ev["recall@2"]
     (0.5, 0.5)
     """
-    parsed = _versioned(metrics, trec_eval_version, judge_options)
+    parsed = versioned_metrics(metrics, trec_eval_version, judge_options)
     judged = judge(qrels, run, options, **judge_options)
     return Evaluation.from_judged(judged, parsed)
 
@@ -296,7 +296,9 @@ def tie_bounds(
     return worst, best
 
 
-def _versioned(metrics: MetricsLike, version: str, judge_options: dict[str, Any]) -> list[Metric]:
+def versioned_metrics(
+    metrics: MetricsLike, version: str, judge_options: dict[str, Any]
+) -> list[Metric]:
     """The parsed metrics, and the judging options, of trec_eval ``version``."""
     parsed = parse_metrics(metrics)
     if str(version) not in TREC_EVAL_VERSIONS:
@@ -357,7 +359,7 @@ def evaluate_judgment_groups(
     >>> evaluate_judgment_groups(groups, {"q1": ["d1", "d3"]}, ["map_avgjg"])["map_avgjg"]
     0.5
     """
-    parsed = _versioned(metrics, trec_eval_version, judge_options)
+    parsed = versioned_metrics(metrics, trec_eval_version, judge_options)
     if isinstance(groups, (str, Path)):
         groups = read_judgment_groups(groups)
     labels = {str(jg): coerce_qrels(q) for jg, q in groups.items()}
