@@ -91,6 +91,8 @@ def run(
     progress: bool | None = None,
     name: str | None = None,
     config: Mapping[str, Any] | None = None,
+    backend: str = "local",
+    **ray_options: Any,
 ) -> RunResult:
     """Run ``retriever`` over ``queries`` and return a :class:`RunResult`.
 
@@ -110,11 +112,29 @@ def run(
 
     In a running event loop (Jupyter), the work runs on a loop of its own in a thread;
     ``await arun(...)`` avoids that.
+
+    ``backend="ray"`` runs on Ray actors (:mod:`ranklens.capture.on_ray`): give
+    ``retriever_factory=`` (each actor builds its retriever once; ``retriever`` is then
+    None), ``actors``, ``num_cpus``/``num_gpus`` per actor, ``address`` of a cluster, and
+    ``cache=`` a folder of per-shard logs.
     """
     settings = RunSettings(
         k, key, concurrency, timeout, retries, retry_on, backoff, cache, retry_failed,
         progress, name, config,
     )  # fmt: skip
+    if backend != "local" or ray_options:
+        from .on_ray import run_on_ray
+
+        if backend != "ray":
+            raise InputError(f"backend must be 'local' or 'ray' (with its options): {backend!r}")
+        options = dict(k=k, key=key, concurrency=concurrency, timeout=timeout, retries=retries,
+                       retry_on=retry_on, backoff=backoff, retry_failed=retry_failed,
+                       config=config)  # fmt: skip
+        result = run_on_ray(_queries(queries), ray_options.pop("retriever_factory", None),
+                            run, retriever=retriever, cache=cache, name=name, options=options,
+                            **ray_options)  # fmt: skip
+        _warn_at_end(result, k)
+        return result
     try:
         asyncio.get_running_loop()
     except RuntimeError:

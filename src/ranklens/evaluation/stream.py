@@ -146,7 +146,8 @@ def evaluate_file(
     top_grade = int(Q.grade.max()) if len(Q.grade) else 0
     q_str = Q.query_ids.astype(str)
     left = budget - _resident() - _per_query_bytes(len(q_str), len(parsed))
-    size = max(left // BYTES_PER_CHUNK_BYTE, MIN_CHUNK)
+    largest = max(f.stat().st_size for f in files) + 1  # never ask for more than a file
+    size = min(max(left // BYTES_PER_CHUNK_BYTE, MIN_CHUNK), largest)
 
     def chunk_bytes() -> int:
         return size

@@ -1,0 +1,153 @@
+"""``ranklens.run(..., backend="ray")``: retrieval on Ray actors, for labelled sets one
+machine asks too slowly (embedding and ANN calls dominate at 10^5-10^6 queries).
+
+* Each actor builds its retriever once, with ``retriever_factory()`` (an index loaded from
+  disk, an embedding model on a GPU through ``num_gpus``), and answers whole shards of the
+  queries by running the local runner on them: timeouts, retries, recorded errors, hit
+  identity (``key=``) and the per-query record are the local backend's, unchanged.
+* Shards are fixed by the queries' order (shard ``i`` holds queries ``i, i + n, ...``), so
+  a run is reproducible; with ``cache=DIR`` each shard keeps its own resumable log
+  (``DIR/shard-0007.jsonl``), and the records come back merged in the queries' order.
+* An actor that dies (a killed process, a lost node) is replaced and its shard resumed from
+  the shard's log: no finished query is asked again. ``max_restarts`` bounds the
+  replacements per shard; past them the shard's queries are recorded as failed.
+* Ray is connected to as found: an initialised Ray, ``address=`` (a running cluster, e.g.
+  ``"auto"`` or ``"ray://head:10001"``), or a local Ray started with ``num_cpus``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, require
+from .records import Retrieval
+from .result import RunResult
+
+
+class ShardRunner:
+    """What runs inside one Ray actor: the retriever, built once, and the local runner
+    (``run``: :func:`ranklens.run`, passed in so that this module imports no runner)."""
+
+    def __init__(self, factory: Callable[[], Any], run: Callable[..., Any],
+                 options: dict[str, Any]):  # fmt: skip
+        self.retriever = factory()
+        self.run, self.options = run, options
+
+    def run_shard(self, items: list[tuple[str, str]], log: str | None) -> list[Retrieval]:
+        result = self.run(self.retriever, dict(items), cache=log, progress=False,
+                          **self.options)  # fmt: skip
+        return result.records
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class Shipped:
+    """A retriever object shipped to each actor as it is (it must pickle), as a factory."""
+
+    def __init__(self, retriever: Any):
+        self.retriever = retriever
+        self.__name__ = type(retriever).__name__
+
+    def __call__(self) -> Any:
+        return self.retriever
+
+
+def run_on_ray(
+    items: list[tuple[str, str]],
+    retriever_factory: Callable[[], Any] | None,
+    run: Callable[..., Any],
+    *,
+    retriever: Any = None,
+    actors: int = 2,
+    shards: int | None = None,
+    num_cpus: float = 1,
+    num_gpus: float = 0,
+    address: str | None = None,
+    cache: str | Path | None = None,
+    max_restarts: int = 3,
+    name: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> RunResult:
+    """Run the queries ``items`` (``(id, text)`` pairs) on ``actors`` Ray actors, each
+    with a retriever from ``retriever_factory`` (or ``retriever`` itself, pickled; see the
+    module docstring), through ``run`` (the local runner) in each. ``options``:
+    the local runner's (``k``, ``key``, ``concurrency`` per actor, ``timeout``, ``retries``,
+    ``retry_on``, ``backoff``, ``config``...). ``shards``: default 4 per actor."""
+    # workers run this interpreter, not a `uv run` of their own (Ray's uv hook, read when
+    # ray is imported, would re-create the environment on each node)
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    ray: Any = require("ray", "ray", 'ranklens.run(..., backend="ray")')
+    if retriever_factory is None and retriever is not None:
+        retriever_factory = Shipped(retriever)
+    if not callable(retriever_factory):
+        raise InputError("backend='ray' needs retriever_factory=, a function returning the "
+                         "retriever each actor builds once")  # fmt: skip
+    if actors < 1 or max_restarts < 0:
+        raise InputError(f"actors must be >= 1 and max_restarts >= 0, got {actors}, {max_restarts}")
+    if not ray.is_initialized():
+        if address is not None:
+            ray.init(address=address, ignore_reinit_error=True)
+        else:
+            ray.init(num_cpus=max(int(actors * num_cpus), 1), include_dashboard=False,
+                     ignore_reinit_error=True, log_to_driver=False)  # fmt: skip
+    folder = Path(cache) if cache is not None else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    n = max(1, min(shards or 4 * actors, len(items)))
+    parts = [items[i::n] for i in range(n)]
+    opts = dict(options or {})
+    remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_restarts=0)(ShardRunner)
+    started = time.perf_counter()
+    pool = [remote.remote(retriever_factory, run, opts) for _ in range(min(actors, n))]
+    todo = list(range(n))
+    restarts = dict.fromkeys(range(n), 0)
+    running: dict[Any, tuple[int, int]] = {}  # future -> (shard, actor slot)
+    done: dict[int, list[Retrieval]] = {}
+    free = list(range(len(pool)))
+
+    def log_of(i: int) -> str | None:
+        return str(folder / f"shard-{i:04d}.jsonl") if folder is not None else None
+
+    while todo or running:
+        while todo and free:
+            i, slot = todo.pop(0), free.pop(0)
+            running[pool[slot].run_shard.remote(parts[i], log_of(i))] = (i, slot)
+        ready, _ = ray.wait(list(running), num_returns=1)
+        i, slot = running.pop(ready[0])
+        try:
+            done[i] = ray.get(ready[0])
+            free.append(slot)
+        except ray.exceptions.RayActorError as exc:  # the actor died: replace it, resume
+            pool[slot] = remote.remote(retriever_factory, run, opts)
+            free.append(slot)
+            restarts[i] += 1
+            if restarts[i] <= max_restarts:
+                todo.insert(0, i)
+            else:
+                done[i] = [_lost(q, t, exc) for q, t in parts[i]]
+    for handle in pool:
+        ray.kill(handle)
+    order = {q: j for j, (q, _) in enumerate(items)}
+    records = sorted((r for recs in done.values() for r in recs), key=lambda r: order[r.query_id])
+    config = {"retriever_factory": _name(retriever_factory), "backend": "ray",
+              "k": opts.get("k"), "key": str(opts.get("key", "id"))}  # fmt: skip
+    return RunResult(
+        records, name or _name(retriever_factory), config,
+        backend="ray", actors=len(pool), shards=n, actor_restarts=sum(restarts.values()),
+        wall_seconds=round(time.perf_counter() - started, 3),
+    )  # fmt: skip
+
+
+def _lost(qid: str, text: str, exc: BaseException) -> Retrieval:
+    message = f"actor lost (restarts exhausted): {exc}"[:500]
+    return Retrieval(qid, text, error={"type": "RayActorError", "message": message})
+
+
+def _name(fn: Any) -> str:
+    target = getattr(fn, "func", fn)
+    return str(getattr(target, "__name__", type(target).__name__))
