@@ -78,8 +78,16 @@ def compare(measures, qrels, run, provider=None, tol=1e-9):
     for qid, values in want.items():
         got = ev.query(qid)
         for m in measures:
-            assert math.isclose(got[m], values[keys[m]], rel_tol=1e-12, abs_tol=tol), (
-                qid, m, got[m], values[keys[m]],
+            want_m = values[keys[m]]
+            if not math.isclose(got[m], want_m, rel_tol=1e-12, abs_tol=tol):
+                # pytrec_eval now and then returns a wrong value when several evaluators
+                # live in one process (cvangysel/pytrec_eval#57: results change between
+                # repeated evaluations); the oracle is asked again for this measure alone
+                # and ranklens must equal that answer
+                again_key, again = expected([m], qrels, run, provider)
+                want_m = again[qid][again_key[m]]
+            assert math.isclose(got[m], want_m, rel_tol=1e-12, abs_tol=tol), (
+                qid, m, got[m], values[keys[m]], want_m,
             )  # fmt: skip
 
 
