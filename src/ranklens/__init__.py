@@ -56,6 +56,7 @@ _LAZY = {
     "evaluate": "evaluation",
     "evaluate_judgment_groups": "evaluation",
     "evaluate_file": "evaluation.stream",
+    "write_per_query": "evaluation.per_query",
     "Evaluation": "evaluation",
     # comparison
     "compare": "comparison",

@@ -12,19 +12,16 @@ trec_eval's own, including ``-m P.5,10`` and ``-m all_trec``);
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
+from .evaluate_cli import DEFAULT_METRICS, add_scale_args, cmd_evaluate, per_query_argv
 from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
 from .judgments_cli import add_judgment_commands, cmd_agreement, cmd_judge, cmd_pool
-from .trec_flags import add_trec_eval_flags, run_argument, trec_eval_request
-
-DEFAULT_METRICS = ["map", "P@10", "recall@100", "ndcg@10", "mrr@10"]
+from .trec_flags import add_trec_eval_flags
 
 
 def _add_judge_args(p: argparse.ArgumentParser) -> None:
@@ -133,12 +130,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="QRELS are TREC diversity qrels ('topic subtopic doc judgment', as ndeval reads): "
         "each subtopic is an intent for alpha-nDCG, ERR-IA, NRBP, P-IA, AP-IA and strec",
     )
-    ev.add_argument(
-        "--memory",
-        metavar="BYTES",
-        help="evaluate a run file larger than memory in chunks of whole queries within about "
-        "this budget (e.g. 2G, 500M); the numbers equal the in-memory evaluation's",
-    )
+    add_scale_args(ev)
     add_trec_eval_flags(ev)
 
     ex = sub.add_parser(
@@ -293,59 +285,16 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return _emit_report(report, args)
 
 
-def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ..evaluation import evaluate, evaluate_judgment_groups
-
-    wanted = trec_eval_request(args)
-    score = evaluate_judgment_groups if args.rel_format == "qrels_jg" else evaluate
-    if args.memory is not None:
-        from ..evaluation.stream import evaluate_file, parse_bytes
-
-        budget = parse_bytes(args.memory)
-        if args.rel_format == "qrels_jg" or args.max_docs is not None or args.run == "-":
-            raise InputError("--memory reads a run file by itself: not with -R qrels_jg, -M or -")
-
-        def score(q: Any, r: Any, m: Any, **kw: Any) -> Any:
-            return evaluate_file(q, r, m, memory=budget, **kw)
-
-    qrels: Any = args.qrels
-    if args.subtopics:
-        from ..io import read_qrels
-
-        qrels = read_qrels(args.qrels, subtopics=True)
-    with run_argument(args.run) as run_path:
-        run: Any = run_path
-        if args.max_docs is not None:
-            from ..io import read_run
-
-            run = read_run(run_path).top(args.max_docs)
-        ev = score(
-            qrels,
-            run,
-            wanted.metrics or DEFAULT_METRICS,
-            trec_eval_version=args.trec_version,
-            **_judge_kwargs(args),
-            **({"judged_only": True} if args.judged_only else {}),
-        )
-    if args.format == "json":
-        sys.stdout.write(json.dumps(ev.to_dict(), indent=2) + "\n")
-    elif args.format == "trec":
-        sys.stdout.write(wanted.text(ev, args))
-    else:
-        sys.stdout.write(ev.to_table(per_query=args.per_query))
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ranklens`` command."""
     parser = _build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(per_query_argv(sys.argv[1:] if argv is None else list(argv)))
     if args.command is None:
         parser.print_help()
         return 2
     try:
         if args.command == "evaluate":
-            return _cmd_evaluate(args)
+            return cmd_evaluate(args, _judge_kwargs(args))
         if args.command == "explain":
             from .explain import explain, format_explanation
 

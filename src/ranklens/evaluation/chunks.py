@@ -108,22 +108,18 @@ def read_chunk(path: Path, data: bytes, first_line: int | None,
 
 
 def run_files(path: Path) -> list[Path]:
-    """The TREC run files of ``path``: itself, or a folder's files in name order (a run
-    written in shards); other formats are refused by name."""
+    """The run files of ``path``: itself, or a folder's files in name order (a run written
+    in shards; names starting with ``.`` or ``_``, such as Spark's ``_SUCCESS``, skipped)."""
     if path.is_dir():
-        files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
+        files = sorted(
+            f for f in path.iterdir() if f.is_file() and not f.name.startswith((".", "_"))
+        )
         if not files:
             raise InputError(f"{path}: the folder holds no run file")
     elif path.is_file():
         files = [path]
     else:
         raise InputError(f"{path}: no such run file or folder")
-    for f in files:
-        if f.suffix.lower() in (".json", ".jsonl", ".parquet", ".csv"):
-            raise InputError(
-                f"{f}: evaluate_file reads TREC run files (qid Q0 doc rank score tag); "
-                "evaluate other formats in memory with ranklens.evaluate"
-            )
     return files
 
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,10 @@ from ..judging import JudgeCounts, JudgeOptions, judge
 from ..model import Qrels, QrelsLike, Run
 from ..model import segments as seg
 from . import Evaluation, MetricsLike, versioned_metrics
-from .chunks import query_chunks, query_shards, read_chunk, run_files
+from .chunks import run_files
+from .per_query import write_per_query
+from .progress import ByteProgress
+from .sources import chunks, files_format, shards
 
 DEFAULT_MEMORY = 2_000_000_000
 """The default budget in bytes (about 2 GB)."""
@@ -104,42 +108,42 @@ class _Summary:
         return self.options.convention
 
 
-def evaluate_file(
-    qrels: QrelsLike,
-    run: str | Path,
-    metrics: MetricsLike,
-    *,
-    memory: int | float = DEFAULT_MEMORY,
-    options: JudgeOptions | None = None,
-    tmp_dir: str | Path | None = None,
-    trec_eval_version: str = "10",
-    **judge_options: Any,
-) -> StreamedEvaluation:
-    """Evaluate the TREC run file ``run`` (or a folder of run files: one run written in
-    shards, read in name order) in chunks of whole queries, within about
-    ``memory`` bytes (see the module docstring); the result equals
-    ``ranklens.evaluate(qrels, run, metrics, ...)``.
+@dataclass
+class Plan:
+    """What every chunk of one evaluation shares (shipped whole to Ray workers): the
+    labels, the metrics, the judging options (missing queries skipped per chunk) and the
+    chunk size in bytes."""
 
-    ``judge_options`` and ``trec_eval_version``: as for :func:`ranklens.evaluate`
-    (``relevance_level``, ``missing``, ``convention``...). ``tmp_dir``: where an
-    ungrouped file's shards go
-    (default: the system's temporary folder).
+    Q: Qrels
+    q_str: np.ndarray
+    metrics: list
+    options: JudgeOptions
+    chunk_options: JudgeOptions
+    top_grade: int
+    size: int
 
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "r.run").write_text("q1 Q0 a 1 2 r\\nq1 Q0 b 2 1 r\\nq2 Q0 c 1 1 r\\n")
-    >>> ev = evaluate_file({"q1": ["b"], "q2": ["c"]}, d / "r.run", ["P@1", "mrr"], memory=1e3)
-    >>> ev.aggregate, ev.chunks
-    ({'P@1': 0.5, 'mrr': 0.75}, 1)
-    """
-    path = Path(run)
-    files = run_files(path)
+
+@dataclass
+class Partial:
+    """What chunks of a run give, to be merged: per-query values, judging's counts, and
+    where each query was read (a query met twice is refused or partitioned)."""
+
+    pieces: list[tuple[np.ndarray, dict[str, np.ndarray]]] = field(default_factory=list)
+    counts: list[JudgeCounts] = field(default_factory=list)
+    seen: dict[str, str] = field(default_factory=dict)
+    chunks: int = 0
+
+
+def plan(
+    qrels: QrelsLike, metrics: MetricsLike, files: list[Path], memory: int | float,
+    options: JudgeOptions | None, version: str, judge_options: dict[str, Any],
+) -> Plan:  # fmt: skip
+    """The labels read once and the chunk size fixed: what the budget leaves after the
+    process's memory and every query's values, over :data:`BYTES_PER_CHUNK_BYTE`."""
     budget = int(memory)
     if budget < 1000:
         raise InputError(f"memory must be at least 1000 bytes, got {memory!r}")
-    kw = {"memory": memory, "options": options, "tmp_dir": tmp_dir,
-          "trec_eval_version": trec_eval_version, **judge_options}  # fmt: skip
-    parsed = versioned_metrics(metrics, trec_eval_version, judge_options)
+    parsed = versioned_metrics(metrics, version, judge_options)
     opts = JudgeOptions.build(options, **judge_options)
     Q = coerce_qrels(qrels)
     Q.docs.hashes()  # computed once: each chunk's labels take their rows' hashes
@@ -148,51 +152,71 @@ def evaluate_file(
     left = budget - _resident() - _per_query_bytes(len(q_str), len(parsed))
     largest = max(f.stat().st_size for f in files) + 1  # never ask for more than a file
     size = min(max(left // BYTES_PER_CHUNK_BYTE, MIN_CHUNK), largest)
-
-    def chunk_bytes() -> int:
-        return size
-
     chunk_opts = replace(opts, convention=replace(opts.convention, missing="skip"))
-    pieces: list[tuple[np.ndarray, dict[str, np.ndarray]]] = []
-    counts: list[JudgeCounts] = []
-    seen: set[str] = set()
-    n_chunks = 0
-    grouped = True
-    chunks = ((f, c) for f in files for c in query_chunks(f, chunk_bytes))
-    for n_chunks, (part, (data, first_line)) in enumerate(chunks, 1):  # noqa: B007
-        run_chunk = read_chunk(part, data, first_line)
-        ids = {str(q) for q in run_chunk.query_ids}
-        if ids & seen:
-            grouped = False
-            break
-        seen |= ids
-        labels = _labels_of(Q, q_str, run_chunk)
-        _score(labels, run_chunk, parsed, chunk_opts, pieces, counts, top_grade)
-    if not grouped:  # partition by query first, then each shard holds whole queries
-        pieces, counts, seen, n_chunks = [], [], set(), 0
-        with tempfile.TemporaryDirectory(dir=tmp_dir, prefix="ranklens-shards-") as tmp:
-            for shard in query_shards(files, Path(tmp), chunk_bytes()):
-                run_chunk = read_chunk(path, shard.read_bytes(), None, files)  # whole queries
-                seen |= {str(q) for q in run_chunk.query_ids}
-                n_chunks += 1
-                labels = _labels_of(Q, q_str, run_chunk)
-                _score(labels, run_chunk, parsed, chunk_opts, pieces, counts, top_grade)
-    if not seen:
+    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size)
+
+
+def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None = None,
+                bar: Any = None) -> Partial:  # fmt: skip
+    """Score the run in ``files`` chunk by chunk; a TREC or Parquet run whose queries come
+    back after other queries is partitioned into shards of whole queries first."""
+    out = Partial()
+    for f in files:
+        for chunk in chunks(f, fmt, lambda: p.size):
+            ids = [str(q) for q in chunk.run.query_ids]
+            again = next((q for q in ids if q in out.seen), None)
+            if again is not None and fmt == "jsonl":
+                raise InputError(
+                    f"{f}:{(chunk.lines or {}).get(again, '?')}: query {again!r} appears on "
+                    f"more than one line (also on {out.seen[again]})"
+                )
+            if again is not None:
+                return _partitioned(p, files, fmt, tmp_dir, bar)
+            if chunk.lines is None:
+                out.seen.update(dict.fromkeys(ids, f.name))
+            else:
+                out.seen.update({q: f"{f.name}:{line}" for q, line in chunk.lines.items()})
+            out.chunks += 1
+            _score(p, chunk.run, out)
+            if bar is not None:
+                bar.advance(chunk.nbytes)
+    return out
+
+
+def _partitioned(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None,
+                 bar: Any) -> Partial:  # fmt: skip
+    out = Partial()
+    if bar is not None:
+        bar.restart("partitioning by query")
+    with tempfile.TemporaryDirectory(dir=tmp_dir, prefix="ranklens-shards-") as tmp:
+        for run_chunk, nbytes in shards(files, fmt, Path(tmp), p.size):
+            out.seen.update(dict.fromkeys((str(q) for q in run_chunk.query_ids), "a shard"))
+            out.chunks += 1
+            _score(p, run_chunk, out)
+            if bar is not None:
+                bar.advance(nbytes)
+    return out
+
+
+def finish(p: Plan, part: Partial, path: Path, source: dict[str, Any]) -> StreamedEvaluation:
+    """The evaluation of the merged parts: missing labelled queries settled (as
+    ``evaluate`` settles them), counts summed, values in the labels' query order."""
+    if not part.seen:
         raise InputError(f"{path}: no run lines (the file is empty or only comments)")
-    labelled = [str(q) for q in Q.query_ids]
-    absent = [q for q in labelled if q not in seen]
+    Q, opts = p.Q, p.options
+    absent = [str(q) for q in Q.query_ids if str(q) not in part.seen]
+    pieces = list(part.pieces)
     missing_counts = JudgeCounts()
     if absent and opts.missing == "zero":
-        placeholder = Run.from_dict({_unused_id(Q, seen): ["-"]}, name=path.name)
-        labels = _labels_of(Q, q_str, np.array(absent))
-        judged = judge(labels, placeholder, opts)
-        judged.max_grade = top_grade
-        ev = Evaluation.from_judged(judged, parsed)
+        placeholder = Run.from_dict({_unused_id(Q, part.seen): ["-"]}, name=path.name)
+        judged = judge(_labels_of(Q, p.q_str, np.array(absent)), placeholder, opts)
+        judged.max_grade = p.top_grade
+        ev = Evaluation.from_judged(judged, p.metrics)
         pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
         missing_counts = replace(judged.counts, queries_ignored=0, ignored_ids=[])
     elif absent:
         missing_counts = JudgeCounts(queries_missing=len(absent), missing_ids=absent)
-    total = _merge_counts([*counts, missing_counts])
+    total = _merge_counts([*part.counts, missing_counts])
     if not pieces or sum(len(q) for q, _ in pieces) == 0:
         raise InputError(
             f"no query to evaluate: run {path.name!r} shares no query id with the qrels and "
@@ -200,9 +224,71 @@ def evaluate_file(
         )
     qids = np.concatenate([q for q, _ in pieces])
     order = np.argsort(qids.astype(str), kind="stable")
-    values = {mt.name: np.concatenate([v[mt.name] for _, v in pieces])[order] for mt in parsed}
+    values = {mt.name: np.concatenate([v[mt.name] for _, v in pieces])[order] for mt in p.metrics}
     summary = _Summary(qids[order], replace(total, queries_evaluated=len(qids)), opts)
-    return StreamedEvaluation(summary, parsed, values, (Q, path, kw), n_chunks)
+    return StreamedEvaluation(summary, p.metrics, values, (Q, path, source), part.chunks)
+
+
+def evaluate_file(
+    qrels: QrelsLike,
+    run: Any,
+    metrics: MetricsLike,
+    *,
+    memory: int | float = DEFAULT_MEMORY,
+    options: JudgeOptions | None = None,
+    tmp_dir: str | Path | None = None,
+    per_query: str | Path | None = None,
+    progress: bool | None = None,
+    backend: str = "local",
+    ray: Mapping[str, Any] | None = None,
+    trec_eval_version: str = "10",
+    **judge_options: Any,
+) -> StreamedEvaluation:
+    """Evaluate the run file ``run`` (TREC, ``.jsonl`` or ``.parquet``; or a folder of
+    run files: one run written in shards, read in name order) in chunks of whole queries,
+    within about ``memory`` bytes (see the module docstring); the result equals
+    ``ranklens.evaluate(qrels, run, metrics, ...)``.
+
+    ``judge_options`` and ``trec_eval_version``: as for :func:`ranklens.evaluate`
+    (``relevance_level``, ``missing``, ``convention``...). ``tmp_dir``: where an
+    ungrouped file's shards go (default: the system's temporary folder). ``per_query``:
+    also write every query's values to this ``.parquet``, ``.csv``, ``.tsv`` or ``.jsonl``
+    file (:func:`write_per_query`). ``progress``: a progress bar on standard error
+    (default: when it is a terminal).
+
+    ``backend="ray"``: the folder's shard files are scored on Ray tasks, each within
+    ``memory``, and merged exactly (:mod:`.on_ray`; ``run`` may also be a Ray Dataset);
+    ``ray``: ``address``, ``num_cpus`` (of a local Ray), ``cpus_per_task``.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "r.run").write_text("q1 Q0 a 1 2 r\\nq1 Q0 b 2 1 r\\nq2 Q0 c 1 1 r\\n")
+    >>> ev = evaluate_file({"q1": ["b"], "q2": ["c"]}, d / "r.run", ["P@1", "mrr"], memory=1e3)
+    >>> ev.aggregate, ev.chunks
+    ({'P@1': 0.5, 'mrr': 0.75}, 1)
+    """
+    source = {"memory": memory, "options": options, "tmp_dir": tmp_dir,
+              "trec_eval_version": trec_eval_version, "backend": backend, "ray": ray,
+              **judge_options}  # fmt: skip
+    if backend not in ("local", "ray"):
+        raise InputError(f"backend must be 'local' or 'ray', got {backend!r}")
+    if backend == "ray":
+        from .on_ray import evaluate_on_ray
+
+        ev = evaluate_on_ray(qrels, run, metrics, memory=memory, options=options,
+                             version=trec_eval_version, judge_options=judge_options,
+                             source=source, **dict(ray or {}))  # fmt: skip
+    else:
+        path = Path(run)
+        files = run_files(path)
+        fmt = files_format(files)
+        p = plan(qrels, metrics, files, memory, options, trec_eval_version, judge_options)
+        with ByteProgress(sum(f.stat().st_size for f in files), path.name, progress) as bar:
+            part = score_files(p, files, fmt, tmp_dir, bar)
+        ev = finish(p, part, path, source)
+    if per_query is not None:
+        write_per_query(ev, per_query)
+    return ev
 
 
 def _labels_of(Q: Qrels, q_str: np.ndarray, run: Run | np.ndarray) -> Qrels:
@@ -228,22 +314,21 @@ def _per_query_bytes(n_queries: int, n_metrics: int) -> int:
     return n_queries * (8 * n_metrics + 80)
 
 
-def _score(Q: Any, run: Run, parsed: list, opts: JudgeOptions, pieces: list, counts: list,
-           max_grade: int) -> None:  # fmt: skip
+def _score(p: Plan, run: Run, out: Partial) -> None:
     """Judge one chunk (missing queries skipped: they are settled once at the end); the
     labels' highest grade is the whole set's (ERR and custom gains read it)."""
     try:
-        judged = judge(Q, run, opts)
+        judged = judge(_labels_of(p.Q, p.q_str, run), run, p.chunk_options)
     except InputError as exc:
         if "no query to evaluate" in str(exc):  # a chunk of unlabelled queries only
-            counts.append(JudgeCounts(queries_ignored=len(run.query_ids),
-                                      ignored_ids=[str(q) for q in run.query_ids]))  # fmt: skip
+            out.counts.append(JudgeCounts(queries_ignored=len(run.query_ids),
+                                          ignored_ids=[str(q) for q in run.query_ids]))  # fmt: skip
             return
         raise
-    judged.max_grade = max_grade
-    ev = Evaluation.from_judged(judged, parsed)
-    pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
-    counts.append(replace(judged.counts, queries_missing=0, missing_ids=[]))
+    judged.max_grade = p.top_grade
+    ev = Evaluation.from_judged(judged, p.metrics)
+    out.pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
+    out.counts.append(replace(judged.counts, queries_missing=0, missing_ids=[]))
     del judged, ev
     _release()
 
@@ -261,8 +346,8 @@ def _merge_counts(parts: list[JudgeCounts]) -> JudgeCounts:
     return JudgeCounts(**out)
 
 
-def _unused_id(Q: Any, seen: set[str]) -> str:
-    taken = {str(q) for q in Q.query_ids} | seen
+def _unused_id(Q: Any, seen: Mapping[str, str]) -> str:
+    taken = {str(q) for q in Q.query_ids} | set(seen)
     name = "ranklens-no-query"
     while name in taken:
         name += "_"

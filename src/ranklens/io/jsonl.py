@@ -19,8 +19,9 @@ file, line and field.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels, Run
@@ -50,15 +51,26 @@ def read_run_json(path: str | Path, name: str | None = None) -> Run:
         if not isinstance(data, Mapping):
             raise InputError(f"{p}: expected a JSON object of query -> hits")
         return Run.from_dict(data, name=run_name)
+    return run_from_records(p, json_records(p), run_name)
+
+
+def run_from_records(
+    p: Path, records: Iterable[tuple[int, dict[str, Any]]], run_name: str,
+    lines: dict[str, int] | None = None,
+) -> Run:  # fmt: skip
+    """A run from JSONL run records (``(line number, object)``); ``lines``, when given,
+    receives each query's line number."""
     scored: dict[str, list[tuple[str, float]]] = {}
     ranked: dict[str, list[str]] = {}
-    for lineno, rec in json_records(p):
+    for lineno, rec in records:
         qid = record_query_id(p, lineno, rec)
         hits = rec.get("hits", rec.get("docs"))
         if not isinstance(hits, list):
             raise InputError(f"{p}:{lineno}: field 'hits' must be a list")
         if qid in scored or qid in ranked:
             raise InputError(f"{p}:{lineno}: query {qid!r} appears on more than one line")
+        if lines is not None:
+            lines[qid] = lineno
         if hits and isinstance(hits[0], dict):
             row = []
             for j, h in enumerate(hits):

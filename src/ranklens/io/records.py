@@ -7,7 +7,7 @@ Each error names the file, the line and the field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,12 @@ QUERY_ID_KEYS = ("query_id", "qid", "id")
 """Fields read as a record's query id, first found wins."""
 
 
-def json_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for every non-blank line of a JSONL file."""
-    for lineno, line in text_lines(path):
+def json_records(
+    path: Path, lines: Iterable[tuple[int, str]] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of a JSONL file (or of ``lines``,
+    ``(line number, text)`` pairs read from it)."""
+    for lineno, line in text_lines(path) if lines is None else lines:
         if not line.strip():
             continue
         try:

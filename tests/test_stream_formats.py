@@ -1,0 +1,172 @@
+"""Out-of-core evaluation of JSONL and Parquet runs, per-query files and the progress bar:
+each format streamed within a small budget equals the in-memory evaluate of the same file
+to the last bit (a Parquet run whose queries are scattered is partitioned first), and an
+error names the file's own line or row."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ranklens
+from ranklens import InputError
+from ranklens.app.cli import main
+from ranklens.evaluation.stream import evaluate_file
+
+_spec = importlib.util.spec_from_file_location(
+    "_stream_case", Path(__file__).with_name("test_stream.py")
+)
+_case = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_case)
+METRICS, write_case = _case.METRICS, _case.write_case  # the cases of test_stream.py
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+def run_rows(run_path):
+    return [line.split() for line in run_path.read_text().splitlines()]
+
+
+def write_jsonl(rows, path):
+    by_q: dict[str, list] = {}
+    for q, _, d, _, s, _ in rows:
+        by_q.setdefault(q, []).append({"id": d, "score": float(s)})
+    path.write_text("".join(json.dumps({"query_id": q, "hits": h}) + "\n" for q, h in by_q.items()))
+    return path
+
+
+def write_parquet(rows, path, ints=False):
+    q = [int(r[0][1:]) if ints else r[0] for r in rows]
+    table = pa.table({"query_id": q, "doc_id": [r[2] for r in rows],
+                      "score": [float(r[4]) for r in rows]})  # fmt: skip
+    pq.write_table(table, path, row_group_size=4000)  # several row groups, queries across them
+    return path
+
+
+def same(ours, ref):
+    assert ours.query_ids == ref.query_ids
+    for m in ref.names:
+        assert ours.aggregate[m] == ref.aggregate[m], m  # bit-identical
+        assert np.array_equal(ours.per_query[m], ref.per_query[m]), m
+    assert ours.notes() == ref.notes()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "parquet-shuffled"])
+def test_each_format_streamed_equals_the_in_memory_evaluation(tmp_path, fmt):
+    qrels, run = write_case(tmp_path, shuffle=fmt.endswith("shuffled"))
+    rows = run_rows(run)
+    path = (write_jsonl(rows, tmp_path / "run.jsonl") if fmt == "jsonl"
+            else write_parquet(rows, tmp_path / "run.parquet"))  # fmt: skip
+    ours = evaluate_file(qrels, path, METRICS, memory=400_000)
+    ref = ranklens.evaluate(qrels, run, METRICS)  # the TREC file the rows came from
+    assert ours.chunks > 5
+    same(ours, ref)
+    same(ours, ranklens.evaluate(qrels, path, METRICS))  # the in-memory readers agree
+
+
+def test_a_folder_of_parquet_shards_as_ray_data_writes_them(tmp_path):
+    qrels, run = write_case(tmp_path, n_queries=1200)
+    rows = run_rows(run)
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    cut = [0, 7000, 7000, 20000, len(rows)]  # an empty shard, and queries cut across files
+    for i, (a, b) in enumerate(itertools.pairwise(cut)):
+        write_parquet(rows[a:b], folder / f"part-{i:05d}.parquet")
+    same(
+        evaluate_file(qrels, folder, METRICS, memory=300_000),
+        ranklens.evaluate(qrels, run, METRICS),
+    )
+
+
+def test_integer_ids_and_ranks_without_scores(tmp_path):
+    path = tmp_path / "r.parquet"
+    pq.write_table(
+        pa.table({"qid": [1, 1, 1, 2], "docno": [7, 8, 9, 7], "rank": [3, 1, 2, 1]}), path
+    )
+    ev = evaluate_file({"1": ["9"], "2": ["7"]}, path, ["mrr", "P@1"], memory=1e4)
+    assert ev.aggregate == {"mrr": 0.75, "P@1": 0.5}  # doc 9 has rank 2
+
+
+def test_errors_name_the_line_or_the_row(tmp_path):
+    qrels, run = write_case(tmp_path, n_queries=400)
+    rows = run_rows(run)
+    path = write_jsonl(rows, tmp_path / "run.jsonl")
+    lines = path.read_text().splitlines(keepends=True)
+    (tmp_path / "twice.jsonl").write_text("".join(lines + lines[5:6]))
+    with pytest.raises(
+        InputError,
+        match=rf"twice.jsonl:{len(lines) + 1}: query 'q00006' appears on more than one line "
+        r"\(also on twice.jsonl:6\)",
+    ):
+        evaluate_file(qrels, tmp_path / "twice.jsonl", ["P@5"], memory=20_000)
+    lines[300] = lines[300].replace('"score": ', '"score": "x", "s": ', 1)
+    (tmp_path / "bad.jsonl").write_text("".join(lines))
+    with pytest.raises(InputError, match=r"bad.jsonl:301: hit 0 .* needs a numeric 'score'"):
+        evaluate_file(qrels, tmp_path / "bad.jsonl", ["P@5"], memory=20_000)
+    docs = [r[2] for r in rows]
+    docs[9000] = None
+    table = pa.table({"query_id": [r[0] for r in rows], "doc_id": docs, "score": [1.0] * len(rows)})
+    pq.write_table(table, tmp_path / "null.parquet", row_group_size=1000)
+    for shuffled in (False, True):
+        if shuffled:  # the partition pass names the file's row too
+            table = table.take(np.r_[np.arange(5000, len(rows)), np.arange(5000)])
+            pq.write_table(table, tmp_path / "null.parquet", row_group_size=1000)
+        at = 9001 if not shuffled else 9001 - 5000
+        with pytest.raises(InputError, match=rf"null.parquet: row {at}: column 'doc_id' is null"):
+            evaluate_file(qrels, tmp_path / "null.parquet", ["P@5"], memory=50_000)
+    (tmp_path / "r.json").write_text("{}")
+    with pytest.raises(InputError, match="a single JSON object is read whole"):
+        evaluate_file(qrels, tmp_path / "r.json", ["P@5"])
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".tsv", ".jsonl"])
+def test_per_query_values_written_to_a_file(tmp_path, suffix):
+    qrels, run = write_case(tmp_path, n_queries=300)
+    out = tmp_path / f"per{suffix}"
+    ev = evaluate_file(qrels, run, ["ndcg@10", "P@5"], memory=50_000, per_query=out)
+    if suffix == ".parquet":
+        t = pq.read_table(out).to_pydict()
+        got = {q: (a, b) for q, a, b in zip(t["query_id"], t["ndcg@10"], t["P@5"])}
+    elif suffix == ".jsonl":
+        recs = [json.loads(line) for line in out.read_text().splitlines()]
+        got = {r["query_id"]: (r["ndcg@10"], r["P@5"]) for r in recs}
+    else:
+        with open(out, newline="") as fh:
+            reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
+            got = {r["query_id"]: (float(r["ndcg@10"]), float(r["P@5"])) for r in reader}
+    want = {q: (ev.query(q)["ndcg@10"], ev.query(q)["P@5"]) for q in ev.query_ids}
+    assert got == want and list(got) == list(ev.query_ids)  # exact, in the evaluation's order
+
+
+def test_per_query_ids_are_quoted_for_csv(tmp_path):
+    ev = ranklens.evaluate({'a,"b"\nc': ["d"]}, {'a,"b"\nc': ["d"]}, ["mrr"])
+    out = ranklens.write_per_query(ev, tmp_path / "q.csv")
+    with open(out, newline="") as fh:
+        assert list(csv.reader(fh)) == [["query_id", "mrr"], ['a,"b"\nc', "1.0"]]
+    with pytest.raises(InputError, match="per-query values are written as"):
+        ranklens.write_per_query(ev, tmp_path / "q.xlsx")
+
+
+def test_the_command_line_writes_per_query_values_and_shows_progress(tmp_path, capsys):
+    qrels, run = write_case(tmp_path, n_queries=300)
+    rows = run_rows(run)
+    path = write_parquet(rows, tmp_path / "run.parquet")
+    out = tmp_path / "per.parquet"
+    assert main(["evaluate", str(qrels), str(path), "-m", "P@5", "--memory", "100K",
+                 "--per-query-out", str(out), "--progress"]) == 0  # fmt: skip
+    captured = capsys.readouterr()
+    assert "evaluating run.parquet" in captured.err and "P@5" in captured.out
+    assert pq.read_table(out).column_names == ["query_id", "P@5"]
+    out.unlink()
+    assert main(["evaluate", str(qrels), str(run), "-m", "P@5", f"--per-query={out}"]) == 0
+    assert (
+        pq.read_table(out).num_rows
+        == ranklens.evaluate(qrels, run, "P@5").counts["queries_evaluated"]
+    )
