@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, require
+from ..errors import InputError
+from ..evaluation.on_ray import connect
 from .records import Retrieval
 from .result import RunResult
 
@@ -78,10 +79,6 @@ def run_on_ray(
     module docstring), through ``run`` (the local runner) in each. ``options``:
     the local runner's (``k``, ``key``, ``concurrency`` per actor, ``timeout``, ``retries``,
     ``retry_on``, ``backoff``, ``config``...). ``shards``: default 4 per actor."""
-    # workers run this interpreter, not a `uv run` of their own (Ray's uv hook, read when
-    # ray is imported, would re-create the environment on each node)
-    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-    ray: Any = require("ray", "ray", 'ranklens.run(..., backend="ray")')
     if retriever_factory is None and retriever is not None:
         retriever_factory = Shipped(retriever)
     if not callable(retriever_factory):
@@ -89,12 +86,7 @@ def run_on_ray(
                          "retriever each actor builds once")  # fmt: skip
     if actors < 1 or max_restarts < 0:
         raise InputError(f"actors must be >= 1 and max_restarts >= 0, got {actors}, {max_restarts}")
-    if not ray.is_initialized():
-        if address is not None:
-            ray.init(address=address, ignore_reinit_error=True)
-        else:
-            ray.init(num_cpus=max(int(actors * num_cpus), 1), include_dashboard=False,
-                     ignore_reinit_error=True, log_to_driver=False)  # fmt: skip
+    ray = connect(address, max(int(actors * num_cpus), 1))
     folder = Path(cache) if cache is not None else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)

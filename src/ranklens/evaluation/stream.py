@@ -150,7 +150,8 @@ def plan(
     top_grade = int(Q.grade.max()) if len(Q.grade) else 0
     q_str = Q.query_ids.astype(str)
     left = budget - _resident() - _per_query_bytes(len(q_str), len(parsed))
-    largest = max(f.stat().st_size for f in files) + 1  # never ask for more than a file
+    # never ask for more than a file (a Ray Dataset's buckets come whole: no files)
+    largest = max((f.stat().st_size for f in files), default=budget) + 1
     size = min(max(left // BYTES_PER_CHUNK_BYTE, MIN_CHUNK), largest)
     chunk_opts = replace(opts, convention=replace(opts.convention, missing="skip"))
     return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size)
@@ -177,7 +178,7 @@ def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None
             else:
                 out.seen.update({q: f"{f.name}:{line}" for q, line in chunk.lines.items()})
             out.chunks += 1
-            _score(p, chunk.run, out)
+            score_chunk(p, chunk.run, out)
             if bar is not None:
                 bar.advance(chunk.nbytes)
     return out
@@ -192,7 +193,7 @@ def _partitioned(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | Non
         for run_chunk, nbytes in shards(files, fmt, Path(tmp), p.size):
             out.seen.update(dict.fromkeys((str(q) for q in run_chunk.query_ids), "a shard"))
             out.chunks += 1
-            _score(p, run_chunk, out)
+            score_chunk(p, run_chunk, out)
             if bar is not None:
                 bar.advance(nbytes)
     return out
@@ -314,7 +315,7 @@ def _per_query_bytes(n_queries: int, n_metrics: int) -> int:
     return n_queries * (8 * n_metrics + 80)
 
 
-def _score(p: Plan, run: Run, out: Partial) -> None:
+def score_chunk(p: Plan, run: Run, out: Partial) -> None:
     """Judge one chunk (missing queries skipped: they are settled once at the end); the
     labels' highest grade is the whole set's (ERR and custom gains read it)."""
     try:
