@@ -8,7 +8,12 @@ process with its peak memory (VmHWM):
 
 * the whole file with ``evaluate_file`` under the budget (default 2 GB);
 * a subset of the first ``--subset`` queries both ways, checked equal to the last bit, and
-  timed per 10^7 rows.
+  timed per 10^7 rows;
+* ``--formats``: the subset as a Parquet run (query_id, doc_id, score) through
+  ``evaluate_file``, checked equal;
+* ``--ray``: the subset cut into 8 shard files at query boundaries, scored on a local Ray
+  (``backend="ray"``, one task per shard, 2 CPUs) against ``evaluate_file`` in one process
+  on the same shards, checked equal.
 
     uv run python benchmarks/bench_stream.py --queries 1000000 --depth 100   # ~4.6 GB file
     uv run python benchmarks/bench_stream.py --queries 100000 --subset 20000   # quick
@@ -68,9 +73,10 @@ def write_files(folder: Path, n_q: int, depth: int, subset: int, seed: int = 0) 
             qrels.write("".join(f"{q} 0 {d} 1\n" for q, d in picked).encode())
 
 
-def measure(code: str, folder: Path) -> tuple[float, int, str]:
+def measure(code: str, folder: Path, before: str = "") -> tuple[float, int, str]:
     script = textwrap.dedent(f"""
         import json, time, ranklens
+        {before}
         qrels, run, sub = {str(folder / "qrels.txt")!r}, {str(folder / "run.txt")!r}, {str(folder / "subset.txt")!r}
         t = time.perf_counter()
         ev = {code}
@@ -88,6 +94,21 @@ def measure(code: str, folder: Path) -> tuple[float, int, str]:
     return t, peak, out.stdout
 
 
+def shard_files(path: Path, folder: Path, n: int) -> Path:
+    """``path``'s lines in ``n`` files, each cut where a query's lines end."""
+    folder.mkdir()
+    data = path.read_bytes()
+    at = 0
+    for i in range(n):
+        end = len(data) if i == n - 1 else data.find(b"\n", (i + 1) * len(data) // n) + 1
+        qid = data[data.rfind(b"\n", 0, end - 1) + 1 :].split(b" ", 1)[0]
+        while end < len(data) and data[end:].split(b" ", 1)[0] == qid:  # whole queries
+            end = data.find(b"\n", end) + 1
+        (folder / f"part-{i:02d}.run").write_bytes(data[at:end])
+        at = end
+    return folder
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--queries", type=int, default=1_000_000)
@@ -95,6 +116,9 @@ def main() -> None:
     ap.add_argument("--subset", type=int, default=100_000)
     ap.add_argument("--memory", default="2G")
     ap.add_argument("--dir", help="where the files go (default: a temporary folder)")
+    ap.add_argument("--formats", action="store_true", help="also the subset as Parquet")
+    ap.add_argument("--ray", action="store_true", help="also the subset's shards on Ray")
+    ap.add_argument("--skip-whole", action="store_true", help="only the subset")
     args = ap.parse_args()
     from ranklens.evaluation.stream import parse_bytes
 
@@ -122,6 +146,35 @@ def main() -> None:
               f"rows), peak {p_mem / 2**20:.0f} MiB; evaluate_file {t_str:.1f} s "
               f"({t_str * per:.1f} s per 10^7 rows), peak {p_str / 2**20:.0f} MiB; equal to the "
               f"last bit; time ratio streamed/in-memory {t_str / t_mem:.2f}")  # fmt: skip
+        if args.formats:
+            from ranklens.io import read_run, write_run
+
+            write_run(read_run(folder / "subset.txt"), folder / "subset.parquet")
+            t_pq, p_pq, o_pq = measure(
+                f"ranklens.evaluate_file(qrels, sub.replace('.txt', '.parquet'), {METRICS!r}, "
+                f"memory={budget})", folder,
+            )  # fmt: skip
+            assert json.loads(o_pq)[2] == a[2], "the Parquet subset differs"
+            print(f"subset as Parquet ({(folder / 'subset.parquet').stat().st_size / 1e6:.0f} "
+                  f"MB): evaluate_file {t_pq:.1f} s, peak {p_pq / 2**20:.0f} MiB; equal; "
+                  f"Parquet/TREC time {t_pq / t_str:.2f}")  # fmt: skip
+        if args.ray:
+            shards = shard_files(folder / "subset.txt", folder / "shards", 8)
+            t_one, _, o_one = measure(
+                f"ranklens.evaluate_file(qrels, {str(shards)!r}, {METRICS!r}, memory={budget})",
+                folder,
+            )
+            t_ray, p_ray, o_ray = measure(
+                f"ranklens.evaluate_file(qrels, {str(shards)!r}, {METRICS!r}, memory={budget}, "
+                "backend='ray')", folder, before="from ranklens.evaluation.on_ray import connect; "
+                "ray = connect(None, 2); ray.get(ray.remote(lambda: 0).remote())",
+            )  # fmt: skip
+            assert json.loads(o_ray)[2] == json.loads(o_one)[2] == a[2], "Ray differs"
+            print(f"8 shards: one process {t_one:.1f} s; on a local Ray (2 CPUs, started "
+                  f"before) {t_ray:.1f} s, driver peak {p_ray / 2**20:.0f} MiB; equal; "
+                  f"speed-up {t_one / t_ray:.2f}x")  # fmt: skip
+        if args.skip_whole:
+            return
         t_all, p_all, o_all = measure(
             f"ranklens.evaluate_file(qrels, run, {METRICS!r}, memory={budget})", folder
         )

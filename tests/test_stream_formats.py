@@ -170,3 +170,17 @@ def test_the_command_line_writes_per_query_values_and_shows_progress(tmp_path, c
         pq.read_table(out).num_rows
         == ranklens.evaluate(qrels, run, "P@5").counts["queries_evaluated"]
     )
+
+
+def test_parquet_ids_read_from_arrow_buffers_or_the_general_path(tmp_path):
+    path = tmp_path / "r.parquet"
+    table = pa.table({"query_id": ["q1", "q1", "q2"], "doc_id": ["a\x00b", "é", "c"],
+                      "score": [2.0, 1.0, 1.0]})  # fmt: skip
+    pq.write_table(table, path)  # a zero byte: the general path
+    qrels = {"q1": ["a\x00b"], "q2": ["c"]}
+    assert evaluate_file(qrels, path, ["mrr"], memory=1e4).aggregate == {"mrr": 1.0}
+    pq.write_table(table.set_column(1, "doc_id", pa.array(["é", "ü", "c"])), path)
+    assert ranklens.read_run(path).to_dict() == {"q1": {"é": 2.0, "ü": 1.0}, "q2": {"c": 1.0}}
+    pq.write_table(table.set_column(1, "doc_id", pa.array(["x", "", "c"])), path)
+    with pytest.raises(InputError, match="empty document id"):
+        evaluate_file(qrels, path, ["mrr"], memory=1e4)

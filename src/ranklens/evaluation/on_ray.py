@@ -20,18 +20,15 @@ from __future__ import annotations
 
 import os
 import pickle
-import zlib
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ..errors import InputError, require
 from ..judging import JudgeOptions
 from . import MetricsLike
 from .chunks import run_files
 from .progress import ByteProgress
-from .sources import files_format
+from .sources import files_format, query_buckets
 from .stream import Partial, Plan, StreamedEvaluation, finish, plan, score_chunk, score_files
 
 BUCKET = "__ranklens_bucket"
@@ -153,10 +150,7 @@ def _dataset(ray: Any, qrels: Any, data: Any, metrics: MetricsLike, memory: int 
     def bucket(batch: Any) -> Any:
         import pyarrow as pa
 
-        ids = batch.column(qcol).to_numpy(zero_copy_only=False).astype(str)
-        uniq, inverse = np.unique(ids, return_inverse=True)
-        hashed = np.array([zlib.crc32(u.encode()) % n for u in uniq], dtype=np.int64)
-        return batch.append_column(BUCKET, pa.array(hashed[inverse]))
+        return batch.append_column(BUCKET, pa.array(query_buckets(batch.column(qcol), n)))
 
     def score(group: Any) -> Any:
         import pyarrow as pa

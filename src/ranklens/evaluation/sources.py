@@ -103,8 +103,25 @@ def _row_bytes(pf: Any) -> float:
     return max(raw / max(meta.num_rows, 1), PARQUET_ROW_BYTES)
 
 
+def query_buckets(column: Any, n: int) -> np.ndarray:
+    """Each row's bucket, ``crc32(query id) % n``, hashed once per distinct id (pyarrow's
+    dictionary encoding); integer ids are hashed as their decimal text."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if not pa.types.is_dictionary(column.type):
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            column = column.cast(pa.string())
+        column = column.dictionary_encode()
+    words = column.dictionary.to_pylist()
+    hashed = np.array([zlib.crc32(str(w).encode()) % n for w in words], dtype=np.int64)
+    return hashed[column.indices.to_numpy(zero_copy_only=False)]
+
+
 def _parquet_chunks(path: Path, size: Callable[[], int]) -> Iterator[Chunk]:
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     pf = _parquet_file(path)
     names = list(pf.schema_arrow.names)
@@ -121,7 +138,7 @@ def _parquet_chunks(path: Path, size: Callable[[], int]) -> Iterator[Chunk]:
         last = q[len(q) - 1]
         keep = len(q)
         if last.is_valid:  # the last query's rows may go on in the next batch
-            same = np.asarray(q.combine_chunks().to_numpy(zero_copy_only=False) == last.as_py())
+            same = pc.fill_null(pc.equal(q, last), False).to_numpy(zero_copy_only=False)
             keep = int(np.flatnonzero(~same)[-1]) + 1 if not same.all() else 0
         if keep == 0:
             rest = table
@@ -168,10 +185,7 @@ def _parquet_shards(files: list[Path], folder: Path, size: int) -> Iterator[tupl
                 schema = schema or table.schema
                 if table.schema != schema:
                     raise InputError(f"{f}: its columns differ from {files[0].name}'s")
-                ids = table.column(qcol).to_numpy(zero_copy_only=False).astype(str)
-                uniq, inverse = np.unique(ids, return_inverse=True)
-                hashed = np.array([zlib.crc32(u.encode()) % n for u in uniq], dtype=np.int64)
-                bucket = hashed[inverse]
+                bucket = query_buckets(table.column(qcol), n)
                 for k in np.unique(bucket).tolist():
                     if k not in writers:
                         writers[k] = pq.ParquetWriter(folder / f"shard-{k:03d}.parquet", schema)

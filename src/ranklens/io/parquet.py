@@ -18,6 +18,8 @@ import numpy as np
 
 from ..errors import InputError, require
 from ..model import Run
+from ..model.ids import DocIds
+from ..model.vocab import encode_ids
 
 QUERY_COLUMNS = ("query_id", "qid", "query")
 DOC_COLUMNS = ("doc_id", "docno", "docid", "doc")
@@ -61,7 +63,36 @@ def run_from_table(table: Any, path: Path, name: str, first_row: int = 0) -> Run
     if values.dtype.kind not in "iuf":
         raise InputError(f"{path}: column {s or r!r} must be numeric, has {cols[s or r].type}")
     scores = values.astype(np.float64) if s is not None else -values.astype(np.float64)
-    return Run.from_arrays(_ids(cols[q]), _ids(cols[d]), scores, name=name, source=str(path))
+    qids, dids = _ids(cols[q]), _ids(cols[d])
+    packed = _packed(dids)
+    if packed is None:  # ids interned by pyarrow's dictionary encoding (vocab.encode_arrow)
+        return Run.from_arrays(qids, dids, scores, name=name, source=str(path))
+    qcode, qvocab = encode_ids(qids, f"query id in {path}")
+    return Run.from_arrays(None, None, scores, name=name, source=str(path),
+                           encoded=(qcode, qvocab, packed, None))  # fmt: skip
+
+
+def _packed(arr: Any) -> DocIds | None:
+    """A string column's ids as packed byte slices, straight from its Arrow buffers, as
+    the TREC scanner gives them (never interned); None when the ids need the general path
+    (dictionary-encoded, an empty id, a zero byte)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arr.type) or len(arr) == 0:
+        return None
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_string(arr.type):
+        arr = arr.cast(pa.large_string())  # int64 offsets
+    _, off_buf, body_buf = arr.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    body = (
+        np.frombuffer(body_buf, dtype=np.uint8) if body_buf is not None else np.zeros(0, np.uint8)
+    )
+    used = body[int(offsets[0]) : int(offsets[-1])]
+    if (np.diff(offsets) == 0).any() or (used == 0).any():
+        return None
+    return DocIds.packed(offsets - offsets[0], used)
 
 
 def checked_columns(table: Any, path: Path, first_row: int = 0) -> dict[str, Any]:
@@ -78,10 +109,17 @@ def checked_columns(table: Any, path: Path, first_row: int = 0) -> dict[str, Any
     return cols
 
 
-def _ids(arr: Any) -> np.ndarray:
-    """A column of ids as a numpy array of strings (integers written as TREC would)."""
-    out = arr.to_numpy(zero_copy_only=False)
-    return out if out.dtype.kind in "OU" else out.astype(str)
+def _ids(arr: Any) -> Any:
+    """A column of ids as pyarrow strings (integers written as TREC would), or as it is
+    when dictionary-encoded strings."""
+    import pyarrow as pa
+
+    kind = arr.type.value_type if pa.types.is_dictionary(arr.type) else arr.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return arr
+    if pa.types.is_integer(kind):
+        return arr.cast(pa.string())
+    raise InputError(f"ids must be strings or integers, got a {arr.type} column")
 
 
 def read_run_parquet(path: str | Path, name: str | None = None) -> Run:
