@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, require
 from ..judging import JudgeOptions
-from . import MetricsLike
+from . import Evaluation, MetricsLike
 from .chunks import run_files
+from .parts import Partial, Plan, StreamedEvaluation, finish, plan, score_chunk, score_files
 from .progress import ByteProgress
 from .sources import files_format, query_buckets
-from .stream import Partial, Plan, StreamedEvaluation, finish, plan, score_chunk, score_files
 
 BUCKET = "__ranklens_bucket"
 
@@ -66,7 +67,7 @@ def evaluate_on_ray(
     options: JudgeOptions | None,
     version: str,
     judge_options: dict[str, Any],
-    source: dict[str, Any],
+    again: Callable[[MetricsLike], Evaluation],
     address: str | None = None,
     num_cpus: int | None = None,
     cpus_per_task: float = 1,
@@ -78,7 +79,7 @@ def evaluate_on_ray(
     ray = connect(address, num_cpus)
     if not isinstance(run, (str, Path)):
         return _dataset(ray, qrels, run, metrics, memory, options, version, judge_options,
-                        source, cpus_per_task, buckets)  # fmt: skip
+                        again, cpus_per_task, buckets)  # fmt: skip
     path = Path(run)
     files = run_files(path)
     fmt = files_format(files)
@@ -101,8 +102,8 @@ def evaluate_on_ray(
             raise
         data = ray.data.read_parquet([str(f) for f in files])
         return _dataset(ray, qrels, data, metrics, memory, options, version, judge_options,
-                        source, cpus_per_task, buckets, name=path)  # fmt: skip
-    return finish(p, merged, path, source)
+                        again, cpus_per_task, buckets, name=path)  # fmt: skip
+    return finish(p, merged, path, again)
 
 
 class SplitQuery(InputError):
@@ -130,7 +131,7 @@ def merge(parts: list[Partial], names: list[str]) -> Partial:
 
 def _dataset(ray: Any, qrels: Any, data: Any, metrics: MetricsLike, memory: int | float,
              options: JudgeOptions | None, version: str, judge_options: dict[str, Any],
-             source: dict[str, Any], cpus_per_task: float, buckets: int | None,
+             again: Callable[[MetricsLike], Evaluation], cpus_per_task: float, buckets: int | None,
              name: Path | None = None) -> StreamedEvaluation:  # fmt: skip
     """A Ray Dataset of run rows: hashed into buckets of whole queries, each scored in a
     task (its Partial pickled into one row), merged on the driver."""
@@ -170,4 +171,4 @@ def _dataset(ray: Any, qrels: Any, data: Any, metrics: MetricsLike, memory: int 
     )
     parts = [pickle.loads(r["partial"]) for r in rows]
     merged = merge(parts, [f"bucket {i}" for i in range(len(parts))])
-    return finish(p, merged, label, source)
+    return finish(p, merged, label, again)

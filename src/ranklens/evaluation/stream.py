@@ -1,71 +1,45 @@
 """Evaluating run files larger than memory: :func:`evaluate_file`.
 
-The run file is read in chunks of whole queries (what the budget leaves once the labels are
-read and room is kept for every query's values, divided by six: judging holds up to about
-six times a chunk's bytes), each chunk judged and scored on its own against its queries'
-labels, and the per-query values gathered; the aggregates are then computed from all
-per-query values in the labels' query order, so every number equals the in-memory
-:func:`ranklens.evaluate`'s to the last bit (a query's values depend on its rows only).
+The run (a TREC, JSONL or Parquet file, or a folder of them) is read in chunks of whole
+queries (what the budget leaves once the labels are read and room is kept for every
+query's values, divided by nine: judging holds about nine times a chunk's bytes), each
+chunk judged and scored on its own against its queries' labels, and the per-query values
+gathered; the aggregates are then computed from all per-query values in the labels' query
+order, so every number equals the in-memory :func:`ranklens.evaluate`'s to the last bit (a
+query's values depend on its rows only). The pieces are in :mod:`.parts`, the formats in
+:mod:`.sources`, the Ray backend in :mod:`.on_ray`.
 
-* A file grouped by query (every TREC run file a system writes) is streamed once. A file
-  whose queries come back after another query's lines is first partitioned by a hash of
-  the query id into temporary shard files (each holding whole queries), then each shard is
-  evaluated; the shards are deleted afterwards.
-* Labelled queries absent from the whole file are scored as ``evaluate`` scores them
+* A run grouped by query (every TREC run file a system writes) is streamed once. A TREC or
+  Parquet run whose queries come back after another query's rows is first partitioned by
+  a hash of the query id into temporary shard files (each holding whole queries), then
+  each shard is evaluated; the shards are deleted afterwards. A JSONL query on two lines
+  is an error naming both.
+* Labelled queries absent from the whole run are scored as ``evaluate`` scores them
   (``missing="zero"``: 0, counted; ``"skip"``: left out); what judging counted (ignored run
   queries, duplicates, ties) is summed over the chunks.
 * A line the fast reader cannot read sends its chunk to the line parser, whose error names
-  the file's own line number.
+  the file's own line number; a Parquet error names the file's row.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..errors import InputError
-from ..io import coerce_qrels
-from ..judging import JudgeCounts, JudgeOptions, judge
-from ..model import Qrels, QrelsLike, Run
-from ..model import segments as seg
-from . import Evaluation, MetricsLike, versioned_metrics
+from ..judging import JudgeOptions
+from ..model import QrelsLike
+from . import MetricsLike
 from .chunks import run_files
+from .parts import StreamedEvaluation, finish, plan, score_files
 from .per_query import write_per_query
 from .progress import ByteProgress
-from .sources import chunks, files_format, shards
+from .sources import files_format
 
 DEFAULT_MEMORY = 2_000_000_000
 """The default budget in bytes (about 2 GB)."""
-BYTES_PER_CHUNK_BYTE = 9
-"""Judging holds about this many bytes per byte of run file read (ids, codes, orders)."""
-MIN_CHUNK = 1 << 16
-"""The smallest chunk read (a query longer than a chunk is read whole all the same)."""
-
-
-def _release() -> None:
-    """Give freed memory back to the system (glibc keeps what the reader's threads freed in
-    their own arenas; elsewhere nothing to do)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _resident() -> int:
-    """This process's resident memory in bytes (0 where ``/proc`` is not there)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def parse_bytes(text: str | int | float) -> int:
@@ -81,161 +55,12 @@ def parse_bytes(text: str | int | float) -> int:
     return int(value)
 
 
-class StreamedEvaluation(Evaluation):
-    """An :class:`~ranklens.Evaluation` of a run read in chunks: the same per-query values,
-    aggregates and counts; it keeps no judged arrays, so more metrics need another pass
-    (:meth:`evaluate` reads the file again)."""
-
-    def __init__(self, judged: Any, metrics: list, values: dict[str, np.ndarray],
-                 source: tuple[Any, Path, dict[str, Any]], chunks: int):  # fmt: skip
-        super().__init__(judged, metrics, values)
-        self._source = source
-        self.chunks = chunks
-
-    def evaluate(self, metrics: MetricsLike) -> Evaluation:
-        qrels, path, kw = self._source
-        return evaluate_file(qrels, path, metrics, **kw)
-
-
-class _Summary:
-    """What :class:`Evaluation` reads of a judged pair, for a run judged in chunks."""
-
-    def __init__(self, query_ids: np.ndarray, counts: JudgeCounts, options: JudgeOptions):
-        self.query_ids, self.counts, self.options = query_ids, counts, options
-
-    @property
-    def convention(self) -> Any:
-        return self.options.convention
-
-
-@dataclass
-class Plan:
-    """What every chunk of one evaluation shares (shipped whole to Ray workers): the
-    labels, the metrics, the judging options (missing queries skipped per chunk) and the
-    chunk size in bytes."""
-
-    Q: Qrels
-    q_str: np.ndarray
-    metrics: list
-    options: JudgeOptions
-    chunk_options: JudgeOptions
-    top_grade: int
-    size: int
-
-
-@dataclass
-class Partial:
-    """What chunks of a run give, to be merged: per-query values, judging's counts, and
-    where each query was read (a query met twice is refused or partitioned)."""
-
-    pieces: list[tuple[np.ndarray, dict[str, np.ndarray]]] = field(default_factory=list)
-    counts: list[JudgeCounts] = field(default_factory=list)
-    seen: dict[str, str] = field(default_factory=dict)
-    chunks: int = 0
-
-
-def plan(
-    qrels: QrelsLike, metrics: MetricsLike, files: list[Path], memory: int | float,
-    options: JudgeOptions | None, version: str, judge_options: dict[str, Any],
-) -> Plan:  # fmt: skip
-    """The labels read once and the chunk size fixed: what the budget leaves after the
-    process's memory and every query's values, over :data:`BYTES_PER_CHUNK_BYTE`."""
-    budget = int(memory)
-    if budget < 1000:
-        raise InputError(f"memory must be at least 1000 bytes, got {memory!r}")
-    parsed = versioned_metrics(metrics, version, judge_options)
-    opts = JudgeOptions.build(options, **judge_options)
-    Q = coerce_qrels(qrels)
-    Q.docs.hashes()  # computed once: each chunk's labels take their rows' hashes
-    top_grade = int(Q.grade.max()) if len(Q.grade) else 0
-    q_str = Q.query_ids.astype(str)
-    left = budget - _resident() - _per_query_bytes(len(q_str), len(parsed))
-    # never ask for more than a file (a Ray Dataset's buckets come whole: no files)
-    largest = max((f.stat().st_size for f in files), default=budget) + 1
-    size = min(max(left // BYTES_PER_CHUNK_BYTE, MIN_CHUNK), largest)
-    chunk_opts = replace(opts, convention=replace(opts.convention, missing="skip"))
-    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size)
-
-
-def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None = None,
-                bar: Any = None) -> Partial:  # fmt: skip
-    """Score the run in ``files`` chunk by chunk; a TREC or Parquet run whose queries come
-    back after other queries is partitioned into shards of whole queries first."""
-    out = Partial()
-    for f in files:
-        for chunk in chunks(f, fmt, lambda: p.size):
-            ids = [str(q) for q in chunk.run.query_ids]
-            again = next((q for q in ids if q in out.seen), None)
-            if again is not None and fmt == "jsonl":
-                raise InputError(
-                    f"{f}:{(chunk.lines or {}).get(again, '?')}: query {again!r} appears on "
-                    f"more than one line (also on {out.seen[again]})"
-                )
-            if again is not None:
-                return _partitioned(p, files, fmt, tmp_dir, bar)
-            if chunk.lines is None:
-                out.seen.update(dict.fromkeys(ids, f.name))
-            else:
-                out.seen.update({q: f"{f.name}:{line}" for q, line in chunk.lines.items()})
-            out.chunks += 1
-            score_chunk(p, chunk.run, out)
-            if bar is not None:
-                bar.advance(chunk.nbytes)
-    return out
-
-
-def _partitioned(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None,
-                 bar: Any) -> Partial:  # fmt: skip
-    out = Partial()
-    if bar is not None:
-        bar.restart("partitioning by query")
-    with tempfile.TemporaryDirectory(dir=tmp_dir, prefix="ranklens-shards-") as tmp:
-        for run_chunk, nbytes in shards(files, fmt, Path(tmp), p.size):
-            out.seen.update(dict.fromkeys((str(q) for q in run_chunk.query_ids), "a shard"))
-            out.chunks += 1
-            score_chunk(p, run_chunk, out)
-            if bar is not None:
-                bar.advance(nbytes)
-    return out
-
-
-def finish(p: Plan, part: Partial, path: Path, source: dict[str, Any]) -> StreamedEvaluation:
-    """The evaluation of the merged parts: missing labelled queries settled (as
-    ``evaluate`` settles them), counts summed, values in the labels' query order."""
-    if not part.seen:
-        raise InputError(f"{path}: no run lines (the file is empty or only comments)")
-    Q, opts = p.Q, p.options
-    absent = [str(q) for q in Q.query_ids if str(q) not in part.seen]
-    pieces = list(part.pieces)
-    missing_counts = JudgeCounts()
-    if absent and opts.missing == "zero":
-        placeholder = Run.from_dict({_unused_id(Q, part.seen): ["-"]}, name=path.name)
-        judged = judge(_labels_of(Q, p.q_str, np.array(absent)), placeholder, opts)
-        judged.max_grade = p.top_grade
-        ev = Evaluation.from_judged(judged, p.metrics)
-        pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
-        missing_counts = replace(judged.counts, queries_ignored=0, ignored_ids=[])
-    elif absent:
-        missing_counts = JudgeCounts(queries_missing=len(absent), missing_ids=absent)
-    total = _merge_counts([*part.counts, missing_counts])
-    if not pieces or sum(len(q) for q, _ in pieces) == 0:
-        raise InputError(
-            f"no query to evaluate: run {path.name!r} shares no query id with the qrels and "
-            "missing queries are skipped"
-        )
-    qids = np.concatenate([q for q, _ in pieces])
-    order = np.argsort(qids.astype(str), kind="stable")
-    values = {mt.name: np.concatenate([v[mt.name] for _, v in pieces])[order] for mt in p.metrics}
-    summary = _Summary(qids[order], replace(total, queries_evaluated=len(qids)), opts)
-    return StreamedEvaluation(summary, p.metrics, values, (Q, path, source), part.chunks)
-
-
 def evaluate_file(
     qrels: QrelsLike,
     run: Any,
     metrics: MetricsLike,
     *,
-    memory: int | float = DEFAULT_MEMORY,
+    memory: int | float | str = DEFAULT_MEMORY,
     options: JudgeOptions | None = None,
     tmp_dir: str | Path | None = None,
     per_query: str | Path | None = None,
@@ -247,7 +72,7 @@ def evaluate_file(
 ) -> StreamedEvaluation:
     """Evaluate the run file ``run`` (TREC, ``.jsonl`` or ``.parquet``; or a folder of
     run files: one run written in shards, read in name order) in chunks of whole queries,
-    within about ``memory`` bytes (see the module docstring); the result equals
+    within about ``memory`` bytes (or ``"2G"``; see the module docstring); the result equals
     ``ranklens.evaluate(qrels, run, metrics, ...)``.
 
     ``judge_options`` and ``trec_eval_version``: as for :func:`ranklens.evaluate`
@@ -268,9 +93,11 @@ def evaluate_file(
     >>> ev.aggregate, ev.chunks
     ({'P@1': 0.5, 'mrr': 0.75}, 1)
     """
-    source = {"memory": memory, "options": options, "tmp_dir": tmp_dir,
-              "trec_eval_version": trec_eval_version, "backend": backend, "ray": ray,
-              **judge_options}  # fmt: skip
+    again = partial(evaluate_file, qrels, run, memory=memory, options=options, tmp_dir=tmp_dir,
+                    backend=backend, ray=ray, trec_eval_version=trec_eval_version,
+                    progress=progress, **judge_options)  # fmt: skip
+    if isinstance(memory, str):
+        memory = parse_bytes(memory)
     if backend not in ("local", "ray"):
         raise InputError(f"backend must be 'local' or 'ray', got {backend!r}")
     if backend == "ray":
@@ -278,7 +105,7 @@ def evaluate_file(
 
         ev = evaluate_on_ray(qrels, run, metrics, memory=memory, options=options,
                              version=trec_eval_version, judge_options=judge_options,
-                             source=source, **dict(ray or {}))  # fmt: skip
+                             again=again, **dict(ray or {}))  # fmt: skip
     else:
         path = Path(run)
         files = run_files(path)
@@ -286,70 +113,7 @@ def evaluate_file(
         p = plan(qrels, metrics, files, memory, options, trec_eval_version, judge_options)
         with ByteProgress(sum(f.stat().st_size for f in files), path.name, progress) as bar:
             part = score_files(p, files, fmt, tmp_dir, bar)
-        ev = finish(p, part, path, source)
+        ev = finish(p, part, path, again)
     if per_query is not None:
         write_per_query(ev, per_query)
     return ev
-
-
-def _labels_of(Q: Qrels, q_str: np.ndarray, run: Run | np.ndarray) -> Qrels:
-    """The labels of the run's queries (or of the query ids given) only, sliced from
-    ``Q``'s rows (grouped by query), so a chunk costs in proportion to itself."""
-    ids = run.query_ids if isinstance(run, Run) else run
-    want = np.asarray(ids).astype(str)
-    at = np.minimum(np.searchsorted(q_str, want), max(len(q_str) - 1, 0))
-    codes = np.unique(at[q_str[at] == want]) if len(q_str) else np.zeros(0, np.int64)
-    lo, hi = np.searchsorted(Q.q, codes), np.searchsorted(Q.q, codes, side="right")
-    sizes = hi - lo
-    rows = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
-    unit = np.cumsum(seg.run_starts(Q.unit[rows])) - 1 if len(rows) else Q.unit[:0]
-    return Qrels(
-        Q.query_ids[codes], None, np.repeat(np.arange(len(codes)), sizes), None,
-        Q.grade[rows], unit, Q.grouped, docs=Q.docs.take(rows),
-        intent=None if Q.intent is None else Q.intent[rows],
-    )  # fmt: skip
-
-
-def _per_query_bytes(n_queries: int, n_metrics: int) -> int:
-    """What the gathered per-query values and ids take at the end (about)."""
-    return n_queries * (8 * n_metrics + 80)
-
-
-def score_chunk(p: Plan, run: Run, out: Partial) -> None:
-    """Judge one chunk (missing queries skipped: they are settled once at the end); the
-    labels' highest grade is the whole set's (ERR and custom gains read it)."""
-    try:
-        judged = judge(_labels_of(p.Q, p.q_str, run), run, p.chunk_options)
-    except InputError as exc:
-        if "no query to evaluate" in str(exc):  # a chunk of unlabelled queries only
-            out.counts.append(JudgeCounts(queries_ignored=len(run.query_ids),
-                                          ignored_ids=[str(q) for q in run.query_ids]))  # fmt: skip
-            return
-        raise
-    judged.max_grade = p.top_grade
-    ev = Evaluation.from_judged(judged, p.metrics)
-    out.pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
-    out.counts.append(replace(judged.counts, queries_missing=0, missing_ids=[]))
-    del judged, ev
-    _release()
-
-
-def _merge_counts(parts: list[JudgeCounts]) -> JudgeCounts:
-    out: dict[str, Any] = {}
-    for f in fields(JudgeCounts):
-        vals = [getattr(p, f.name) for p in parts]
-        if f.name == "failures":
-            out[f.name] = {k: v for d in vals for k, v in d.items()}
-        elif isinstance(vals[0], list):
-            out[f.name] = [x for v in vals for x in v]
-        else:
-            out[f.name] = sum(vals)
-    return JudgeCounts(**out)
-
-
-def _unused_id(Q: Any, seen: Mapping[str, str]) -> str:
-    taken = {str(q) for q in Q.query_ids} | set(seen)
-    name = "ranklens-no-query"
-    while name in taken:
-        name += "_"
-    return name

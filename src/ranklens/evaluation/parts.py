@@ -1,0 +1,261 @@
+"""The pieces of out-of-core evaluation, shared by :mod:`.stream` (one process) and
+:mod:`.on_ray` (Ray tasks): a :class:`Plan` (labels, metrics, options and chunk size, fixed
+once), the scoring of a run's chunks into a :class:`Partial` (per-query values and counts),
+and :func:`finish`, which merges parts into a :class:`StreamedEvaluation` equal to the
+in-memory one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..io import coerce_qrels
+from ..judging import JudgeCounts, JudgeOptions, judge
+from ..model import Qrels, QrelsLike, Run
+from ..model import segments as seg
+from . import Evaluation, MetricsLike, versioned_metrics
+from .sources import chunks, shards
+
+BYTES_PER_CHUNK_BYTE = 9
+"""Judging holds about this many bytes per byte of run file read (ids, codes, orders)."""
+MIN_CHUNK = 1 << 16
+"""The smallest chunk read (a query longer than a chunk is read whole all the same)."""
+
+
+def _release() -> None:
+    """Give freed memory back to the system (glibc keeps what the reader's threads freed in
+    their own arenas; elsewhere nothing to do)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _resident() -> int:
+    """This process's resident memory in bytes (0 where ``/proc`` is not there)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class StreamedEvaluation(Evaluation):
+    """An :class:`~ranklens.Evaluation` of a run read in chunks: the same per-query values,
+    aggregates and counts; it keeps no judged arrays, so more metrics need another pass
+    (:meth:`evaluate` reads the file again)."""
+
+    def __init__(self, judged: Any, metrics: list, values: dict[str, np.ndarray],
+                 again: Callable[[MetricsLike], Evaluation], chunks: int):  # fmt: skip
+        super().__init__(judged, metrics, values)
+        self._again = again
+        self.chunks = chunks
+
+    def evaluate(self, metrics: MetricsLike) -> Evaluation:
+        return self._again(metrics)
+
+
+class _Summary:
+    """What :class:`Evaluation` reads of a judged pair, for a run judged in chunks."""
+
+    def __init__(self, query_ids: np.ndarray, counts: JudgeCounts, options: JudgeOptions):
+        self.query_ids, self.counts, self.options = query_ids, counts, options
+
+    @property
+    def convention(self) -> Any:
+        return self.options.convention
+
+
+@dataclass
+class Plan:
+    """What every chunk of one evaluation shares (shipped whole to Ray workers): the
+    labels, the metrics, the judging options (missing queries skipped per chunk) and the
+    chunk size in bytes."""
+
+    Q: Qrels
+    q_str: np.ndarray
+    metrics: list
+    options: JudgeOptions
+    chunk_options: JudgeOptions
+    top_grade: int
+    size: int
+
+
+@dataclass
+class Partial:
+    """What chunks of a run give, to be merged: per-query values, judging's counts, and
+    where each query was read (a query met twice is refused or partitioned)."""
+
+    pieces: list[tuple[np.ndarray, dict[str, np.ndarray]]] = field(default_factory=list)
+    counts: list[JudgeCounts] = field(default_factory=list)
+    seen: dict[str, str] = field(default_factory=dict)
+    chunks: int = 0
+
+
+def plan(
+    qrels: QrelsLike, metrics: MetricsLike, files: list[Path], memory: int | float,
+    options: JudgeOptions | None, version: str, judge_options: dict[str, Any],
+) -> Plan:  # fmt: skip
+    """The labels read once and the chunk size fixed: what the budget leaves after the
+    process's memory and every query's values, over :data:`BYTES_PER_CHUNK_BYTE`."""
+    budget = int(memory)
+    if budget < 1000:
+        raise InputError(f"memory must be at least 1000 bytes, got {memory!r}")
+    parsed = versioned_metrics(metrics, version, judge_options)
+    opts = JudgeOptions.build(options, **judge_options)
+    Q = coerce_qrels(qrels)
+    Q.docs.hashes()  # computed once: each chunk's labels take their rows' hashes
+    top_grade = int(Q.grade.max()) if len(Q.grade) else 0
+    q_str = Q.query_ids.astype(str)
+    left = budget - _resident() - _per_query_bytes(len(q_str), len(parsed))
+    # never ask for more than a file (a Ray Dataset's buckets come whole: no files)
+    largest = max((f.stat().st_size for f in files), default=budget) + 1
+    size = min(max(left // BYTES_PER_CHUNK_BYTE, MIN_CHUNK), largest)
+    chunk_opts = replace(opts, convention=replace(opts.convention, missing="skip"))
+    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size)
+
+
+def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None = None,
+                bar: Any = None) -> Partial:  # fmt: skip
+    """Score the run in ``files`` chunk by chunk; a TREC or Parquet run whose queries come
+    back after other queries is partitioned into shards of whole queries first."""
+    out = Partial()
+    for f in files:
+        for chunk in chunks(f, fmt, lambda: p.size):
+            ids = [str(q) for q in chunk.run.query_ids]
+            again = next((q for q in ids if q in out.seen), None)
+            if again is not None and fmt == "jsonl":
+                raise InputError(
+                    f"{f}:{(chunk.lines or {}).get(again, '?')}: query {again!r} appears on "
+                    f"more than one line (also on {out.seen[again]})"
+                )
+            if again is not None:
+                return _partitioned(p, files, fmt, tmp_dir, bar)
+            if chunk.lines is None:
+                out.seen.update(dict.fromkeys(ids, f.name))
+            else:
+                out.seen.update({q: f"{f.name}:{line}" for q, line in chunk.lines.items()})
+            out.chunks += 1
+            score_chunk(p, chunk.run, out)
+            if bar is not None:
+                bar.advance(chunk.nbytes)
+    return out
+
+
+def _partitioned(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None,
+                 bar: Any) -> Partial:  # fmt: skip
+    out = Partial()
+    if bar is not None:
+        bar.restart("partitioning by query")
+    with tempfile.TemporaryDirectory(dir=tmp_dir, prefix="ranklens-shards-") as tmp:
+        for run_chunk, nbytes in shards(files, fmt, Path(tmp), p.size):
+            out.seen.update(dict.fromkeys((str(q) for q in run_chunk.query_ids), "a shard"))
+            out.chunks += 1
+            score_chunk(p, run_chunk, out)
+            if bar is not None:
+                bar.advance(nbytes)
+    return out
+
+
+def finish(p: Plan, part: Partial, path: Path,
+           again: Callable[[MetricsLike], Evaluation]) -> StreamedEvaluation:  # fmt: skip
+    """The evaluation of the merged parts: missing labelled queries settled (as
+    ``evaluate`` settles them), counts summed, values in the labels' query order."""
+    if not part.seen:
+        raise InputError(f"{path}: no run lines (the file is empty or only comments)")
+    Q, opts = p.Q, p.options
+    absent = [str(q) for q in Q.query_ids if str(q) not in part.seen]
+    pieces = list(part.pieces)
+    missing_counts = JudgeCounts()
+    if absent and opts.missing == "zero":
+        placeholder = Run.from_dict({_unused_id(Q, part.seen): ["-"]}, name=path.name)
+        judged = judge(_labels_of(Q, p.q_str, np.array(absent)), placeholder, opts)
+        judged.max_grade = p.top_grade
+        ev = Evaluation.from_judged(judged, p.metrics)
+        pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
+        missing_counts = replace(judged.counts, queries_ignored=0, ignored_ids=[])
+    elif absent:
+        missing_counts = JudgeCounts(queries_missing=len(absent), missing_ids=absent)
+    total = _merge_counts([*part.counts, missing_counts])
+    if not pieces or sum(len(q) for q, _ in pieces) == 0:
+        raise InputError(
+            f"no query to evaluate: run {path.name!r} shares no query id with the qrels and "
+            "missing queries are skipped"
+        )
+    qids = np.concatenate([q for q, _ in pieces])
+    order = np.argsort(qids.astype(str), kind="stable")
+    values = {mt.name: np.concatenate([v[mt.name] for _, v in pieces])[order] for mt in p.metrics}
+    summary = _Summary(qids[order], replace(total, queries_evaluated=len(qids)), opts)
+    return StreamedEvaluation(summary, p.metrics, values, again, part.chunks)
+
+
+def _labels_of(Q: Qrels, q_str: np.ndarray, run: Run | np.ndarray) -> Qrels:
+    """The labels of the run's queries (or of the query ids given) only, sliced from
+    ``Q``'s rows (grouped by query), so a chunk costs in proportion to itself."""
+    ids = run.query_ids if isinstance(run, Run) else run
+    want = np.asarray(ids).astype(str)
+    at = np.minimum(np.searchsorted(q_str, want), max(len(q_str) - 1, 0))
+    codes = np.unique(at[q_str[at] == want]) if len(q_str) else np.zeros(0, np.int64)
+    lo, hi = np.searchsorted(Q.q, codes), np.searchsorted(Q.q, codes, side="right")
+    sizes = hi - lo
+    rows = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+    unit = np.cumsum(seg.run_starts(Q.unit[rows])) - 1 if len(rows) else Q.unit[:0]
+    return Qrels(
+        Q.query_ids[codes], None, np.repeat(np.arange(len(codes)), sizes), None,
+        Q.grade[rows], unit, Q.grouped, docs=Q.docs.take(rows),
+        intent=None if Q.intent is None else Q.intent[rows],
+    )  # fmt: skip
+
+
+def _per_query_bytes(n_queries: int, n_metrics: int) -> int:
+    """What the gathered per-query values and ids take at the end (about)."""
+    return n_queries * (8 * n_metrics + 80)
+
+
+def score_chunk(p: Plan, run: Run, out: Partial) -> None:
+    """Judge one chunk (missing queries skipped: they are settled once at the end); the
+    labels' highest grade is the whole set's (ERR and custom gains read it)."""
+    try:
+        judged = judge(_labels_of(p.Q, p.q_str, run), run, p.chunk_options)
+    except InputError as exc:
+        if "no query to evaluate" in str(exc):  # a chunk of unlabelled queries only
+            out.counts.append(JudgeCounts(queries_ignored=len(run.query_ids),
+                                          ignored_ids=[str(q) for q in run.query_ids]))  # fmt: skip
+            return
+        raise
+    judged.max_grade = p.top_grade
+    ev = Evaluation.from_judged(judged, p.metrics)
+    out.pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
+    out.counts.append(replace(judged.counts, queries_missing=0, missing_ids=[]))
+    del judged, ev
+    _release()
+
+
+def _merge_counts(parts: list[JudgeCounts]) -> JudgeCounts:
+    out: dict[str, Any] = {}
+    for f in fields(JudgeCounts):
+        vals = [getattr(p, f.name) for p in parts]
+        if f.name == "failures":
+            out[f.name] = {k: v for d in vals for k, v in d.items()}
+        elif isinstance(vals[0], list):
+            out[f.name] = [x for v in vals for x in v]
+        else:
+            out[f.name] = sum(vals)
+    return JudgeCounts(**out)
+
+
+def _unused_id(Q: Any, seen: Mapping[str, str]) -> str:
+    taken = {str(q) for q in Q.query_ids} | set(seen)
+    name = "ranklens-no-query"
+    while name in taken:
+        name += "_"
+    return name
