@@ -184,3 +184,28 @@ def test_parquet_ids_read_from_arrow_buffers_or_the_general_path(tmp_path):
     pq.write_table(table.set_column(1, "doc_id", pa.array(["x", "", "c"])), path)
     with pytest.raises(InputError, match="empty document id"):
         evaluate_file(qrels, path, ["mrr"], memory=1e4)
+
+
+@pytest.mark.parametrize("indented", [False, True])
+def test_partition_keeps_every_line_and_each_querys_lines_together_in_order(indented):
+    import random
+
+    from ranklens.evaluation.chunks import bucket_lines
+
+    rng = random.Random(3)
+    lines = [f"q{rng.randint(0, 300)}\tQ0 d{i} {i} {rng.random():.3f} r\n" for i in range(5000)]
+    lines[10:10] = ["\n", "# a comment\n", "\r\n"]
+    if indented:
+        lines[20] = "  " + lines[20]
+    parts = bucket_lines("".join(lines).encode(), 7)
+    kept = [x for x in lines if x.strip() and not x.startswith("#")]
+    got = [x.decode() for p in parts for x in p.splitlines(keepends=True)]
+    assert sorted(got) == sorted(kept)  # every content line once, nothing else
+    home = {}
+    for i, p in enumerate(parts):
+        for x in p.decode().splitlines(keepends=True):
+            assert home.setdefault(x.split()[0], i) == i  # a query lives in one bucket
+    for q in home:  # in file order within its bucket
+        mine = [x for x in kept if x.split()[0] == q]
+        assert [x for x in parts[home[q]].decode().splitlines(keepends=True)
+                if x.split()[0] == q] == mine  # fmt: skip

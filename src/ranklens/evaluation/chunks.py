@@ -5,18 +5,21 @@ file into shard files of whole queries."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..errors import InputError
 from ..io.files import BOM, open_binary
 from ..io.scan import scan
 from ..io.trec import read_trec_run
 from ..model import Run
+from ..model.ids import PAD, hash_slices
 
 SHARDS_MAX = 256
 """Shard files at most when an ungrouped file is partitioned."""
@@ -74,24 +77,27 @@ def last_query_start(data: bytes) -> int:
 
 
 def read_chunk(path: Path, data: bytes, first_line: int | None,
-                files: list[Path] | None = None) -> Run:  # fmt: skip
-    """One chunk as a Run: the fast reader on the bytes, else the line parser on a
-    temporary copy, its error moved to the file's own line (``first_line``; a shard's
-    lines are not the files': the line parser then reads ``files`` to name the line)."""
+                files: list[Path] | None = None) -> tuple[Run, bool]:  # fmt: skip
+    """One chunk as ``(Run, whether each of its queries' lines are consecutive)``: the fast
+    reader on the bytes, else the line parser on a temporary copy (taken as grouped), its
+    error moved to the file's own line (``first_line``; a shard's lines are not the files':
+    the line parser then reads ``files`` to name the line)."""
     got = scan(path, 6, 0, [2], [(4, "float")], more_fields=True, data=data)
     if got is not None:
+        codes, vocab = got["q"]
+        runs = int(np.count_nonzero(codes[1:] != codes[:-1])) + 1 if len(codes) else 0
         try:
             return Run.from_arrays(
                 None, None, got["nums"][0], source=str(path), name=path.name,
-                encoded=(*got["q"], got["ids"][0], None),
-            )  # fmt: skip
+                encoded=(codes, vocab, got["ids"][0], None),
+            ), runs == len(vocab)  # fmt: skip
         except InputError:
             pass
     fd, tmp = tempfile.mkstemp(suffix=".run")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        return read_trec_run(tmp, name=path.name, fast=False)
+        return read_trec_run(tmp, name=path.name, fast=False), True
     except InputError as exc:
         msg = str(exc)
         prefix = f"{tmp}:"
@@ -130,15 +136,11 @@ def query_shards(files: list[Path], folder: Path, size: int) -> Iterator[Path]:
     n = int(min(SHARDS_MAX, max(1, -(-3 * total // (2 * size)))))  # room for uneven hashes
     outs = [(folder / f"shard-{i:03d}.run").open("wb") for i in range(n)]
     try:
-        for data in (d for f in files for d, _ in line_chunks(f, 1 << 22)):
-            buckets: list[list[bytes]] = [[] for _ in range(n)]
-            for line in data.splitlines(keepends=True):
-                if not line.strip() or line.lstrip().startswith(b"#"):
-                    continue
-                buckets[zlib.crc32(query_id_of(line)) % n].append(line)
-            for out, b in zip(outs, buckets):
-                if b:
-                    out.write(b"".join(b))
+        block = max(min(size // 2, 1 << 28), 1 << 20)  # fewer blocks: fewer runs per query
+        for data in (d for f in files for d, _ in line_chunks(f, block)):
+            for out, part in zip(outs, bucket_lines(data, n)):
+                if part:
+                    out.write(part)
     finally:
         for out in outs:
             out.close()
@@ -147,6 +149,68 @@ def query_shards(files: list[Path], folder: Path, size: int) -> Iterator[Path]:
         if shard.stat().st_size:
             yield shard
         shard.unlink()
+
+
+WHITESPACE = np.zeros(256, dtype=bool)
+WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what bytes.split() splits on
+
+
+def bucket_lines(data: bytes, n: int) -> list[bytes]:
+    """The whole lines of ``data`` in ``n`` buckets by a hash of their first field (the
+    query id), blank and comment lines dropped; vectorised (the ids hashed as byte slices,
+    the lines gathered in bucket order at once). A line that starts with whitespace takes
+    the line-by-line path for its block."""
+    body = np.frombuffer(data + bytes(PAD), dtype=np.uint8)
+    end = len(data)
+    nl = np.flatnonzero(body[:end] == 10)
+    if not len(nl):
+        return [b""] * n
+    starts = np.r_[0, nl[:-1] + 1]
+    lens = nl + 1 - starts
+    first = body[starts]
+    blank = (lens == 1) | ((lens == 2) & (first == 13))
+    if (WHITESPACE[first] & ~blank).any():  # indented lines: as bytes.split() reads them
+        return _bucket_lines_slowly(data, n)
+    keep = ~blank & (first != 35)  # '#' comments
+    starts, lens = starts[keep], lens[keep]
+    ws = np.flatnonzero(WHITESPACE[body[:end]])
+    qlen = ws[np.searchsorted(ws, starts)] - starts  # a newline always ends the id
+    qhash = hash_slices(body, starts, qlen)
+    bucket = (qhash % np.uint64(n)).astype(np.int64)
+    order = np.lexsort((qhash, bucket))  # stable: a query's lines stay in file order
+    s_lens = lens[order]
+    raw = gather_lines(body, starts[order], s_lens).tobytes()
+    cuts = np.r_[0, np.cumsum(s_lens)][np.r_[0, np.cumsum(np.bincount(bucket, minlength=n))]]
+    return [raw[int(a) : int(b)] for a, b in itertools.pairwise(cuts.tolist())]
+
+
+def gather_lines(body: np.ndarray, start: np.ndarray, length: np.ndarray,
+                 step: int = 1 << 22) -> np.ndarray:  # fmt: skip
+    """``body[start[i]:start[i] + length[i]]`` for every i, one after another, gathered
+    about ``step`` bytes at a time (a byte index per byte of one step only)."""
+    out = np.empty(int(length.sum()), dtype=np.uint8)
+    ends = np.cumsum(length)
+    i, pos, n = 0, 0, len(start)
+    while i < n:
+        j = max(int(np.searchsorted(ends, pos + step, side="right")), i + 1)
+        ln = length[i:j]
+        total = int(ends[j - 1]) - pos
+        base = np.repeat(start[i:j] - (np.cumsum(ln) - ln), ln)
+        out[pos : pos + total] = body[base + np.arange(total)]
+        i, pos = j, pos + total
+    return out
+
+
+def _bucket_lines_slowly(data: bytes, n: int) -> list[bytes]:
+    buckets: list[list[bytes]] = [[] for _ in range(n)]
+    for line in data.splitlines(keepends=True):
+        if not line.strip() or line.lstrip().startswith(b"#"):
+            continue
+        qid = query_id_of(line)
+        body = np.frombuffer(qid + bytes(PAD), dtype=np.uint8)
+        h = hash_slices(body, np.zeros(1, np.int64), np.array([len(qid)], np.int64))
+        buckets[int(h[0] % np.uint64(n))].append(line)
+    return [b"".join(b) for b in buckets]
 
 
 def line_chunks(path: Path, size: int) -> Iterator[tuple[bytes, int]]:

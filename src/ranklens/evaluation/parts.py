@@ -138,7 +138,7 @@ def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None
                     f"{f}:{(chunk.lines or {}).get(again, '?')}: query {again!r} appears on "
                     f"more than one line (also on {out.seen[again]})"
                 )
-            if again is not None:
+            if again is not None or not chunk.grouped:  # found before scoring, if it can be
                 return _partitioned(p, files, fmt, tmp_dir, bar)
             if chunk.lines is None:
                 out.seen.update(dict.fromkeys(ids, f.name))

@@ -36,11 +36,13 @@ PARQUET_ROW_BYTES = 48
 @dataclass
 class Chunk:
     """One chunk: the run of its queries, the bytes of file it stands for (for progress),
-    and, for JSONL, each query's line number (a query on two lines is an error)."""
+    for JSONL each query's line number (a query on two lines is an error), and whether
+    each query's rows were consecutive (if not, the run is partitioned before scoring)."""
 
     run: Run
     nbytes: int
     lines: dict[str, int] | None = None
+    grouped: bool = True
 
 
 def file_format(path: Path) -> str:
@@ -68,7 +70,8 @@ def chunks(path: Path, fmt: str, size: Callable[[], int]) -> Iterator[Chunk]:
     """The file's chunks of whole queries, each of at least ``size()`` bytes of file."""
     if fmt == "trec":
         for data, first_line in query_chunks(path, size):
-            yield Chunk(read_chunk(path, data, first_line), len(data))
+            run, grouped = read_chunk(path, data, first_line)
+            yield Chunk(run, len(data), grouped=grouped)
     elif fmt == "jsonl":
         line_no = 1
         for data, _ in line_chunks(path, size()):
@@ -119,6 +122,18 @@ def query_buckets(column: Any, n: int) -> np.ndarray:
     return hashed[column.indices.to_numpy(zero_copy_only=False)]
 
 
+def _grouped(column: Any) -> bool:
+    """Whether each query's rows are consecutive in the column."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    enc = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    runs = int(np.count_nonzero(codes[1:] != codes[:-1])) + 1 if len(codes) else 0
+    return runs == len(enc.dictionary)
+
+
 def _parquet_chunks(path: Path, size: Callable[[], int]) -> Iterator[Chunk]:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -143,13 +158,14 @@ def _parquet_chunks(path: Path, size: Callable[[], int]) -> Iterator[Chunk]:
         if keep == 0:
             rest = table
             continue
-        yield Chunk(run_from_table(table.slice(0, keep), path, path.name.split(".")[0],
-                                   first_row), int(keep * on_disk))  # fmt: skip
+        head = table.slice(0, keep)
+        yield Chunk(run_from_table(head, path, path.name.split(".")[0], first_row),
+                    int(keep * on_disk), grouped=_grouped(head.column(qcol)))  # fmt: skip
         first_row += keep
         rest = table.slice(keep)
     if rest is not None and len(rest):
         yield Chunk(run_from_table(rest, path, path.name.split(".")[0], first_row),
-                    int(len(rest) * on_disk))  # fmt: skip
+                    int(len(rest) * on_disk), grouped=_grouped(rest.column(qcol)))  # fmt: skip
 
 
 def shards(files: list[Path], fmt: str, folder: Path, size: int) -> Iterator[tuple[Run, int]]:
@@ -160,7 +176,7 @@ def shards(files: list[Path], fmt: str, folder: Path, size: int) -> Iterator[tup
     if fmt == "trec":
         for shard in query_shards(files, folder, size):
             data = shard.read_bytes()
-            yield read_chunk(files[0], data, None, files), len(data)  # whole queries
+            yield read_chunk(files[0], data, None, files)[0], len(data)  # whole queries
         return
     yield from _parquet_shards(files, folder, size)
 
