@@ -11,6 +11,8 @@ process with its peak memory (VmHWM):
   timed per 10^7 rows;
 * ``--formats``: the subset as a Parquet run (query_id, doc_id, score) through
   ``evaluate_file``, checked equal;
+* ``--shuffled``: the subset's lines shuffled (queries scattered: partitioned by query
+  hash first), checked equal;
 * ``--ray``: the subset cut into 8 shard files at query boundaries, scored on a local Ray
   (``backend="ray"``, one task per shard, 2 CPUs) against ``evaluate_file`` in one process
   on the same shards, checked equal.
@@ -118,6 +120,7 @@ def main() -> None:
     ap.add_argument("--dir", help="where the files go (default: a temporary folder)")
     ap.add_argument("--formats", action="store_true", help="also the subset as Parquet")
     ap.add_argument("--ray", action="store_true", help="also the subset's shards on Ray")
+    ap.add_argument("--shuffled", action="store_true", help="also the subset's lines shuffled")
     ap.add_argument("--skip-whole", action="store_true", help="only the subset")
     args = ap.parse_args()
     from ranklens.evaluation.stream import parse_bytes
@@ -158,6 +161,18 @@ def main() -> None:
             print(f"subset as Parquet ({(folder / 'subset.parquet').stat().st_size / 1e6:.0f} "
                   f"MB): evaluate_file {t_pq:.1f} s, peak {p_pq / 2**20:.0f} MiB; equal; "
                   f"Parquet/TREC time {t_pq / t_str:.2f}")  # fmt: skip
+        if args.shuffled:
+            lines = np.array((folder / "subset.txt").read_bytes().splitlines(keepends=True))
+            np.random.default_rng(1).shuffle(lines)
+            (folder / "shuffled.txt").write_bytes(b"".join(lines.tolist()))
+            del lines
+            t_sh, p_sh, o_sh = measure(
+                f"ranklens.evaluate_file(qrels, sub.replace('subset', 'shuffled'), {METRICS!r}, "
+                f"memory={budget})", folder,
+            )  # fmt: skip
+            assert json.loads(o_sh)[2] == a[2], "the shuffled subset differs"
+            print(f"subset shuffled: evaluate_file {t_sh:.1f} s, peak {p_sh / 2**20:.0f} MiB; "
+                  f"equal; shuffled/grouped time {t_sh / t_str:.2f}")  # fmt: skip
         if args.ray:
             shards = shard_files(folder / "subset.txt", folder / "shards", 8)
             t_one, _, o_one = measure(

@@ -11,6 +11,8 @@ MODULES = [
     "ranklens",
     "ranklens.evaluation",
     "ranklens.evaluation.stream",
+    "ranklens.evaluation.groups",
+    "ranklens.evaluation.per_query",
     "ranklens.comparison.compare",
     "ranklens.comparison.holes",
     "ranklens.judgments.pool",

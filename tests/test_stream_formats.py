@@ -209,3 +209,23 @@ def test_partition_keeps_every_line_and_each_querys_lines_together_in_order(inde
         mine = [x for x in kept if x.split()[0] == q]
         assert [x for x in parts[home[q]].decode().splitlines(keepends=True)
                 if x.split()[0] == q] == mine  # fmt: skip
+
+
+def test_evaluate_streams_a_file_too_large_for_its_budget(tmp_path):
+    from ranklens.evaluation.parts import StreamedEvaluation
+
+    qrels, run = write_case(tmp_path, n_queries=600)
+    whole = ranklens.evaluate(qrels, run, METRICS, memory=float("inf"))
+    assert not isinstance(whole, StreamedEvaluation)
+    assert not isinstance(ranklens.evaluate(qrels, run, METRICS), StreamedEvaluation)  # fits 2G
+    streamed = ranklens.evaluate(qrels, run, METRICS, memory="200K")
+    assert isinstance(streamed, StreamedEvaluation) and streamed.chunks > 1
+    same(streamed, whole)
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    (folder / "a.run").write_text(run.read_text())
+    assert isinstance(ranklens.evaluate(qrels, folder, ["P@5"]), StreamedEvaluation)
+    with pytest.raises(InputError, match=r"kept per-query values only.*memory=float\('inf'\)"):
+        ranklens.holes(streamed)
+    (tmp_path / "r.json").write_text(json.dumps({"q00001": ["D1"]}))  # read whole, always
+    ranklens.evaluate(qrels, tmp_path / "r.json", ["P@5"], memory=1000)

@@ -54,7 +54,7 @@ _LAZY = {
     "register_metric": "metrics",
     # evaluation
     "evaluate": "evaluation",
-    "evaluate_judgment_groups": "evaluation",
+    "evaluate_judgment_groups": "evaluation.groups",
     "evaluate_file": "evaluation.stream",
     "write_per_query": "evaluation.per_query",
     "Evaluation": "evaluation",

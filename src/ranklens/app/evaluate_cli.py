@@ -26,9 +26,9 @@ def add_scale_args(ev: argparse.ArgumentParser) -> None:
     ev.add_argument(
         "--memory",
         metavar="BYTES",
-        help="evaluate a run file (TREC, .jsonl, .parquet, or a folder of shard files) "
-        "larger than memory in chunks of whole queries within about this budget (e.g. 2G, "
-        "500M); the numbers equal the in-memory evaluation's",
+        help="the memory budget (e.g. 2G, 500M; default about 2 GB): a run file (TREC, "
+        ".jsonl, .parquet, or a folder of shard files) too large to judge whole within it is "
+        "read in chunks of whole queries; the numbers equal the in-memory evaluation's",
     )
     ev.add_argument(
         "--per-query-out",
@@ -53,7 +53,8 @@ def add_scale_args(ev: argparse.ArgumentParser) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
-    from ..evaluation import evaluate, evaluate_judgment_groups
+    from ..evaluation import evaluate
+    from ..evaluation.groups import evaluate_judgment_groups
 
     wanted = trec_eval_request(args)
     score = evaluate_judgment_groups if args.rel_format == "qrels_jg" else evaluate

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError, require
-from ..io import coerce_qrels, coerce_run, read_judgment_groups
 from ..judging import Judged, JudgeOptions, counts_notes, judge
 from ..metrics import Metric, parse_metrics
-from ..model import Qrels, QrelsLike, RunLike
+from ..model import QrelsLike, RunLike
 from ..text import visible
 
 MetricsLike = str | Metric | Sequence[str | Metric]
@@ -245,6 +244,7 @@ def evaluate(
     *,
     options: JudgeOptions | None = None,
     trec_eval_version: str = "10",
+    memory: int | float | str | None = None,
     **judge_options: Any,
 ) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` on ``metrics``.
@@ -262,12 +262,25 @@ def evaluate(
     and pytrec_eval exactly: scores compared as float32 and the recall cutoffs of
     ``iprec_at_recall``/``11pt_avg`` as ``⌊r·R + 0.9⌋`` instead of ``round(r·R)``.
 
-    Returns an :class:`Evaluation`; the judged arrays are kept on it for further metrics.
+    ``memory``: a run file too large to judge whole within this budget (default about
+    2 GB; ``"500M"``, bytes, or ``float("inf")`` for never), or a folder of run files, is
+    streamed in chunks of whole queries by :func:`~ranklens.evaluate_file`, with the same
+    numbers to the last bit.
+
+    Returns an :class:`Evaluation`; the judged arrays are kept on it for further metrics
+    (a streamed one keeps the per-query values only).
 
     >>> ev = evaluate({"q1": {"d1": 1, "d2": 1}}, {"q1": ["d1", "d3"]}, ["P@2", "recall@2"])
     >>> ev["P@2"], ev["recall@2"]
     (0.5, 0.5)
     """
+    if isinstance(run, (str, Path)):
+        from .stream import evaluate_file, streams
+
+        if streams(run, memory):
+            budget = {} if memory is None else {"memory": memory}
+            return evaluate_file(qrels, run, metrics, options=options, **budget,
+                                 trec_eval_version=trec_eval_version, **judge_options)  # fmt: skip
     parsed = versioned_metrics(metrics, trec_eval_version, judge_options)
     judged = judge(qrels, run, options, **judge_options)
     return Evaluation.from_judged(judged, parsed)
@@ -307,82 +320,6 @@ def versioned_metrics(
         judge_options.setdefault("score_precision", "float32")
         parsed = [trec_eval_9(mt) for mt in parsed]
     return parsed
-
-
-class GroupAveragedEvaluation(Evaluation):
-    """An :class:`Evaluation` whose per-query values are averages over judgment groups
-    (:func:`evaluate_judgment_groups`); ``judged`` is the run judged on every group's labels
-    pooled (a document's highest grade), which fixes the queries and counts, and
-    ``groups`` holds each group's judged pair."""
-
-    def __init__(self, judged: Judged, groups: dict[str, Judged], metrics: list[Metric]):
-        self.groups = groups
-        at = {q: i for i, q in enumerate(map(str, judged.query_ids))}
-        n = len(at)
-        total = {mt.name: np.zeros(n) for mt in metrics}
-        seen = np.zeros(n)
-        for jg in groups.values():
-            rows = np.array([at[q] for q in map(str, jg.query_ids)], dtype=np.int64)
-            seen[rows] += 1
-            for mt in metrics:
-                total[mt.name][rows] += mt.compute(jg)
-        values = {name: col / np.maximum(seen, 1) for name, col in total.items()}
-        super().__init__(judged, metrics, values)
-
-    def evaluate(self, metrics: MetricsLike) -> Evaluation:
-        """More metrics, averaged over the same judgment groups."""
-        return GroupAveragedEvaluation(self.judged, self.groups, parse_metrics(metrics))
-
-
-def evaluate_judgment_groups(
-    groups: Mapping[str, QrelsLike] | str | Path,
-    run: RunLike,
-    metrics: MetricsLike,
-    *,
-    options: JudgeOptions | None = None,
-    trec_eval_version: str = "10",
-    **judge_options: Any,
-) -> GroupAveragedEvaluation:
-    """Evaluate ``run`` against several judgment groups (assessors) and average each
-    query's value over the groups that judged it (trec_eval's ``-R qrels_jg``):
-
-    ``value(q) = (1/|G_q|) · Σ_{g ∈ G_q} metric(q; labels of g)``, then the mean over
-    queries as usual (Buckley's trec_eval, ``m_map_avgjg.c``).
-
-    ``groups``: ``{group: labels}`` (anything :func:`evaluate` takes as labels) or a
-    ``qrels_jg`` file (``qid jg docno rel``, read by
-    :func:`~ranklens.io.read_judgment_groups`). Any metric may be averaged; trec_eval's
-    names ``map_avgjg``, ``P_avgjg_k`` and ``Rprec_mult_avgjg_m`` are ``map``, ``P@k`` and
-    ``Rprec_mult`` under the names trec_eval prints. Options as for :func:`evaluate`.
-
-    >>> groups = {"alice": {"q1": {"d1": 1}}, "bob": {"q1": {"d2": 1}}}
-    >>> evaluate_judgment_groups(groups, {"q1": ["d1", "d3"]}, ["map_avgjg"])["map_avgjg"]
-    0.5
-    """
-    parsed = versioned_metrics(metrics, trec_eval_version, judge_options)
-    if isinstance(groups, (str, Path)):
-        groups = read_judgment_groups(groups)
-    labels = {str(jg): coerce_qrels(q) for jg, q in groups.items()}
-    if not labels:
-        raise InputError("evaluate_judgment_groups: no judgment groups given")
-    for jg, q in labels.items():
-        if q.grouped:
-            raise InputError(f"judgment group {jg!r}: give graded labels, not grouped truth")
-    the_run = coerce_run(run)
-    pooled: dict[str, dict[str, int]] = {}
-    for q in labels.values():
-        for qid, row in q.to_dict().items():
-            into = pooled.setdefault(qid, {})
-            for doc, grade in row.items():
-                into[doc] = max(grade, into.get(doc, grade))
-    judged = judge(Qrels.from_dict(pooled), the_run, options, **judge_options)
-    evaluated = set(map(str, judged.query_ids))
-    per_group = {  # a group that judged none of the evaluated queries adds nothing
-        jg: judge(q, the_run, options, **judge_options)
-        for jg, q in labels.items()
-        if evaluated.intersection(map(str, q.query_ids))
-    }
-    return GroupAveragedEvaluation(judged, per_group, parsed)
 
 
 def trec_eval_9(mt: Metric) -> Metric:

@@ -65,14 +65,26 @@ class StreamedEvaluation(Evaluation):
 
 
 class _Summary:
-    """What :class:`Evaluation` reads of a judged pair, for a run judged in chunks."""
+    """What :class:`Evaluation` reads of a judged pair, for a run judged in chunks; the
+    judged arrays themselves were let go chunk by chunk, and asking for them says so."""
 
-    def __init__(self, query_ids: np.ndarray, counts: JudgeCounts, options: JudgeOptions):
+    def __init__(self, query_ids: np.ndarray, counts: JudgeCounts, options: JudgeOptions,
+                 run_name: str):  # fmt: skip
         self.query_ids, self.counts, self.options = query_ids, counts, options
+        self.run_name = run_name
 
     @property
     def convention(self) -> Any:
         return self.options.convention
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise InputError(
+            f"this evaluation streamed run {self.run_name!r} in chunks within a memory budget "
+            f"and kept per-query values only, not the judged arrays ({name!r}); for what needs "
+            "them, evaluate in memory: ranklens.evaluate(..., memory=float('inf'))"
+        )
 
 
 @dataclass
@@ -194,7 +206,8 @@ def finish(p: Plan, part: Partial, path: Path,
     qids = np.concatenate([q for q, _ in pieces])
     order = np.argsort(qids.astype(str), kind="stable")
     values = {mt.name: np.concatenate([v[mt.name] for _, v in pieces])[order] for mt in p.metrics}
-    summary = _Summary(qids[order], replace(total, queries_evaluated=len(qids)), opts)
+    summary = _Summary(qids[order], replace(total, queries_evaluated=len(qids)), opts,
+                       path.name)  # fmt: skip
     return StreamedEvaluation(summary, p.metrics, values, again, part.chunks)
 
 

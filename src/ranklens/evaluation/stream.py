@@ -33,10 +33,10 @@ from ..judging import JudgeOptions
 from ..model import QrelsLike
 from . import MetricsLike
 from .chunks import run_files
-from .parts import StreamedEvaluation, finish, plan, score_files
+from .parts import BYTES_PER_CHUNK_BYTE, StreamedEvaluation, finish, plan, score_files
 from .per_query import write_per_query
 from .progress import ByteProgress
-from .sources import files_format
+from .sources import file_format, files_format
 
 DEFAULT_MEMORY = 2_000_000_000
 """The default budget in bytes (about 2 GB)."""
@@ -53,6 +53,25 @@ def parse_bytes(text: str | int | float) -> int:
     if not value >= 1000:
         raise InputError(f"memory must be at least 1000 bytes, got {text!r}")
     return int(value)
+
+
+def streams(run: Any, memory: int | float | str | None) -> bool:
+    """Whether :func:`ranklens.evaluate` gives the path ``run`` to :func:`evaluate_file`: a
+    folder (a run in shards) always; a TREC, JSONL or Parquet file whose in-memory working
+    set (about nine times its size) would pass ``memory`` (default about 2 GB)."""
+    if not isinstance(run, (str, Path)) or memory == float("inf"):
+        return False
+    p = Path(run)
+    if p.is_dir():
+        return True
+    budget = DEFAULT_MEMORY if memory is None else parse_bytes(memory)
+    if not p.is_file() or p.stat().st_size * BYTES_PER_CHUNK_BYTE <= budget:
+        return False
+    try:
+        file_format(p)
+    except InputError:  # a single JSON object: read whole
+        return False
+    return True
 
 
 def evaluate_file(
