@@ -112,6 +112,7 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
     out.write(_gate_section(dataset, results, baseline))
     out.write(_fusion_section(dataset, results, baseline))
     out.write(_holes_section(dataset, results))
+    out.write(_scale_section(dataset, results[baseline]))
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
         "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
@@ -120,6 +121,7 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
         "  ranklens tune-fusion QRELS RUN_A RUN_B -m ndcg@10 --norm min-max   # hybrid\n"
         "  ranklens pool QRELS RUN_A RUN_B --depth 10 -o pool.jsonl   # unjudged, to judge\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
+        "  ranklens evaluate QRELS shards/ --memory 2G [--ray]   # runs larger than memory\n"
         "  uv run pytest                    # every check, against trec_eval too\n"
         "  see examples/ for LlamaIndex, LangChain, Haystack and AutoRAG recipes\n"
     )
@@ -251,6 +253,38 @@ def _holes_section(dataset: Any, results: dict[str, Any]) -> str:
         "\n" + "\n".join(textwrap.wrap(head, 92)) + "\n\n" + shown + "\n"
         f"Judge the pool yourself (keys 0-3, offline): {page.resolve()}\n"
     )
+
+
+def _scale_section(dataset: Any, result: Any) -> str:
+    """Scale, in miniature: the baseline's run written as four Parquet shard files and
+    streamed back in chunks within a tiny memory budget, equal to the in-memory numbers."""
+    import tempfile
+    import textwrap
+
+    from ..evaluation import evaluate
+    from ..evaluation.stream import evaluate_file
+    from ..io import write_run
+    from ..model import Run
+
+    run = result.run
+    whole = evaluate(dataset, run, ["ndcg@10", "map"])
+    by_query = run.to_dict()
+    queries = sorted(by_query)
+    with tempfile.TemporaryDirectory(prefix="ranklens-demo-shards-") as tmp:
+        for i in range(4):  # each query in one shard, as a sharded job writes them
+            part = Run.from_dict({q: by_query[q] for q in queries[i::4]})
+            write_run(part, Path(tmp) / f"part-{i}.parquet")
+        streamed = evaluate_file(dataset, tmp, ["ndcg@10", "map"], memory="64K", progress=False)
+    same = streamed.aggregate == whole.aggregate
+    head = (
+        f"Scale, in miniature: {run.name}'s run written as 4 Parquet shard files and read "
+        f"back in {streamed.chunks} chunks within a 64 KB budget (ranklens.evaluate_file): "
+        f"ndcg@10 {streamed['ndcg@10']:.4f}, map {streamed['map']:.4f}, "
+        f"{'equal to the in-memory evaluation to the last bit' if same else 'DIFFERENT'}. "
+        "The same call with backend='ray' scores each shard in a Ray task; a 10^6-query run "
+        "(3.4 GB) takes 33 s within 2 GB (docs/scale.md)."
+    )
+    return "\n" + "\n".join(textwrap.wrap(head, 92)) + "\n"
 
 
 def _files_demo(out: TextIO) -> int:
