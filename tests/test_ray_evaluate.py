@@ -98,6 +98,12 @@ def test_a_ray_dataset_and_split_parquet_shards(local_ray, tmp_path):
     with pytest.raises(InputError, match=r"query '.*' has rows in part-\d.run and in part-\d.run"):
         evaluate_file(qrels, cut, ["P@5"], backend="ray")
     same(evaluate_file(qrels, cut, METRICS), ref)  # the local backend partitions it
+    bad = shard(lines, tmp_path / "bad", "trec")
+    text = (bad / "part-2.run").read_text().splitlines(keepends=True)
+    text[7] = " ".join(text[7].split()[:4]) + " high r\n"  # not a score
+    (bad / "part-2.run").write_text("".join(text))
+    with pytest.raises(InputError, match=r"part-2.run:8:"):  # the task's error, unwrapped
+        evaluate_file(qrels, bad, ["P@5"], backend="ray")
     with pytest.raises(InputError, match="a folder of run files or a Ray Dataset"):
         evaluate_file(qrels, {"q1": ["d"]}, ["P@5"], backend="ray")
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, require
+from ..errors import InputError, RanklensError, require
 from ..judging import JudgeOptions
 from . import Evaluation, MetricsLike
 from .chunks import run_files
@@ -93,7 +93,12 @@ def evaluate_on_ray(
         while waiting:
             ready, waiting = ray.wait(waiting, num_returns=1)
             f = futures[ready[0]]
-            parts[f] = ray.get(ready[0])
+            try:
+                parts[f] = ray.get(ready[0])
+            except ray.exceptions.RayTaskError as exc:  # a bad line: its own error, unwrapped
+                if isinstance(getattr(exc, "cause", None), RanklensError):
+                    raise exc.cause from None
+                raise
             bar.advance(f.stat().st_size)
     try:
         merged = merge([parts[f] for f in files], [f.name for f in files])

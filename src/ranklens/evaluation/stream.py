@@ -124,7 +124,7 @@ def evaluate_file(
 
         ev = evaluate_on_ray(qrels, run, metrics, memory=memory, options=options,
                              version=trec_eval_version, judge_options=judge_options,
-                             again=again, **dict(ray or {}))  # fmt: skip
+                             again=again, progress=progress, **dict(ray or {}))  # fmt: skip
     else:
         path = Path(run)
         files = run_files(path)
