@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 
 from selenium.webdriver.common.action_chains import ActionChains
@@ -81,6 +82,18 @@ def test_the_drilldown_in_chromium(browser, tmp_path, demo_bm25):
     assert view.find_element(By.TAG_NAME, "h3").text == target
     missed = view.find_element(By.CSS_SELECTOR, ".drill-missed")
     assert "Relevant documents missed" in missed.text
+    # a click on a query's mark in a difference chart opens that query too
+    marks = browser.find_elements(By.CSS_SELECTOR, "svg[data-chart=differences] rect.qmark")
+    assert len(marks) == 2 * len(ds.queries)  # every query, in each metric's chart
+    first_chart = marks[: len(ds.queries)]  # ndcg@10's, sorted from the largest gain down
+    text = [m.find_element(By.TAG_NAME, "title").get_attribute("textContent") for m in first_chart]
+    assert all(t.startswith(m.get_attribute("data-q") + ": ") for t, m in zip(text, first_chart))
+    diffs = [float(t.rsplit(": ", 1)[1]) for t in text]
+    assert diffs == sorted(diffs, reverse=True) and diffs[0] > 0
+    last = first_chart[0]  # the largest gain
+    browser.execute_script("arguments[0].scrollIntoView()", last)
+    ActionChains(browser).move_to_element(last).click().perform()
+    assert view.find_element(By.TAG_NAME, "h3").text == last.get_attribute("data-q")
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
     browser.save_screenshot(str(tmp_path / "drill.png"))
@@ -143,3 +156,18 @@ def test_the_demo_report_drills_down_and_its_judging_page_opens(browser, tmp_pat
     browser.get((tmp_path / "ranklens-demo-judge.html").as_uri())
     assert browser.find_element(By.ID, "progress").text.endswith("judged")
     assert browser.find_element(By.ID, "passage").text
+
+
+def test_chart_titles_wrap_and_difference_marks_stay_few():
+    from ranklens.render import svg
+
+    long = "ndcg@10: " + " − ".join(["a-run-with-a-very-long-descriptive-name"] * 3) + ", per q"
+    chart = svg.difference_chart(long, [0.5, -0.25, 0.0], "#000", "difference", ["a", "b<", "c"])
+    titles = re.findall(r'class="chart-title">([^<]*)<', chart)
+    assert len(titles) > 1 and "…" not in "".join(titles)
+    assert " ".join(titles).replace("  ", " ") == long  # every word shown, none cut
+    assert chart.count('class="qmark"') == 3 and 'data-q="b&lt;"' in chart
+    many = svg.difference_chart("t", [i / 1000 for i in range(10_000)], "#000", "d",
+                                [f"q{i}" for i in range(10_000)])  # fmt: skip
+    assert many.count('class="qmark"') == 2 * svg.MARKED
+    assert 'data-q="q9999"' in many and 'data-q="q0"' in many  # both ends

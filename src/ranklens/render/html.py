@@ -136,6 +136,7 @@ def _charts(report: Report, metric: str) -> str:
                 d.tolist(),
                 svg.color(report.runs.index(a)),
                 "difference",
+                report.query_ids,
             )
         )
     out.append(

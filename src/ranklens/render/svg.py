@@ -6,6 +6,7 @@ Every text placed in a chart goes through :func:`html.escape`.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from html import escape
 from typing import Any
@@ -56,17 +57,27 @@ def _num(x: float) -> str:
     return f"{round(x, 9) + 0.0:.6g}"
 
 
+TITLE_CHARS = 60
+"""Characters per line of a chart title; a longer title wraps (never cut)."""
+
+
 def frame(title: str, body: list[str], kind: str, legend: Sequence[tuple[str, str]] = ()) -> str:
+    """The chart's SVG: its title on as many lines as it needs (the chart moved down by the
+    lines past the first), the body, the legend."""
+    lines = textwrap.wrap(title, TITLE_CHARS, break_on_hyphens=False) or [""]
+    extra = 16 * (len(lines) - 1)
     parts = [
         f'<svg class="chart" data-chart="{escape(kind)}" xmlns="http://www.w3.org/2000/svg" '
-        f'viewBox="0 0 {W} {H + 18 * _legend_rows(legend)}" role="img" '
+        f'viewBox="0 0 {W} {H + extra + 18 * _legend_rows(legend)}" role="img" '
         f'aria-label="{escape(title)}">',
         f"<title>{escape(title)}</title>",
-        f'<text x="{LEFT}" y="16" class="chart-title">{escape(clip(title, 72))}</text>',
+        *(f'<text x="{LEFT}" y="{16 + 16 * i}" class="chart-title">{escape(line)}</text>'
+          for i, line in enumerate(lines)),
+        f'<g transform="translate(0,{extra})">' if extra else "",
         *body,
-    ]
+    ]  # fmt: skip
     parts += _legend(legend)
-    parts.append("</svg>")
+    parts.append("</g></svg>" if extra else "</svg>")
     return "".join(parts)
 
 
@@ -83,8 +94,9 @@ def _legend(legend: Sequence[tuple[str, str]]) -> list[str]:
             f'<line x1="{x}" x2="{x + 22}" y1="{y + 5}" y2="{y + 5}" stroke="{col}" '
             f'stroke-width="3"{dash(i)}/>'
         )
-        out.append(
-            f'<text x="{x + 26}" y="{y + 9}" class="legend">{escape(clip(label, 26))}</text>'
+        out.append(  # a long name cut, whole in its tooltip
+            f'<text x="{x + 26}" y="{y + 9}" class="legend"><title>{escape(label)}</title>'
+            f"{escape(clip(label, 26))}</text>"
         )
     return out
 
@@ -158,9 +170,20 @@ def line_chart(
     return frame(title, body, "curve", legend)
 
 
-def difference_chart(title: str, diffs: Sequence[float], col: str, ylabel: str) -> str:
-    """Per-query differences sorted from largest to smallest, as a filled area around 0."""
-    d = sorted((v for v in diffs if math.isfinite(v)), reverse=True)
+MARKED = 40
+"""Queries at each end of a difference chart given a clickable mark (all of them when
+there are at most twice as many): the chart stays small for 10^4 queries."""
+
+
+def difference_chart(title: str, diffs: Sequence[float], col: str, ylabel: str,
+                     queries: Sequence[str] | None = None) -> str:  # fmt: skip
+    """Per-query differences sorted from largest to smallest, as a filled area around 0;
+    with ``queries`` (aligned with ``diffs``), the queries at both ends are marks that
+    name the query and its difference and open it in the report's drill-down
+    (``data-q``)."""
+    pairs = [(v, i) for i, v in enumerate(diffs) if math.isfinite(v)]
+    pairs.sort(key=lambda p: -p[0])  # stable: ties keep the queries' order
+    d = [v for v, _ in pairs]
     lim = max((abs(v) for v in d), default=0.0) or 1.0
     body, y = _y_axis(-lim, lim, ylabel)
     n = max(len(d), 1)
@@ -179,6 +202,16 @@ def difference_chart(title: str, diffs: Sequence[float], col: str, ylabel: str) 
             f'<polygon points="{" ".join(pts)}" fill="{col}" fill-opacity="0.55" '
             f'stroke="{col}" stroke-width="1"/>'
         )
+    if queries is not None:
+        ends = range(n) if n <= 2 * MARKED else [*range(MARKED), *range(n - MARKED, n)]
+        for i in ends:
+            v, q = d[i], str(queries[pairs[i][1]])
+            top, bottom = sorted((y(v), zero))
+            body.append(
+                f'<rect class="qmark" data-q="{escape(q)}" x="{x(i):.1f}" y="{top - 2:.1f}" '
+                f'width="{max(x(i + 1) - x(i), 3):.1f}" height="{bottom - top + 4:.1f}">'
+                f"<title>{escape(q)}: {v:+.4f}</title></rect>"
+            )
     up = sum(v > 1e-12 for v in d)
     down = sum(v < -1e-12 for v in d)
     body.append(

@@ -128,7 +128,7 @@
     if (e.ctrlKey || e.metaKey || e.altKey || t === 'INPUT' || t === 'TEXTAREA') return;
     if (e.key === 'j') step(1); else if (e.key === 'k') step(-1);
   });
-  root.querySelectorAll('td[data-q]').forEach(function(td){
+  root.querySelectorAll('[data-q]').forEach(function(td){  // table cells, chart marks
     td.classList.add('qlink');
     td.addEventListener('click', function(){
       var i = position[td.getAttribute('data-q')];
