@@ -93,7 +93,7 @@ def test_a_bad_line_is_named_by_the_files_own_line_number(tmp_path):
     with pytest.raises(InputError, match="no such run file"):
         evaluate_file(qrels, tmp_path / "none.run", ["P@5"])
     (tmp_path / "run.jsonl").write_text("{}\n")
-    with pytest.raises(InputError, match="run.jsonl:1: missing field 'query_id'"):
+    with pytest.raises(InputError, match=r"run.jsonl:1: missing field 'query_id'"):
         evaluate_file(qrels, tmp_path / "run.jsonl", ["P@5"])
 
 
