@@ -229,3 +229,13 @@ def test_evaluate_streams_a_file_too_large_for_its_budget(tmp_path):
         ranklens.holes(streamed)
     (tmp_path / "r.json").write_text(json.dumps({"q00001": ["D1"]}))  # read whole, always
     ranklens.evaluate(qrels, tmp_path / "r.json", ["P@5"], memory=1000)
+
+
+def test_a_scattered_chunk_is_seen_before_it_is_read():
+    from ranklens.evaluation.chunks import scattered
+
+    grouped = b"".join(f"q{i // 3} Q0 d{i} 1 1.0 r\n".encode() for i in range(30))
+    assert not scattered(grouped) and not scattered(b"# only\n\n") and not scattered(b"")
+    lines = grouped.splitlines(keepends=True)
+    assert scattered(b"".join(lines[1:] + lines[:1]))  # q0 comes back after q9
+    assert not scattered(b"  q0 Q0 d 1 1 r\n")  # indented: left to the reader

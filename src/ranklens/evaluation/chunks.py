@@ -155,27 +155,51 @@ WHITESPACE = np.zeros(256, dtype=bool)
 WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what bytes.split() splits on
 
 
-def bucket_lines(data: bytes, n: int) -> list[bytes]:
-    """The whole lines of ``data`` in ``n`` buckets by a hash of their first field (the
-    query id), blank and comment lines dropped; vectorised (the ids hashed as byte slices,
-    the lines gathered in bucket order at once). A line that starts with whitespace takes
-    the line-by-line path for its block."""
-    body = np.frombuffer(data + bytes(PAD), dtype=np.uint8)
-    end = len(data)
+def line_query_hashes(
+    body: np.ndarray, end: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(starts, lengths, query id hashes)`` of the content lines of ``body[:end]`` (whole
+    lines; blank and ``#`` lines left out), or None when a line starts with whitespace."""
     nl = np.flatnonzero(body[:end] == 10)
     if not len(nl):
-        return [b""] * n
+        z = np.zeros(0, np.int64)
+        return z, z, z.astype(np.uint64)
     starts = np.r_[0, nl[:-1] + 1]
     lens = nl + 1 - starts
     first = body[starts]
     blank = (lens == 1) | ((lens == 2) & (first == 13))
     if (WHITESPACE[first] & ~blank).any():  # indented lines: as bytes.split() reads them
-        return _bucket_lines_slowly(data, n)
+        return None
     keep = ~blank & (first != 35)  # '#' comments
     starts, lens = starts[keep], lens[keep]
     ws = np.flatnonzero(WHITESPACE[body[:end]])
     qlen = ws[np.searchsorted(ws, starts)] - starts  # a newline always ends the id
-    qhash = hash_slices(body, starts, qlen)
+    return starts, lens, hash_slices(body, starts, qlen)
+
+
+def scattered(data: bytes) -> bool:
+    """Whether some query's lines in ``data`` (whole lines up to its last line feed) come
+    back after another query's: a cheap look before a chunk is read."""
+    end = data.rfind(b"\n") + 1
+    got = line_query_hashes(np.frombuffer(data[:end] + bytes(PAD), dtype=np.uint8), end)
+    if got is None or not len(got[2]):
+        return False
+    h = got[2]
+    runs = int(np.count_nonzero(h[1:] != h[:-1])) + 1
+    return runs != len(np.unique(h))
+
+
+def bucket_lines(data: bytes, n: int) -> list[bytes]:
+    """The whole lines of ``data`` in ``n`` buckets by a hash of their first field (the
+    query id), blank and comment lines dropped; vectorised (the ids hashed as byte slices,
+    the lines gathered in bucket order at once, each query's lines together and in file
+    order, so that a shard reads as a few runs per query, not one per line). A line that
+    starts with whitespace takes the line-by-line path for its block."""
+    body = np.frombuffer(data + bytes(PAD), dtype=np.uint8)
+    got = line_query_hashes(body, len(data))
+    if got is None:
+        return _bucket_lines_slowly(data, n)
+    starts, lens, qhash = got
     bucket = (qhash % np.uint64(n)).astype(np.int64)
     order = np.lexsort((qhash, bucket))  # stable: a query's lines stay in file order
     s_lens = lens[order]

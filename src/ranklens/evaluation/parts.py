@@ -141,6 +141,16 @@ def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None
     """Score the run in ``files`` chunk by chunk; a TREC or Parquet run whose queries come
     back after other queries is partitioned into shards of whole queries first."""
     out = Partial()
+    if not _score_in_order(p, files, fmt, bar, out):
+        out = Partial()  # what was scored goes: every row is read again, by query
+        _release()
+        return _partitioned(p, files, fmt, tmp_dir, bar)
+    return out
+
+
+def _score_in_order(p: Plan, files: list[Path], fmt: str, bar: Any, out: Partial) -> bool:
+    """Score the files' chunks into ``out`` in file order; False (the chunk in hand let
+    go) at the first sign that a query's rows are not consecutive."""
     for f in files:
         for chunk in chunks(f, fmt, lambda: p.size):
             ids = [str(q) for q in chunk.run.query_ids]
@@ -151,7 +161,7 @@ def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None
                     f"more than one line (also on {out.seen[again]})"
                 )
             if again is not None or not chunk.grouped:  # found before scoring, if it can be
-                return _partitioned(p, files, fmt, tmp_dir, bar)
+                return False  # the generator, and the chunk with it, closed here
             if chunk.lines is None:
                 out.seen.update(dict.fromkeys(ids, f.name))
             else:
@@ -160,7 +170,7 @@ def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None
             score_chunk(p, chunk.run, out)
             if bar is not None:
                 bar.advance(chunk.nbytes)
-    return out
+    return True
 
 
 def _partitioned(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None,

@@ -25,7 +25,14 @@ from ..io.parquet import (
 )
 from ..io.records import json_records
 from ..model import Run
-from .chunks import SHARDS_MAX, line_chunks, query_chunks, query_shards, read_chunk
+from .chunks import (
+    SHARDS_MAX,
+    line_chunks,
+    query_chunks,
+    query_shards,
+    read_chunk,
+    scattered,
+)
 
 FORMATS = {".jsonl": "jsonl", ".parquet": "parquet"}
 """Suffixes read as other than TREC (a ``.gz`` suffix is looked through)."""
@@ -70,6 +77,9 @@ def chunks(path: Path, fmt: str, size: Callable[[], int]) -> Iterator[Chunk]:
     """The file's chunks of whole queries, each of at least ``size()`` bytes of file."""
     if fmt == "trec":
         for data, first_line in query_chunks(path, size):
+            if scattered(data[: 1 << 20]):  # seen in its first MB: not worth reading it
+                yield Chunk(Run.from_dict({}), len(data), grouped=False)
+                return
             run, grouped = read_chunk(path, data, first_line)
             yield Chunk(run, len(data), grouped=grouped)
     elif fmt == "jsonl":
