@@ -137,9 +137,15 @@ def test_peak_memory_follows_the_budget_not_the_file(tmp_path):
         assert out.returncode == 0, out.stderr
         return int(out.stdout.split()[-1]) * 1024
 
-    base = peak("ranklens.evaluate(qrels, run, ['P@5', 'map'])")
+    base = peak("ranklens.evaluate(qrels, run, ['P@5', 'map'], memory=float('inf'))")
     streamed = peak("evaluate_file(qrels, run, ['P@5', 'map'], memory=60_000_000)")
     assert streamed < 0.5 * base, (streamed, base)
+    lines = (tmp_path / "run.txt").read_bytes().splitlines(keepends=True)
+    rng.shuffle(lines)  # scattered queries: partitioned first, within the same budget
+    (tmp_path / "run.txt").write_bytes(b"".join(lines))
+    del lines
+    shuffled = peak("evaluate_file(qrels, run, ['P@5', 'map'], memory=60_000_000)")
+    assert shuffled < 0.5 * base, (shuffled, base)
 
 
 def test_a_folder_of_shard_files_is_one_run(tmp_path):
