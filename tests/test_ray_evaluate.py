@@ -10,7 +10,6 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import ranklens
@@ -28,7 +27,11 @@ _spec = importlib.util.spec_from_file_location(
 )
 _case = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_case)
-METRICS, write_case = _case.METRICS, _case.write_case  # the cases of test_stream.py
+METRICS, write_case, same = (
+    _case.METRICS,
+    _case.write_case,
+    _case.same,
+)  # the cases of test_stream.py
 
 
 @pytest.fixture(scope="module")
@@ -38,14 +41,6 @@ def local_ray():
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield
     ray.shutdown()
-
-
-def same(ours, ref):
-    assert ours.query_ids == ref.query_ids
-    for m in ref.names:
-        assert ours.aggregate[m] == ref.aggregate[m], m  # bit-identical
-        assert np.array_equal(ours.per_query[m], ref.per_query[m]), m
-    assert ours.notes() == ref.notes()
 
 
 def shard(lines, folder: Path, fmt: str, n=4, by_query=True):

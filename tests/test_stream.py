@@ -22,6 +22,15 @@ METRICS = ["ndcg@10", "P@5", "map", "gm_map", "num_rel", "num_ret", "num_rel_ret
            "ndcg_rel", "Rndcg", "infAP", "rbp", "11pt_avg"]  # fmt: skip
 
 
+def same(ours, ref):
+    """``ours`` equals ``ref`` to the last bit: queries, aggregates, per-query values, notes."""
+    assert ours.query_ids == ref.query_ids
+    for m in ref.names:
+        assert ours.aggregate[m] == ref.aggregate[m], m  # bit-identical
+        assert np.array_equal(ours.per_query[m], ref.per_query[m]), m
+    assert ours.notes() == ref.notes()
+
+
 def write_case(tmp_path, n_queries=2500, depth=30, shuffle=False, seed=0):
     rng = random.Random(seed)
     qrels_lines, run_lines = [], []

@@ -24,7 +24,11 @@ _spec = importlib.util.spec_from_file_location(
 )
 _case = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_case)
-METRICS, write_case = _case.METRICS, _case.write_case  # the cases of test_stream.py
+METRICS, write_case, same = (
+    _case.METRICS,
+    _case.write_case,
+    _case.same,
+)  # the cases of test_stream.py
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -48,14 +52,6 @@ def write_parquet(rows, path, ints=False):
                       "score": [float(r[4]) for r in rows]})  # fmt: skip
     pq.write_table(table, path, row_group_size=4000)  # several row groups, queries across them
     return path
-
-
-def same(ours, ref):
-    assert ours.query_ids == ref.query_ids
-    for m in ref.names:
-        assert ours.aggregate[m] == ref.aggregate[m], m  # bit-identical
-        assert np.array_equal(ours.per_query[m], ref.per_query[m]), m
-    assert ours.notes() == ref.notes()
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet", "parquet-shuffled"])
