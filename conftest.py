@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,9 @@ import pytest
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 SHARED_DATA = Path(__file__).resolve().parent.parent / "shared" / "data"
+# helpers several test modules share (``from _stream_case import ...``): with pytest's
+# importlib mode the tests folder is not on sys.path by itself
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
 
 def shared(*parts: str) -> Path:

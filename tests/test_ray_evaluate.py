@@ -5,12 +5,12 @@ by name, across Parquet shards it goes through the Dataset path."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
 
 import pytest
+from _stream_case import METRICS, same, write_case
 
 import ranklens
 from ranklens import InputError
@@ -21,17 +21,6 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")  # before ray is imp
 ray = pytest.importorskip("ray")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
-
-_spec = importlib.util.spec_from_file_location(
-    "_stream_case", Path(__file__).with_name("test_stream.py")
-)
-_case = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_case)
-METRICS, write_case, same = (
-    _case.METRICS,
-    _case.write_case,
-    _case.same,
-)  # the cases of test_stream.py
 
 
 @pytest.fixture(scope="module")

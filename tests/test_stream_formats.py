@@ -6,29 +6,17 @@ error names the file's own line or row."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _stream_case import METRICS, same, write_case
 
 import ranklens
 from ranklens import InputError
 from ranklens.app.cli import main
 from ranklens.evaluation.stream import evaluate_file
-
-_spec = importlib.util.spec_from_file_location(
-    "_stream_case", Path(__file__).with_name("test_stream.py")
-)
-_case = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_case)
-METRICS, write_case, same = (
-    _case.METRICS,
-    _case.write_case,
-    _case.same,
-)  # the cases of test_stream.py
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
