@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io.files import BOM, open_binary
-from ..io.scan import scan
+from ..io.scan import line_blocks, scan
 from ..io.trec import read_trec_run
 from ..model import Run
 from ..model.ids import PAD, hash_slices
@@ -76,6 +76,15 @@ def last_query_start(data: bytes) -> int:
     return 0
 
 
+def consecutive(keys: np.ndarray, distinct: int | None = None) -> bool:
+    """Whether equal keys (a query's code or hash per row) sit together: as many runs of
+    equal neighbours as distinct keys (``distinct``, when already known)."""
+    if not len(keys):
+        return True
+    runs = int(np.count_nonzero(keys[1:] != keys[:-1])) + 1
+    return runs == (len(np.unique(keys)) if distinct is None else distinct)
+
+
 def read_chunk(path: Path, data: bytes, first_line: int | None,
                 files: list[Path] | None = None) -> tuple[Run, bool]:  # fmt: skip
     """One chunk as ``(Run, whether each of its queries' lines are consecutive)``: the fast
@@ -85,12 +94,11 @@ def read_chunk(path: Path, data: bytes, first_line: int | None,
     got = scan(path, 6, 0, [2], [(4, "float")], more_fields=True, data=data)
     if got is not None:
         codes, vocab = got["q"]
-        runs = int(np.count_nonzero(codes[1:] != codes[:-1])) + 1 if len(codes) else 0
         try:
             return Run.from_arrays(
                 None, None, got["nums"][0], source=str(path), name=path.name,
                 encoded=(codes, vocab, got["ids"][0], None),
-            ), runs == len(vocab)  # fmt: skip
+            ), consecutive(codes, len(vocab))  # fmt: skip
         except InputError:
             pass
     fd, tmp = tempfile.mkstemp(suffix=".run")
@@ -129,15 +137,22 @@ def run_files(path: Path) -> list[Path]:
     return files
 
 
+def shard_count(total: float, size: int) -> int:
+    """How many shards a partition of ``total`` bytes into shards of about ``size`` bytes
+    makes: half as many again as an even split needs (hashes are uneven), at most
+    :data:`SHARDS_MAX`."""
+    return int(min(SHARDS_MAX, max(1, -(-3 * total // (2 * size)))))
+
+
 def query_shards(files: list[Path], folder: Path, size: int) -> Iterator[Path]:
     """The files' lines partitioned by a hash of the query id into shard files of about
     ``size`` bytes (each holding whole queries), yielded one at a time and deleted after."""
     total = sum(f.stat().st_size for f in files)
-    n = int(min(SHARDS_MAX, max(1, -(-3 * total // (2 * size)))))  # room for uneven hashes
+    n = shard_count(total, size)
     outs = [(folder / f"shard-{i:03d}.run").open("wb") for i in range(n)]
     try:
         block = max(min(size // 2, 1 << 28), 1 << 20)  # fewer blocks: fewer runs per query
-        for data in (d for f in files for d, _ in line_chunks(f, block)):
+        for data in (d for f in files for d in file_blocks(f, block)):
             for out, part in zip(outs, bucket_lines(data, n)):
                 if part:
                     out.write(part)
@@ -184,9 +199,7 @@ def scattered(data: bytes) -> bool:
     got = line_query_hashes(np.frombuffer(data[:end] + bytes(PAD), dtype=np.uint8), end)
     if got is None or not len(got[2]):
         return False
-    h = got[2]
-    runs = int(np.count_nonzero(h[1:] != h[:-1])) + 1
-    return runs != len(np.unique(h))
+    return not consecutive(got[2])
 
 
 def bucket_lines(data: bytes, n: int) -> list[bytes]:
@@ -237,18 +250,8 @@ def _bucket_lines_slowly(data: bytes, n: int) -> list[bytes]:
     return [b"".join(b) for b in buckets]
 
 
-def line_chunks(path: Path, size: int) -> Iterator[tuple[bytes, int]]:
-    """The file in blocks of whole lines (the second item is unused: 0)."""
-    rest = b""
+def file_blocks(path: Path, size: int) -> Iterator[bytes]:
+    """The file in blocks of whole lines of about ``size`` bytes (:func:`line_blocks`: a
+    BOM dropped, the last line ended)."""
     with open_binary(path) as fh:
-        while True:
-            block = fh.read(size)
-            data = rest + block
-            if not block:
-                if data:
-                    yield (data if data.endswith(b"\n") else data + b"\n"), 0
-                return
-            cut = data.rfind(b"\n") + 1
-            data, rest = data[:cut], data[cut:]
-            if data:
-                yield data, 0
+        yield from line_blocks(fh, size)

@@ -26,12 +26,13 @@ from ..io.parquet import (
 from ..io.records import json_records
 from ..model import Run
 from .chunks import (
-    SHARDS_MAX,
-    line_chunks,
+    consecutive,
+    file_blocks,
     query_chunks,
     query_shards,
     read_chunk,
     scattered,
+    shard_count,
 )
 
 FORMATS = {".jsonl": "jsonl", ".parquet": "parquet"}
@@ -84,7 +85,7 @@ def chunks(path: Path, fmt: str, size: Callable[[], int]) -> Iterator[Chunk]:
             yield Chunk(run, len(data), grouped=grouped)
     elif fmt == "jsonl":
         line_no = 1
-        for data, _ in line_chunks(path, size()):
+        for data in file_blocks(path, size()):
             lines = _decoded(path, data, line_no)
             seen: dict[str, int] = {}
             run = run_from_records(path, json_records(path, lines), path.name.split(".")[0], seen)
@@ -139,9 +140,7 @@ def _grouped(column: Any) -> bool:
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     enc = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
-    codes = enc.indices.to_numpy(zero_copy_only=False)
-    runs = int(np.count_nonzero(codes[1:] != codes[:-1])) + 1 if len(codes) else 0
-    return runs == len(enc.dictionary)
+    return consecutive(enc.indices.to_numpy(zero_copy_only=False), len(enc.dictionary))
 
 
 def _parquet_chunks(path: Path, size: Callable[[], int]) -> Iterator[Chunk]:
@@ -195,13 +194,13 @@ def _parquet_shards(files: list[Path], folder: Path, size: int) -> Iterator[tupl
     import pyarrow as pa
 
     pq = pyarrow_parquet()
-    total = sum(_parquet_file(f).metadata.num_rows * _row_bytes(_parquet_file(f)) for f in files)
-    n = int(min(SHARDS_MAX, max(1, -(-3 * total // (2 * size)))))
+    opened = [_parquet_file(f) for f in files]
+    total = sum(pf.metadata.num_rows * _row_bytes(pf) for pf in opened)
+    n = shard_count(total, size)
     writers: dict[int, Any] = {}
     schema = None
     try:
-        for f in files:
-            pf = _parquet_file(f)
+        for f, pf in zip(files, opened):
             qcol = run_columns(list(pf.schema_arrow.names), f)[0]
             first_row = 0
             for b in pf.iter_batches(batch_size=1 << 16):

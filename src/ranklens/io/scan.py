@@ -86,7 +86,7 @@ def scan(
             size = len(data) // 32
         else:
             size = BLOCK if p.name.endswith(".gz") else p.stat().st_size // 32
-        for data in _line_blocks(fh, min(max(size, BLOCK), MAX_BLOCK)):
+        for data in line_blocks(fh, min(max(size, BLOCK), MAX_BLOCK)):
             pending.append(pool.submit(_block, data, n_fields, qid, ids, nums, more_fields))
             while len(pending) > THREADS or (pending and pending[0].done()):
                 got = pending.popleft().result()
@@ -114,7 +114,7 @@ def scan(
     }
 
 
-def _line_blocks(fh: Any, block: int) -> Iterator[bytes]:
+def line_blocks(fh: Any, block: int) -> Iterator[bytes]:
     """The file's bytes in blocks of whole lines (a BOM at the start dropped; the last line
     ended with a line feed)."""
     rest = b""
