@@ -61,9 +61,23 @@ def build_retrievers(dataset: Any) -> tuple[dict[str, tuple[Any, dict[str, Any]]
     return found, missing
 
 
-def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report.html") -> int:
-    """Print the demo to ``out`` (default stdout), write the HTML report; the exit status."""
+OUTPUTS = "ranklens-demo"
+"""The folder the demo writes its files to (the HTML report, the judging page)."""
+
+
+def run_demo(
+    out: TextIO | None = None,
+    html: str | Path | None = None,
+    outputs: str | Path = OUTPUTS,
+) -> int:
+    """Print the demo to ``out`` (default stdout) and write its files (the HTML report,
+    at ``html`` if given, and the judging page) to the folder ``outputs``; the exit
+    status."""
     import os
+
+    folder = Path(outputs)
+    folder.mkdir(parents=True, exist_ok=True)
+    html = Path(html) if html is not None else folder / "report.html"
 
     os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     out = out or sys.stdout
@@ -107,11 +121,11 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
     out.write("\n")
     out.write(report.to_text(color=out.isatty() if hasattr(out, "isatty") else False))
     report.to_html(html)
-    out.write(f"\nHTML report: {Path(html).resolve()}\n\n")
+    out.write(f"\nHTML report: {html.resolve()}  (the demo writes its files to {folder}/)\n\n")
     out.write(_llamaindex_paragraph(dataset, results.get(BASELINE)))
     out.write(_gate_section(dataset, results, baseline))
     out.write(_fusion_section(dataset, results, baseline))
-    out.write(_holes_section(dataset, results))
+    out.write(_holes_section(dataset, results, folder))
     out.write(_scale_section(dataset, results[baseline]))
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
@@ -212,7 +226,7 @@ def overlap_judge(query: str, passage: str) -> int:
     return 2 if len(found) >= 3 else 1 if len(found) == 2 else 0
 
 
-def _holes_section(dataset: Any, results: dict[str, Any]) -> str:
+def _holes_section(dataset: Any, results: dict[str, Any], folder: Path) -> str:
     """Judgment holes: the unjudged passages the runs put in their top 10, pooled, graded by
     a stand-in model judge, merged with the labels, and the runs re-scored; the pool is also
     written as a judging page for a person."""
@@ -234,7 +248,7 @@ def _holes_section(dataset: Any, results: dict[str, Any]) -> str:
         check = agreement(dataset.qrels, assess(labelled, overlap_judge, progress=False))
     merged = Qrels.merge(dataset.qrels, model, sources=["labels", model.source])
     change = rescore(dataset, merged, results, ["P@10", "ndcg@10"], test="t")
-    page = Path("ranklens-demo-judge.html")
+    page = folder / "judge.html"
     judging_page(p, page, title="ranklens demo: judge the pooled passages")
     head = (
         f"Judgment holes: the runs put {p.info['unjudged_pairs']} unlabelled passages in their "

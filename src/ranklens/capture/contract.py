@@ -43,6 +43,9 @@ class RetrieverAdapter:
     log to refuse mixing configurations."""
 
     is_async: bool = False
+    takes_k: bool = True
+    """Whether the retriever is asked for ``k`` hits (False where its own top-k setting
+    decides, as for LlamaIndex and LangChain retrievers): ``fetch_k`` needs it."""
 
     def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
         raise NotImplementedError
@@ -71,6 +74,7 @@ class FunctionRetriever(RetrieverAdapter):
         var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
         self._pass_id = var_kw or "query_id" in params
         self._pass_k = var_kw or "k" in params
+        self.takes_k = self._pass_k
 
     def _kwargs(self, query_id: str, k: int | None) -> dict[str, Any]:
         kw: dict[str, Any] = {}
@@ -85,6 +89,14 @@ class FunctionRetriever(RetrieverAdapter):
 
     async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
         return _hits(await self.fn(query, **self._kwargs(query_id, k)), query_id)
+
+    @property
+    def name(self) -> str:
+        """What the run is called by default: the function's name (a ``partial``'s
+        function, a callable object's class; ``lambda`` for a lambda)."""
+        target = getattr(self.fn, "func", self.fn)
+        name = getattr(target, "__name__", None) or type(target).__name__
+        return "lambda" if name == "<lambda>" else str(name)
 
     def config(self) -> dict[str, Any]:
         """The function's name and :func:`~ranklens.capture.identity.state_digest` (its

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -22,13 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NoSharedQueryError, RanklensWarning
 from ..evaluation import Evaluation, evaluate
 from ..io import coerce_qrels
 from ..judging.options import failure_note
 from ..model import Run
 from .hits import Converter, Hit, KeyLike, LightHit, Mapped, coerce_hit, key_name, map_hits
-from .matching import no_match_message, recorded_run, warn_if_wrong_key
+from .matching import (
+    ambiguity_note,
+    matching_notes,
+    no_match_message,
+    recorded_run,
+    warn_if_wrong_key,
+)
 from .records import Retrieval
 from .slots import ERROR, error_of, failure_text, recent_of
 from .spill import SpillFile
@@ -67,13 +74,12 @@ class Recorder:
         self._first_error: str | None = None  # the first spilled failure, as a summary shows it
         self._unmatched_ends = 0
         self._clock = time.time() - time.perf_counter()  # perf_counter -> wall time
-        # What the hooks must copy in the request path: metadata and the parent id only
-        # when the key reads them.
-        needs = set()
+        # What the hooks must copy in the request path: metadata only when the key reads
+        # it; the parent id always (one string), so that chunk hits scored against document
+        # labels can be told apart and key="parent" suggested.
+        needs = {"parent"}
         if callable(key) or str(key).startswith(("meta.", "metadata.")):
             needs.add("metadata")
-        if callable(key) or key == "parent":
-            needs.add("parent")
         self.needs = frozenset(needs)
 
     # ------------------------------------------------------------------ capture
@@ -367,11 +373,15 @@ class Recorder:
         that match no label are counted in ``evaluation.recorder_counts``."""
         run, counts, matched = recorded_run(self.records(), labels, match, self.name)
         kwargs.setdefault("missing", "skip")
-        if kwargs["missing"] == "skip" and counts.get("matched", 1) == 0:
-            raise InputError(no_match_message("evaluate()", counts, labels, match))
+        if counts.get("matched", 1) == 0:  # never a mean over nothing, whatever `missing`
+            raise NoSharedQueryError(no_match_message("evaluate()", counts, labels, match))
         qrels = coerce_qrels(labels)
         ev = evaluate(qrels, run, metrics, **kwargs)
         ev.recorder_counts = counts
+        ev.extra_notes += matching_notes(counts)
+        ambiguous = ambiguity_note(counts)
+        if ambiguous:
+            warnings.warn(f"Recorder.evaluate: {ambiguous}", RanklensWarning, stacklevel=2)
         warn_if_wrong_key(ev, matched, qrels, self.key)
         return ev
 

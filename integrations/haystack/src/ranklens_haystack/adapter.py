@@ -101,6 +101,7 @@ class HaystackRetriever(RetrieverAdapter):
             self._takes_top_k = "top_k" in inspect.signature(target.run).parameters
             has_async = hasattr(target, "run_async")
         self.is_async = has_async if use_async is None else use_async
+        self.takes_k = self._takes_top_k or inputs is not None
 
     # ----------------------------------------------------------------- calls
     def _data(self, query: str, k: int | None) -> dict[str, Any]:

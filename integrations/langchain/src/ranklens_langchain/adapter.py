@@ -75,6 +75,8 @@ class LangChainRetriever(RetrieverAdapter):
     when it is truly async, ``invoke`` in the runner's threads otherwise. The query id goes
     into the run's config metadata (``ranklens_query_id``) for callback handlers."""
 
+    takes_k = False  # the retriever's own top-k decides how many hits come back
+
     def __init__(
         self, retriever: Runnable, *, name: str | None = None, use_async: bool | None = None
     ):
