@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import InputError, RanklensWarning
@@ -14,30 +14,43 @@ from .hits import key_name, normalise_text
 from .records import Retrieval
 
 
-def match_records(
-    records: Iterable[Retrieval], labelled: Mapping[str, str] | None, match: str
-) -> tuple[dict[str, Retrieval], dict[str, int]]:
-    """``{label query id: first successful retrieval}`` and counts (``unmatched``,
-    ``repeats``, ``failed``). ``match="id"``: the record's query id (when labelled texts are
-    known, only ids among them); ``"text"``: the labelled query whose normalised text equals
-    the record's; ``"auto"``: by id, else by text."""
+def label_matcher(
+    labelled: Mapping[str, str] | None, match: str = "auto", ids: Any = None
+) -> Callable[[str | None, str], str | None]:
+    """``lookup(query_id, query_text) -> label query id or None``. ``match="id"``: the
+    record's query id (when labelled texts or ``ids`` are known, only ids among them);
+    ``"text"``: the labelled query whose normalised text equals the record's; ``"auto"``:
+    by id, else by text."""
     if match not in ("id", "text", "auto"):
         raise InputError(f"match must be 'id', 'text' or 'auto', got {match!r}")
     if match == "text" and labelled is None:
         raise InputError("matching by text needs a Dataset (query texts), not bare qrels")
     by_text: dict[str, str] = {}
+    known = None if labelled is None and ids is None else set(labelled or ()) | set(ids or ())
     if labelled is not None:
         for qid, text in labelled.items():
             by_text.setdefault(normalise_text(text), qid)
+
+    def lookup(query_id: str | None, query: str) -> str | None:
+        if match != "text" and query_id is not None and (known is None or query_id in known):
+            return query_id
+        if match != "id" and by_text:
+            return by_text.get(normalise_text(query))
+        return None
+
+    return lookup
+
+
+def match_records(
+    records: Iterable[Retrieval], labelled: Mapping[str, str] | None, match: str
+) -> tuple[dict[str, Retrieval], dict[str, int]]:
+    """``{label query id: first successful retrieval}`` and counts (``unmatched``,
+    ``repeats``, ``failed``), records matched by :func:`label_matcher`."""
+    lookup = label_matcher(labelled, match)
     out: dict[str, Retrieval] = {}
     counts = {"unmatched": 0, "repeats": 0, "failed": 0}
     for rec in records:
-        qid = None
-        known = rec.query_id is not None and (labelled is None or rec.query_id in labelled)
-        if match != "text" and known:
-            qid = rec.query_id
-        if qid is None and match != "id" and labelled is not None:
-            qid = by_text.get(normalise_text(rec.query))
+        qid = lookup(rec.query_id, rec.query)
         if qid is None:
             counts["unmatched"] += 1
         elif not rec.ok:
