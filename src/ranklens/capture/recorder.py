@@ -4,11 +4,12 @@ Framework hooks (``ranklens_llamaindex.instrument``, ``ranklens_langchain``'s ca
 handler, ``ranklens_haystack``'s recorder component) call :meth:`Recorder.start` and
 :meth:`Recorder.end` (or :meth:`Recorder.record` in one go); subscribers (a
 :class:`~ranklens.Monitor`) are handed each record as it is made
-(:meth:`Recorder.subscribe`). The recorder is thread- and asyncio-safe (the request path is a dict insert and pop and one deque append, each atomic;
-a lock guards spilling and reading; no awaits), maps hits to document
-ids with the same ``key`` as the runner (:mod:`ranklens.hits`), and keeps memory bounded:
-past ``max_records`` the oldest records go to a JSONL spill file and are read back by
-:meth:`to_run`, :meth:`records` and :meth:`evaluate`.
+(:meth:`Recorder.subscribe`). The recorder is thread- and asyncio-safe (the request path
+is a dict insert and pop and one deque append, each atomic; a lock guards spilling and
+reading; no awaits), maps hits to document ids with the same ``key`` as the runner
+(:mod:`ranklens.hits`), and keeps memory bounded: past ``max_records`` the oldest records
+go to a JSONL spill file and are read back by :meth:`to_run`, :meth:`records` and
+:meth:`evaluate` (or, with ``spill=False``, are let go and counted).
 """
 
 from __future__ import annotations
