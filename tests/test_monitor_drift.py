@@ -52,7 +52,9 @@ def _traffic(rng, n, drift=0.0):
     labelled = rng.random(n) < 0.3
     latency = np.round(rng.lognormal(3, 0.5, ok.sum()), 3)  # ms, to the µs: ties
     score = np.round(rng.gamma(4, 2.5, (ok & ~empty).sum()) - 2 * drift, 1)  # heavy ties
-    metric = np.where(rng.random(labelled.sum()) < 0.4, 0.0, np.round(rng.random(labelled.sum()), 2))
+    metric = np.where(
+        rng.random(labelled.sum()) < 0.4, 0.0, np.round(rng.random(labelled.sum()), 2)
+    )
     return {
         "rates": [(err.sum(), n), (timeouts.sum(), n), (empty.sum(), ok.sum()),
                   (unknown.sum(), (ok & ~empty).sum()), (labelled.sum(), n)],  # fmt: skip
@@ -80,8 +82,14 @@ def _family_pvalues(rng, replicates, windows, n0, n, drift=0.0):
             cols.append(ks_test(mat, np.array([len(w[name]) for w in ws]), base[name]))
         b = base["metric"]
         cols.append(
-            mean_test([w["metric"].mean() for w in ws], [w["metric"].var(ddof=1) for w in ws],
-                      [len(w["metric"]) for w in ws], b.mean(), b.var(ddof=1), len(b))  # fmt: skip
+            mean_test(
+                [w["metric"].mean() for w in ws],
+                [w["metric"].var(ddof=1) for w in ws],
+                [len(w["metric"]) for w in ws],
+                b.mean(),
+                b.var(ddof=1),
+                len(b),
+            )  # fmt: skip
         )
         rows.append(np.stack(cols, axis=1))
     return np.concatenate(rows)

@@ -203,6 +203,9 @@ class Monitor(WindowCloser):
         ev = self.intake.from_retrieval(item) if isinstance(item, Retrieval) else (
             self.intake.from_raw(item))  # fmt: skip
         self._assign(ev, now)
+        self._observe(ev)
+
+    def _observe(self, ev: Event) -> None:
         for exp in self.exporters:
             observe = getattr(exp, "observe", None)
             if observe is not None:
@@ -295,6 +298,7 @@ class Monitor(WindowCloser):
                     self._next = int(ev.time // self.size)
                 watermark = max(watermark, ev.time)
                 self._assign(ev, watermark)
+                self._observe(ev)
                 if self.size:
                     self._tick(watermark)
             for idx in sorted(self._open):
