@@ -16,8 +16,11 @@ def test_each_test_equals_scipy():
     for trial in range(60):
         n0 = int(rng.integers(5, 300))
         tied = trial % 2 == 1
-        draw = (lambda n, shift: rng.integers(0, 15, n).astype(float)) if tied else (
-            lambda n, shift: rng.normal(shift, 1, n))  # fmt: skip
+        draw = (
+            (lambda n, shift: rng.integers(0, 15, n).astype(float))
+            if tied
+            else (lambda n, shift: rng.normal(shift, 1, n))
+        )
         base = draw(n0, 0.0)
         m = int(rng.integers(2, 200))
         rows = np.stack([draw(m, 0.3) for _ in range(3)])
@@ -30,9 +33,12 @@ def test_each_test_equals_scipy():
         x, n, x0, total0 = (int(v) for v in rng.integers(0, 40, 4) + np.array([0, 40, 0, 40]))
         fisher_two_sided_doubled = min(
             1.0,
-            2 * min(st.hypergeom.cdf(x, n + total0, x + x0, n),
-                    st.hypergeom.sf(x - 1, n + total0, x + x0, n)),
-        )  # fmt: skip
+            2
+            * min(
+                st.hypergeom.cdf(x, n + total0, x + x0, n),
+                st.hypergeom.sf(x - 1, n + total0, x + x0, n),
+            ),
+        )
         expect = 1.0 if x + x0 == 0 else fisher_two_sided_doubled
         assert rate_test(np.array([x]), np.array([n]), x0, total0)[0] == pytest.approx(expect)
         a, b = rng.normal(0.5, 1, m + 2), rng.normal(0.4, 2, n0 + 2)
@@ -56,10 +62,17 @@ def _traffic(rng, n, drift=0.0):
         rng.random(labelled.sum()) < 0.4, 0.0, np.round(rng.random(labelled.sum()), 2)
     )
     return {
-        "rates": [(err.sum(), n), (timeouts.sum(), n), (empty.sum(), ok.sum()),
-                  (unknown.sum(), (ok & ~empty).sum()), (labelled.sum(), n)],  # fmt: skip
-        "latency": latency, "score": score, "metric": metric,
-    }  # fmt: skip
+        "rates": [
+            (err.sum(), n),
+            (timeouts.sum(), n),
+            (empty.sum(), ok.sum()),
+            (unknown.sum(), (ok & ~empty).sum()),
+            (labelled.sum(), n),
+        ],
+        "latency": latency,
+        "score": score,
+        "metric": metric,
+    }
 
 
 def _family_pvalues(rng, replicates, windows, n0, n, drift=0.0):
@@ -89,7 +102,7 @@ def _family_pvalues(rng, replicates, windows, n0, n, drift=0.0):
                 b.mean(),
                 b.var(ddof=1),
                 len(b),
-            )  # fmt: skip
+            )
         )
         rows.append(np.stack(cols, axis=1))
     return np.concatenate(rows)
