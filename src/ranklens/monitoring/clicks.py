@@ -27,12 +27,16 @@ class CascadeUser:
     click: tuple[float, ...] = (0.05, 0.5, 0.95)
     stop: tuple[float, ...] = (0.2, 0.5, 0.9)
 
-    def clicks(self, grades: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def clicks(self, grades: np.ndarray, rng: np.random.Generator,
+               propensity: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
         """Clicks (``(n, k)`` booleans) of one user per row of ``grades`` (``(n, k)``
-        integers; −1 marks an empty slot, never clicked)."""
+        integers; −1 marks an empty slot, never clicked); ``propensity`` (``(n,)``, in
+        [0, 1]) scales each user's click probabilities (users differ)."""
         g = np.asarray(grades)
         idx = np.clip(g, 0, len(self.click) - 1)
         p_click = np.where(g >= 0, np.asarray(self.click)[idx], 0.0)
+        if propensity is not None:
+            p_click = p_click * np.asarray(propensity, dtype=np.float64)[:, None]
         p_stop = np.asarray(self.stop)[np.clip(g, 0, len(self.stop) - 1)]
         n, k = g.shape
         clicked = rng.random((n, k)) < p_click
