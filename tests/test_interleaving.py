@@ -179,7 +179,6 @@ def test_sensitivity_ratio_against_ab_large():
 
 
 def test_live_interleaving_feedback_and_results(tmp_path):
-    docs = {f"d{i}": f"passage {i}" for i in range(20)}
 
     def good(query):
         return [(f"d{i}", 1.0 - i / 100) for i in range(10)]
