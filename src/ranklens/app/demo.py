@@ -113,6 +113,9 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
     out.write(_fusion_section(dataset, results, baseline))
     out.write(_holes_section(dataset, results))
     out.write(_scale_section(dataset, results[baseline]))
+    from .demo_monitor import monitor_section
+
+    out.write(monitor_section(dataset, results, baseline))
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
         "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
@@ -122,6 +125,7 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
         "  ranklens pool QRELS RUN_A RUN_B --depth 10 -o pool.jsonl   # unjudged, to judge\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  ranklens evaluate QRELS shards/ --memory 2G [--ray]   # runs larger than memory\n"
+        "  see docs/monitoring.md: drift alerts, OpenTelemetry, interleaving in production\n"
         "  uv run pytest                    # every check, against trec_eval too\n"
         "  see examples/ for LlamaIndex, LangChain, Haystack and AutoRAG recipes\n"
     )

@@ -193,7 +193,9 @@ class Drift:
 
 
 def _num(x: float) -> str:
-    return "nan" if not math.isfinite(x) else f"{x:.4g}" if abs(x) >= 1e-3 else f"{x:.2e}"
+    if not math.isfinite(x):
+        return "nan"
+    return f"{x:.4g}" if x == 0 or abs(x) >= 1e-3 else f"{x:.2e}"
 
 
 @dataclass
