@@ -15,9 +15,17 @@ from typing import Any
 
 from haystack import Document, component
 
-from .adapter import to_hit
+from ranklens.capture import Hit
 
 TAGS = ("ranklens_impression", "ranklens_doc")
+
+
+def to_hit(doc: Document) -> Hit:
+    """A Document as a hit (the adapter's reading, kept here: the adapter's plugin names
+    this module); the parent is ``meta["source_id"]``."""
+    parent = (doc.meta or {}).get("source_id")
+    return Hit(doc.id, doc.score, doc.content, dict(doc.meta or {}),
+               None if parent is None else str(parent))  # fmt: skip
 
 
 def _kwargs(target: Any, query: str, top_k: int | None) -> dict[str, Any]:

@@ -20,10 +20,20 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 from pydantic import ConfigDict
 
-from .adapter import to_hit
-from .hooks import QUERY_ID_KEYS
+from ranklens.capture import Hit
 
 TAGS = ("ranklens_impression", "ranklens_doc")
+QUERY_ID_KEYS = ("query_id", "ranklens_query_id")  # as the hooks read them
+
+
+def to_hit(item: Any) -> Hit:
+    """A Document (or ``(Document, score)``) as a hit: id, the ``score`` metadata, text,
+    metadata and ``doc_id`` as parent (the adapter's reading, kept here: the adapter's
+    plugin names this module)."""
+    doc, score = item if isinstance(item, tuple) else (item, item.metadata.get("score"))
+    parent = doc.metadata.get("doc_id")
+    return Hit(doc.id, score, doc.page_content, dict(doc.metadata),
+               None if parent is None else str(parent))  # fmt: skip
 
 
 class InterleavedRetriever(BaseRetriever):

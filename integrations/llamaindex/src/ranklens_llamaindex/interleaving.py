@@ -16,9 +16,17 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.instrumentation.dispatcher import active_instrument_tags
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from .adapter import to_hit
+from ranklens.capture import Hit
 
 TAGS = ("ranklens_impression", "ranklens_doc")
+
+
+def to_hit(item: NodeWithScore) -> Hit:
+    """The node as a hit (as the adapter reads it; not imported from there: the adapter's
+    plugin names this module)."""
+    node = item.node
+    return Hit(node.id_, item.score, getattr(node, "text", None), dict(node.metadata or {}),
+               node.ref_doc_id)  # fmt: skip
 
 
 class InterleavedRetriever(BaseRetriever):
