@@ -127,6 +127,9 @@ def run_demo(
     out.write(_fusion_section(dataset, results, baseline))
     out.write(_holes_section(dataset, results, folder))
     out.write(_scale_section(dataset, results[baseline]))
+    from .demo_monitor import monitor_section
+
+    out.write(monitor_section(dataset, results, baseline))
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
         "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
@@ -136,6 +139,7 @@ def run_demo(
         "  ranklens pool QRELS RUN_A RUN_B --depth 10 -o pool.jsonl   # unjudged, to judge\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  ranklens evaluate QRELS shards/ --memory 2G [--ray]   # runs larger than memory\n"
+        "  see docs/monitoring.md: drift alerts, OpenTelemetry, interleaving in production\n"
         "  uv run pytest                    # every check, against trec_eval too\n"
         "  see examples/ for LlamaIndex, LangChain, Haystack and AutoRAG recipes\n"
     )

@@ -125,10 +125,18 @@ def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
     return {"langchain-bm25s": (BM25sRetriever.from_documents(docs, k=10), {})}
 
 
+def _interleave(a: Any, b: Any, interleaving: Any) -> Any:
+    """Two of this framework's retrievers interleaved (``ranklens.interleave``)."""
+    from .interleaving import interleave
+
+    return interleave(a, b, interleaving)
+
+
 PLUGIN = AdapterPlugin(
     name="langchain",
     matches=lambda obj: isinstance(obj, Runnable),
     wrap=LangChainRetriever,
     demo=demo,
+    interleave=_interleave,
 )
 """The ``ranklens.adapters`` entry point of this package (named ``langchain_core``)."""

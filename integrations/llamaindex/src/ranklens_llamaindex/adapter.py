@@ -130,10 +130,18 @@ def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
     }
 
 
+def _interleave(a: Any, b: Any, interleaving: Any) -> Any:
+    """Two of this framework's retrievers interleaved (``ranklens.interleave``)."""
+    from .interleaving import interleave
+
+    return interleave(a, b, interleaving)
+
+
 PLUGIN = AdapterPlugin(
     name="llamaindex",
     matches=lambda obj: isinstance(obj, BaseRetriever),
     wrap=LlamaIndexRetriever,
     demo=demo,
+    interleave=_interleave,
 )
 """The ``ranklens.adapters`` entry point of this package (named ``llama_index``)."""
