@@ -96,6 +96,9 @@ _LAZY = {
     "Monitor": "monitoring",
     "interleave": "monitoring",
     "interleaving_result": "monitoring",
+    # sweeps: retriever configurations compared in one call, chosen honestly
+    "sweep": "sweeps",
+    "SweepResult": "sweeps",
     # errors
     "RanklensError": "errors",
     "InputError": "errors",

@@ -56,6 +56,34 @@ class RetrieverAdapter:
     def config(self) -> dict[str, Any]:
         return {"class": type(self).__name__}
 
+    def index_info(self) -> dict[str, Any] | None:
+        """What the retriever's index holds, where its framework exposes it:
+        ``{"documents": n}`` (documents or chunks indexed) and ``"bytes"`` (its arrays);
+        None when unknown. A sweep shows it beside each configuration's latency."""
+        return None
+
+
+def array_bytes(obj: Any, depth: int = 2) -> int | None:
+    """Bytes held by the numpy arrays an index object keeps in its attributes (and in the
+    dicts and lists they hold, ``depth`` levels down), e.g. a bm25s index's sparse score
+    matrix; None when it holds none."""
+    total, found = 0, False
+    stack = [(obj, depth)]
+    while stack:
+        x, d = stack.pop()
+        if hasattr(x, "nbytes") and hasattr(x, "dtype") and type(x).__module__ == "numpy":
+            total, found = total + int(x.nbytes), True
+            continue
+        if d <= 0:
+            continue
+        if isinstance(x, dict):
+            stack += [(v, d - 1) for v in x.values()]
+        elif isinstance(x, (list, tuple)) and len(x) <= 64:
+            stack += [(v, d - 1) for v in x]
+        elif hasattr(x, "__dict__") and not isinstance(x, type):
+            stack += [(v, d - 1) for v in vars(x).values()]
+    return total if found else None
+
 
 class FunctionRetriever(RetrieverAdapter):
     """A plain function as a retriever: ``f(query)``, ``f(query, query_id)`` or with ``k``

@@ -43,35 +43,16 @@ class RunLog:
         self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
 
     def _read(self) -> None:
-        lines = self.path.read_bytes().decode("utf-8", "replace").split("\n")
-        try:
-            header = json.loads(lines[0])
-        except json.JSONDecodeError:
-            raise InputError(f"{self.path}:1: not a ranklens run log (no header line)") from None
-        if header.get("type") != "header":
-            raise InputError(f"{self.path}:1: not a ranklens run log (no header line)")
+        header, records, good, torn = read_log(self.path)
         if header.get("hash") != self.hash:
             raise InputError(
                 f"{self.path}: this log was written by another configuration "
                 f"(hash {header.get('hash')}, now {self.hash}); differences: "
-                f"{_config_diff(header.get('config') or {}, self.config)}. Use another cache "
+                f"{config_diff(header.get('config') or {}, self.config)}. Use another cache "
                 "path or delete the log; if only the retriever's mutable state changed (a "
                 "counter, a cache), pass config={...} naming its configuration to both runs."
             )
-        good = [lines[0]]
-        content = [i for i, x in enumerate(lines) if i > 0 and x.strip()]
-        last = content[-1] if content else 0
-        for i in content:
-            line = lines[i]
-            try:
-                rec = Retrieval.from_dict(json.loads(line))
-            except (json.JSONDecodeError, TypeError, AttributeError, KeyError, ValueError):
-                if i == last:  # the last line, cut by a kill mid-write
-                    self.torn_lines += 1
-                    continue
-                raise InputError(f"{self.path}:{i + 1}: unreadable log line") from None
-            self.records[rec.query_id] = rec
-            good.append(line)
+        self.records, self.torn_lines = records, torn
         if self.torn_lines:
             # Rewrite without the torn line (atomically), so the next line and the next
             # resume start clean.
@@ -88,7 +69,39 @@ class RunLog:
         self._fh.close()
 
 
-def _config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+def read_log(path: str | Path) -> tuple[dict[str, Any], dict[str, Retrieval], list[str], int]:
+    """A run log as it is on disk, without writing to it: its header, each query's last
+    record, the readable lines (header first) and the number of torn last lines (0 or 1:
+    a kill mid-write). A missing header or an unreadable line before the last is an
+    error naming the file and line."""
+    path = Path(path)
+    lines = path.read_bytes().decode("utf-8", "replace").split("\n")
+    try:
+        header = json.loads(lines[0])
+    except json.JSONDecodeError:
+        raise InputError(f"{path}:1: not a ranklens run log (no header line)") from None
+    if not isinstance(header, dict) or header.get("type") != "header":
+        raise InputError(f"{path}:1: not a ranklens run log (no header line)")
+    records: dict[str, Retrieval] = {}
+    good, torn = [lines[0]], 0
+    content = [i for i, x in enumerate(lines) if i > 0 and x.strip()]
+    last = content[-1] if content else 0
+    for i in content:
+        line = lines[i]
+        try:
+            rec = Retrieval.from_dict(json.loads(line))
+        except (json.JSONDecodeError, TypeError, AttributeError, KeyError, ValueError):
+            if i == last:  # the last line, cut by a kill mid-write
+                torn += 1
+                continue
+            raise InputError(f"{path}:{i + 1}: unreadable log line") from None
+        records[rec.query_id] = rec
+        good.append(line)
+    return header, records, good, torn
+
+
+def config_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """The top-level fields of two configurations that differ, as ``field: old -> new``."""
     keys = sorted(set(old) | set(new))
     diffs = [
         f"{k}: {_short(old.get(k))} -> {_short(new.get(k))}"

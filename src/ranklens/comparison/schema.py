@@ -239,6 +239,7 @@ METADATA_FIELDS: dict[str, Callable[[Any, str], None]] = {
     ),
     "drilldown": _fields({"depth": _opt(_int), "docs": _names_list, "top": _dict}),
     "fusion": _dict,
+    "sweep": _dict,
 }
 """What the renderers read of a report's metadata and its type: each field is checked
 when a report is loaded, before it is rendered, and where a caller supplies it."""

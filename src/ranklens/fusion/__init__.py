@@ -9,8 +9,8 @@ from .frameworks import MODES
 from .methods import METHODS, NORMS
 from .supervised import SUPERVISED
 from .table import RunTable, build_table
-from .tuning import FusionTuning, tune_fusion, weight_grid
+from .tuning import FusionTuning, best_setting, held_out, query_folds, tune_fusion, weight_grid
 
-__all__ = ["METHODS", "MODES", "NORMS", "SUPERVISED", "FusionTuning", "RunTable", "build_table",
-           "fuse", "fused_scores", "method_name", "named_runs", "tune_fusion",
-           "weight_grid"]  # fmt: skip
+__all__ = ["METHODS", "MODES", "NORMS", "SUPERVISED", "FusionTuning", "RunTable", "best_setting",
+           "build_table", "fuse", "fused_scores", "held_out", "method_name", "named_runs",
+           "query_folds", "tune_fusion", "weight_grid"]  # fmt: skip

@@ -176,19 +176,47 @@ def _plain(setting: Mapping[str, Any]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in setting.items()}
 
 
-def _best(means: np.ndarray) -> int:
-    """The first setting whose mean is the highest (means within 1e-12 count as equal,
-    so rounding in a sum never decides between tied settings)."""
-    return int(np.flatnonzero(means >= means.max() - 1e-12)[0])
+def best_setting(means: np.ndarray) -> Any:
+    """The first setting whose mean is the highest, along the last axis (means within
+    1e-12 of the highest count as equal, so rounding in a sum never decides between tied
+    settings): an int for one row of means, an array of indices for a stack of them."""
+    m = np.asarray(means, dtype=np.float64)
+    first = np.argmax(m >= m.max(axis=-1, keepdims=True) - 1e-12, axis=-1)
+    return int(first) if m.ndim == 1 else first
 
 
-def _folds(n: int, folds: int, seed: int | None) -> np.ndarray:
-    """Each query's fold: a seeded shuffle dealt round-robin (sizes differ by at most 1)."""
+def query_folds(n: int, folds: int, seed: int | None) -> np.ndarray:
+    """Each of ``n`` queries' fold: a seeded shuffle dealt round-robin (sizes differ by at
+    most 1)."""
     if not 2 <= folds <= n:
         raise InputError(f"folds must lie between 2 and the {n} labelled queries, got {folds}")
     fold = np.empty(n, dtype=np.int64)
     fold[np.random.default_rng(seed).permutation(n)] = np.arange(n) % folds
     return fold
+
+
+def held_out(values: Any, fold: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cross-validated selection: for each fold ``f``, the setting with the best mean on
+    the other folds' queries (:func:`best_setting`) scores fold ``f``'s queries.
+
+    ``values``: per-query values ``(..., settings, queries)`` (leading axes are
+    independent problems, e.g. simulated data sets), or one such array per fold (settings
+    trained on that fold's training queries). Returns each fold's choice ``(..., folds)``
+    and every query's held-out value ``(..., queries)``, whose mean is the
+    cross-validated estimate (Stone 1974; Hastie, Tibshirani & Friedman, §7.10)."""
+    n_folds = int(fold.max()) + 1
+    per = list(values) if isinstance(values, (list, tuple)) else [values] * n_folds
+    first = np.asarray(per[0])
+    cv = np.empty(first.shape[:-2] + first.shape[-1:], dtype=np.float64)
+    choices = []
+    for f in range(n_folds):
+        v = np.asarray(per[f], dtype=np.float64)
+        test = fold == f
+        c = np.asarray(best_setting(v[..., ~test].mean(axis=-1)))
+        choices.append(c)
+        scored = np.take_along_axis(v[..., test], c[..., None, None], axis=-2)
+        cv[..., test] = scored[..., 0, :]
+    return np.stack(choices, axis=-1), cv
 
 
 def tune_fusion(
@@ -228,7 +256,7 @@ def tune_fusion(
     table = build_table(the_runs, names)
     singles = {n: evaluate(qrels, r, [metric], **judge_options) for n, r in zip(names, the_runs)}
     query_ids = list(next(iter(singles.values())).query_ids)
-    fold = _folds(len(query_ids), folds, seed)
+    fold = query_folds(len(query_ids), folds, seed)
 
     def scores(setting: dict[str, Any], train_labels: Any) -> np.ndarray:
         s = dict(setting)
@@ -252,12 +280,10 @@ def tune_fusion(
     else:
         full = np.array([values(scores(s, None)) for s in settings])
         per_fold = [full] * folds
-    choice = [_best(per_fold[f][:, fold != f].mean(axis=1)) for f in range(folds)]
-    cv = np.empty(len(query_ids))
-    for f in range(folds):
-        cv[fold == f] = per_fold[f][choice[f], fold == f]
+    chosen, cv = held_out(per_fold, fold)
+    choice = [int(c) for c in chosen]
     grid_values = full.mean(axis=1)
-    best = _best(grid_values)
+    best = best_setting(grid_values)
     cv_run = _cv_run(table, fold, choice, settings, scores, qrels, ids, supervised, low)
     single_values = {n: np.asarray(ev.per_query[ev.metrics[0].name], np.float64)
                      for n, ev in singles.items()}  # fmt: skip

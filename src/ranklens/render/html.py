@@ -23,6 +23,7 @@ from .drill import drill_section
 from .fusion import fusion_html
 from .html_queries import differ_table, pairs_for, per_query_table, td, worst_table
 from .notes import notes
+from .sweep import sweep_body
 
 MAX_ROWS = 2000
 """Per-query rows shown in the HTML table (all values are in the JSON and CSV outputs)."""
@@ -260,6 +261,7 @@ def to_html(
         f"{_comparisons_table(report)}"
         f"{_run_info(report)}"
         f"{fusion_html(report.metadata['fusion']) if report.metadata.get('fusion') else ''}"
+        f"{_sweep(report)}"
         f'<h2>By metric</h2><label>Metric <select class="metric-select">{options}</select>'
         f"</label>{groups}"
         f"{drill_section(report)}{per_query_table(report, max_rows)}"
@@ -273,6 +275,23 @@ def to_html(
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title></head><body>{body}</body></html>\n"
     )
+
+
+def _sweep(report: Report) -> str:
+    """A sweep's section (``metadata["sweep"]``), its per-query charts linked to the
+    drill-down."""
+    d = report.metadata.get("sweep")
+    return sweep_body(d, report.per_query, report.query_ids) if d else ""
+
+
+def styled(body: str) -> str:
+    """An HTML fragment inside the report's styles (a notebook's output)."""
+    return f'<div class="rl-report"><style>{_asset("report.css")}</style>{body}</div>'
+
+
+def sweep_fragment(sweep: dict) -> str:
+    """A sweep (``SweepResult.to_dict()``) as a styled ``<div>`` for notebooks."""
+    return styled(sweep_body(sweep))
 
 
 def tuning_fragment(tuning: dict) -> str:

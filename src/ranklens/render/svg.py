@@ -52,7 +52,7 @@ def nice_step(span: float, ticks: int = 4, whole: bool = False) -> float:
     return max(1.0, math.ceil(step)) if whole else step
 
 
-def _num(x: float) -> str:
+def tick_label(x: float) -> str:
     """A tick label: as few digits as the value needs (0.025, 0.5, 26)."""
     return f"{round(x, 9) + 0.0:.6g}"
 
@@ -107,7 +107,7 @@ def _legend(legend: Sequence[tuple[str, str]], solid: bool = False) -> list[str]
     return out
 
 
-def _y_axis(lo: float, hi: float, label: str, whole: bool = False) -> tuple[list[str], callable]:
+def y_axis(lo: float, hi: float, label: str, whole: bool = False) -> tuple[list[str], callable]:
     """Gridlines and ticks at round values (:func:`nice_step`; whole numbers for counts),
     the axis extended to the next tick."""
     step = nice_step(hi - lo, 4, whole)
@@ -125,7 +125,7 @@ def _y_axis(lo: float, hi: float, label: str, whole: bool = False) -> tuple[list
         out.append(
             f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{yy:.1f}" y2="{yy:.1f}" class="grid"/>'
             f'<text x="{LEFT - 6}" y="{yy + 4:.1f}" class="tick" text-anchor="end">'
-            f"{_num(v)}</text>"
+            f"{tick_label(v)}</text>"
         )
     out.append(
         f'<text transform="translate(14,{(TOP + H - BOTTOM) / 2:.0f}) rotate(-90)" '
@@ -144,7 +144,7 @@ def line_chart(
     """Lines over categorical x positions (the cutoffs k), one per run."""
     vals = [v for _, ys in series for v in ys if math.isfinite(v)]
     hi = max(1.0, max(vals, default=1.0)) if vals and max(vals) > 1 else 1.0
-    body, y = _y_axis(0.0, hi, ylabel)
+    body, y = y_axis(0.0, hi, ylabel)
     n = max(len(xs) - 1, 1)
 
     def x(i: int) -> float:
@@ -199,7 +199,7 @@ def difference_chart(title: str, diffs: Sequence[float], ylabel: str,
     pairs.sort(key=lambda p: -p[0])  # stable: ties keep the queries' order
     d = [v for v, _ in pairs]
     lim = max((abs(v) for v in d), default=0.0) or 1.0
-    body, y = _y_axis(-lim, lim, ylabel)
+    body, y = y_axis(-lim, lim, ylabel)
     n = max(len(d), 1)
     zero = y(0.0)
 
@@ -260,7 +260,7 @@ def histogram(
                 c[min(int((v - lo) / width), bins - 1)] += 1
         counts.append(c)
     top = max((max(c) for c in counts), default=1) or 1
-    body, y = _y_axis(0.0, float(top), "queries", whole=True)
+    body, y = y_axis(0.0, float(top), "queries", whole=True)
 
     def x(v: float) -> float:
         return LEFT + (W - LEFT - RIGHT) * (v - lo) / (hi - lo)
@@ -269,7 +269,7 @@ def histogram(
         if i % 2 == 0:
             body.append(
                 f'<text x="{x(lo + i * width):.1f}" y="{H - BOTTOM + 16}" class="tick" '
-                f'text-anchor="middle">{_num(lo + i * width)}</text>'
+                f'text-anchor="middle">{tick_label(lo + i * width)}</text>'
             )
     body.append(
         f'<text x="{(LEFT + W - RIGHT) / 2:.0f}" y="{H - 8}" class="axis-label" '

@@ -166,6 +166,16 @@ class HaystackRetriever(RetrieverAdapter):
             "connections": sorted(str(e[:2]) for e in self.target.graph.edges),
         }
 
+    def index_info(self) -> dict[str, Any] | None:
+        """Documents in the retriever's document store (``count_documents()``)."""
+        target = (
+            self.target if self.component is None else self.target.get_component(self.component)
+        )
+        store = getattr(target, "document_store", None)
+        if store is None or not hasattr(store, "count_documents"):
+            return None
+        return {"documents": int(store.count_documents())}
+
 
 def run(
     target: Any,

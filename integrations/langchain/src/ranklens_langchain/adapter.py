@@ -17,6 +17,7 @@ from ranklens.capture import (
     Hit,
     RetrieverAdapter,
     RunResult,
+    array_bytes,
     state_digest,
 )
 from ranklens.errors import InputError
@@ -108,6 +109,18 @@ class LangChainRetriever(RetrieverAdapter):
                 cfg[attr] = getattr(r, attr)
         cfg["state"] = state_digest(r, depth=1)  # settings, store class and size
         return cfg
+
+    def index_info(self) -> dict[str, Any] | None:
+        """Documents indexed (a BM25 retriever's ``docs``, a vector store retriever's
+        in-memory store) and the bytes of a bm25s index's arrays."""
+        r = self.retriever
+        docs = getattr(r, "docs", None)
+        store = getattr(getattr(r, "vectorstore", None), "store", None)
+        held = docs if isinstance(docs, list) else store if isinstance(store, dict) else None
+        if held is None:
+            return None
+        size = array_bytes(getattr(r, "index", None)) if hasattr(r, "index") else None
+        return {"documents": len(held), **({"bytes": size} if size is not None else {})}
 
 
 def run(retriever: Runnable, queries: Any, *, name: str | None = None, **kwargs: Any) -> RunResult:

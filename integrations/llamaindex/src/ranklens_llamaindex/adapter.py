@@ -18,6 +18,7 @@ from ranklens.capture import (
     Hit,
     RetrieverAdapter,
     RunResult,
+    array_bytes,
     state_digest,
 )
 from ranklens.errors import InputError
@@ -88,6 +89,19 @@ class LlamaIndexRetriever(RetrieverAdapter):
             "similarity_top_k": top_k,
             "state": state_digest(r, depth=1),  # settings, index class and size
         }
+
+    def index_info(self) -> dict[str, Any] | None:
+        """Nodes indexed (a BM25 retriever's corpus, a vector index's docstore) and the
+        bytes of a BM25 index's arrays."""
+        r = self.retriever
+        corpus = getattr(r, "corpus", None)
+        index = getattr(r, "_index", None)
+        docs = getattr(getattr(index, "docstore", None), "docs", None)
+        n = len(corpus) if isinstance(corpus, list) else len(docs) if docs is not None else None
+        if n is None:
+            return None
+        size = array_bytes(getattr(r, "bm25", None)) if hasattr(r, "bm25") else None
+        return {"documents": n, **({"bytes": size} if size is not None else {})}
 
 
 def run(

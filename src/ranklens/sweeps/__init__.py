@@ -1,0 +1,24 @@
+"""The sweeps floor (above fusion, judgments, render, comparison and capture): retriever
+configurations compared in one call. :func:`sweep` builds and runs every configuration
+of a grid (:mod:`.grid`, :mod:`.execute`: the runner, one resumable log per configuration
+under one folder, builds shared and timed apart), compares them and chooses honestly
+(:mod:`.select`: cross-validation over queries, paired tests corrected for the number of
+configurations, the tied set, a Pareto frontier, per-parameter effects); the outcome is a
+:class:`SweepResult` (:mod:`.result`), rendered through the renderer registry."""
+
+from .core import sweep
+from .grid import CONSTRAINT_FIELDS, Config, configurations, parse_constraint
+from .result import SweepResult
+from .select import effects, pareto, select
+
+__all__ = [
+    "CONSTRAINT_FIELDS",
+    "Config",
+    "SweepResult",
+    "configurations",
+    "effects",
+    "pareto",
+    "parse_constraint",
+    "select",
+    "sweep",
+]

@@ -1,0 +1,391 @@
+"""``ranklens.sweep``: every configuration of a grid built, run over a labelled set's queries
+and compared, with an honest choice of the best (:mod:`.select`), each configuration's
+latency, build time, index size, failures and cost, and a Pareto frontier."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..capture import TRANSIENT, KeyLike
+from ..capture.matching import suggest_key
+from ..comparison import compare, stats
+from ..errors import InputError, RanklensWarning
+from ..evaluation import MetricsLike
+from ..io import read_dataset
+from ..model import Dataset
+from .execute import Folder, Outcome, execute
+from .grid import Config, configurations, parse_constraint, value_text
+from .result import SweepResult
+from .select import effects, pareto, select
+
+MATRIX_LIMIT = 40
+"""Configurations up to which the significance matrix (every pair) is computed."""
+
+
+def sweep(
+    build: Callable[..., Any],
+    grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]],
+    dataset: Any,
+    metrics: MetricsLike = ("ndcg@10", "recall@10", "mrr@10"),
+    *,
+    labels: Any = None,
+    query_params: Sequence[str] = (),
+    cache: str | Path | None = None,
+    k: int | None = 10,
+    key: KeyLike = "id",
+    fetch_k: int | None = None,
+    concurrency: int = 8,
+    timeout: float | None = None,
+    retries: int = 2,
+    retry_on: type[BaseException] | tuple[type[BaseException], ...] = TRANSIENT,
+    retry_failed: bool = True,
+    progress: bool | None = False,
+    baseline: str | Mapping[str, Any] | None = None,
+    constraint: str | Callable[[Mapping[str, Any]], bool] | None = None,
+    cost: float | Callable[[Mapping[str, Any]], float] | None = None,
+    cost_per_token: float | Callable[[Mapping[str, Any]], float] | None = None,
+    count_tokens: Callable[[str], int] | None = None,
+    folds: int = 5,
+    seed: int | None = 0,
+    test: str = "randomization",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    name: Callable[[dict[str, Any]], str] | None = None,
+    config: Mapping[str, Any] | None = None,
+    backend: str = "local",
+    ray_options: Mapping[str, Any] | None = None,
+    verbose: bool = False,
+    **judge_options: Any,
+) -> SweepResult:
+    """Build, run and compare every configuration of ``grid``; choose honestly.
+
+    ``build(**params)`` returns a retriever (a LlamaIndex, LangChain or Haystack object, a
+    :class:`~ranklens.RetrieverAdapter` or a function, as :func:`ranklens.run` takes) for
+    each configuration of ``grid``: a dict of lists (every combination) or a list of dicts.
+    With ``query_params`` (parameters that only affect the query, such as a top-k),
+    ``build`` is called once per combination of the other parameters, with those only, and
+    returns a function of the query parameters returning the retriever: an index is built
+    once and shared (``return lambda top_k: Retriever(index, top_k=top_k)``).
+
+    ``dataset``: a :class:`~ranklens.Dataset` (or a path ``read_dataset`` reads) whose
+    queries are asked; ``labels``: what the runs are scored against (default: the
+    dataset), passed unchanged to :func:`ranklens.compare`, so any labels ``evaluate``
+    takes work here. ``metrics``: the first is the primary one (the Pareto view).
+
+    Each configuration runs through the runner (``k``, ``key``, ``fetch_k``,
+    ``concurrency``, ``timeout``, ``retries``, ``retry_on``, ``retry_failed``, ``progress``
+    as in :func:`ranklens.run`); ``cache``: the sweep folder, one run log per
+    configuration, so an interrupted sweep resumes where it stopped (see
+    :mod:`ranklens.sweeps.execute`); ``config``: facts naming what ``build`` closes over
+    (``{"corpus": "v3"}``), kept in every log. ``backend="ray"``: each configuration's
+    queries in shards on Ray actors, each actor building the retriever
+    (``ray_options``: ``actors``, ``num_cpus``, ``address``...).
+
+    Selection (:mod:`ranklens.sweeps.select`): per metric, ``folds``-fold cross-validation
+    over queries (``seed``) for the held-out estimate; the chosen configuration tested
+    against every other (``test``, ``correction``, ``alpha``, ``n_resamples``), the
+    runner-up and ``baseline`` (a configuration's name or parameters; default: the
+    first) among them; ``constraint``: ``"p95 <= 200"`` (fields:
+    :data:`~ranklens.sweeps.grid.CONSTRAINT_FIELDS`) or a function of a configuration's
+    row, which the chosen configuration must satisfy. ``cost``: the price of one
+    retrieval call (a number, or a function of the parameters), ``cost_per_token`` with
+    ``count_tokens(text)`` (a function of the parameters too): shown per 1,000 queries
+    (every attempt counted) with a quality-against-cost frontier.
+
+    ``name``: a function of the parameters naming a configuration (default
+    ``"p=v, q=w"``). ``verbose``: a line per configuration as it finishes.
+    ``judge_options``: as for ``evaluate`` (``relevance_level``, ``convention``...).
+
+    Returns a :class:`~ranklens.sweeps.result.SweepResult`.
+    """
+    configs = configurations(grid, build, query_params, name)
+    check = parse_constraint(constraint)
+    base = _baseline(configs, baseline)
+    if cost_per_token is not None and count_tokens is None:
+        raise InputError(
+            "cost_per_token needs count_tokens=, a function giving a text's number of "
+            "tokens as the priced model counts them (e.g. lambda t: len(enc.encode(t)))"
+        )
+    if backend not in ("local", "ray"):
+        raise InputError(f"backend must be 'local' or 'ray', got {backend!r}")
+    if not isinstance(dataset, Dataset):
+        dataset = read_dataset(dataset)
+    if not dataset.queries:
+        raise InputError(f"dataset {dataset.name!r} has no query texts to ask the retrievers")
+    queries = {str(q): t for q, t in dataset.queries.items()}
+    folder = Folder(cache)
+    run_options = dict(
+        k=k,
+        key=key,
+        fetch_k=fetch_k,
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+        retry_on=retry_on,
+        retry_failed=retry_failed,
+        progress=progress,
+    )
+    say = (lambda line: print(line, flush=True)) if verbose else None
+    outcomes = execute(
+        configs, build, queries, folder, dict(config or {}), run_options, backend, ray_options, say
+    )
+    return assemble(
+        outcomes,
+        dataset if labels is None else labels,
+        metrics,
+        base,
+        check,
+        (cost, cost_per_token, count_tokens),
+        dict(
+            folds=folds,
+            seed=seed,
+            test=test,
+            correction=correction,
+            alpha=alpha,
+            n_resamples=n_resamples,
+        ),
+        folder,
+        judge_options,
+        dataset,
+    )
+
+
+def _baseline(configs: list[Config], baseline: Any) -> str:
+    if baseline is None:
+        return configs[0].name
+    for c in configs:
+        if (isinstance(baseline, str) and c.name == baseline) or (
+            isinstance(baseline, Mapping) and c.params == dict(baseline)
+        ):
+            return c.name
+    raise InputError(
+        f"baseline {baseline!r} is not a configuration of the grid (give a name, e.g. "
+        f"{configs[0].name!r}, or a dict of its parameters)"
+    )
+
+
+def assemble(
+    outcomes: list[Outcome],
+    labels: Any,
+    metrics: MetricsLike,
+    baseline: str,
+    check: Any,
+    costs: tuple,
+    settings: dict[str, Any],
+    folder: Folder,
+    judge_options: dict[str, Any],
+    dataset: Dataset,
+) -> SweepResult:
+    """The comparison of the measured configurations, the selection per metric, the rows."""
+    import warnings
+
+    measured = [o for o in outcomes if o.result is not None and any(r.ok for r in o.result.records)]
+    for o in outcomes:
+        if o.result is not None and o not in measured:
+            o.build.setdefault("error", _all_failed(o))
+    if not measured:
+        errors = "; ".join(
+            f"{o.config.name}: {o.error['type']}: {o.error['message']}" for o in outcomes[:5]
+        )
+        raise InputError(f"no configuration of the sweep could be measured ({errors})")
+    names = [o.config.name for o in measured]
+    base = baseline if baseline in names else names[0]
+    if isinstance(labels, Dataset) and labels is dataset:
+        labels = dataset
+    report = compare(
+        labels,
+        {o.config.name: o.result for o in measured},
+        metrics,
+        baseline=base if len(names) > 1 else None,
+        test=settings["test"],
+        correction=settings["correction"],
+        alpha=settings["alpha"],
+        n_resamples=settings["n_resamples"],
+        seed=settings["seed"],
+        **judge_options,
+    )
+    rows = [_row(o, report, costs) for o in outcomes]
+    by_name = {r["name"]: r for r in rows}
+    for o in measured:
+        note = _unmatched(o, report, labels)
+        if note:
+            by_name[o.config.name].update(status="unmatched", message=note)
+            warnings.warn(note, RanklensWarning, stacklevel=3)
+    for r in rows:
+        r["feasible"] = r["status"] == "ok" and (check is None or bool(check(r)))
+    feasible = np.array([by_name[n]["feasible"] for n in names])
+    selections, effect_rows, matrices = {}, {}, {}
+    keys = list(dict.fromkeys(k for o in outcomes for k in o.config.params))
+    for m in report.metrics:
+        v = np.vstack([report.per_query[n][m] for n in names])
+        keep = np.isfinite(v).all(axis=0)
+        v = v[:, keep]
+        sel = select(v, names, feasible, names.index(base), **settings)
+        selections[m] = sel
+        ok = [i for i, n in enumerate(names) if by_name[n]["status"] == "ok"]
+        effect_rows[m] = effects(
+            v[ok],
+            [measured[i].config.params for i in ok],
+            keys,
+            [names[i] for i in ok],
+            n_resamples=settings["n_resamples"],
+            seed=settings["seed"],
+        )
+        if 1 < len(ok) <= MATRIX_LIMIT:
+            matrices[m] = _matrix(v[ok], [names[i] for i in ok], settings)
+    primary = report.metrics[0]
+    quality = [
+        by_name[r["name"]]["metrics"].get(primary, {}).get("value", math.nan)
+        if r["status"] == "ok"
+        else math.nan
+        for r in rows
+    ]
+    latency = [r["p95"] if r["p95"] is not None else math.nan for r in rows]
+    for r, front in zip(rows, pareto(quality, latency)):
+        r["pareto"] = front
+    if any(r["cost"] is not None for r in rows):
+        spend = [r["cost"] if r["cost"] is not None else math.nan for r in rows]
+        for r, front in zip(rows, pareto(quality, spend)):
+            r["pareto_cost"] = front
+    for sel in selections.values():  # unmeasured quality is never "tied" with the best
+        if sel.get("tied"):
+            sel["tied"] = [n for n in sel["tied"] if by_name[n]["status"] == "ok"]
+    tied = set(selections[primary].get("tied") or [])
+    for r in rows:
+        r["tied"] = r["name"] in tied
+    result = SweepResult(
+        rows=rows,
+        metrics=list(report.metrics),
+        keys=keys,
+        baseline=base,
+        selection=selections,
+        effects=effect_rows,
+        matrices=matrices,
+        report=report,
+        outcomes=outcomes,
+        folder=str(folder.path) if folder.path is not None else None,
+        constraint=getattr(check, "text", None if check is None else "a function of the row"),
+        dataset=dataset.name,
+    )
+    report.metadata["sweep"] = result.to_dict()
+    return result
+
+
+def _all_failed(o: Outcome) -> dict[str, str]:
+    errs = o.result.report_info().get("error_types") or {}
+    kinds = ", ".join(f"{n} {t}" for t, n in errs.items())
+    return {
+        "type": "AllQueriesFailed",
+        "message": f"every one of its {len(o.result.records)} queries failed ({kinds}); "
+        "its records say why (SweepResult.results[name].failed)",
+    }
+
+
+def _unmatched(o: Outcome, report: Any, labels: Any) -> str | None:
+    """A note for a configuration none of whose retrieved ids has a label."""
+    c = report.counts.get(o.config.name) or {}
+    if not c.get("hits_retrieved") or c.get("hits_labelled"):
+        return None
+    qrels = getattr(labels, "qrels", labels)
+    fix = "pass key= naming the field of the hits that holds document ids (docs/hit-identity.md)"
+    if hasattr(qrels, "to_dict"):
+        found = suggest_key(
+            {r.query_id: r for r in o.result.records if r.ok},
+            qrels.to_dict(),
+            o.result.config.get("key") or "id",
+        )
+        if found is not None:
+            fix = f"key={found[0]!r} would match {found[1]:,} hits: pass key={found[0]!r}"
+    return (
+        f"configuration {o.config.name!r}: none of its {c['hits_retrieved']:,} retrieved ids "
+        f"has a label, so every metric reads 0 (chunk or node ids against document labels?); "
+        f"{fix}. It is left out of the selection."
+    )
+
+
+def _row(o: Outcome, report: Any, costs: tuple) -> dict[str, Any]:
+    """One configuration's facts: parameters, metrics, latency, build, index, failures,
+    cost (per 1,000 queries, every attempt counted)."""
+    row: dict[str, Any] = {
+        "name": o.config.name,
+        "params": {k: value_text(v) for k, v in o.config.params.items()},
+        "status": "ok" if o.result is not None and not o.error else "failed",
+        "message": None if not o.error else f"{o.error['type']}: {o.error['message']}",
+        "metrics": {},
+        "p50": None,
+        "p95": None,
+        "p99": None,
+        "cpu_p50": None,
+        "build_s": o.build.get("seconds"),
+        "factory_s": o.build.get("factory_seconds"),
+        "shared_build": len(o.build.get("shared_by") or []),
+        "index_size": (o.index or {}).get("documents"),
+        "index_bytes": (o.index or {}).get("bytes"),
+        "queries": None,
+        "errors": None,
+        "cost": None,
+        "resumed": o.resumed,
+        "log": o.log,
+    }
+    if o.result is None:
+        return row
+    info = o.result.report_info()
+    lat, cpu = info.get("latency_ms") or {}, info.get("cpu_ms") or {}
+    row.update(
+        p50=lat.get("p50"),
+        p95=lat.get("p95"),
+        p99=lat.get("p99"),
+        cpu_p50=cpu.get("p50"),
+        queries=info["queries"],
+        errors=info["errors"],
+    )
+    if o.config.name in report.summary:
+        row["metrics"] = {
+            m: {k: _num(s.get(k)) for k in ("value", "ci_low", "ci_high")}
+            for m, s in report.summary[o.config.name].items()
+        }
+    per_call, per_token, count = costs
+    if per_call is not None or per_token is not None:
+        params = o.config.params
+        price = per_call(params) if callable(per_call) else per_call or 0.0
+        token_price = per_token(params) if callable(per_token) else per_token or 0.0
+        attempts = sum(max(r.attempts, 1) for r in o.result.records)
+        tokens = sum(max(r.attempts, 1) * count(r.query) for r in o.result.records) if count else 0
+        total = attempts * float(price) + tokens * float(token_price)
+        row["cost"] = 1000.0 * total / max(len(o.result.records), 1)
+    return row
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
+
+
+def _matrix(v: np.ndarray, names: list[str], settings: dict[str, Any]) -> dict[str, Any]:
+    """Every pair of configurations tested (paired, corrected over all pairs), ordered by
+    mean: ``diff[i][j]`` is row minus column, ``p_adj`` the corrected p-value."""
+    order = np.argsort(-v.mean(axis=1), kind="stable")
+    v, names = v[order], [names[i] for i in order]
+    pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    d = np.column_stack([v[i] - v[j] for i, j in pairs])
+    p = stats.paired_test(d, settings["test"], settings["n_resamples"], settings["seed"])
+    adj = stats.correct(p, settings["correction"])
+    size = len(names)
+    diff = [[0.0] * size for _ in range(size)]
+    padj = [[None] * size for _ in range(size)]
+    for (i, j), dd, pa in zip(pairs, d.mean(axis=0), adj):
+        diff[i][j], diff[j][i] = float(dd), -float(dd)
+        padj[i][j] = padj[j][i] = float(pa)
+    return {
+        "names": names,
+        "diff": diff,
+        "p_adj": padj,
+        "alpha": settings["alpha"],
+        "correction": settings["correction"],
+        "tests": len(pairs),
+    }

@@ -1,0 +1,203 @@
+"""What :func:`ranklens.sweep` returns: :class:`SweepResult`, a table of configurations
+(quality, latency, build, index, failures, cost) with the honest selection per metric, the
+per-parameter effects, the significance matrix, and the comparison :class:`~ranklens.Report`
+of every measured configuration (whose HTML page draws the Pareto and effect charts and
+keeps the query drill-down)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+"""Version of :meth:`SweepResult.to_dict`'s layout."""
+
+COLUMNS = (
+    ("p50", "p50 ms"),
+    ("p95", "p95 ms"),
+    ("cpu_p50", "CPU p50 ms"),
+    ("build_s", "build s"),
+    ("index_size", "indexed"),
+    ("errors", "errors"),
+    ("cost", "cost / 1k"),
+)
+"""The cost and latency columns of the table, as ``(row field, heading)``."""
+
+
+@dataclass
+class SweepResult:
+    """A sweep's outcome (see the module docstring).
+
+    ``rows``: one dict per configuration, in grid order (``name``, ``params``, ``status``
+    ``"ok"``/``"failed"``/``"unmatched"`` with ``message``, ``metrics`` ``{metric: {value,
+    ci_low, ci_high}}``, ``p50``/``p95``/``p99``/``cpu_p50`` ms, ``build_s``,
+    ``factory_s``, ``shared_build``, ``index_size``/``index_bytes``, ``queries``,
+    ``errors``, ``cost`` per 1,000 queries, ``feasible``, ``pareto``, ``pareto_cost``,
+    ``tied``, ``resumed``); ``selection``: per metric, the choice
+    (:func:`ranklens.sweeps.select.select`); ``effects``: per metric, each parameter
+    value's marginal mean; ``matrices``: per metric, every pair tested; ``report``: the
+    :class:`~ranklens.Report` comparing the measured configurations; ``outcomes``: each
+    configuration's :class:`~ranklens.sweeps.execute.Outcome` (its ``RunResult``)."""
+
+    rows: list[dict[str, Any]]
+    metrics: list[str]
+    keys: list[str]
+    baseline: str
+    selection: dict[str, dict[str, Any]]
+    effects: dict[str, list[dict[str, Any]]]
+    matrices: dict[str, dict[str, Any]]
+    report: Any = field(repr=False)
+    outcomes: list[Any] = field(repr=False)
+    folder: str | None = None
+    constraint: str | None = None
+    dataset: str | None = None
+
+    # ---------------------------------------------------------------- answers
+    @property
+    def primary(self) -> str:
+        """The first metric: the Pareto view's and :attr:`chosen`'s."""
+        return self.metrics[0]
+
+    def chosen_name(self, metric: str | None = None) -> str | None:
+        """The configuration chosen on ``metric`` (default: the primary one)."""
+        return self.selection[metric or self.primary].get("chosen")
+
+    @property
+    def chosen(self) -> dict[str, Any] | None:
+        """The parameters of the configuration chosen on the primary metric (the best on
+        all queries within the constraint): what to deploy."""
+        name = self.chosen_name()
+        row = next((r for r in self.rows if r["name"] == name), None)
+        if row is None:
+            return None
+        return next(o.config.params for o in self.outcomes if o.config.name == name)
+
+    @property
+    def cv_estimate(self) -> float:
+        """The held-out estimate of the primary metric for choosing by this sweep."""
+        return self.selection[self.primary]["cv_estimate"]
+
+    @property
+    def in_sample_best(self) -> float:
+        """The chosen configuration's mean on all queries (optimistic)."""
+        return self.selection[self.primary]["in_sample_best"]
+
+    @property
+    def tied(self) -> list[str]:
+        """Configurations the chosen one does not significantly beat (primary metric)."""
+        return list(self.selection[self.primary].get("tied") or [])
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """Each measured configuration's :class:`~ranklens.RunResult`, by name."""
+        return {o.config.name: o.result for o in self.outcomes if o.result is not None}
+
+    @property
+    def failed(self) -> dict[str, str]:
+        """Configurations that could not be measured, and why."""
+        return {r["name"]: r["message"] for r in self.rows if r["status"] == "failed"}
+
+    def row(self, name: str) -> dict[str, Any]:
+        """The row of the configuration called ``name``."""
+        for r in self.rows:
+            if r["name"] == name:
+                return r
+        raise KeyError(name)
+
+    # ---------------------------------------------------------------- outputs
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (the HTML report's ``metadata["sweep"]``)."""
+        selection = {
+            m: {k: v for k, v in s.items() if k != "cv_values"} for m, s in self.selection.items()
+        }
+        return _clean(
+            {
+                "format": FORMAT,
+                "dataset": self.dataset,
+                "metrics": self.metrics,
+                "keys": self.keys,
+                "baseline": self.baseline,
+                "constraint": self.constraint,
+                "folder": self.folder,
+                "rows": self.rows,
+                "selection": selection,
+                "effects": self.effects,
+                "matrices": self.matrices,
+            }
+        )
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def save(self, path: str | Path) -> None:
+        """The sweep as JSON (:meth:`to_dict`)."""
+        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+
+    def table(self) -> list[dict[str, Any]]:
+        """One flat dict per configuration: parameters, each metric's mean, latency,
+        build, index, errors, cost and flags (the rows of :meth:`to_pandas`)."""
+        out = []
+        for r in self.rows:
+            flat: dict[str, Any] = {"configuration": r["name"], **r["params"]}
+            for m in self.metrics:
+                flat[m] = (r["metrics"].get(m) or {}).get("value")
+            for k, _ in COLUMNS:
+                flat[k] = r.get(k)
+            flat.update(
+                status=r["status"],
+                feasible=r.get("feasible"),
+                pareto=r.get("pareto"),
+                tied=r.get("tied"),
+            )
+            out.append(flat)
+        return out
+
+    def to_pandas(self) -> Any:
+        """The table as a pandas DataFrame indexed by configuration."""
+        from ..errors import require
+
+        pd = require("pandas", "pandas", "SweepResult.to_pandas()")
+        return pd.DataFrame(self.table()).set_index("configuration")  # type: ignore[attr-defined]
+
+    def to_markdown(self) -> str:
+        """The summary and the table as Markdown."""
+        from ..comparison.renderers import get_renderer
+
+        return get_renderer("sweep_markdown")(self.to_dict())
+
+    def to_html(self, path: str | Path | None = None, **options: Any) -> str | None:
+        """The comparison report with the sweep's section (Pareto and effect charts,
+        significance matrix) as one self-contained page; written to ``path`` if given."""
+        return self.report.to_html(path, **options)
+
+    def __str__(self) -> str:
+        from ..comparison.renderers import get_renderer
+
+        return get_renderer("sweep_text")(self.to_dict())
+
+    def _repr_html_(self) -> str:
+        from ..comparison.renderers import get_renderer
+
+        return get_renderer("sweep_html")(self.to_dict())
+
+    def __repr__(self) -> str:
+        s = self.selection[self.primary]
+        return (
+            f"SweepResult({len(self.rows)} configurations, {self.primary}: chosen "
+            f"{s.get('chosen')!r}, cross-validated {s.get('cv_estimate', math.nan):.4f}, "
+            f"in-sample {s.get('in_sample_best', math.nan):.4f})"
+        )
+
+
+def _clean(x: Any) -> Any:
+    """NaN and infinities as None (strict JSON), tuples as lists, recursively."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_clean(v) for v in x]
+    return x
