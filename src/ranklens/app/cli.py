@@ -21,6 +21,7 @@ from .evaluate_cli import DEFAULT_METRICS, add_scale_args, cmd_evaluate, per_que
 from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
 from .judgments_cli import add_judgment_commands, cmd_agreement, cmd_judge, cmd_pool
+from .sweep_cli import add_sweep_command, cmd_sweep
 from .trec_flags import add_trec_eval_flags
 
 
@@ -213,6 +214,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_fuse_command(sub)
     add_judgment_commands(sub)
     _add_judge_args(sub.choices["tune-fusion"])
+    add_sweep_command(sub)
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
@@ -331,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_fuse(args)
         if args.command == "tune-fusion":
             return cmd_tune_fusion(args, _judge_kwargs(args))
+        if args.command == "sweep":
+            return cmd_sweep(args)
         if args.command in ("pool", "judge", "agreement"):
             return {"pool": cmd_pool, "judge": cmd_judge, "agreement": cmd_agreement}[args.command](
                 args
