@@ -12,8 +12,11 @@ import re
 
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
-GRID = {"framework": ["llamaindex", "langchain", "haystack"],
-        "chunks": ["passages", "sentences"], "top_k": [10, 30]}  # fmt: skip
+GRID = {
+    "framework": ["llamaindex", "langchain", "haystack"],
+    "chunks": ["passages", "sentences"],
+    "top_k": [10, 30],
+}
 BUILDS: list[tuple[str, str]] = []
 """Every call of :func:`build` in this process, as ``(framework, chunks)``."""
 
@@ -42,8 +45,10 @@ def build(framework: str, chunks: str):
         from llama_index.retrievers.bm25 import BM25Retriever
 
         source = NodeRelationship.SOURCE
-        nodes = [TextNode(id_=c, text=t, relationships={source: RelatedNodeInfo(node_id=d)})
-                 for c, d, t in parts]  # fmt: skip
+        nodes = [
+            TextNode(id_=c, text=t, relationships={source: RelatedNodeInfo(node_id=d)})
+            for c, d, t in parts
+        ]
         index = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=10)
 
         def llamaindex(top_k: int):
@@ -65,13 +70,20 @@ def build(framework: str, chunks: str):
         from haystack.document_stores.in_memory import InMemoryDocumentStore
 
         store = InMemoryDocumentStore()
-        store.write_documents([Document(id=c, content=t, meta={"source_id": d})
-                               for c, d, t in parts])  # fmt: skip
+        store.write_documents(
+            [Document(id=c, content=t, meta={"source_id": d}) for c, d, t in parts]
+        )
         return lambda top_k: InMemoryBM25Retriever(store, top_k=top_k)
     raise ValueError(f"unknown framework {framework!r}")
 
 
-OPTIONS = dict(query_params=["top_k"], k=10, key="parent", concurrency=4,
-               metrics=["ndcg@10", "recall@10", "mrr@10"], n_resamples=2000,
-               config={"corpus": "merrow-lighthouses"})  # fmt: skip
+OPTIONS = dict(
+    query_params=["top_k"],
+    k=10,
+    key="parent",
+    concurrency=4,
+    metrics=["ndcg@10", "recall@10", "mrr@10"],
+    n_resamples=2000,
+    config={"corpus": "merrow-lighthouses"},
+)
 """The sweep's settings, the same in the killed process and the one resuming it."""

@@ -40,7 +40,10 @@ def overlap_build(field: str, boost: int = 0, delay: float = 0.0):
             time.sleep(delay)
         q = set(query.lower().split())
         scored = sorted(
-            ((len(q & w) + (boost and d.startswith(f"lh{boost:02d}")), d) for d, w in words.items()),
+            (
+                (len(q & w) + (boost and d.startswith(f"lh{boost:02d}")), d)
+                for d, w in words.items()
+            ),
             key=lambda x: (-x[0], x[1]),
         )
         return [(d, float(s)) for s, d in scored[:k]]
@@ -49,15 +52,23 @@ def overlap_build(field: str, boost: int = 0, delay: float = 0.0):
 
 
 def test_grid_is_expanded_named_and_checked(demo):
-    res = ranklens.sweep(overlap_build, {"field": ["text", "title"], "boost": [0, 3]}, demo,
-                         ["ndcg@10"], **FAST)  # fmt: skip
+    res = ranklens.sweep(
+        overlap_build, {"field": ["text", "title"], "boost": [0, 3]}, demo, ["ndcg@10"], **FAST
+    )
     assert [r["name"] for r in res.rows] == [
-        "field=text, boost=0", "field=text, boost=3", "field=title, boost=0",
+        "field=text, boost=0",
+        "field=text, boost=3",
+        "field=title, boost=0",
         "field=title, boost=3",
-    ]  # fmt: skip
-    listed = ranklens.sweep(overlap_build, [{"field": "text"}, {"field": "both", "boost": 1}],
-                            demo, ["ndcg@10"], name=lambda p: "+".join(map(str, p.values())),
-                            **FAST)  # fmt: skip
+    ]
+    listed = ranklens.sweep(
+        overlap_build,
+        [{"field": "text"}, {"field": "both", "boost": 1}],
+        demo,
+        ["ndcg@10"],
+        name=lambda p: "+".join(map(str, p.values())),
+        **FAST,
+    )
     assert [r["name"] for r in listed.rows] == ["text", "both+1"]
     assert listed.baseline == "text"
 
@@ -103,11 +114,16 @@ def test_faults_are_recorded_per_configuration_and_the_sweep_goes_on(demo):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RanklensWarning)
-        res = ranklens.sweep(build, {"field": ["text", "broken"], "top": [5, 10]}, demo,
-                             ["ndcg@10"], **FAST)  # fmt: skip
+        res = ranklens.sweep(
+            build, {"field": ["text", "broken"], "top": [5, 10]}, demo, ["ndcg@10"], **FAST
+        )
     status = {r["name"]: r["status"] for r in res.rows}
-    assert status == {"field=text, top=5": "ok", "field=text, top=10": "failed",
-                      "field=broken, top=5": "failed", "field=broken, top=10": "failed"}  # fmt: skip
+    assert status == {
+        "field=text, top=5": "ok",
+        "field=text, top=10": "failed",
+        "field=broken, top=5": "failed",
+        "field=broken, top=10": "failed",
+    }
     assert "serves 'field=text, top=5' again" in res.failed["field=text, top=10"]
     assert "RuntimeError: index server down" in res.failed["field=broken, top=5"]
     assert res.chosen == {"field": "text", "top": 5}
@@ -122,8 +138,9 @@ def test_every_query_failing_is_a_failed_configuration(demo):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RanklensWarning)
-        res = ranklens.sweep(build, {"field": ["text", "title"]}, demo, ["ndcg@10"],
-                             retries=0, **FAST)  # fmt: skip
+        res = ranklens.sweep(
+            build, {"field": ["text", "title"]}, demo, ["ndcg@10"], retries=0, **FAST
+        )
     assert "every one of its 40 queries failed (40 ValueError)" in res.failed["field=title"]
 
 
@@ -137,13 +154,13 @@ def test_ids_matching_no_label_are_named_with_the_key_fix(demo):
     with pytest.warns(RanklensWarning, match="key='parent' would match"):
         res = ranklens.sweep(build, {"chunked": [False, True]}, demo, ["ndcg@10"], **FAST)
     row = res.row("chunked=True")
-    assert row["status"] == "unmatched" and "none of its 400 retrieved ids has a label" in (
-        row["message"]
+    assert (
+        row["status"] == "unmatched"
+        and "none of its 400 retrieved ids has a label" in (row["message"])
     )
     assert res.selection["ndcg@10"]["feasible"] == ["chunked=False"]
     assert "chunked=True" not in res.tied
-    fixed = ranklens.sweep(build, {"chunked": [True]}, demo, ["ndcg@10"], key="parent",
-                           **FAST)  # fmt: skip
+    fixed = ranklens.sweep(build, {"chunked": [True]}, demo, ["ndcg@10"], key="parent", **FAST)
     assert fixed.row("chunked=True")["status"] == "ok"
 
 
@@ -160,8 +177,14 @@ def test_query_params_share_one_build_per_index(demo):
 
         return at
 
-    res = ranklens.sweep(build, {"field": ["text", "title"], "top": [3, 5, 10]}, demo,
-                         ["recall@10"], query_params=["top"], **FAST)  # fmt: skip
+    res = ranklens.sweep(
+        build,
+        {"field": ["text", "title"], "top": [3, 5, 10]},
+        demo,
+        ["recall@10"],
+        query_params=["top"],
+        **FAST,
+    )
     assert builds == ["text", "title"]
     assert len(made) == 6
     rows = {r["name"]: r for r in res.rows}
@@ -178,13 +201,16 @@ def test_query_params_share_one_build_per_index(demo):
 
 def test_numbers_equal_the_runs_made_by_hand_and_brute_force_cross_validation(demo):
     grid = {"field": ["text", "title", "both"], "boost": [0, 5]}
-    res = ranklens.sweep(overlap_build, grid, demo, ["ndcg@10", "mrr@10"], folds=4, seed=3,
-                         **FAST)  # fmt: skip
+    res = ranklens.sweep(overlap_build, grid, demo, ["ndcg@10", "mrr@10"], folds=4, seed=3, **FAST)
     names = [r["name"] for r in res.rows]
     values = []
     for r in res.rows:
-        by_hand = ranklens.run(overlap_build(**res.outcomes[names.index(r["name"])].config.params),
-                               demo, k=10, progress=False)  # fmt: skip
+        by_hand = ranklens.run(
+            overlap_build(**res.outcomes[names.index(r["name"])].config.params),
+            demo,
+            k=10,
+            progress=False,
+        )
         ev = by_hand.evaluate(demo.qrels, ["ndcg@10", "mrr@10"])
         assert r["metrics"]["ndcg@10"]["value"] == pytest.approx(ev["ndcg@10"], abs=1e-12)
         values.append(ev.per_query["ndcg@10"])
@@ -248,8 +274,15 @@ def test_selection_bias_is_measured_and_removed_by_cross_validation():
         assert abs(bias_cv.mean()) < 4 * se  # unbiased for the procedure's worth
         assert estimate.mean() <= in_sample.mean()
     # the production path: select() gives held_out's estimate on one simulated sweep
-    sel = select(values[0], [f"c{i}" for i in range(k)], np.ones(k, bool), 1, folds=5, seed=0,
-                 n_resamples=200)  # fmt: skip
+    sel = select(
+        values[0],
+        [f"c{i}" for i in range(k)],
+        np.ones(k, bool),
+        1,
+        folds=5,
+        seed=0,
+        n_resamples=200,
+    )
     assert sel["cv_estimate"] == pytest.approx(cv[0].mean(), abs=1e-12)
     assert sel["cv_estimate"] <= sel["in_sample_best"]
 
@@ -259,8 +292,9 @@ def test_pareto_frontier_against_brute_force():
     q, c = rng.random(40).round(1), rng.random(40).round(1)
     front = pareto(q, c)
     for i in range(40):
-        dominated = any(q[j] >= q[i] and c[j] <= c[i] and (q[j] > q[i] or c[j] < c[i])
-                        for j in range(40))  # fmt: skip
+        dominated = any(
+            q[j] >= q[i] and c[j] <= c[i] and (q[j] > q[i] or c[j] < c[i]) for j in range(40)
+        )
         assert front[i] == (not dominated)
     assert pareto([0.5, math.nan], [1.0, 1.0]) == [True, False]
 
@@ -272,10 +306,17 @@ def test_constraint_and_costs(demo):
     def build(field: str):  # the best configuration made slow
         return overlap_build(field, boost=0, delay=0.03 if field == best else 0.0)
 
-    res = ranklens.sweep(build, fields, demo, ["recall@10"], constraint="p95 <= 20 ms",
-                         cost=lambda p: 0.002 if p["field"] == best else 0.0,
-                         cost_per_token=1e-4, count_tokens=lambda text: len(text.split()),
-                         **FAST)  # fmt: skip
+    res = ranklens.sweep(
+        build,
+        fields,
+        demo,
+        ["recall@10"],
+        constraint="p95 <= 20 ms",
+        cost=lambda p: 0.002 if p["field"] == best else 0.0,
+        cost_per_token=1e-4,
+        count_tokens=lambda text: len(text.split()),
+        **FAST,
+    )
     best = f"field={best}"
     assert res.selection["recall@10"]["chosen"] != best
     assert not res.row(best)["feasible"]
@@ -306,22 +347,25 @@ def test_interrupted_sweep_resumes_without_rebuilding_or_asking_again(demo, tmp_
 
     grid = {"field": ["text", "title", "both"]}
     with pytest.raises(RunInterrupted, match="1 of 3 configurations finished") as exc:
-        ranklens.sweep(build, grid, demo, ["ndcg@10"], cache=tmp_path, concurrency=1,
-                       n_resamples=500)  # fmt: skip
+        ranklens.sweep(
+            build, grid, demo, ["ndcg@10"], cache=tmp_path, concurrency=1, n_resamples=500
+        )
     assert "to resume" in str(exc.value)
     first = list(asked)
     builds.clear()
     asked.clear()
     state["stop_at"] = -1
-    res = ranklens.sweep(build, grid, demo, ["ndcg@10"], cache=tmp_path, concurrency=1,
-                         n_resamples=500)  # fmt: skip
+    res = ranklens.sweep(
+        build, grid, demo, ["ndcg@10"], cache=tmp_path, concurrency=1, n_resamples=500
+    )
     assert builds == ["title", "both"]  # text was finished: read from its log, not built
     assert len(first) - 1 + len(asked) == 120  # no finished query asked again
     assert not set(first[:-1]) & set(asked)
     assert [r["resumed"] for r in res.rows] == [True, False, False]
     assert res.results["field=title"].info["resumed"] == 54 - 40
-    by_hand = ranklens.sweep(overlap_build, grid, demo, ["ndcg@10"], n_resamples=500,
-                             progress=False)  # fmt: skip
+    by_hand = ranklens.sweep(
+        overlap_build, grid, demo, ["ndcg@10"], n_resamples=500, progress=False
+    )
     assert [r["metrics"] for r in res.rows] == [r["metrics"] for r in by_hand.rows]
 
 
@@ -331,7 +375,7 @@ def test_a_log_of_another_build_is_refused(demo, tmp_path):
 
     ranklens.sweep(build, {"field": ["text"]}, demo, ["ndcg@10"], cache=tmp_path, **FAST)
 
-    def build(field: str):  # noqa: F811 - edited: another build
+    def build(field: str):  # edited: another build
         return overlap_build(field, boost=2)
 
     with pytest.raises(InputError, match="another sweep configuration; differences: sweep_build"):
@@ -339,8 +383,13 @@ def test_a_log_of_another_build_is_refused(demo, tmp_path):
 
 
 def test_outputs(demo, tmp_path):
-    res = ranklens.sweep(overlap_build, {"field": ["text", "title"], "boost": [0, 7]}, demo,
-                         ["ndcg@10", "recall@10"], **FAST)  # fmt: skip
+    res = ranklens.sweep(
+        overlap_build,
+        {"field": ["text", "title"], "boost": [0, 7]},
+        demo,
+        ["ndcg@10", "recall@10"],
+        **FAST,
+    )
     df = res.to_pandas()
     assert list(df.index) == [r["name"] for r in res.rows]
     assert {"field", "boost", "ndcg@10", "p95", "build_s", "pareto", "tied"} <= set(df.columns)
@@ -377,14 +426,27 @@ def test_cli(tmp_path, capsys):
         f'build = "retrievers.py:build"\ndataset = "{questions}"\nmetrics = ["ndcg@10"]\n'
         'cache = "cache"\nn_resamples = 500\n[grid]\nfield = ["text", "title"]\n'
     )
-    assert main(["sweep", str(tmp_path / "sweep.toml"), "--html", str(tmp_path / "s.html"),
-                 "--json", str(tmp_path / "s.json")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "sweep",
+                str(tmp_path / "sweep.toml"),
+                "--html",
+                str(tmp_path / "s.html"),
+                "--json",
+                str(tmp_path / "s.json"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "[2/2] field=title" in out and "ndcg@10 cross-validated" in out
     assert (tmp_path / "cache" / "sweep.jsonl").exists()
     assert json.loads((tmp_path / "s.json").read_text())["rows"][0]["name"] == "field=text"
     assert 'data-chart="pareto"' in (tmp_path / "s.html").read_text()
-    (tmp_path / "bad.toml").write_text(f'build = "retrievers.py:build"\ndataset = "{questions}"\n'
-                                       'grid = {field = ["text"]}\ntop_k = 3\n')  # fmt: skip
+    (tmp_path / "bad.toml").write_text(
+        f'build = "retrievers.py:build"\ndataset = "{questions}"\n'
+        'grid = {field = ["text"]}\ntop_k = 3\n'
+    )
     assert main(["sweep", str(tmp_path / "bad.toml")]) == 2
     assert "unknown key 'top_k'" in capsys.readouterr().err

@@ -60,8 +60,12 @@ def test_real_sweep_killed_midway_resumes_without_rerunning_finished_work(tmp_pa
     from ranklens.app.demo_data import load
 
     cache = tmp_path / "sweep"
-    child = subprocess.run([sys.executable, "-c", CHILD.format(tests=str(TESTS), cache=str(cache))],
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD.format(tests=str(TESTS), cache=str(cache))],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
     logs = sorted(cache.glob("*.jsonl"))
     logs = {p.name.rsplit("-", 1)[0]: p for p in logs if p.name != "sweep.jsonl"}
@@ -94,8 +98,9 @@ def test_real_sweep_killed_midway_resumes_without_rerunning_finished_work(tmp_pa
 
     # the numbers are those of the same retriever run by hand
     name = "framework=langchain, chunks=sentences, top_k=30"
-    by_hand = ranklens.run(build("langchain", "sentences")(30), dataset, k=10, key="parent",
-                           progress=False)  # fmt: skip
+    by_hand = ranklens.run(
+        build("langchain", "sentences")(30), dataset, k=10, key="parent", progress=False
+    )
     ev = by_hand.evaluate(dataset, ["ndcg@10", "recall@10", "mrr@10"])
     for m in ("ndcg@10", "recall@10", "mrr@10"):
         assert res.row(name)["metrics"][m]["value"] == pytest.approx(ev[m], abs=1e-12)
