@@ -257,11 +257,10 @@ def to_html(
     body = (
         f'<div class="rl-report" id="{uid}"><style>{_asset("report.css")}</style>'
         f'<h1>{escape(title)}</h1><p class="meta">{_meta_line(report)}</p>'
-        f"<h2>Summary</h2>{_summary_table(report)}{_glossary(report)}"
+        f"{_sweep(report)}<h2>Summary</h2>{_summary_table(report)}{_glossary(report)}"
         f"{_comparisons_table(report)}"
         f"{_run_info(report)}"
         f"{fusion_html(report.metadata['fusion']) if report.metadata.get('fusion') else ''}"
-        f"{_sweep(report)}"
         f'<h2>By metric</h2><label>Metric <select class="metric-select">{options}</select>'
         f"</label>{groups}"
         f"{drill_section(report)}{per_query_table(report, max_rows)}"

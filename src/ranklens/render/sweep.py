@@ -81,7 +81,7 @@ def summary_rows(d: Mapping[str, Any], metric: str | None = None) -> list[tuple[
         (
             f"{m} in-sample best",
             f"{_f(s['in_sample_best'])} (optimistic by "
-            f"{s['in_sample_best'] - s['cv_estimate']:+.4f}: the best of "
+            f"{round(s['in_sample_best'] - s['cv_estimate'], 4) + 0.0:+.4f}: the best of "
             f"{len(s.get('feasible') or [])} noisy means)",
         )
     )
@@ -160,7 +160,7 @@ def _table_rows(d: Mapping[str, Any]) -> tuple[list[str], list[list[str]], list[
             "–" if r.get("errors") is None else str(r["errors"]),
         ]
         if has_cost:
-            line.append(_f(r.get("cost"), 4))
+            line.append("–" if r.get("cost") is None else f"{r['cost']:.4g}")
         cells.append(line)
     return head, cells, ranked
 

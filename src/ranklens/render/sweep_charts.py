@@ -95,9 +95,11 @@ def pareto_chart(d: Mapping[str, Any], field: str = "p95", unit: str = "p95 late
             f'fill="{fill}" stroke="{col}" stroke-width="2"><title>{escape(tip)}</title></circle>'
         )
         if r["name"] == chosen or r.get(flag):
+            right = x(xv) > W - RIGHT - 170  # near the right edge: the label on the left
+            anchor = ' text-anchor="end"' if right else ""
             body.append(
-                f'<text x="{x(xv) + 8:.1f}" y="{y(qv) - 6:.1f}" class="tick">'
-                f"{escape(clip(r['name'], 34))}</text>"
+                f'<text x="{x(xv) + (-8 if right else 8):.1f}" y="{y(qv) - 6:.1f}" class="tick"'
+                f"{anchor}>{escape(clip(r['name'], 34))}</text>"
             )
     legend = [("chosen", CHOSEN), ("Pareto frontier", FRONTIER), ("dominated", OTHER)]
     what = "latency" if field == "p95" else "cost"
@@ -154,10 +156,7 @@ def effect_chart(rows: Sequence[Mapping[str, Any]], metric: str, param: str) -> 
             f'y2="{y(highs[i]):.1f}" stroke="{color(0)}" stroke-width="6" '
             f'stroke-opacity="0.25"/>'
         )
-    legend = [
-        ("mean over its configurations (95% interval)", color(0)),
-        ("best configuration", color(1)),
-    ]
+    legend = [("mean (95% interval)", color(0)), ("best configuration", color(1))]
     return frame(f"{metric} by {param}", body, "effect", legend, solid=True)
 
 
