@@ -12,16 +12,16 @@ from typing import Any
 import numpy as np
 
 from ..capture import TRANSIENT, KeyLike
-from ..capture.matching import suggest_key
-from ..comparison import compare, stats
+from ..comparison import compare
 from ..errors import InputError, RanklensWarning
 from ..evaluation import MetricsLike
 from ..io import read_dataset
 from ..model import Dataset
 from .execute import Folder, Outcome, execute
-from .grid import Config, configurations, parse_constraint, value_text
+from .grid import Config, configurations, parse_constraint
 from .result import SweepResult
-from .select import effects, pareto, select
+from .rows import all_failed, matrix, row, unmatched
+from .select import effects, fill_resampled, pairwise_pvalues, pareto, select
 
 MATRIX_LIMIT = 40
 """Configurations up to which the significance matrix (every pair) is computed."""
@@ -188,7 +188,7 @@ def assemble(
     measured = [o for o in outcomes if o.result is not None and any(r.ok for r in o.result.records)]
     for o in outcomes:
         if o.result is not None and o not in measured:
-            o.build.setdefault("error", _all_failed(o))
+            o.build.setdefault("error", all_failed(o))
     if not measured:
         errors = "; ".join(
             f"{o.config.name}: {o.error['type']}: {o.error['message']}" for o in outcomes[:5]
@@ -210,10 +210,10 @@ def assemble(
         seed=settings["seed"],
         **judge_options,
     )
-    rows = [_row(o, report, costs) for o in outcomes]
+    rows = [row(o, report, costs) for o in outcomes]
     by_name = {r["name"]: r for r in rows}
     for o in measured:
-        note = _unmatched(o, report, labels)
+        note = unmatched(o, report, labels)
         if note:
             by_name[o.config.name].update(status="unmatched", message=note)
             warnings.warn(note, RanklensWarning, stacklevel=3)
@@ -222,23 +222,56 @@ def assemble(
     feasible = np.array([by_name[n]["feasible"] for n in names])
     selections, effect_rows, matrices = {}, {}, {}
     keys = list(dict.fromkeys(k for o in outcomes for k in o.config.params))
+    values = {}
     for m in report.metrics:
         v = np.vstack([report.per_query[n][m] for n in names])
-        keep = np.isfinite(v).all(axis=0)
-        v = v[:, keep]
-        sel = select(v, names, feasible, names.index(base), **settings)
-        selections[m] = sel
-        ok = [i for i, n in enumerate(names) if by_name[n]["status"] == "ok"]
+        values[m] = v[:, np.isfinite(v).all(axis=0)]
+    # every resampling of the sweep's own analysis in two batches: the paired tests of
+    # every two configurations (all metrics), then the intervals and held-out tests
+    pvalues = (
+        dict(
+            zip(
+                values,
+                pairwise_pvalues(
+                    list(values.values()),
+                    settings["test"],
+                    settings["n_resamples"],
+                    settings["seed"],
+                ),
+            )
+        )
+        if len(names) <= MATRIX_LIMIT
+        else {}
+    )
+    ok = [i for i, n in enumerate(names) if by_name[n]["status"] == "ok"]
+    for m, v in values.items():
+        selections[m] = select(
+            v,
+            names,
+            feasible,
+            names.index(base),
+            pvalues=pvalues.get(m),
+            resample=False,
+            **settings,
+        )
         effect_rows[m] = effects(
             v[ok],
             [measured[i].config.params for i in ok],
             keys,
             [names[i] for i in ok],
-            n_resamples=settings["n_resamples"],
-            seed=settings["seed"],
+            resample=False,
         )
-        if 1 < len(ok) <= MATRIX_LIMIT:
-            matrices[m] = _matrix(v[ok], [names[i] for i in ok], settings)
+        if len(ok) > 1 and m in pvalues:
+            matrices[m] = matrix(
+                v[ok], pvalues[m][np.ix_(ok, ok)], [names[i] for i in ok], settings
+            )
+    fill_resampled(
+        list(selections.values()),
+        [r for rs in effect_rows.values() for r in rs],
+        test=settings["test"],
+        n_resamples=settings["n_resamples"],
+        seed=settings["seed"],
+    )
     primary = report.metrics[0]
     quality = [
         by_name[r["name"]]["metrics"].get(primary, {}).get("value", math.nan)
@@ -275,117 +308,3 @@ def assemble(
     )
     report.metadata["sweep"] = result.to_dict()
     return result
-
-
-def _all_failed(o: Outcome) -> dict[str, str]:
-    errs = o.result.report_info().get("error_types") or {}
-    kinds = ", ".join(f"{n} {t}" for t, n in errs.items())
-    return {
-        "type": "AllQueriesFailed",
-        "message": f"every one of its {len(o.result.records)} queries failed ({kinds}); "
-        "its records say why (SweepResult.results[name].failed)",
-    }
-
-
-def _unmatched(o: Outcome, report: Any, labels: Any) -> str | None:
-    """A note for a configuration none of whose retrieved ids has a label."""
-    c = report.counts.get(o.config.name) or {}
-    if not c.get("hits_retrieved") or c.get("hits_labelled"):
-        return None
-    qrels = getattr(labels, "qrels", labels)
-    fix = "pass key= naming the field of the hits that holds document ids (docs/hit-identity.md)"
-    if hasattr(qrels, "to_dict"):
-        found = suggest_key(
-            {r.query_id: r for r in o.result.records if r.ok},
-            qrels.to_dict(),
-            o.result.config.get("key") or "id",
-        )
-        if found is not None:
-            fix = f"key={found[0]!r} would match {found[1]:,} hits: pass key={found[0]!r}"
-    return (
-        f"configuration {o.config.name!r}: none of its {c['hits_retrieved']:,} retrieved ids "
-        f"has a label, so every metric reads 0 (chunk or node ids against document labels?); "
-        f"{fix}. It is left out of the selection."
-    )
-
-
-def _row(o: Outcome, report: Any, costs: tuple) -> dict[str, Any]:
-    """One configuration's facts: parameters, metrics, latency, build, index, failures,
-    cost (per 1,000 queries, every attempt counted)."""
-    row: dict[str, Any] = {
-        "name": o.config.name,
-        "params": {k: value_text(v) for k, v in o.config.params.items()},
-        "status": "ok" if o.result is not None and not o.error else "failed",
-        "message": None if not o.error else f"{o.error['type']}: {o.error['message']}",
-        "metrics": {},
-        "p50": None,
-        "p95": None,
-        "p99": None,
-        "cpu_p50": None,
-        "build_s": o.build.get("seconds"),
-        "factory_s": o.build.get("factory_seconds"),
-        "shared_build": len(o.build.get("shared_by") or []),
-        "index_size": (o.index or {}).get("documents"),
-        "index_bytes": (o.index or {}).get("bytes"),
-        "queries": None,
-        "errors": None,
-        "cost": None,
-        "resumed": o.resumed,
-        "log": o.log,
-    }
-    if o.result is None:
-        return row
-    info = o.result.report_info()
-    lat, cpu = info.get("latency_ms") or {}, info.get("cpu_ms") or {}
-    row.update(
-        p50=lat.get("p50"),
-        p95=lat.get("p95"),
-        p99=lat.get("p99"),
-        cpu_p50=cpu.get("p50"),
-        queries=info["queries"],
-        errors=info["errors"],
-    )
-    if o.config.name in report.summary:
-        row["metrics"] = {
-            m: {k: _num(s.get(k)) for k in ("value", "ci_low", "ci_high")}
-            for m, s in report.summary[o.config.name].items()
-        }
-    per_call, per_token, count = costs
-    if per_call is not None or per_token is not None:
-        params = o.config.params
-        price = per_call(params) if callable(per_call) else per_call or 0.0
-        token_price = per_token(params) if callable(per_token) else per_token or 0.0
-        attempts = sum(max(r.attempts, 1) for r in o.result.records)
-        tokens = sum(max(r.attempts, 1) * count(r.query) for r in o.result.records) if count else 0
-        total = attempts * float(price) + tokens * float(token_price)
-        row["cost"] = 1000.0 * total / max(len(o.result.records), 1)
-    return row
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
-
-
-def _matrix(v: np.ndarray, names: list[str], settings: dict[str, Any]) -> dict[str, Any]:
-    """Every pair of configurations tested (paired, corrected over all pairs), ordered by
-    mean: ``diff[i][j]`` is row minus column, ``p_adj`` the corrected p-value."""
-    order = np.argsort(-v.mean(axis=1), kind="stable")
-    v, names = v[order], [names[i] for i in order]
-    pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
-    d = np.column_stack([v[i] - v[j] for i, j in pairs])
-    p = stats.paired_test(d, settings["test"], settings["n_resamples"], settings["seed"])
-    adj = stats.correct(p, settings["correction"])
-    size = len(names)
-    diff = [[0.0] * size for _ in range(size)]
-    padj = [[None] * size for _ in range(size)]
-    for (i, j), dd, pa in zip(pairs, d.mean(axis=0), adj):
-        diff[i][j], diff[j][i] = float(dd), -float(dd)
-        padj[i][j] = padj[j][i] = float(pa)
-    return {
-        "names": names,
-        "diff": diff,
-        "p_adj": padj,
-        "alpha": settings["alpha"],
-        "correction": settings["correction"],
-        "tests": len(pairs),
-    }

@@ -48,11 +48,16 @@ def select(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     confidence: float = 0.95,
+    pvalues: np.ndarray | None = None,
+    resample: bool = True,
 ) -> dict[str, Any]:
     """The selection on one metric (see the module docstring). ``values``: per-query
     values ``(configurations, queries)``, finite; ``feasible``: which configurations may
     be chosen (they satisfy the constraint and were measured); ``baseline``: a row index.
-    Returns plain data (JSON-ready)."""
+    ``pvalues``: the raw paired test of every two configurations, ``(K, K)``, when the
+    caller computed them for several metrics at once (:func:`pairwise_pvalues`); with
+    ``resample=False`` the intervals and the held-out test are left to
+    :func:`fill_resampled` (one batch for every metric). Returns plain data."""
     v = np.asarray(values, dtype=np.float64)
     n = v.shape[1]
     rows = np.flatnonzero(feasible)
@@ -78,12 +83,11 @@ def select(
     if len(rows) > 1 and n >= folds >= 2:
         fold = query_folds(n, folds, seed)
         choices, cv = held_out(sub, fold)
-        lo, hi = stats.bootstrap_interval(cv[:, None], confidence, n_resamples, seed)
         out.update(
             folds=folds,
             seed=seed,
             cv_estimate=float(cv.mean()),
-            cv_interval=[float(lo[0]), float(hi[0])],
+            cv_interval=[math.nan, math.nan],
             fold_choices=[names[int(rows[c])] for c in choices],
             cv_values=[float(x) for x in cv],
         )
@@ -99,7 +103,10 @@ def select(
     tests: dict[str, dict[str, Any]] = {}
     if others:
         d = v[best][:, None] - v[others].T
-        p = stats.paired_test(d, test, n_resamples, seed)
+        if pvalues is None:
+            p = stats.paired_test(d, test, n_resamples, seed)
+        else:
+            p = np.asarray(pvalues)[best, others]
         adj = stats.correct(p, correction)
         effect = stats.effect_size(d)
         for j, i in enumerate(others):
@@ -118,14 +125,81 @@ def select(
         out["baseline"] = names[baseline]
         if baseline != best:
             d = np.asarray(out["cv_values"]) - v[baseline]
-            p = stats.paired_test(d[:, None], test, n_resamples, seed)
-            lo, hi = stats.bootstrap_interval(d[:, None], confidence, n_resamples, seed)
-            out["cv_vs_baseline"] = {
-                "diff": float(d.mean()),
-                "pvalue": float(p[0]),
-                "interval": [float(lo[0]), float(hi[0])],
-            }
+            out["cv_vs_baseline"] = {"diff": float(d.mean())}
+            out["_held_out_diffs"] = d
+    if resample:
+        fill_resampled(
+            [out], [], test=test, n_resamples=n_resamples, seed=seed, confidence=confidence
+        )
     return out
+
+
+def pairwise_pvalues(
+    values: Sequence[np.ndarray], test: str, n_resamples: int, seed: int | None
+) -> list[np.ndarray]:
+    """The raw two-sided paired test of every two configurations, ``(K, K)`` per metric
+    (``values``: each metric's ``(K, queries)``), from one call of
+    :func:`ranklens.comparison.stats.paired_test` per number of queries: the resamples are
+    drawn once and every pair of every metric is one column of the product."""
+    out: list[np.ndarray | None] = [None] * len(values)
+    groups: dict[int, list[int]] = {}
+    for m, v in enumerate(values):
+        groups.setdefault(v.shape[1], []).append(m)
+    for ms in groups.values():
+        cols, where = [], []
+        for m in ms:
+            k = values[m].shape[0]
+            for i in range(k):
+                for j in range(i + 1, k):
+                    cols.append(values[m][i] - values[m][j])
+                    where.append((m, i, j))
+        p = stats.paired_test(np.column_stack(cols), test, n_resamples, seed) if cols else []
+        for m in ms:
+            out[m] = np.ones((values[m].shape[0],) * 2)
+        for (m, i, j), pv in zip(where, p):
+            out[m][i, j] = out[m][j, i] = pv
+    return out  # type: ignore[return-value]
+
+
+def fill_resampled(
+    selections: Sequence[dict[str, Any]],
+    effect_rows: Sequence[dict[str, Any]],
+    *,
+    test: str,
+    n_resamples: int,
+    seed: int | None,
+    confidence: float = 0.95,
+) -> None:
+    """The bootstrap intervals (held-out estimates, held-out minus baseline, effects'
+    marginal means) and the held-out test against the baseline, in one batch per number
+    of queries (the same resamples for every column, as separate calls would draw)."""
+    boots: dict[int, list[tuple[Any, str, np.ndarray]]] = {}
+    tests: dict[int, list[tuple[dict[str, Any], np.ndarray]]] = {}
+    for sel in selections:
+        cv = sel.get("cv_values")
+        if sel.get("folds") and cv is not None:
+            col = np.asarray(cv, dtype=np.float64)
+            boots.setdefault(len(col), []).append((sel, "cv_interval", col))
+        d = sel.pop("_held_out_diffs", None)
+        if d is not None:
+            boots.setdefault(len(d), []).append((sel["cv_vs_baseline"], "interval", d))
+            tests.setdefault(len(d), []).append((sel["cv_vs_baseline"], d))
+    for row in effect_rows:
+        col = row.pop("_column")
+        boots.setdefault(len(col), []).append((row, "ci", col))
+    for items in boots.values():
+        lo, hi = stats.bootstrap_interval(
+            np.column_stack([c for _, _, c in items]), confidence, n_resamples, seed
+        )
+        for (target, key, _), a, b in zip(items, lo, hi):
+            if key == "ci":
+                target["ci_low"], target["ci_high"] = float(a), float(b)
+            else:
+                target[key] = [float(a), float(b)]
+    for items in tests.values():
+        p = stats.paired_test(np.column_stack([d for _, d in items]), test, n_resamples, seed)
+        for (target, _), pv in zip(items, p):
+            target["pvalue"] = float(pv)
 
 
 def pareto(quality: Sequence[float], cost: Sequence[float]) -> list[bool]:
@@ -150,13 +224,16 @@ def effects(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int | None = 0,
+    resample: bool = True,
 ) -> list[dict[str, Any]]:
     """Per parameter and value: the configurations with it, the marginal mean of their
-    per-query values with a bootstrap interval over queries, and the best of them."""
+    per-query values with a bootstrap interval over queries, and the best of them (with
+    ``resample=False`` each row keeps its per-query ``_column`` for
+    :func:`fill_resampled`)."""
     from .grid import value_text
 
     v = np.asarray(values, dtype=np.float64)
-    cols, rows = [], []
+    rows = []
     for key in keys:
         seen: dict[str, list[int]] = {}
         for i, p in enumerate(params):
@@ -165,7 +242,6 @@ def effects(
         if len(seen) < 2:
             continue  # a parameter with one value has no effect to show
         for text, members in seen.items():
-            cols.append(v[members].mean(axis=0))
             best = max(members, key=lambda i: v[i].mean())
             rows.append(
                 {
@@ -175,10 +251,11 @@ def effects(
                     "mean": float(v[members].mean()),
                     "best": names[best],
                     "best_mean": float(v[best].mean()),
+                    "_column": v[members].mean(axis=0),
                 }
             )
-    if cols:
-        lo, hi = stats.bootstrap_interval(np.column_stack(cols), confidence, n_resamples, seed)
-        for r, a, b in zip(rows, lo, hi):
-            r["ci_low"], r["ci_high"] = float(a), float(b)
+    if resample:
+        fill_resampled(
+            [], rows, test="t", n_resamples=n_resamples, seed=seed, confidence=confidence
+        )
     return rows
