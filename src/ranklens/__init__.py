@@ -31,6 +31,7 @@ _LAZY = {
     "Qrels": "model",
     "Run": "model",
     "Dataset": "model",
+    "SpanLabels": "model.spans",
     # io
     "read_qrels": "io",
     "read_run": "io",

@@ -72,13 +72,12 @@ class Recorder(RecordedRetrievals):
         self._first_error: str | None = None  # the first spilled failure, as a summary shows it
         self._unmatched_ends = 0
         self._clock = time.time() - time.perf_counter()  # perf_counter -> wall time
-        # What the hooks must copy in the request path: metadata and the parent id only
-        # when the key reads them.
-        needs = set()
+        # What the hooks must copy in the request path: metadata only when the key reads
+        # it; the parent id always (one string), so that chunk hits scored against document
+        # labels can be told apart and key="parent" suggested.
+        needs = {"parent"}
         if callable(key) or str(key).startswith(("meta.", "metadata.")):
             needs.add("metadata")
-        if callable(key) or key == "parent":
-            needs.add("parent")
         self.needs = frozenset(needs)
 
     # ------------------------------------------------------------------ capture

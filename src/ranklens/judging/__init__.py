@@ -43,8 +43,10 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+from ..errors import InputError
 from ..io import coerce_qrels, coerce_run
-from ..model import QrelsLike, RunLike
+from ..model import QrelsLike, Run, RunLike
+from ..model.spans import SpanLabels
 from .build import build, condensed_pair, filled_pair
 from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
@@ -53,6 +55,20 @@ from .join import Join, join_columnar
 from .judged import Judged, LevelView
 from .options import JudgeCounts, JudgeOptions, counts_notes
 from .overlap_check import no_shared_query
+from .spanmatch import place_chunks
+
+
+def span_run(Q: SpanLabels, run: Any, opts: JudgeOptions) -> tuple[Run, int, int]:
+    """The run of chunks that span labels judge: a runner's or recorder's result gives its
+    chunk-level hits (``chunk_run()``), every chunk placed in its document
+    (:func:`~.spanmatch.place_chunks`)."""
+    if opts.ties in ("expected", "best", "worst"):
+        raise InputError(f"ties={opts.ties!r} is not defined for span labels (chunks, not ids)")
+    if opts.judged_only:
+        raise InputError("judged_only is not defined for span labels: every chunk is scored")
+    chunk_run = getattr(run, "chunk_run", None)
+    R = chunk_run() if callable(chunk_run) else coerce_run(run)
+    return place_chunks(R, Q)
 
 
 def judge(
@@ -85,7 +101,15 @@ def judge(
     try:
         joined = join_dicts(qrels, run, opts)
         if joined is None:
-            joined = join_columnar(coerce_qrels(qrels), coerce_run(run), opts, name)
+            Q = coerce_qrels(qrels)
+            placed = (0, 0)
+            if isinstance(Q, SpanLabels):
+                R, *placed = span_run(Q, run, opts)
+            else:
+                R = coerce_run(run)
+            joined = join_columnar(Q, R, opts, name)
+            if joined.chars is not None:
+                joined.chars.unlocated, joined.chars.relocated = placed
         if name is not None:
             joined.run_name = name
         if require_shared and len(joined.missing) and joined.missing.all() and not joined.failures:
