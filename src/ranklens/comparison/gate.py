@@ -169,7 +169,7 @@ def gate(
     margins = _per_metric(margin, names, "margin")
     floor_of = _per_metric(floors, names, "floor") if floors else {}
     texts = dict(labels.queries) if isinstance(labels, Dataset) else {}
-    qrels = coerce_qrels(labels.qrels if isinstance(labels, Dataset) else labels)
+    qrels = coerce_qrels(labels)
     the_run = run.run if hasattr(run, "report_info") and hasattr(run, "run") else run
     if isinstance(the_run, (str, Path)):
         the_run = coerce_run(the_run)

@@ -187,9 +187,33 @@ def power_note(report: Report, digits: int = 3) -> str:
     )
 
 
+def estimate_note(report: Report, digits: int = 3) -> str:
+    """An estimate without full labels attached to the report (``metadata["estimate"]``,
+    :meth:`ranklens.estimation.Estimate.attach`): per run and metric, the judge-only value
+    beside the calibrated PPI++ one, with intervals."""
+    e = report.metadata.get("estimate") or {}
+    rows = [r for r in e.get("rows", []) if r.get("kind") == "run"]
+    if not rows:
+        return ""
+
+    def iv(d: dict) -> str:
+        return f"{d['value']:.{digits}f} [{d['lo']:.{digits}f}, {d['hi']:.{digits}f}]"
+
+    shown = "; ".join(
+        f"{r['target']} {r['metric']}: judge only {iv(r['naive'])}, PPI++ {iv(r['ppi++'])}"
+        for r in rows
+    )
+    return (
+        f"Estimated without full labels ({e.get('n')} human-labelled queries calibrating "
+        f"{(e.get('judge') or {}).get('source')} on {e.get('N')} more; "
+        f"{e.get('confidence', 0.95):.0%} intervals): {shown}."
+    )
+
+
 def report_notes(report: Report) -> list[str]:
     """Every note a summary table carries, in order: the significance legend, the interval
-    method, what judging counted, the range over tie orders and the power."""
+    method, what judging counted, the range over tie orders, the power and an estimate
+    without full labels."""
     notes = (legend(report), interval_note(report), counts_note(report), ties_note(report),
-             holes_note(report), power_note(report))  # fmt: skip
+             holes_note(report), power_note(report), estimate_note(report))  # fmt: skip
     return [n for n in notes if n]
