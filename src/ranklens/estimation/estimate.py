@@ -48,6 +48,7 @@ def estimate(
     depth: int | None = None,
     baseline: str | None = None,
     confidence: float = 0.95,
+    interval: str = "t",
     seed: int = 0,
     relevance_level: int = 1,
     grades: Sequence[int] | None = None,
@@ -73,7 +74,8 @@ def estimate(
     random with ``seed``: the dataset's labels standing in for people).
 
     Each metric is estimated four ways (:mod:`ranklens.estimation.ppi`): ``naive`` (the
-    judge alone), ``human`` (the human sample alone), ``ppi`` and ``ppi++`` (both). Returns
+    judge alone), ``human`` (the human sample alone), ``ppi`` and ``ppi++`` (both), with
+    ``confidence`` intervals of kind ``interval`` (``"t"``, or ``"z"`` as in the papers). Returns
     an :class:`~ranklens.estimation.Estimate`, with the judge's agreement with the people
     and every condition met (judge failures, human holes, a small sample) in its notes.
     """
@@ -161,14 +163,14 @@ def estimate(
     f = np.hstack(fs)
     fl, fu = f[lab_idx], f[unl_idx]
     results = {
-        "naive": classical(f, confidence),
-        "human": classical(y, confidence),
-        "judge_bias": classical(fl - y, confidence),
+        "naive": classical(f, confidence, interval),
+        "human": classical(y, confidence, interval),
+        "judge_bias": classical(fl - y, confidence, interval),
     }
-    if len(unl_idx):
-        results["ppi"] = ppi(y, fl, fu, 1.0, confidence)
-        results["ppi++"] = ppi(y, fl, fu, None, confidence)
-    else:  # every query is human-labelled: the human estimate is the answer
+    if len(unl_idx) > 1:
+        results["ppi"] = ppi(y, fl, fu, 1.0, confidence, interval)
+        results["ppi++"] = ppi(y, fl, fu, None, confidence, interval)
+    else:  # (almost) every query is human-labelled: the human estimate is the answer
         results["ppi"] = results["ppi++"] = results["human"]
     corr = correlation(y, fl)
     rows = []

@@ -19,9 +19,17 @@ The estimand is ``θ = E[Y]``, the metric's mean over the population of queries.
   values), clipped to ``[0, 1]``: ``λ = 0`` is the classical estimate, ``λ = 1`` PPI,
   so a useless judge costs (asymptotically) nothing.
 
-Every interval is ``θ̂ ± z_{(1+c)/2} · se`` (the central limit theorem). Standard
-deviations are the population ones (``ddof=0``) and ``Cov̂`` divides by ``n``, as in the
-authors' ``ppi_py`` (``ppi_mean_ci``, ``classical_mean_ci``), which these functions equal.
+Intervals, ``interval=``:
+
+* ``"z"``: ``θ̂ ± z_{(1+c)/2} · se`` with population standard deviations (``ddof=0``),
+  the central-limit interval of the papers, equal to the authors' ``ppi_py``
+  (``ppi_mean_ci``, ``classical_mean_ci``) to rounding;
+* ``"t"`` (default): ``θ̂ ± t_{(1+c)/2, n−1} · se`` with sample standard deviations
+  (``ddof=1``): the same estimator with the usual small-sample correction. Simulated over
+  synthetic judges with known bias (tests/test_ppi.py), PPI++'s ``"z"`` interval covers
+  about 93% at ``n = 50`` human-labelled queries, the ``"t"`` one 94-96% from ``n = 30``.
+
+``λ̂``'s ``Cov̂`` divides by ``n`` in both, as ``ppi_py`` does.
 """
 
 from __future__ import annotations
@@ -59,18 +67,37 @@ def _cols(x: np.ndarray) -> np.ndarray:
     return x[:, None] if x.ndim == 1 else x
 
 
-def _interval(value: np.ndarray, se: np.ndarray, confidence: float, lam=None) -> Interval:
-    half = z_value(confidence) * se
+INTERVALS = ("t", "z")
+
+
+def _ddof(interval: str) -> int:
+    if interval not in INTERVALS:
+        raise InputError(f"interval must be 't' or 'z', got {interval!r}")
+    return 1 if interval == "t" else 0
+
+
+def _interval(value, se, confidence: float, interval: str, n: int, lam=None) -> Interval:
+    if interval == "t":
+        from scipy.special import stdtrit
+
+        z_value(confidence)  # checks the level
+        half = stdtrit(max(n - 1, 1), (1 + confidence) / 2) * se
+    else:
+        half = z_value(confidence) * se
     return Interval(value, se, value - half, value + half, lam)
 
 
-def classical(y: np.ndarray, confidence: float = 0.95) -> Interval:
-    """The mean of each column and its CLT interval (``σ̂ / √n``, ``ddof=0``)."""
+def classical(y: np.ndarray, confidence: float = 0.95, interval: str = "t") -> Interval:
+    """The mean of each column and its interval: ``Ȳ ± q · σ̂ / √n`` (``"t"``: Student's
+    quantile and ``ddof=1``, equal to :func:`ranklens.comparison.stats.t_interval`;
+    ``"z"``: the normal quantile and ``ddof=0``, equal to ``ppi_py.classical_mean_ci``)."""
     y = _cols(y)
     n = y.shape[0]
-    if n == 0:
-        raise InputError("no values: a mean needs at least one query")
-    return _interval(y.mean(axis=0), y.std(axis=0) / np.sqrt(n), confidence)
+    ddof = _ddof(interval)
+    if n <= ddof:
+        raise InputError(f"{n} values: an interval of a mean needs at least {ddof + 1}")
+    se = y.std(axis=0, ddof=ddof) / np.sqrt(n)
+    return _interval(y.mean(axis=0), se, confidence, interval, n)
 
 
 def power_tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> np.ndarray:
@@ -92,20 +119,23 @@ def ppi(
     f_unlabelled: np.ndarray,
     lam: float | np.ndarray | None = 1.0,
     confidence: float = 0.95,
+    interval: str = "t",
 ) -> Interval:
     """The prediction-powered mean of each column (see the module docstring): ``lam=1``
     is PPI, ``lam=None`` PPI++ (power-tuned), ``lam=0`` the classical mean.
 
     ``y``, ``f``: ``(n, m)`` human and judge values of the labelled queries;
-    ``f_unlabelled``: ``(N, m)`` judge values of the others (``N ≥ 1``)."""
+    ``f_unlabelled``: ``(N, m)`` judge values of the others (``N ≥ 2``); ``interval``:
+    ``"t"`` or ``"z"`` (see the module docstring)."""
+    ddof = _ddof(interval)
     y, f, fu = _cols(y), _cols(f), _cols(f_unlabelled)
     if y.shape != f.shape:
         raise InputError(f"human values {y.shape} and judge values {f.shape} must align")
     n, big_n = y.shape[0], fu.shape[0]
-    if n < 2 or big_n < 1:
+    if n < 2 or big_n < 1 + ddof:
         raise InputError(
-            f"prediction-powered inference needs at least 2 human-labelled queries and 1 "
-            f"judged only (have {n} and {big_n})"
+            f"prediction-powered inference needs at least 2 human-labelled queries and "
+            f"{1 + ddof} judged only (have {n} and {big_n})"
         )
     lam_arr = (
         power_tuned_lambda(y, f, fu)
@@ -114,8 +144,8 @@ def ppi(
     )
     rect = y - lam_arr * f
     value = lam_arr * fu.mean(axis=0) + rect.mean(axis=0)
-    se = np.sqrt((lam_arr * fu).var(axis=0) / big_n + rect.var(axis=0) / n)
-    return _interval(value, se, confidence, lam_arr)
+    se = np.sqrt((lam_arr * fu).var(axis=0, ddof=ddof) / big_n + rect.var(axis=0, ddof=ddof) / n)
+    return _interval(value, se, confidence, interval, n, lam_arr)
 
 
 def correlation(y: np.ndarray, f: np.ndarray) -> np.ndarray:
