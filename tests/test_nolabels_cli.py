@@ -161,3 +161,30 @@ def test_bad_input_is_named(files, capsys):
         == 2
     )
     assert "--max-overlap takes a number or none" in capsys.readouterr().err
+
+
+def test_demo_section_shows_the_leak_and_the_calibrated_estimate(tmp_path):
+    from ranklens.app.demo import overlap_judge
+    from ranklens.app.demo_nolabels import nolabels_section
+
+    demo = load()
+    retrievers = {
+        "llamaindex-bm25": bm25(demo.corpus),
+        "llamaindex-bm25-sentences": word_overlap(demo.corpus, 0.4),
+    }
+    results = {n: ranklens.run(r, demo, k=10, progress=False) for n, r in retrievers.items()}
+    report = ranklens.compare(demo, results, ["ndcg@10"])
+    html = tmp_path / "report.html"
+    text = nolabels_section(
+        demo,
+        results,
+        "llamaindex-bm25",
+        overlap_judge,
+        (retrievers["llamaindex-bm25"], {}),
+        report,
+        html,
+    )
+    assert "150 questions from the 150 passages" in text
+    assert "are contained in\ntheir own passage" in text or "contained in their own" in text
+    assert "on the generated questions" in text and "PPI++" in text
+    assert "Estimated without full labels" in html.read_text()
