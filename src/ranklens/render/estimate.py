@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from ..text import clip
 from .svg import color
 
 METHODS = (("naive", "judge only"), ("human", "human only"), ("ppi", "PPI"), ("ppi++", "PPI++"))
@@ -79,51 +80,58 @@ def estimate_text(e: Mapping[str, Any]) -> str:
 
 
 def interval_chart(e: Mapping[str, Any], metric: str) -> str:
-    """Horizontal intervals, one group per run or difference, one bar per method."""
+    """Horizontal intervals: per run or difference a header line, then one bar per method
+    (a dot at the estimate); a dashed line at 0 when the axis holds it."""
     rows = [r for r in e["rows"] if r["metric"] == metric]
     lows = [r[k]["lo"] for r in rows for k, _ in METHODS]
     highs = [r[k]["hi"] for r in rows for k, _ in METHODS]
     lo, hi = min(lows), max(highs)
     pad = (hi - lo) * 0.05 or 0.05
     lo, hi = lo - pad, hi + pad
-    label_w, plot_w, row_h = 210, 420, 15
-    height = 30 + len(rows) * (len(METHODS) * row_h + 12)
+    label_w, plot_w, row_h, head_h = 90, 470, 15, 18
+    width = label_w + plot_w + 30
+    height = 34 + len(rows) * (head_h + len(METHODS) * row_h + 6) + 16
 
     def x(v: float) -> float:
         return label_w + (v - lo) / (hi - lo) * plot_w
 
     parts = [
-        f'<text x="{label_w}" y="14" font-size="12">{escape(metric)}: '
-        f"{e['confidence']:.0%} intervals (dot: estimate)</text>"
+        f'<text x="4" y="14" font-size="12" font-weight="bold">{escape(metric)}: '
+        f"{e['confidence']:.0%} intervals (dot: the estimate)</text>"
     ]
     if lo < 0 < hi:
         parts.append(
-            f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="20" y2="{height}" '
+            f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="24" y2="{height - 18}" '
             'stroke="#999" stroke-dasharray="3 3"/>'
         )
-    y = 28
+    y = 24
     for r in rows:
-        parts.append(f'<text x="4" y="{y + 12}" font-size="12">{escape(r["target"])}</text>')
+        parts.append(
+            f'<text x="4" y="{y + 13}" font-size="12" font-weight="bold">'
+            f"{escape(clip(r['target'], 80))}</text>"
+        )
+        y += head_h
         for i, (k, name) in enumerate(METHODS):
-            d = r[k]
-            c = color(i)
+            d, c = r[k], color(i)
             yy = y + i * row_h + 7
             parts.append(
                 f"<g><title>{escape(name)}: {escape(_iv(d, 4))}</title>"
+                f'<text x="{label_w - 8}" y="{yy + 4}" font-size="11" text-anchor="end">'
+                f"{escape(name)}</text>"
                 f'<line x1="{x(d["lo"]):.1f}" x2="{x(d["hi"]):.1f}" y1="{yy}" y2="{yy}" '
                 f'stroke="{c}" stroke-width="3"/><circle cx="{x(d["value"]):.1f}" cy="{yy}" '
-                f'r="3.5" fill="{c}"/><text x="{label_w - 6}" y="{yy + 4}" font-size="10" '
-                f'text-anchor="end">{escape(name)}</text></g>'
+                f'r="3.5" fill="{c}"/></g>'
             )
-        y += len(METHODS) * row_h + 12
+        y += len(METHODS) * row_h + 6
     for v in (lo + pad, (lo + hi) / 2, hi - pad):
         parts.append(
-            f'<text x="{x(v):.1f}" y="{height - 2}" font-size="10" '
+            f'<text x="{x(v):.1f}" y="{height - 4}" font-size="10" '
             f'text-anchor="middle">{v:.3f}</text>'
         )
     return (
-        f'<svg class="chart estimate" width="{label_w + plot_w + 20}" height="{height + 8}" '
-        f'role="img" xmlns="http://www.w3.org/2000/svg">{"".join(parts)}</svg>'
+        f'<svg class="chart estimate" data-chart="estimate" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" xmlns="http://www.w3.org/2000/svg">'
+        f"{''.join(parts)}</svg>"
     )
 
 
