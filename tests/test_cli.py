@@ -123,8 +123,10 @@ def test_demo_runs_as_a_console_script(tmp_path):
         assert f"ran {name}" in out
     assert "paired comparisons" in out and "Holm correction" in out
     assert "What LlamaIndex's own RetrieverEvaluator reports" in out and "Next:" in out
-    html = (tmp_path / "ranklens-demo-report.html").read_text()
+    html = (tmp_path / "ranklens-demo" / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "merrow-lighthouses" in html
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ranklens-demo"]  # nothing else
+    assert "the demo writes its files to ranklens-demo/" in out
 
 
 def test_demo_data_files_are_the_generator_output(tmp_path):

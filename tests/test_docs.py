@@ -38,3 +38,9 @@ def test_readme_links_resolve():
     assert links, "the README links its docs"
     for link in links:
         assert (ROOT / link).exists(), link
+
+
+def test_dataset_schema_table_is_generated_from_the_code():
+    from ranklens.io.records import dataset_fields_table
+
+    assert dataset_fields_table() in (ROOT / "docs" / "datasets.md").read_text()

@@ -153,7 +153,7 @@ def test_the_demo_report_drills_down_and_its_judging_page_opens(browser, tmp_pat
     assert "Cohen's d_z" in glossary.text and "ndcg@10" in glossary.text
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
-    browser.get((tmp_path / "ranklens-demo-judge.html").as_uri())
+    browser.get((tmp_path / "ranklens-demo" / "judge.html").as_uri())
     assert browser.find_element(By.ID, "progress").text.endswith("judged")
     assert browser.find_element(By.ID, "passage").text
 
@@ -162,12 +162,12 @@ def test_chart_titles_wrap_and_difference_marks_stay_few():
     from ranklens.render import svg
 
     long = "ndcg@10: " + " − ".join(["a-run-with-a-very-long-descriptive-name"] * 3) + ", per q"
-    chart = svg.difference_chart(long, [0.5, -0.25, 0.0], "#000", "difference", ["a", "b<", "c"])
+    chart = svg.difference_chart(long, [0.5, -0.25, 0.0], "difference", ["a", "b<", "c"])
     titles = re.findall(r'class="chart-title">([^<]*)<', chart)
     assert len(titles) > 1 and "…" not in "".join(titles)
     assert " ".join(titles).replace("  ", " ") == long  # every word shown, none cut
     assert chart.count('class="qmark"') == 3 and 'data-q="b&lt;"' in chart
-    many = svg.difference_chart("t", [i / 1000 for i in range(10_000)], "#000", "d",
+    many = svg.difference_chart("t", [i / 1000 for i in range(10_000)], "d",
                                 [f"q{i}" for i in range(10_000)])  # fmt: skip
     assert many.count('class="qmark"') == 2 * svg.MARKED
     assert 'data-q="q9999"' in many and 'data-q="q0"' in many  # both ends

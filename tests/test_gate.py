@@ -131,8 +131,8 @@ def test_a_baseline_of_another_labelled_set_is_refused_naming_what_changed(basel
     relabelled["q0"]["d0-1"] = 2
     with pytest.raises(InputError, match="the labels"):
         ranklens.gate(relabelled, retrieval(200, 0.6, 1), baseline, METRICS)
-    with pytest.raises(InputError, match="metrics: baseline"):
-        ranklens.gate(labelled_set(200), retrieval(200, 0.6, 1), baseline, ["ndcg@10"])
+    with pytest.raises(InputError, match=r"baseline has no values of P@5 \(it holds ndcg@10"):
+        ranklens.gate(labelled_set(200), retrieval(200, 0.6, 1), baseline, ["ndcg@10", "P@5"])
     with pytest.raises(InputError, match="options: baseline"):
         ranklens.gate(
             labelled_set(200), retrieval(200, 0.6, 1), baseline, METRICS, relevance_level=2
@@ -274,3 +274,28 @@ def test_the_commands_offer_every_paired_test():
     from ranklens.app.gate_cli import PAIRED_TESTS
 
     assert set(PAIRED_TESTS) == set(stats.TESTS)
+
+
+def test_gating_on_some_of_the_baselines_metrics_works(baseline):
+    """A baseline holding ndcg@10, mrr@10 and recall@5 gates ndcg@10 alone."""
+    result = ranklens.gate(labelled_set(200), retrieval(200, 0.3, 2), baseline, ["ndcg@10"])
+    assert [v.metric for v in result.verdicts] == ["ndcg@10"]
+    assert result.verdicts[0].status == "fail" and result.verdicts[0].baseline > 0
+    same = ranklens.gate(labelled_set(200), retrieval(200, 0.6, 1), baseline, ["mrr@10"])
+    assert same.passed
+
+
+def test_writing_a_baseline_says_so_and_shows_no_verdict(tmp_path):
+    path = tmp_path / "b.json"
+    result = ranklens.gate(
+        labelled_set(30), retrieval(30, 0.6, 1), path, METRICS, update_baseline=True
+    )
+    text, md = result.to_text(), result.to_markdown()
+    assert "baseline written to" in text and "nothing compared" in text
+    assert "PASS" not in text and "pass" not in md.lower().replace("passed", "")
+    assert "value written" in text and "value written" in md
+    floored = ranklens.gate(
+        labelled_set(30), retrieval(30, 0.6, 1), path, METRICS, update_baseline=True,
+        floors={"ndcg@10": 0.99},
+    )  # fmt: skip
+    assert not floored.passed and ">= 0.99: FAIL" in floored.to_text()

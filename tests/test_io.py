@@ -120,7 +120,7 @@ def test_json_objects(tmp_path):
     [
         ('{"query_id": "q1", "relevant": {"a": 1}}\n{"query_id": "q2"\n', r"q.jsonl:2: invalid"),
         ('{"relevant": {"a": 1}}\n', r"q.jsonl:1: missing field 'query_id'"),
-        ('{"query_id": "q1"}\n', r"q.jsonl:1: missing field 'relevant'"),
+        ('{"query_id": "q1"}\n', r"q.jsonl:1: no labels: give 'relevant' \(or 'relevant_d"),
         ('{"query_id": "q1", "groups": "a"}\n', r"q.jsonl:1: field 'groups' must be"),
         (
             '{"query_id": "q1", "relevant": ["a"]}\n{"query_id": "q1", "relevant": ["b"]}\n',

@@ -61,6 +61,8 @@ def test_missing_query_scores_zero_by_default_and_can_be_skipped():
         "failures": {},
         "tied_documents": 0,
         "tie_queries": 0,
+        "queries_without_relevant": 0,
+        "labelled_documents": 2,
     }
     assert ev.judged.counts.missing_ids == ["q2"] and ev.judged.counts.ignored_ids == ["q3"]
     skipped = ranklens.evaluate(qrels, run, ["P@1"], missing="skip")

@@ -146,12 +146,13 @@ def test_effect_size_and_win_tie_loss():
     d = np.array([0.5, 0.0, -0.25, 0.5])
     assert stats.effect_size(d)[0] == pytest.approx(d.mean() / d.std(ddof=1))
     assert stats.win_tie_loss(d).tolist() == [[2, 1, 1]]
-    # no variation: undefined, never 0, inf or float noise (0.1 - 0.2 + 0.1 ...)
-    assert np.isnan(stats.effect_size(np.zeros(4))[0])
-    assert np.isnan(stats.effect_size(np.full(5, 0.1))[0])
+    # no variation: a definite effect, never NaN nor float noise (0.1 - 0.2 + 0.1 ...)
+    assert stats.effect_size(np.zeros(4))[0] == 0.0
+    assert stats.effect_size(np.full(5, 0.1))[0] == np.inf
+    assert stats.effect_size(np.full(5, -0.1))[0] == -np.inf
     noisy = np.array([0.30000000000000004, 0.3, 0.3, 0.30000000000000004]) - 0.1
-    assert np.isnan(stats.effect_size(noisy)[0])
-    assert np.isnan(stats.effect_size(np.array([0.2]))[0])
+    assert stats.effect_size(noisy)[0] == np.inf
+    assert np.isnan(stats.effect_size(np.array([0.2]))[0])  # one query: no spread to measure
     assert stats.paired_t(np.full(5, 0.1))[0] == 0.0
 
 

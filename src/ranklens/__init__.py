@@ -100,6 +100,10 @@ _LAZY = {
     "text_hash": "capture",
     "Recorder": "capture",
     "Retrieval": "capture",
+    # monitoring in production: live windows, drift alerts, exports, interleaving
+    "Monitor": "monitoring",
+    "interleave": "monitoring",
+    "interleaving_result": "monitoring",
     # errors
     "RanklensError": "errors",
     "InputError": "errors",

@@ -15,6 +15,11 @@ class InputError(RanklensError):
     """Malformed qrels, run or dataset input (names the file/line, query, document or field)."""
 
 
+class NoSharedQueryError(InputError):
+    """Nothing to evaluate: the run answers no labelled query (or, under a convention that
+    leaves out queries without a relevant document, no such query is left)."""
+
+
 class DuplicateDocumentError(InputError):
     """A document appears twice in one query of a run or of the qrels."""
 
@@ -32,6 +37,11 @@ class RanklensWarning(UserWarning):
 
 class RunFailuresWarning(RanklensWarning):
     """Some queries of a run failed; their records say why (``RunResult.failed``)."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """``ranklens.run`` was interrupted (Ctrl-C); the message says how many queries were
+    saved and how to resume."""
 
 
 class MissingDependencyError(ImportError):

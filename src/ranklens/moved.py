@@ -71,6 +71,29 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         return None
 
+    def get_code(self, fullname: str) -> Any:
+        """What ``python -m <old path>`` runs: the command, for the old CLI module
+        (``python -m ranklens.cli``), with a note of how to run it now; for any other moved
+        module, a message saying where it went."""
+        homes = " or ".join(MOVED[fullname])
+        if fullname == "ranklens.cli":
+            source = (
+                "import sys\n"
+                "print('ranklens.cli moved: run `ranklens ...` or `python -m ranklens ...`', "
+                "file=sys.stderr)\n"
+                "from ranklens.app.cli import main\n"
+                "raise SystemExit(main())\n"
+            )
+        else:
+            source = (
+                f"raise SystemExit({fullname!r} + ' moved to {homes} and is not a command: "
+                "run `ranklens --help` (or `python -m ranklens --help`)')\n"
+            )
+        return compile(source, f"<moved {fullname}>", "exec")
+
+    def is_package(self, fullname: str) -> bool:
+        return False
+
 
 def install() -> None:
     """Put the finder on ``sys.meta_path`` (once)."""

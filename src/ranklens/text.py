@@ -41,6 +41,16 @@ def clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def shown(value: Any, n: int = 60) -> str:
+    """``repr(value)`` for an error message, cut to ``n`` characters (a 400-digit number
+    or a long list is named, not printed whole).
+
+    >>> shown(10**100, 12)
+    '10000000000…'
+    """
+    return clip(repr(value), n)
+
+
 def script_json(obj: Any) -> str:
     """``obj`` as JSON safe inside an HTML ``<script>`` element: ``<``, ``>``, ``&`` and the
     line separators U+2028/U+2029 written as ``\\uXXXX`` escapes (a string can then close

@@ -54,7 +54,13 @@ def test_query_engine_concurrent_queries_equal_the_runner(bm25, scifact_slice, m
     ours = rec.evaluate(scifact_slice, METRICS)
     theirs = runner.evaluate(scifact_slice, METRICS)
     assert ours.aggregate == theirs.aggregate
-    assert ours.recorder_counts == {"unmatched": 0, "repeats": 0, "failed": 0, "matched": 60}
+    assert ours.recorder_counts == {
+        "unmatched": 0,
+        "repeats": 0,
+        "failed": 0,
+        "ambiguous": 0,
+        "matched": 60,
+    }
     # Detached: nothing more is recorded.
     engine.query("after detaching")
     assert rec.total == len(scifact_slice.queries)

@@ -218,6 +218,12 @@ def _build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
+    demo.add_argument(
+        "--out",
+        metavar="DIR",
+        default="ranklens-demo",
+        help="folder for the demo's files: HTML report, judging page (default: ranklens-demo)",
+    )
     return parser
 
 
@@ -230,6 +236,11 @@ def _add_report_outputs(p: argparse.ArgumentParser) -> None:
         choices=["table", "markdown", "csv", "latex", "json", "none"],
         help="what to print (default: table)",
     )
+    p.add_argument(
+        "--details",
+        action="store_true",
+        help="notes with every metric and the queries behind them (default: a line per run)",
+    )
 
 
 def _emit_report(report, args: argparse.Namespace) -> int:
@@ -237,10 +248,11 @@ def _emit_report(report, args: argparse.Namespace) -> int:
         report.save(args.json)
     if args.html:
         report.to_html(args.html)
+    details = bool(getattr(args, "details", False))
     if args.format == "table":
-        report.print()
+        report.print(details=details)
     elif args.format == "markdown":
-        sys.stdout.write(report.to_markdown())
+        sys.stdout.write(report.to_markdown(details=details))
     elif args.format == "csv":
         sys.stdout.write(report.to_csv())
     elif args.format == "latex":
@@ -334,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             from .demo import run_demo
 
-            return run_demo()
+            return run_demo(outputs=args.out)
     except (RanklensError, MissingDependencyError) as exc:
         sys.stderr.write(f"ranklens: error: {visible(str(exc))}\n")
         return 2

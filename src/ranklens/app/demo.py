@@ -63,9 +63,23 @@ def build_retrievers(dataset: Any) -> tuple[dict[str, tuple[Any, dict[str, Any]]
     return found, missing
 
 
-def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report.html") -> int:
-    """Print the demo to ``out`` (default stdout), write the HTML report; the exit status."""
+OUTPUTS = "ranklens-demo"
+"""The folder the demo writes its files to (the HTML report, the judging page)."""
+
+
+def run_demo(
+    out: TextIO | None = None,
+    html: str | Path | None = None,
+    outputs: str | Path = OUTPUTS,
+) -> int:
+    """Print the demo to ``out`` (default stdout) and write its files (the HTML report,
+    at ``html`` if given, and the judging page) to the folder ``outputs``; the exit
+    status."""
     import os
+
+    folder = Path(outputs)
+    folder.mkdir(parents=True, exist_ok=True)
+    html = Path(html) if html is not None else folder / "report.html"
 
     os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     out = out or sys.stdout
@@ -109,15 +123,18 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
     out.write("\n")
     out.write(report.to_text(color=out.isatty() if hasattr(out, "isatty") else False))
     report.to_html(html)
-    out.write(f"\nHTML report: {Path(html).resolve()}\n\n")
+    out.write(f"\nHTML report: {html.resolve()}  (the demo writes its files to {folder}/)\n\n")
     out.write(_llamaindex_paragraph(dataset, results.get(BASELINE)))
     out.write(_gate_section(dataset, results, baseline))
     out.write(_fusion_section(dataset, results, baseline))
-    out.write(_holes_section(dataset, results))
+    out.write(_holes_section(dataset, results, folder))
     section = nolabels_section(dataset, results, baseline, overlap_judge,
                                retrievers.get(baseline), report, html)  # fmt: skip
     out.write(section)
     out.write(_scale_section(dataset, results[baseline]))
+    from .demo_monitor import monitor_section
+
+    out.write(monitor_section(dataset, results, baseline))
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
         "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
@@ -129,6 +146,7 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
         "  ranklens estimate DATASET RUN_A RUN_B --judge mod:fn --human human.qrels  # PPI\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  ranklens evaluate QRELS shards/ --memory 2G [--ray]   # runs larger than memory\n"
+        "  see docs/monitoring.md: drift alerts, OpenTelemetry, interleaving in production\n"
         "  uv run pytest                    # every check, against trec_eval too\n"
         "  see examples/ for LlamaIndex, LangChain, Haystack and AutoRAG recipes\n"
     )
@@ -219,7 +237,7 @@ def overlap_judge(query: str, passage: str) -> int:
     return 2 if len(found) >= 3 else 1 if len(found) == 2 else 0
 
 
-def _holes_section(dataset: Any, results: dict[str, Any]) -> str:
+def _holes_section(dataset: Any, results: dict[str, Any], folder: Path) -> str:
     """Judgment holes: the unjudged passages the runs put in their top 10, pooled, graded by
     a stand-in model judge, merged with the labels, and the runs re-scored; the pool is also
     written as a judging page for a person."""
@@ -241,7 +259,7 @@ def _holes_section(dataset: Any, results: dict[str, Any]) -> str:
         check = agreement(dataset.qrels, assess(labelled, overlap_judge, progress=False))
     merged = Qrels.merge(dataset.qrels, model, sources=["labels", model.source])
     change = rescore(dataset, merged, results, ["P@10", "ndcg@10"], test="t")
-    page = Path("ranklens-demo-judge.html")
+    page = folder / "judge.html"
     judging_page(p, page, title="ranklens demo: judge the pooled passages")
     head = (
         f"Judgment holes: the runs put {p.info['unjudged_pairs']} unlabelled passages in their "

@@ -43,6 +43,9 @@ class RetrieverAdapter:
     log to refuse mixing configurations."""
 
     is_async: bool = False
+    takes_k: bool = True
+    """Whether the retriever is asked for ``k`` hits (False where its own top-k setting
+    decides, as for LlamaIndex and LangChain retrievers): ``fetch_k`` needs it."""
 
     def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
         raise NotImplementedError
@@ -71,6 +74,7 @@ class FunctionRetriever(RetrieverAdapter):
         var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
         self._pass_id = var_kw or "query_id" in params
         self._pass_k = var_kw or "k" in params
+        self.takes_k = self._pass_k
 
     def _kwargs(self, query_id: str, k: int | None) -> dict[str, Any]:
         kw: dict[str, Any] = {}
@@ -85,6 +89,14 @@ class FunctionRetriever(RetrieverAdapter):
 
     async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
         return _hits(await self.fn(query, **self._kwargs(query_id, k)), query_id)
+
+    @property
+    def name(self) -> str:
+        """What the run is called by default: the function's name (a ``partial``'s
+        function, a callable object's class; ``lambda`` for a lambda)."""
+        target = getattr(self.fn, "func", self.fn)
+        name = getattr(target, "__name__", None) or type(target).__name__
+        return "lambda" if name == "<lambda>" else str(name)
 
     def config(self) -> dict[str, Any]:
         """The function's name and :func:`~ranklens.capture.identity.state_digest` (its
@@ -121,13 +133,16 @@ class AdapterPlugin:
 
     ``wrap(obj)`` returns a :class:`RetrieverAdapter`; ``demo``
     (optional) returns ``{run name: (retriever, run options)}`` for a
-    :class:`~ranklens.Dataset` with a corpus.
+    :class:`~ranklens.Dataset` with a corpus; ``interleave`` (optional) wraps two of the
+    framework's retrievers and a :class:`ranklens.monitoring.interleaving.Interleaving`
+    into the framework's own kind of retriever (``ranklens.interleave``).
     """
 
     name: str
     matches: Callable[[Any], bool]
     wrap: Callable[..., RetrieverAdapter]
     demo: Callable[[Any], dict[str, tuple[Any, dict[str, Any]]]] | None = None
+    interleave: Callable[[Any, Any, Any], Any] | None = None
 
 
 _PLUGINS: dict[str, AdapterPlugin] = {}
@@ -162,20 +177,33 @@ def plugins() -> list[tuple[str, AdapterPlugin]]:
     return out
 
 
+def _roots(obj: Any) -> list[str]:
+    # the modules of the object's classes, and of its metaclass (Haystack's @component
+    # classes keep the user's module but get haystack's metaclass)
+    classes = [*type(obj).__mro__, type(type(obj))]
+    return list(dict.fromkeys(c.__module__.split(".")[0] for c in classes))
+
+
+def plugin_of(obj: Any) -> AdapterPlugin | None:
+    """The plugin of the framework ``obj`` belongs to (through the modules of its classes),
+    or None; only that framework's entry point is loaded."""
+    for root in _roots(obj):
+        plugin = plugin_for_module(root)
+        if plugin is not None and plugin.matches(obj):
+            return plugin
+    return None
+
+
 def as_retriever(obj: Any) -> RetrieverAdapter:
     """An adapter for ``obj``: itself if it is one; a framework object wrapped by its
     package's plugin; a :class:`FunctionRetriever` for a callable. A framework object whose
     package is not installed is an error naming the package."""
     if isinstance(obj, RetrieverAdapter):
         return obj
-    # the modules of the object's classes, and of its metaclass (Haystack's @component
-    # classes keep the user's module but get haystack's metaclass)
-    classes = [*type(obj).__mro__, type(type(obj))]
-    roots = [c.__module__.split(".")[0] for c in classes]
-    for root in dict.fromkeys(roots):
-        plugin = plugin_for_module(root)
-        if plugin is not None and plugin.matches(obj):
-            return plugin.wrap(obj)
+    plugin = plugin_of(obj)
+    if plugin is not None:
+        return plugin.wrap(obj)
+    roots = _roots(obj)
     hint = next((PACKAGE_HINTS[r] for r in roots if r in PACKAGE_HINTS), None)
     if hint:
         raise InputError(

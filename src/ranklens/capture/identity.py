@@ -27,6 +27,7 @@ import contextlib
 import functools
 import hashlib
 import inspect
+import os
 import re
 import types
 from typing import Any
@@ -203,3 +204,23 @@ def _state(obj: Any) -> dict[str, Any] | None:
             if isinstance(slot, str) and slot not in state and hasattr(obj, slot):
                 state[slot] = getattr(obj, slot)
     return state or None
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON data for a run log's ``config=``: dict keys as strings,
+    tuples as lists, sets sorted, numpy scalars and paths as their values, and anything
+    else as its :func:`fingerprint`, so that any configuration a user writes is accepted
+    and hashes the same in every process."""
+    if isinstance(value, (*_PRIMITIVE, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((plain(v) for v in value), key=repr)
+    if type(value).__module__ == "numpy" and getattr(value, "shape", None) == ():
+        return value.item()  # a numpy scalar
+    if isinstance(value, os.PathLike):
+        return str(value)
+    return fingerprint(value)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ..errors import InputError, RanklensWarning
@@ -14,38 +14,71 @@ from .hits import key_name, normalise_text
 from .records import Retrieval
 
 
-def match_records(
-    records: Iterable[Retrieval], labelled: Mapping[str, str] | None, match: str
-) -> tuple[dict[str, Retrieval], dict[str, int]]:
-    """``{label query id: first successful retrieval}`` and counts (``unmatched``,
-    ``repeats``, ``failed``). ``match="id"``: the record's query id (when labelled texts are
-    known, only ids among them); ``"text"``: the labelled query whose normalised text equals
-    the record's; ``"auto"``: by id, else by text."""
+def label_matcher(
+    labelled: Mapping[str, str] | None,
+    match: str = "auto",
+    ids: Collection[str] | None = None,
+    with_labels: Collection[str] | None = None,
+) -> Callable[[str | None, str], list[str]]:
+    """``lookup(query_id, query_text) -> [label query ids]`` (empty when none matches).
+    ``match="id"``: the record's query id (when labelled texts or ``ids`` are known, only
+    ids among them); ``"text"``: the queries whose normalised text equals the record's;
+    ``"auto"``: by id, else by text.
+
+    Several queries of a dataset may share one text (SciFact has such pairs): a text then
+    names each of them that has labels (``with_labels``, else ``ids``; all of them when
+    none has), since the same text retrieves the same documents."""
     if match not in ("id", "text", "auto"):
         raise InputError(f"match must be 'id', 'text' or 'auto', got {match!r}")
     if match == "text" and labelled is None:
         raise InputError("matching by text needs a Dataset (query texts), not bare qrels")
-    by_text: dict[str, str] = {}
-    if labelled is not None:
-        for qid, text in labelled.items():
-            by_text.setdefault(normalise_text(text), qid)
+    known = None if labelled is None and ids is None else set(labelled or ()) | set(ids or ())
+    by_text: dict[str, list[str]] = {}
+    for qid, text in (labelled or {}).items():
+        by_text.setdefault(normalise_text(text), []).append(qid)
+    prefer = with_labels if with_labels is not None else ids
+    if prefer is not None:
+        have = set(map(str, prefer))
+        for text, qids in by_text.items():
+            by_text[text] = [q for q in qids if q in have] or qids
+
+    def lookup(query_id: str | None, query: str) -> list[str]:
+        if match != "text" and query_id is not None and (known is None or query_id in known):
+            return [str(query_id)]
+        if match != "id" and by_text:
+            return by_text.get(normalise_text(query), [])
+        return []
+
+    return lookup
+
+
+def match_records(
+    records: Iterable[Retrieval],
+    labelled: Mapping[str, str] | None,
+    match: str,
+    with_labels: Collection[str] | None = None,
+) -> tuple[dict[str, Retrieval], dict[str, int]]:
+    """``{label query id: first successful retrieval}`` and counts (``unmatched``,
+    ``repeats``, ``failed``, ``ambiguous``), records matched by :func:`label_matcher`. A
+    record whose text several labelled queries share answers each of them and is counted in
+    ``ambiguous``, so no labelled query is dropped unseen."""
+    lookup = label_matcher(labelled, match, with_labels=with_labels)
     out: dict[str, Retrieval] = {}
-    counts = {"unmatched": 0, "repeats": 0, "failed": 0}
+    counts = {"unmatched": 0, "repeats": 0, "failed": 0, "ambiguous": 0}
     for rec in records:
-        qid = None
-        known = rec.query_id is not None and (labelled is None or rec.query_id in labelled)
-        if match != "text" and known:
-            qid = rec.query_id
-        if qid is None and match != "id" and labelled is not None:
-            qid = by_text.get(normalise_text(rec.query))
-        if qid is None:
+        qids = lookup(rec.query_id, rec.query)
+        if len(qids) > 1:
+            counts["ambiguous"] += 1
+        if not qids:
             counts["unmatched"] += 1
         elif not rec.ok:
             counts["failed"] += 1
-        elif qid in out:
-            counts["repeats"] += 1
         else:
-            out[qid] = rec
+            new = [q for q in qids if q not in out]
+            if not new:
+                counts["repeats"] += 1
+            for q in new:
+                out[q] = rec
     return out, counts
 
 
@@ -53,10 +86,30 @@ def recorded_run(
     records: Iterable[Retrieval], labels: Any, match: str, name: str
 ) -> tuple[Run, dict[str, int], dict[str, Retrieval]]:
     """The matched retrievals as a :class:`~ranklens.Run`, with the matching counts and
-    the matched records (``{label query id: record}``)."""
-    matched, counts = match_records(records, getattr(labels, "queries", None), match)
+    the matched records (``{label query id: record}``). ``matched`` counts the queries the
+    run answers, so it agrees with what an evaluation of the run sees."""
+    qrels = getattr(labels, "qrels", None)
+    with_labels = labelled_ids(qrels) if qrels is not None else None
+    matched, counts = match_records(records, getattr(labels, "queries", None), match, with_labels)
     run = Run.from_dict({q: r.doc_ids for q, r in matched.items()}, name=name)
     return run, {**counts, "matched": len(matched)}, matched
+
+
+def labelled_ids(qrels: Any) -> list[str]:
+    """The queries ``qrels`` labels."""
+    return [str(q) for q in qrels.query_ids]
+
+
+def ambiguity_note(counts: Mapping[str, int]) -> str | None:
+    """A sentence for the records whose text several dataset queries share, or None."""
+    n = counts.get("ambiguous", 0)
+    if not n:
+        return None
+    return (
+        f"{n} recorded {'retrieval was' if n == 1 else 'retrievals were'} matched by a text "
+        "that several dataset queries share; each answers every labelled query with that "
+        "text (pass query ids to match exactly)"
+    )
 
 
 def no_match_message(call: str, counts: dict[str, int], labels: Any, match: str = "auto") -> str:
@@ -134,3 +187,21 @@ def warn_if_wrong_key(ev: Evaluation, records: dict[str, Retrieval], qrels: Any,
             RanklensWarning,
             stacklevel=3,
         )
+
+
+def matching_notes(counts: Mapping[str, int]) -> list[str]:
+    """What matching recorded retrievals to labelled queries left out or shared, as
+    phrases for an evaluation's notes (``matched`` agrees with the queries evaluated)."""
+    notes = [f"{counts.get('matched', 0):,} labelled queries matched by recorded retrievals"]
+    if counts.get("evicted"):
+        notes.append(f"{counts['evicted']:,} older retrievals let go by the recorder (spill=False)")
+    if counts.get("unmatched"):
+        notes.append(f"{counts['unmatched']:,} recorded retrievals matched no labelled query")
+    if counts.get("failed"):
+        notes.append(f"{counts['failed']:,} matched retrievals had failed (not scored)")
+    if counts.get("repeats"):
+        notes.append(f"{counts['repeats']:,} repeated retrievals of a matched query (first kept)")
+    ambiguous = ambiguity_note(counts)
+    if ambiguous:
+        notes.append(ambiguous)
+    return notes

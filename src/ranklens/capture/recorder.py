@@ -2,12 +2,14 @@
 
 Framework hooks (``ranklens_llamaindex.instrument``, ``ranklens_langchain``'s callback
 handler, ``ranklens_haystack``'s recorder component) call :meth:`Recorder.start` and
-:meth:`Recorder.end` (or :meth:`Recorder.record` in one go). The recorder is thread- and
-asyncio-safe (the request path is a dict insert and pop and one deque append, each atomic;
-a lock guards spilling and reading; no awaits), maps hits to document
-ids with the same ``key`` as the runner (:mod:`ranklens.hits`), and keeps memory bounded:
-past ``max_records`` the oldest records go to a JSONL spill file and are read back by
-:meth:`to_run`, :meth:`records` and :meth:`evaluate`.
+:meth:`Recorder.end` (or :meth:`Recorder.record` in one go); subscribers (a
+:class:`~ranklens.Monitor`) are handed each record as it is made
+(:meth:`Recorder.subscribe`). The recorder is thread- and asyncio-safe (the request path
+is a dict insert and pop and one deque append, each atomic; a lock guards spilling and
+reading; no awaits), maps hits to document ids with the same ``key`` as the runner
+(:mod:`ranklens.hits`), and keeps memory bounded: past ``max_records`` the oldest records
+go to a JSONL spill file and are read back by :meth:`to_run`, :meth:`records` and
+:meth:`evaluate` (or, with ``spill=False``, are let go and counted).
 """
 
 from __future__ import annotations
@@ -23,22 +25,21 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..evaluation import Evaluation, evaluate
-from ..io import coerce_qrels
 from ..judging.options import failure_note
-from ..model import Run
-from .hits import Converter, Hit, KeyLike, LightHit, Mapped, coerce_hit, key_name, map_hits
-from .matching import no_match_message, recorded_run, warn_if_wrong_key
+from .hits import Converter, Hit, KeyLike, LightHit, coerce_hit
+from .recorded import RecordedRetrievals
 from .records import Retrieval
-from .slots import ERROR, error_of, failure_text, recent_of
+from .slots import ERROR, error_of, failure_text, materialise, recent_of
 from .spill import SpillFile
 
 
-class Recorder:
+class Recorder(RecordedRetrievals):
     """Captures retrievals; see the module docstring.
 
     ``key``: how a hit names a labelled document. ``max_records``: records kept in memory
     before the oldest spill to ``spill`` (a JSONL path; a temporary file when None).
+    ``spill=False`` keeps only the last ``max_records`` (older ones are let go and counted
+    in ``evicted``: a long-running app watched by a :class:`~ranklens.Monitor`).
     ``window``: how many recent retrievals :meth:`summary` describes.
     """
 
@@ -47,7 +48,7 @@ class Recorder:
         key: KeyLike = "id",
         *,
         max_records: int = 10_000,
-        spill: str | Path | None = None,
+        spill: str | Path | bool | None = None,
         window: int = 1000,
         name: str = "recorded",
     ):
@@ -56,7 +57,11 @@ class Recorder:
         self.key = key
         self.name = name
         self.max_records = max_records
-        self._spill_file = SpillFile(self, spill)
+        self._evict = spill is False
+        self._spill_file = SpillFile(self, None if isinstance(spill, bool) else spill)
+        self._listeners: tuple[Callable[[tuple], None], ...] = ()
+        self.evicted = 0  # records let go with spill=False
+        self.listener_errors = 0
         self._lock = threading.Lock()
         self._memory: deque[tuple] = deque()
         self._pending: dict[Any, tuple[float, str, str | None, str | None, str | None]] = {}
@@ -123,9 +128,12 @@ class Recorder:
         began = self._pending.pop(token, None)
         if began is None:
             return self._unmatched()
-        self._memory.append((*began, light, later, (now - began[0]) * 1000, None, token))
+        raw = (*began, light, later, (now - began[0]) * 1000, None, token)
+        self._memory.append(raw)
         if len(self._memory) > self.max_records:
             self._spill_excess()
+        for fn in self._listeners:
+            self._notify(fn, raw)
         return True
 
     def _take(self, token: Any) -> tuple | None:
@@ -189,52 +197,70 @@ class Recorder:
         self._memory.append(raw)
         if len(self._memory) > self.max_records:
             self._spill_excess()
+        for fn in self._listeners:
+            self._notify(fn, raw)
+
+    def _notify(self, fn: Callable[[tuple], None], raw: tuple) -> None:
+        try:
+            fn(raw)
+        except Exception:  # a subscriber's fault never reaches the app
+            self.listener_errors += 1
+
+    def subscribe(self, fn: Callable[[tuple], None]) -> Callable[[], None]:
+        """Call ``fn(record)`` in the request path after each retrieval is recorded (the
+        record tuple: slots in :mod:`ranklens.capture.slots`; :meth:`retrieval` reads it).
+        ``fn`` must be cheap and must not block (a :class:`~ranklens.Monitor` appends to a
+        bounded queue); its exceptions are counted in ``listener_errors``, never raised.
+        Returns the function that unsubscribes."""
+        with self._lock:
+            self._listeners = (*self._listeners, fn)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners = tuple(f for f in self._listeners if f is not fn)
+
+        return unsubscribe
 
     def _spill_excess(self) -> None:
         """Past ``max_records``, move the oldest half of memory to the spill file."""
         with self._lock:
             excess = len(self._memory) - self.max_records // 2
             if len(self._memory) > self.max_records and excess > 0:
-                self._spill(excess)
+                if self._evict:
+                    self._let_go([self._memory.popleft() for _ in range(excess)])
+                    self.evicted += excess
+                else:
+                    self._spill(excess)
 
     def _materialise(self, raw: tuple) -> Retrieval:
-        t0, query, query_id, parent, source, light, later, latency_ms, err, token = raw
-        if later is not None:
-            light = later(light)
-        hits = [Hit.from_light(t) for t in light]
-        try:
-            mapped = map_hits(hits, self.key)
-        except Exception as exc:  # a raising key=: this retrieval's failure, not the app's
-            err = (type(exc).__name__, f"key={key_name(self.key)}: {exc}"[:500])
-            mapped = Mapped([], [], 0, 0)
-        return Retrieval(
-            query=str(query),
-            query_id=None if query_id is None else str(query_id),
-            doc_ids=mapped.doc_ids,
-            scores=mapped.scores,
-            hits=[h.to_json() for h in hits],
-            latency_ms=latency_ms,
-            error=None if err is None else {"type": err[0], "message": err[1]},
-            trace_id=None if token is None else str(token),
-            parent_trace_id=None if parent is None else str(parent),
-            source=source,
-            started=t0 + self._clock,
-            duplicates=mapped.duplicates,
-            unmapped=mapped.unmapped,
-        )
+        return materialise(raw, self.key, self._clock)
+
+    def retrieval(self, raw: tuple) -> Retrieval:
+        """The :class:`~ranklens.Retrieval` of a record tuple a subscriber received."""
+        return materialise(raw, self.key, self._clock)
+
+    @property
+    def clock_offset(self) -> float:
+        """Wall time minus ``perf_counter``: a record's start (slot ``T0``) plus this is
+        its wall-clock start time."""
+        return self._clock
 
     def _spill(self, n: int) -> None:
         """Move the ``n`` oldest records to the spill file (:mod:`.spill`: never raises
         into the app; records it cannot write are dropped and counted)."""
         raws = [self._memory.popleft() for _ in range(n)]
         if self._spill_file.write([self._materialise(raw).to_json() for raw in raws]):
-            for raw in raws:
-                self._recent_spilled.append(recent_of(raw))
-                if raw[ERROR] is not None:
-                    kind = raw[ERROR][0]
-                    self._spilled_errors[kind] = self._spilled_errors.get(kind, 0) + 1
-                    self._first_error = self._first_error or failure_text(raw)
+            self._let_go(raws)
             self._spilled += n
+
+    def _let_go(self, raws: list[tuple]) -> None:
+        """Keep what the summary needs of records leaving memory (spilled or evicted)."""
+        for raw in raws:
+            self._recent_spilled.append(recent_of(raw))
+            if raw[ERROR] is not None:
+                kind = raw[ERROR][0]
+                self._spilled_errors[kind] = self._spilled_errors.get(kind, 0) + 1
+                self._first_error = self._first_error or failure_text(raw)
 
     @property
     def _spill_path(self) -> Path | None:
@@ -262,8 +288,8 @@ class Recorder:
 
     @property
     def total(self) -> int:
-        """Retrievals recorded (ended, with or without an error)."""
-        return self._spilled + len(self._memory)
+        """Retrievals recorded (ended, with or without an error; evicted ones included)."""
+        return self._spilled + self.evicted + len(self._memory)
 
     @property
     def errors(self) -> int:
@@ -277,7 +303,8 @@ class Recorder:
         return self.total
 
     def records(self) -> Iterator[Retrieval]:
-        """Every captured retrieval, oldest first (spilled ones read back)."""
+        """Every captured retrieval, oldest first (spilled ones read back; with
+        ``spill=False``, the last ``max_records``)."""
         with self._lock:
             memory = list(self._memory)
             spilled = self._spilled
@@ -291,7 +318,7 @@ class Recorder:
             self._memory.clear()
             self._pending.clear()
             self._recent_spilled.clear()
-            self._spilled = 0
+            self._spilled = self.evicted = 0
             self._spilled_errors = {}
             self._first_error = None
             self._spill_file.reset()  # the next spill rewrites the file from its start
@@ -309,7 +336,7 @@ class Recorder:
                 self._first_error,
                 len(self._pending),
             )
-        total = spilled + len(memory)
+        total = spilled + self.evicted + len(memory)
         for raw in memory:
             if raw[ERROR] is not None:
                 types[raw[ERROR][0]] = types.get(raw[ERROR][0], 0) + 1
@@ -322,6 +349,7 @@ class Recorder:
         return {
             "retrievals": total,
             "dropped": self._spill_file.dropped,
+            "evicted": self.evicted,
             "errors": errors,
             "error_types": types,
             "first_error": first,
@@ -345,41 +373,6 @@ class Recorder:
             f"p50 {s['latency_ms_p50']:.1f} ms, p95 {s['latency_ms_p95']:.1f} ms "
             f"(last {s['window']}), {s['docs_per_retrieval']:.1f} docs each"
         )
-
-    # ------------------------------------------------------------------ evaluate
-    def to_run(self, dataset: Any = None, match: str = "auto") -> Run:
-        """The captured retrievals as a :class:`~ranklens.Run` keyed by query id (matched
-        to ``dataset``'s queries by id, else by normalised text, when a dataset is given;
-        the first successful retrieval of a query counts). Retrievals that no query id
-        names are not silently left out: when none can be keyed, this is an error that
-        says how to pass ids."""
-        run, counts, _ = recorded_run(self.records(), dataset, match, self.name)
-        if counts["matched"] == 0 and counts["unmatched"]:
-            raise InputError(no_match_message("to_run()", counts, dataset))
-        return run
-
-    def evaluate(
-        self, labels: Any, metrics: Any, *, match: str = "auto", **kwargs: Any
-    ) -> Evaluation:
-        """Evaluate the captured retrievals against a Dataset (queries matched by id, else
-        by normalised text) or qrels (by id). Labelled queries the app never asked are
-        left out (``missing="skip"``) unless ``missing="zero"`` is passed; recorded queries
-        that match no label are counted in ``evaluation.recorder_counts``."""
-        run, counts, matched = recorded_run(self.records(), labels, match, self.name)
-        kwargs.setdefault("missing", "skip")
-        if kwargs["missing"] == "skip" and counts.get("matched", 1) == 0:
-            raise InputError(no_match_message("evaluate()", counts, labels, match))
-        qrels = coerce_qrels(labels)
-        ev = evaluate(qrels, run, metrics, **kwargs)
-        ev.recorder_counts = counts
-        warn_if_wrong_key(ev, matched, qrels, self.key)
-        return ev
-
-    def to_jsonl(self, path: str | Path) -> None:
-        """Export every record, one JSON object a line."""
-        with open(path, "w", encoding="utf-8") as fh:
-            for rec in self.records():
-                fh.write(rec.to_json() + "\n")
 
     def __repr__(self) -> str:
         return (

@@ -16,8 +16,10 @@ class Retrieval:
     * ``query_id`` (None when a live app gave none), ``query`` (the text);
     * ``doc_ids``/``scores``: the ranking in the labels' id space (after the key mapped
       each hit; :mod:`ranklens.capture.hits`), ``hits``: the raw chunk-level hits;
-    * ``latency_ms``, ``attempts`` (the runner retries), ``error`` (``{"type",
-      "message"}`` or None), ``duplicates``/``unmapped``: hits dropped by the mapping;
+    * ``latency_ms`` (wall time of the answering call), ``cpu_ms`` (its thread's CPU
+      time, for a sync retriever run by the runner), ``attempts`` (the runner retries),
+      ``error`` (``{"type", "message"}`` or None), ``duplicates``/``unmapped``: hits
+      dropped by the mapping;
     * from live capture: ``trace_id`` (the framework's id for this retrieval: LlamaIndex's
       retrieve span, LangChain's ``run_id``, the Haystack component span), ``parent_trace_id``
       (the run or trace it belongs to), ``source`` (which hook) and ``started`` (wall time).
@@ -37,6 +39,7 @@ class Retrieval:
     parent_trace_id: str | None = None
     source: str | None = None
     started: float = 0.0
+    cpu_ms: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -51,6 +54,10 @@ class Retrieval:
         data = {"type": "query", **self.to_dict()}
         if isinstance(self.latency_ms, float) and math.isfinite(self.latency_ms):
             data["latency_ms"] = round(self.latency_ms, 3)
+        if self.cpu_ms is None:
+            data.pop("cpu_ms")
+        else:
+            data["cpu_ms"] = round(self.cpu_ms, 3)
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod

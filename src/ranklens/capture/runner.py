@@ -24,24 +24,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import threading
 import time
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, RanklensWarning, RunFailuresWarning
-from ..judging.options import failure_note, failure_summary
+from ..errors import InputError, RunInterrupted
 from .contract import RetrieverAdapter, as_retriever
-from .hits import Hit, KeyLike, key_name, map_hits
+from .hits import KeyLike, key_name
+from .identity import plain
 from .log import RunLog
 from .progress import Progress
 from .records import Retrieval
 from .result import RunResult
-from .threads import DaemonPool
+from .run_checks import warn_at_end
+from .session import Session
 
 log = logging.getLogger("ranklens")
 
@@ -81,6 +80,7 @@ def run(
     *,
     k: int | None = None,
     key: KeyLike = "id",
+    fetch_k: int | None = None,
     concurrency: int = 8,
     timeout: float | None = None,
     retries: int = 2,
@@ -97,18 +97,28 @@ def run(
     """Run ``retriever`` over ``queries`` and return a :class:`RunResult`.
 
     ``queries``: ``{id: text}``, a :class:`~ranklens.Dataset`, texts (ids ``q1``...) or
-    ``(id, text)`` pairs. ``k``: hits kept per query (None keeps all; adapters ask the
-    retriever for ``k`` when they can). ``key``: how a hit names a labelled document
-    (:mod:`ranklens.hits`). ``concurrency``: queries in flight. ``timeout``: seconds per
-    attempt. ``retries``/``retry_on``/``backoff``: retry transient errors after
-    ``backoff * 2**i`` seconds (with jitter). ``cache``: the JSONL run log to write and
-    resume from; ``retry_failed``: ask failed queries again on resume. ``progress``: a
-    progress bar (default: when stderr is a terminal). ``config``: the facts that name
-    this configuration in the log (e.g. ``{"chunk_size": 512, "index": "v3"}``); without it
-    the retriever is identified by :func:`~ranklens.capture.identity.fingerprint` (a
-    function's code, closure values and partial arguments, an object's attributes), and a
-    retriever whose mutable state (a call counter, a cache) changes between runs needs
-    ``config=`` to resume its log.
+    ``(id, text)`` pairs. ``k``: documents kept per query (None keeps all; adapters ask
+    the retriever for ``k`` when they can). ``key``: how a hit names a labelled document
+    (:mod:`ranklens.hits`). ``fetch_k``: how many hits to ask the retriever for when that
+    should be more than ``k`` (chunks of one document merged by ``key="parent"`` leave
+    fewer documents than chunks; the first ``k`` documents are kept). ``concurrency``:
+    queries in flight. ``timeout``: seconds per attempt. ``retries``/``retry_on``/
+    ``backoff``: retry transient errors after ``backoff * 2**i`` seconds (with jitter).
+    ``cache``: the JSONL run log to write and resume from (an interrupted run, Ctrl-C
+    included, resumes there with no finished query asked again); ``retry_failed``: ask
+    failed queries again on resume. ``progress``: a progress bar (default: when stderr is
+    a terminal). ``name``: the run's name (default: the retriever's, a function's own
+    name). ``config``: the facts that name this configuration in the log (e.g.
+    ``{"chunk_size": 512, "index": "v3"}``; any plain values); without it the retriever
+    is identified by :func:`~ranklens.capture.identity.fingerprint` (a function's code,
+    closure values and partial arguments, an object's attributes), and a retriever whose
+    mutable state (a call counter, a cache) changes between runs needs ``config=`` to
+    resume its log.
+
+    Each record keeps the call's wall-clock ``latency_ms`` and, for a sync retriever, its
+    thread's ``cpu_ms`` (see :mod:`~ranklens.capture.session`: at a concurrency above one
+    a retriever computing in Python waits for the CPU and the GIL, which its latency
+    includes and its CPU time does not).
 
     In a running event loop (Jupyter), the work runs on a loop of its own in a thread;
     ``await arun(...)`` avoids that.
@@ -120,7 +130,7 @@ def run(
     """
     settings = RunSettings(
         k, key, concurrency, timeout, retries, retry_on, backoff, cache, retry_failed,
-        progress, name, config,
+        progress, name, config, fetch_k,
     )  # fmt: skip
     if backend != "local" or ray_options:
         from .on_ray import run_on_ray
@@ -129,33 +139,61 @@ def run(
             raise InputError(f"backend must be 'local' or 'ray' (with its options): {backend!r}")
         options = dict(k=k, key=key, concurrency=concurrency, timeout=timeout, retries=retries,
                        retry_on=retry_on, backoff=backoff, retry_failed=retry_failed,
-                       config=config)  # fmt: skip
+                       config=config, fetch_k=fetch_k)  # fmt: skip
         result = run_on_ray(_queries(queries), ray_options.pop("retriever_factory", None),
                             run, retriever=retriever, cache=cache, name=name, options=options,
                             **ray_options)  # fmt: skip
-        _warn_at_end(result, k)
+        warn_at_end(result, k, key, fetch_k)
         return result
+    state: dict[str, Any] = {}
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        result = asyncio.run(_arun(retriever, queries, settings))
-        _warn_at_end(result, k)
+        try:
+            result = asyncio.run(_arun(retriever, queries, settings, state))
+        except KeyboardInterrupt:
+            raise interrupted(state) from None
+        warn_at_end(result, k, key, fetch_k, state.get("takes_k"))
         return result
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["result"] = asyncio.run(_arun(retriever, queries, settings))
+            box["result"] = asyncio.run(_arun(retriever, queries, settings, state))
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
 
-    t = threading.Thread(target=target, name="ranklens-run")
+    t = threading.Thread(target=target, name="ranklens-run", daemon=True)
     t.start()
-    t.join()
+    try:
+        while t.is_alive():
+            t.join(0.1)
+    except KeyboardInterrupt:  # a notebook's interrupt: stop the run's loop, then say so
+        loop, task = state.get("loop"), state.get("task")
+        if loop is not None and task is not None:
+            loop.call_soon_threadsafe(task.cancel)
+            t.join(10)
+        raise interrupted(state) from None
     if "error" in box:
         raise box["error"]
-    _warn_at_end(box["result"], k)
+    warn_at_end(box["result"], k, key, fetch_k, state.get("takes_k"))
     return box["result"]
+
+
+def interrupted(state: Mapping[str, Any]) -> RunInterrupted:
+    """What an interrupted run kept: finished queries, and where to resume."""
+    total, finished = state.get("total", 0), state.get("finished", lambda: 0)()
+    cache = state.get("cache")
+    where = (
+        f"{finished:,} of {total:,} queries are saved in {cache}; run again with the same "
+        "cache= to resume (finished queries are not asked again)"
+        if cache is not None
+        else f"{finished:,} of {total:,} queries had finished; nothing was saved (pass "
+        "cache=PATH to make a run resumable)"
+    )
+    msg = f"ranklens.run interrupted: {where}"
+    log.warning(msg)
+    return RunInterrupted(msg)
 
 
 async def arun(
@@ -164,6 +202,7 @@ async def arun(
     *,
     k: int | None = None,
     key: KeyLike = "id",
+    fetch_k: int | None = None,
     concurrency: int = 8,
     timeout: float | None = None,
     retries: int = 2,
@@ -178,10 +217,11 @@ async def arun(
     """The coroutine behind :func:`run` (same arguments)."""
     settings = RunSettings(
         k, key, concurrency, timeout, retries, retry_on, backoff, cache, retry_failed,
-        progress, name, config,
+        progress, name, config, fetch_k,
     )  # fmt: skip
-    result = await _arun(retriever, queries, settings)
-    _warn_at_end(result, k)
+    state: dict[str, Any] = {}
+    result = await _arun(retriever, queries, settings, state)
+    warn_at_end(result, k, key, fetch_k, state.get("takes_k"))
     return result
 
 
@@ -201,18 +241,26 @@ class RunSettings:
     progress: bool | None
     name: str | None
     config: Mapping[str, Any] | None
+    fetch_k: int | None = None
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {self.concurrency}")
         if self.k is not None and self.k < 1:
             raise InputError(f"k must be at least 1, got {self.k}")
+        if self.fetch_k is not None and (self.fetch_k < 1 or (self.k or 0) > self.fetch_k):
+            raise InputError(f"fetch_k must be at least k ({self.k}), got {self.fetch_k}")
         if self.timeout is not None and not self.timeout > 0:
             raise InputError(
                 f"timeout must be a positive number of seconds (or None), got {self.timeout}"
             )
         if self.retries < 0:
             raise InputError(f"retries must be 0 or more, got {self.retries}")
+        if self.config is not None and not isinstance(self.config, Mapping):
+            raise InputError(
+                f"config must be a dict of the facts naming this configuration, got "
+                f"{type(self.config).__name__}"
+            )
 
     @property
     def retry_types(self) -> tuple[type[BaseException], ...]:
@@ -220,24 +268,36 @@ class RunSettings:
 
     def log_config(self, adapter: RetrieverAdapter) -> dict[str, Any]:
         """What the run log hashes: the retriever's configuration (without its automatic
-        fingerprint when ``config`` names the configuration), ``k``, ``key``, ``config``."""
+        fingerprint when ``config`` names the configuration), ``k``, ``key``,
+        ``fetch_k`` (when given) and ``config`` (as plain JSON values:
+        :func:`~ranklens.capture.identity.plain`)."""
         retriever = adapter.config()
         if self.config:
             retriever.pop("state", None)
-        return {
-            "retriever": retriever,
-            "k": self.k,
-            "key": key_name(self.key),
-            **(dict(self.config) if self.config else {}),
-        }
+        out = {"retriever": retriever, "k": self.k, "key": key_name(self.key)}
+        if self.fetch_k is not None:
+            out["fetch_k"] = self.fetch_k
+        if self.config:
+            out.update(plain(dict(self.config)))
+        return out
 
 
-async def _arun(retriever: Any, queries: Any, s: RunSettings) -> RunResult:
+async def _arun(retriever: Any, queries: Any, s: RunSettings, state: dict[str, Any]) -> RunResult:
     adapter = as_retriever(retriever)
+    state["takes_k"] = adapter.takes_k
+    if s.fetch_k is not None and not adapter.takes_k:
+        raise InputError(
+            f"fetch_k={s.fetch_k}: this {type(adapter).__name__} is not asked for a number of "
+            "hits (its own top-k setting decides): set that instead, e.g. a LlamaIndex "
+            "retriever's similarity_top_k or a LangChain retriever's k / search_kwargs"
+        )
     items = _queries(queries)
     full_config = s.log_config(adapter)
     name = s.name or str(
-        full_config["retriever"].get("name") or full_config["retriever"].get("class") or "run"
+        full_config["retriever"].get("name")
+        or full_config["retriever"].get("class")
+        or getattr(adapter, "name", None)
+        or "run"
     )
     log = RunLog(s.cache, full_config) if s.cache is not None else None
     done: dict[str, Retrieval] = {}
@@ -251,7 +311,10 @@ async def _arun(retriever: Any, queries: Any, s: RunSettings) -> RunResult:
         }
         changed = sum(1 for q, r in log.records.items() if q in texts and r.query != texts[q])
     todo = [(q, t) for q, t in items if q not in done]
-    session = _Session(adapter, s, log)
+    session = Session(adapter, s, log)
+    state.update(loop=asyncio.get_running_loop(), task=asyncio.current_task(),
+                 total=len(items), cache=s.cache,
+                 finished=lambda: len(done) + len(session.results))  # fmt: skip
     bar = Progress(len(items), len(items) - len(todo), name, s.progress)
     started = time.perf_counter()
     try:
@@ -267,113 +330,5 @@ async def _arun(retriever: Any, queries: Any, s: RunSettings) -> RunResult:
         requeried_changed_text=changed,
         wall_seconds=round(time.perf_counter() - started, 3),
         torn_log_lines=log.torn_lines if log is not None else 0,
+        concurrency=s.concurrency,
     )
-
-
-def _warn_at_end(result: RunResult, k: int | None) -> None:
-    """Once per run: failures (count, types, first message), and a retriever that never
-    returned ``k`` hits (configured for fewer?)."""
-    failed = {r.query_id: r.error for r in result.records if not r.ok}
-    if failed:
-        msg = f"run {result.name!r}: " + failure_note(failure_summary(failed), "no hits")
-        log.warning(msg)
-        warnings.warn(msg, RunFailuresWarning, stacklevel=3)
-    answered = [len(r.doc_ids) for r in result.records if r.ok]
-    if k is not None and answered and max(answered) < k:
-        msg = (
-            f"run {result.name!r}: asked for k={k} but the retriever returned at most "
-            f"{max(answered)} hits per query; is it configured with a smaller top-k? (metrics "
-            f"at cutoffs above {max(answered)} see only what it returned)"
-        )
-        log.warning(msg)
-        warnings.warn(msg, RanklensWarning, stacklevel=3)
-
-
-class _Session:
-    """One run's machinery: calls with timeout and retries, workers sharing a queue of
-    queries, the log and the thread pool of a sync retriever."""
-
-    def __init__(self, adapter: RetrieverAdapter, settings: RunSettings, log: RunLog | None):
-        self.adapter, self.s = adapter, settings
-        self.log = log
-        self.results: dict[str, Retrieval] = {}
-        self.pool: DaemonPool | None = None
-
-    async def run_all(self, todo: list[tuple[str, str]], bar: Progress) -> None:
-        """Ask every query of ``todo`` with ``concurrency`` workers."""
-        concurrency = self.s.concurrency
-        if not self.adapter.is_async:
-            self.pool = DaemonPool(concurrency, "ranklens-retriever")
-        it = iter(todo)
-
-        async def worker() -> None:
-            for qid, text in it:
-                rec = await self.ask(qid, text)
-                self.results[qid] = rec
-                if self.log is not None:
-                    self.log.append(rec)
-                bar.advance(rec.ok)
-
-        with bar:
-            await asyncio.gather(*(worker() for _ in range(min(concurrency, max(len(todo), 1)))))
-
-    async def call(self, text: str, qid: str) -> tuple[list[Hit], float]:
-        """One attempt, within the timeout: ``(hits, start time)``. The timeout and the
-        latency start when the retriever is called, not when the call is queued."""
-        if self.adapter.is_async:
-            t0 = time.perf_counter()
-            coro = self.adapter.aretrieve(text, qid, self.s.k)
-            if self.s.timeout is None:
-                return await coro, t0
-            return await asyncio.wait_for(coro, self.s.timeout), t0
-        assert self.pool is not None
-        return await self.pool.call(self.adapter.retrieve, (text, qid, self.s.k), self.s.timeout)
-
-    async def ask(self, qid: str, text: str) -> Retrieval:
-        """A query's record: its mapped hits, or the error of its last attempt."""
-        attempt = 0
-        while True:
-            attempt += 1
-            t0 = time.perf_counter()
-            try:
-                hits, t0 = await self.call(text, qid)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # recorded, never raised
-                elapsed = (time.perf_counter() - getattr(exc, "started", t0)) * 1000
-                timed_out = isinstance(exc, asyncio.TimeoutError | TimeoutError)
-                if timed_out and self.s.timeout is not None:
-                    exc = TimeoutError(f"no answer within {self.s.timeout:g} s")
-                if attempt <= self.s.retries and isinstance(exc, self.s.retry_types):
-                    pause = self.s.backoff * 2 ** (attempt - 1) * (0.5 + random.random())
-                    await asyncio.sleep(pause)
-                    continue
-                return _failure(qid, text, elapsed, attempt, exc)
-            elapsed = (time.perf_counter() - t0) * 1000
-            try:
-                mapped = map_hits(hits, self.s.key)
-                raw = [h.to_json() for h in hits]
-            except Exception as exc:  # a bad hit or a raising key=: this query's failure
-                return _failure(qid, text, elapsed, attempt, exc)
-            if self.s.k is not None:
-                mapped.doc_ids, mapped.scores = (
-                    mapped.doc_ids[: self.s.k],
-                    mapped.scores[: self.s.k],
-                )
-            return Retrieval(
-                qid, text, mapped.doc_ids, mapped.scores, raw,
-                elapsed, attempt, None, mapped.duplicates, mapped.unmapped,
-            )  # fmt: skip
-
-    def close(self) -> None:
-        if self.log is not None:
-            self.log.close()
-        if self.pool is not None:
-            self.pool.shutdown()
-
-
-def _failure(qid: str, text: str, elapsed: float, attempts: int, exc: BaseException) -> Retrieval:
-    return Retrieval(
-        qid, text, latency_ms=elapsed, attempts=attempts,
-        error={"type": type(exc).__name__, "message": str(exc)[:500]},
-    )  # fmt: skip

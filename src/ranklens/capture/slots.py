@@ -3,6 +3,11 @@ build in the app's request path), its slots, and what is read off it."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from .hits import Hit, KeyLike, Mapped, key_name, map_hits
+from .records import Retrieval
+
 T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN = range(10)
 """The slots of a record: start time, query, query id, parent trace id, source hook,
 hits (light tuples), a converter applied when read, latency (ms), error, token."""
@@ -22,3 +27,39 @@ def failure_text(raw: tuple) -> str:
 def recent_of(raw: tuple) -> tuple[float, bool, int]:
     """(latency ms, ok, hits) of a record, for the rolling summary."""
     return (raw[LATENCY], raw[ERROR] is None, len(raw[LIGHT]))
+
+
+def materialise(raw: tuple, key: KeyLike, clock: float) -> Retrieval:
+    """The :class:`~ranklens.Retrieval` of a record: its hits mapped by ``key`` (a raising
+    key is this retrieval's failure, not the app's), ``started`` as wall time (``clock``:
+    wall time minus ``perf_counter`` when the recorder was made)."""
+    t0, query, query_id, parent, source, light, later, latency_ms, err, token = raw
+    if later is not None:
+        light = later(light)
+    hits = [Hit.from_light(t) for t in light]
+    try:
+        mapped = map_hits(hits, key)
+    except Exception as exc:
+        err = (type(exc).__name__, f"key={key_name(key)}: {exc}"[:500])
+        mapped = Mapped([], [], 0, 0)
+    return Retrieval(
+        query=str(query),
+        query_id=None if query_id is None else str(query_id),
+        doc_ids=mapped.doc_ids,
+        scores=mapped.scores,
+        hits=[h.to_json() for h in hits],
+        latency_ms=latency_ms,
+        error=None if err is None else {"type": err[0], "message": err[1]},
+        trace_id=None if token is None else str(token),
+        parent_trace_id=None if parent is None else str(parent),
+        source=source,
+        started=t0 + clock,
+        duplicates=mapped.duplicates,
+        unmapped=mapped.unmapped,
+    )
+
+
+def light_of(raw: tuple) -> list[Any]:
+    """A record's hits as light tuples (a hook's deferred conversion applied)."""
+    light, later = raw[LIGHT], raw[LATER]
+    return later(light) if later is not None else light

@@ -50,22 +50,26 @@ class DaemonPool:
                 loop.call_soon_threadsafe(_resolve, started, t0, None)
             except RuntimeError:  # the loop has closed: the run is over
                 return
+            c0 = time.thread_time()
             try:
                 result, error = fn(*args), None
             except BaseException as exc:  # handed to the caller
                 result, error = None, exc
+            cpu_ms = (time.thread_time() - c0) * 1000
             if abandoned.is_set():
                 return  # timed out: a replacement thread already serves the pool
             try:
-                loop.call_soon_threadsafe(_resolve, done, result, error)
+                loop.call_soon_threadsafe(_resolve, done, (result, cpu_ms), error)
             except RuntimeError:
                 return
 
     async def call(
         self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float | None
-    ) -> tuple[Any, float]:
-        """``(fn(*args), start time)``; ``TimeoutError`` (with ``.started``) when ``fn`` has
-        not returned ``timeout`` seconds after it started."""
+    ) -> tuple[Any, float, float]:
+        """``(fn(*args), start time, CPU ms)``: the CPU time is the worker thread's own
+        (``time.thread_time``), what the call cost without the waits for the CPU and the
+        GIL that concurrent calls add to its wall time; ``TimeoutError`` (with
+        ``.started``) when ``fn`` has not returned ``timeout`` seconds after it started."""
         loop = asyncio.get_running_loop()
         started: asyncio.Future[float] = loop.create_future()
         done: asyncio.Future[Any] = loop.create_future()
@@ -78,9 +82,13 @@ class DaemonPool:
             raise
         try:
             if timeout is None:
-                return await done, t0
-            return await asyncio.wait_for(asyncio.shield(done), timeout), t0
+                result, cpu_ms = await done
+            else:
+                result, cpu_ms = await asyncio.wait_for(asyncio.shield(done), timeout)
+            return result, t0, cpu_ms
         except (asyncio.TimeoutError, TimeoutError) as exc:
+            if done.done():  # the retriever's own TimeoutError, not the runner's timeout
+                raise
             abandoned.set()
             self._spawn()  # the hung thread is lost to the pool; keep `size` working
             err = TimeoutError(f"no answer within {timeout:g} s")

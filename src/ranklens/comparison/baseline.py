@@ -57,8 +57,6 @@ def check_fingerprint(
         )
     if saved.get("labels") != now["labels"]:
         changes.append("the labels (qrels) differ")
-    if list(saved.get("metrics") or []) != now["metrics"]:
-        changes.append(f"metrics: baseline {saved.get('metrics')}, now {now['metrics']}")
     if saved.get("options") != now["options"]:
         changes.append(f"options: baseline {saved.get('options')}, now {now['options']}")
     if changes:
@@ -66,6 +64,13 @@ def check_fingerprint(
             f"{path}: the baseline was made on a different labelled set ("
             + "; ".join(changes)
             + "); gate on the same set, or rewrite the baseline with --update-baseline"
+        )
+    missing = [m for m in now["metrics"] if m not in set(saved.get("metrics") or [])]
+    if missing:
+        raise InputError(
+            f"{path}: the baseline has no values of {', '.join(missing)} (it holds "
+            f"{', '.join(saved.get('metrics') or []) or 'no metric'}); gate on those, or add "
+            "the metric to the baseline with --update-baseline"
         )
 
 

@@ -168,6 +168,9 @@ def gate(
         raise InputError("gate needs at least one metric")
     margins = _per_metric(margin, names, "margin")
     floor_of = _per_metric(floors, names, "floor") if floors else {}
+    path = str(baseline)
+    if not update_baseline and not Path(path).exists():
+        raise InputError(f"{path}: no baseline report here; create it with --update-baseline")
     texts = dict(labels.queries) if isinstance(labels, Dataset) else {}
     qrels = coerce_qrels(labels)
     the_run = run.run if hasattr(run, "report_info") and hasattr(run, "run") else run
@@ -190,7 +193,6 @@ def gate(
     k = max((m.k for m in parsed if m.k), default=10)
     found = found_relevant(qrels, Run.coerce(the_run), k, level) if _is_run(the_run) else {}
     print_now = fingerprint(qrels, report)
-    path = str(baseline)
     settings = {
         "test": stats.test_name(test),
         "alpha": alpha,
@@ -205,8 +207,6 @@ def gate(
         report.to_json(path, indent=1)
         verdicts = [_floor_only(report, m, floor_of.get(m)) for m in names]
         return GateResult(verdicts, [], settings, report, path, updated=True)
-    if not Path(path).exists():
-        raise InputError(f"{path}: no baseline report here; create it with --update-baseline")
     base = load_report(path)
     saved = (base.metadata.get("gate") or {}).get("fingerprint")
     if saved is None:

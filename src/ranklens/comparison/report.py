@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..io.records import load_json
 from .display import RAW_FORMATS, display_copy
 from .renderers import get_renderer
-from .schema import validate_report_dict
+from .schema import check_metadata, validate_report_dict
 
 SCHEMA = "ranklens.report"
 SCHEMA_VERSION = 1
@@ -252,6 +252,7 @@ class Report:
         ``pandas``, ``html``, ``html_fragment``, ``rich`` or any registered name. Every
         format but ``pandas`` is given a copy whose strings are made visible
         (:mod:`.display`: control and bidi characters shown as escapes)."""
+        check_metadata(self.metadata)  # a report built or edited by hand: named, not a crash
         shown = self if fmt in RAW_FORMATS else display_copy(self)
         return get_renderer(fmt)(shown, **options)
 
@@ -260,9 +261,10 @@ class Report:
         query and run, a column per metric) or ``comparisons``."""
         return self.render("pandas", kind=kind)
 
-    def to_markdown(self, digits: int = 4) -> str:
-        """A Markdown table with significance letters and a legend."""
-        return self.render("markdown", digits=digits)
+    def to_markdown(self, digits: int = 4, details: bool = False) -> str:
+        """A Markdown table with significance letters and the notes (``details``: every
+        metric of each note and the queries behind it)."""
+        return self.render("markdown", digits=digits, details=details)
 
     def to_csv(self, path: str | Path | None = None, kind: str = "summary") -> str:
         """CSV text (``summary``, ``per_query`` or ``comparisons``), written to ``path``
@@ -273,13 +275,14 @@ class Report:
         """A booktabs LaTeX table with superscript significance letters."""
         return self.render("latex", digits=digits, caption=caption)
 
-    def to_text(self, digits: int = 4, color: bool = False) -> str:
-        """The terminal table (rich), as text."""
-        return self.render("text", digits=digits, color=color)
+    def to_text(self, digits: int = 4, color: bool = False, details: bool = False) -> str:
+        """The terminal table (rich), as text, with a line per note and run (``details``:
+        every metric of each note and the queries behind it)."""
+        return self.render("text", digits=digits, color=color, details=details)
 
-    def print(self, digits: int = 4) -> None:
+    def print(self, digits: int = 4, details: bool = False) -> None:
         """Print the terminal table (with colours on a terminal)."""
-        self.render("print", digits=digits)
+        self.render("print", digits=digits, details=details)
 
     def to_html(self, path: str | Path | None = None, title: str | None = None) -> str:
         """A self-contained HTML report (no network assets, inline SVG charts, sortable

@@ -165,3 +165,94 @@ def validate_report_dict(data: Any) -> None:
         if not (v is None or isinstance(v, (str, int, float, bool))):
             _fail(f"settings[{k!r}]", "a string, number or bool", v)
     _plain(_dict(d.get("metadata", {}), "metadata"), "metadata")
+    check_metadata(d.get("metadata", {}))
+
+
+# --- metadata fields the renderers read: typed, checked on load, on rendering and when a
+# --- caller passes them (compare's run_info=) ------------------------------------------------
+
+
+def _opt(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    def run(v: Any, path: str) -> None:
+        if v is not None:
+            check(v, path)
+
+    return run
+
+
+def _map_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    def run(v: Any, path: str) -> None:
+        for k, x in _dict(v, path).items():
+            check(x, f"{path}[{k!r}]")
+
+    return run
+
+
+def _fields(spec: dict[str, Callable[[Any, str], None]]) -> Callable[[Any, str], None]:
+    def run(v: Any, path: str) -> None:
+        d = _dict(v, path)
+        for k, check in spec.items():
+            if k in d:
+                check(d[k], f"{path}[{k!r}]")
+
+    return run
+
+
+def _pairs(v: Any, path: str) -> None:
+    if not isinstance(v, list):
+        _fail(path, "a list of [query, count] pairs", v)
+    for i, x in enumerate(v):
+        if not (isinstance(x, list) and len(x) == 2):
+            _fail(f"{path}[{i}]", "a [query, count] pair", x)
+        _str(x[0], f"{path}[{i}][0]")
+        _int(x[1], f"{path}[{i}][1]")
+
+
+def _real(v: Any, path: str) -> None:
+    """A number read by arithmetic (metadata): int or float, or None; no "inf" strings."""
+    if not (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))):
+        _fail(path, "a number", v)
+
+
+def _names_list(v: Any, path: str) -> None:
+    _names(v, path, unique=False)
+
+
+_TIMES = _map_of(_real)
+RUN_INFO_FIELDS: dict[str, Callable[[Any, str], None]] = {
+    "queries": _opt(_int), "errors": _opt(_int), "error_types": _map_of(_int),
+    "latency_ms": _TIMES, "cpu_ms": _TIMES, "concurrency": _opt(_int),
+    "duplicates_dropped": _opt(_int), "unmapped_hits": _opt(_int), "retries": _opt(_int),
+}  # fmt: skip
+"""What the renderers read of ``metadata["run_info"][run]`` and its type."""
+
+METADATA_FIELDS: dict[str, Callable[[Any, str], None]] = {
+    "dataset": _opt(_str),
+    "convention": _opt(_str),
+    "created": _opt(_str),
+    "versions": _map_of(_str),
+    "options": _fields({"relevance_level": _opt(_int), "switches": _dict}),
+    "run_info": _map_of(_fields(RUN_INFO_FIELDS)),
+    "power": _fields({"alpha": _real, "power": _real, "n": _opt(_int), "mde": _map_of(_real)}),
+    "holes": _map_of(
+        _fields({"unjudged": _opt(_int), "depth": _opt(_int), "worst_queries": _pairs})
+    ),
+    "drilldown": _fields({"depth": _opt(_int), "docs": _names_list, "top": _dict}),
+    "fusion": _dict,
+}
+"""What the renderers read of a report's metadata and its type: each field is checked
+when a report is loaded, before it is rendered, and where a caller supplies it."""
+
+
+def check_metadata(md: Any, path: str = "metadata") -> None:
+    """Check the metadata fields renderers read (:data:`METADATA_FIELDS`); an
+    :class:`~ranklens.errors.InputError` names the first field of the wrong type."""
+    d = _dict(md, path)
+    for k, check in METADATA_FIELDS.items():
+        if d.get(k) is not None:
+            check(d[k], f"{path}[{k!r}]")
+
+
+def check_run_info(info: Any, path: str = "run_info") -> None:
+    """Check per-run facts a caller passes to ``compare(run_info=...)``."""
+    _map_of(_fields(RUN_INFO_FIELDS))(info, path)

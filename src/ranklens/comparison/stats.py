@@ -346,18 +346,25 @@ def correct(pvalues: np.ndarray, method: str | None = "holm") -> np.ndarray:
 
 def effect_size(diffs: np.ndarray) -> np.ndarray:
     """Standardised mean difference of paired samples (Cohen's d_z; Sakai 2014):
-    ``mean(d) / sd(d)``. Undefined (NaN, shown as "–") when the differences do not vary:
-    all equal (0/0 or c/0), fewer than two queries, or a spread at the level of float
-    rounding (``sd <= 1e-12 * max|d|``), where the ratio would be noise such as 6.6e15."""
+    ``mean(d) / sd(d)``.
+
+    Differences that do not vary (a spread at the level of float rounding,
+    ``sd <= 1e-12 * max|d|``, counts as none, so ``0.1 - 0.2 + 0.1`` noise never makes a
+    ratio such as 6.6e15) have a definite effect: 0 when every difference is 0, and
+    ``±inf`` when every query moved by the same nonzero amount (an effect of unbounded
+    size: no query disagrees; renderers show ``±∞``). Fewer than two queries have no
+    spread to measure: NaN, shown as "–"."""
     d = _as_matrix(diffs)
     if d.shape[0] < 2:
         return np.full(d.shape[1], np.nan)
     mean = d.mean(axis=0)
     sd = d.std(axis=0, ddof=1)
-    scale = np.abs(d).max(axis=0)
-    defined = sd > 1e-12 * np.maximum(scale, np.finfo(float).tiny)
+    scale = np.maximum(np.abs(d).max(axis=0), np.finfo(float).tiny)
+    defined = sd > 1e-12 * scale
+    moved = np.abs(mean) > 1e-12 * scale
+    constant = np.where(moved, np.where(mean > 0, np.inf, -np.inf), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(defined, mean / np.where(defined, sd, 1.0), np.nan)
+        return np.where(defined, mean / np.where(defined, sd, 1.0), constant)
 
 
 def win_tie_loss(diffs: np.ndarray, tolerance: float = 1e-12) -> np.ndarray:

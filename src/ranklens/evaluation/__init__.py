@@ -76,6 +76,7 @@ class Evaluation:
         self.aggregate = Values(
             (mt.name, aggregate(values[mt.name], mt.aggregate)) for mt in metrics
         )
+        self.extra_notes: list[str] = []  # what the caller's own step counted (matching...)
 
     @classmethod
     def from_judged(cls, judged: Judged, metrics: MetricsLike) -> Evaluation:
@@ -182,7 +183,7 @@ class Evaluation:
         j = self.judged
         conv = j.convention
         notes = counts_notes(self.counts, j.options.missing, conv.name, conv.duplicates)
-        return visible("; ".join(notes))
+        return visible("; ".join([*notes, *self.extra_notes]))
 
     def to_pandas(self, per_query: bool = True) -> Any:
         """A DataFrame: one row per query (index ``query_id``) and a column per metric, or

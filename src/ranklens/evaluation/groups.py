@@ -87,7 +87,7 @@ def evaluate_judgment_groups(
     judged = judge(Qrels.from_dict(pooled), the_run, options, **judge_options)
     evaluated = set(map(str, judged.query_ids))
     per_group = {  # a group that judged none of the evaluated queries adds nothing
-        jg: judge(q, the_run, options, **judge_options)
+        jg: judge(q, the_run, options, require_shared=False, **judge_options)
         for jg, q in labels.items()
         if evaluated.intersection(map(str, q.query_ids))
     }

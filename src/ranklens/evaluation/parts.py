@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NoSharedQueryError
 from ..io import coerce_qrels
 from ..judging import JudgeCounts, JudgeOptions, judge
+from ..judging.overlap_check import no_relevant_query, no_shared_query
 from ..model import Qrels, QrelsLike, Run
 from ..model import segments as seg
 from . import Evaluation, MetricsLike, versioned_metrics
@@ -196,11 +197,14 @@ def finish(p: Plan, part: Partial, path: Path,
         raise InputError(f"{path}: no run lines (the file is empty or only comments)")
     Q, opts = p.Q, p.options
     absent = [str(q) for q in Q.query_ids if str(q) not in part.seen]
+    if len(absent) == len(Q.query_ids):  # the run answers no labelled query
+        raise no_shared_query(path.name, list(part.seen), [str(q) for q in p.q_str])
     pieces = list(part.pieces)
     missing_counts = JudgeCounts()
     if absent and opts.missing == "zero":
         placeholder = Run.from_dict({_unused_id(Q, part.seen): ["-"]}, name=path.name)
-        judged = judge(_labels_of(Q, p.q_str, np.array(absent)), placeholder, opts)
+        judged = judge(_labels_of(Q, p.q_str, np.array(absent)), placeholder, opts,
+                       require_shared=False)  # fmt: skip
         judged.max_grade = p.top_grade
         ev = Evaluation.from_judged(judged, p.metrics)
         pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
@@ -209,10 +213,8 @@ def finish(p: Plan, part: Partial, path: Path,
         missing_counts = JudgeCounts(queries_missing=len(absent), missing_ids=absent)
     total = _merge_counts([*part.counts, missing_counts])
     if not pieces or sum(len(q) for q, _ in pieces) == 0:
-        raise InputError(
-            f"no query to evaluate: run {path.name!r} shares no query id with the qrels and "
-            "missing queries are skipped"
-        )
+        level, conv = opts.relevance_level, opts.convention.name
+        raise no_relevant_query(path.name, total.no_relevant_ids, level, conv)
     qids = np.concatenate([q for q, _ in pieces])
     order = np.argsort(qids.astype(str), kind="stable")
     values = {mt.name: np.concatenate([v[mt.name] for _, v in pieces])[order] for mt in p.metrics}
@@ -247,14 +249,20 @@ def _per_query_bytes(n_queries: int, n_metrics: int) -> int:
 def score_chunk(p: Plan, run: Run, out: Partial) -> None:
     """Judge one chunk (missing queries skipped: they are settled once at the end); the
     labels' highest grade is the whole set's (ERR and custom gains read it)."""
+    labels = _labels_of(p.Q, p.q_str, run)
+    if len(labels.query_ids) == 0:  # a chunk of unlabelled queries only
+        ignored = [str(q) for q in run.query_ids]
+        out.counts.append(JudgeCounts(queries_ignored=len(ignored), ignored_ids=ignored))
+        return
     try:
-        judged = judge(_labels_of(p.Q, p.q_str, run), run, p.chunk_options)
-    except InputError as exc:
-        if "no query to evaluate" in str(exc):  # a chunk of unlabelled queries only
-            out.counts.append(JudgeCounts(queries_ignored=len(run.query_ids),
-                                          ignored_ids=[str(q) for q in run.query_ids]))  # fmt: skip
-            return
-        raise
+        judged = judge(labels, run, p.chunk_options)
+    except NoSharedQueryError as exc:  # no query left: none with a relevant document
+        skipped = list(getattr(exc, "no_relevant_ids", []))
+        ignored = [str(q) for q in run.query_ids if str(q) not in set(skipped)]
+        out.counts.append(JudgeCounts(queries_ignored=len(ignored), ignored_ids=ignored,
+                                      queries_no_relevant_skipped=len(skipped),
+                                      no_relevant_ids=skipped))  # fmt: skip
+        return
     judged.max_grade = p.top_grade
     ev = Evaluation.from_judged(judged, p.metrics)
     out.pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))

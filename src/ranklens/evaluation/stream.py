@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io.jsonl import is_run_log
 from ..judging import JudgeOptions
 from ..model import QrelsLike
 from . import MetricsLike
@@ -68,10 +69,10 @@ def streams(run: Any, memory: int | float | str | None) -> bool:
     if not p.is_file() or p.stat().st_size * BYTES_PER_CHUNK_BYTE <= budget:
         return False
     try:
-        file_format(p)
+        fmt = file_format(p)
     except InputError:  # a single JSON object: read whole
         return False
-    return True
+    return not (fmt == "jsonl" and is_run_log(p))  # a runner's log: read whole
 
 
 def evaluate_file(

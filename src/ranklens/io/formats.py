@@ -113,18 +113,51 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     return fmt.reader(path, name=name)
 
 
-def read_dataset(path: str | Path, **kwargs: Any) -> Any:
-    """Read a dataset, choosing the reader from the path: a folder with ``corpus.jsonl`` and
-    ``qrels/`` (BEIR), with ``qa.parquet`` (AutoRAG), a ``.json`` file with
-    ``relevant_docs`` (LlamaIndex QA), a ``.jsonl`` or a ``.csv``/``.tsv`` file, or any
-    registered format."""
+def read_dataset(
+    path: str | Path,
+    *,
+    split: str | None = None,
+    corpus: bool | str | Path | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Read a dataset (queries, labels and, when the files have one, the corpus), choosing
+    the reader from the path:
+
+    * a BEIR folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``):
+      ``split`` names the qrels file (default ``"test"``); ``corpus=False`` skips the
+      corpus (faster when only ids are needed);
+    * an AutoRAG folder or ``qa.parquet`` (grouped ground truth), with ``corpus.parquet``
+      beside it or at ``corpus=PATH``;
+    * a LlamaIndex ``EmbeddingQAFinetuneDataset`` ``.json`` (``relevant_docs``);
+    * a ``.jsonl`` or ``.csv``/``.tsv`` file (one schema: docs/datasets.md);
+    * any format added with :func:`register_format` (``kwargs`` go to its reader).
+
+    Returns a :class:`~ranklens.Dataset`. A path that does not exist, a folder no reader
+    recognises and a malformed row are errors naming the path, row and field."""
     p = Path(path)
+    if not p.exists():
+        parent = p.parent if str(p.parent) not in ("", ".") else Path(".")
+        near = sorted(x.name for x in parent.iterdir())[:8] if parent.is_dir() else []
+        raise InputError(
+            f"{p}: no such file or folder" + (f" (in {parent}: {', '.join(near)})" if near else "")
+        )
     fmt = find_format("dataset", p)
     if fmt is None:
         names = ", ".join(f.name for f in formats("dataset"))
         what = "folder" if p.is_dir() else "file"
         raise InputError(f"{p}: no dataset reader claims this {what} (formats: {names})")
-    return fmt.reader(p, **kwargs)
+    if split is not None:
+        kwargs["split"] = split
+    if corpus is not None:
+        kwargs["corpus"] = corpus
+    try:
+        return fmt.reader(p, **kwargs)
+    except TypeError as exc:
+        if kwargs and "argument" in str(exc):
+            raise InputError(
+                f"{p}: the {fmt.name} reader takes no {', '.join(map(repr, kwargs))} ({exc})"
+            ) from None
+        raise
 
 
 def coerce_qrels(obj: QrelsLike | Any) -> Qrels:

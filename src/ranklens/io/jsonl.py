@@ -13,18 +13,21 @@ JSONL, one query per line:
   ["d1", "d2"]`` (ranked, no scores).
 
 ``qid`` and ``id`` are accepted for ``query_id``. A malformed line is an error naming the
-file, line and field.
+file, line and field. A log written by ``ranklens.run(..., cache=PATH)`` reads as a run too
+(:func:`run_from_log`: each query's last line; failed queries recorded as failures).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels, Run
+from ..text import shown
 from .records import LabelFields, json_records, load_json, record_query_id
 
 
@@ -51,7 +54,49 @@ def read_run_json(path: str | Path, name: str | None = None) -> Run:
         if not isinstance(data, Mapping):
             raise InputError(f"{p}: expected a JSON object of query -> hits")
         return Run.from_dict(data, name=run_name)
+    if is_run_log(p):
+        return run_from_log(p, name)
     return run_from_records(p, json_records(p), run_name)
+
+
+def is_run_log(path: Path) -> bool:
+    """Whether ``path`` is a log written by ``ranklens.run(..., cache=...)`` (its first
+    line is the header holding the configuration)."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(1 << 20)
+        return json.loads(first).get("type") == "header"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def run_from_log(p: Path, name: str | None = None) -> Run:
+    """The run a runner's log holds: each query's last line (a resumed run appends), its
+    documents in the retriever's order; failed queries are recorded as failures (scored
+    0 as missing, and counted, as for the runner's own result). The name is ``name``, the
+    retriever's name in the header, or the file's."""
+    records = json_records(p)
+    _, header = next(records)
+    last: dict[str, tuple[int, dict[str, Any]]] = {}
+    for lineno, rec in records:
+        if rec.get("type") != "query":
+            continue
+        last[record_query_id(p, lineno, rec)] = (lineno, rec)
+    ranked: dict[str, list[str]] = {}
+    failures: dict[str, dict[str, Any]] = {}
+    for qid, (lineno, rec) in last.items():
+        if rec.get("error"):
+            failures[qid] = dict(rec["error"])
+            continue
+        docs = rec.get("doc_ids")
+        if not isinstance(docs, list):
+            raise InputError(f"{p}:{lineno}: field 'doc_ids' must be a list")
+        ranked[qid] = [str(d) for d in docs]
+    retriever = (header.get("config") or {}).get("retriever") or {}
+    label = name or retriever.get("name") or p.name.split(".")[0]
+    run = Run.from_dict(ranked, name=str(label))
+    run.failures = failures
+    return run
 
 
 def run_from_records(
@@ -63,6 +108,11 @@ def run_from_records(
     scored: dict[str, list[tuple[str, float]]] = {}
     ranked: dict[str, list[str]] = {}
     for lineno, rec in records:
+        if rec.get("type") == "header":
+            raise InputError(
+                f"{p}:{lineno}: a ranklens run log: read it whole with ranklens.read_run or "
+                "ranklens.evaluate (it is not streamed in chunks)"
+            )
         qid = record_query_id(p, lineno, rec)
         hits = rec.get("hits", rec.get("docs"))
         if not isinstance(hits, list):
@@ -79,7 +129,16 @@ def run_from_records(
                 score = h.get("score")
                 if not isinstance(score, (int, float)) or isinstance(score, bool):
                     raise InputError(f"{p}:{lineno}: hit {j} ({h['id']!r}) needs a numeric 'score'")
-                row.append((h["id"], float(score)))
+                try:
+                    value = float(score)
+                except OverflowError:  # an integer beyond the float range
+                    value = float("inf")
+                if not math.isfinite(value):
+                    raise InputError(
+                        f"{p}:{lineno}: hit {j} ({h['id']!r}): score {shown(score)} is not a "
+                        "finite number"
+                    )
+                row.append((h["id"], value))
             scored[qid] = row
         else:
             ranked[qid] = hits

@@ -15,8 +15,49 @@ from ..errors import InputError
 from ..model import Qrels
 from .files import read_text, text_lines
 
-QUERY_ID_KEYS = ("query_id", "qid", "id")
+DATASET_FIELDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "query_id": (("query_id", "qid", "id", "_id"), "the query's id (JSONL and CSV)"),
+    "query": (("query", "text", "question"), "the query's text (JSONL and CSV)"),
+    "relevant": (
+        ("relevant", "relevant_docs"),
+        'JSONL: {doc: grade} or [doc, ...] (grade 1), e.g. {"d1": 2, "d7": 0}',
+    ),
+    "groups": (
+        ("groups", "retrieval_gt"),
+        'JSONL: grouped truth, any one document of a group finds it: [["d1", "d2"], ["d3"]]',
+    ),
+    "grades": (("grades",), "JSONL, with groups: one grade per group (default 1)"),
+    "doc_id": (("doc_id", "docno", "corpus_id", "corpus-id"), "CSV: a labelled document"),
+    "grade": (("grade", "relevance", "score", "label"), "CSV: its grade (default 1)"),
+    "group": (("group",), "CSV: rows of a query with one group number form one group"),
+}
+"""One schema for JSONL and CSV datasets: each field, the names it is read under (the
+first found wins) and what it holds; docs/datasets.md shows this table
+(:func:`dataset_fields_table`)."""
+
+QUERY_ID_KEYS = DATASET_FIELDS["query_id"][0]
 """Fields read as a record's query id, first found wins."""
+
+
+def field_name(present: Iterable[str], field: str) -> str | None:
+    """The first of ``field``'s names (:data:`DATASET_FIELDS`) among ``present``."""
+    have = set(present)
+    return next((n for n in DATASET_FIELDS[field][0] if n in have), None)
+
+
+def aliases(field: str) -> str:
+    """``"'query' (or 'text', 'question')"`` for messages."""
+    first, *rest = DATASET_FIELDS[field][0]
+    return f"{first!r}" + (f" (or {', '.join(repr(r) for r in rest)})" if rest else "")
+
+
+def dataset_fields_table() -> str:
+    """:data:`DATASET_FIELDS` as a Markdown table (docs/datasets.md holds it; a test keeps
+    them equal)."""
+    lines = ["| field | read from | holds |", "|---|---|---|"]
+    for name, (names, what) in DATASET_FIELDS.items():
+        lines.append(f"| `{name}` | {', '.join(f'`{n}`' for n in names)} | {what} |")
+    return "\n".join(lines) + "\n"
 
 
 def json_records(
@@ -46,7 +87,7 @@ def record_query_id(path: Path, lineno: int, rec: dict[str, Any]) -> str:
             if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "":
                 return str(value)
             raise InputError(f"{path}:{lineno}: field {key!r} must be a non-empty string")
-    raise InputError(f"{path}:{lineno}: missing field 'query_id'")
+    raise InputError(f"{path}:{lineno}: missing field {aliases('query_id')}")
 
 
 def load_json(path: Path) -> Any:
@@ -78,25 +119,34 @@ class LabelFields:
         p = self.path
         if qid in self.labels or qid in self.groups:
             raise InputError(f"{p}:{lineno}: query {qid!r} appears on more than one line")
-        if "groups" in rec:
-            g = rec["groups"]
+        groups_key = field_name(rec, "groups")
+        relevant_key = field_name(rec, "relevant")
+        if groups_key is not None:
+            g = rec[groups_key]
             if not isinstance(g, list) or not all(isinstance(x, (list, str)) for x in g):
-                raise InputError(f"{p}:{lineno}: field 'groups' must be a list of lists of ids")
+                raise InputError(
+                    f"{p}:{lineno}: field {groups_key!r} must be a list of lists of ids"
+                )
             self.groups[qid] = g
             if "grades" in rec:
                 self.grades[qid] = rec["grades"]
-        elif "relevant" in rec:
+        elif relevant_key is not None:
             if "grades" in rec:
                 raise InputError(
                     f"{p}:{lineno}: field 'grades' goes with 'groups' (give grades in "
                     "'relevant' as {doc: grade})"
                 )
-            r = rec["relevant"]
+            r = rec[relevant_key]
             if not isinstance(r, (dict, list)):
-                raise InputError(f"{p}:{lineno}: field 'relevant' must be an object or a list")
+                raise InputError(
+                    f"{p}:{lineno}: field {relevant_key!r} must be an object or a list"
+                )
             self.labels[qid] = r
         else:
-            raise InputError(f"{p}:{lineno}: missing field 'relevant' (or 'groups')")
+            raise InputError(
+                f"{p}:{lineno}: no labels: give {aliases('relevant')} or {aliases('groups')} "
+                "(see docs/datasets.md)"
+            )
 
     def qrels(self) -> Qrels:
         """The labels read so far."""

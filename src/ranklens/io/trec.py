@@ -62,8 +62,15 @@ def read_trec_qrels(path: PathLike, *, fast: bool | None = None, subtopics: bool
     qids, docs, grades, linenos = [], [], [], []
     for lineno, fields in _lines(p):
         if len(fields) != 4:
+            swapped = (
+                "; it looks like a run line (qid Q0 docno rank score tag): were the labels "
+                "and the run given the other way round?"
+                if len(fields) == 6
+                else ""
+            )
             raise InputError(
                 f"{p}:{lineno}: expected 4 fields (qid iter docno rel), found {len(fields)}"
+                + swapped
             )
         qids.append(_text(p, lineno, fields[0], "qid"))
         docs.append(_text(p, lineno, fields[2], "docno"))
@@ -155,9 +162,15 @@ def read_trec_run(path: PathLike, name: str | None = None, *, fast: bool | None 
     run_id = None
     for lineno, fields in _lines(p):
         if len(fields) < 6:
+            swapped = (
+                "; it looks like a qrels line (qid 0 docno grade): were the labels and the "
+                "run given the other way round?"
+                if len(fields) == 4
+                else ""
+            )
             raise InputError(
                 f"{p}:{lineno}: expected 6 fields (qid iter docno rank sim "
-                f"run_id), found {len(fields)}"
+                f"run_id), found {len(fields)}" + swapped
             )
         qids.append(_text(p, lineno, fields[0], "qid"))
         docs.append(_text(p, lineno, fields[2], "docno"))

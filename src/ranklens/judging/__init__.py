@@ -52,12 +52,16 @@ from .dicts import join_dicts
 from .join import Join, join_columnar
 from .judged import Judged, LevelView
 from .options import JudgeCounts, JudgeOptions, counts_notes
+from .overlap_check import no_shared_query
 
 
 def judge(
     qrels: QrelsLike,
     run: RunLike,
     options: JudgeOptions | None = None,
+    *,
+    require_shared: bool = True,
+    name: str | None = None,
     **kwargs: Any,
 ) -> Judged:
     """Judge ``run`` against ``qrels`` into the arrays every metric works on.
@@ -67,6 +71,11 @@ def judge(
     ``convention``, ``judged_only`` and any convention switch such as
     ``duplicates="first"``) set the rules;
     see the module docstring for each rule and its default.
+
+    A run that answers no labelled query (and records no failed retrieval for one) is a
+    :class:`~ranklens.errors.NoSharedQueryError`: a mean over no answered query is never
+    returned. ``require_shared=False`` allows it (a part of a run judged on its own).
+    ``name``: what errors and notes call the run (default: the run's own name).
     """
     opts = JudgeOptions.build(options, **kwargs)
     # Judging creates no reference cycles; pausing the cyclic collector keeps it from walking
@@ -76,7 +85,13 @@ def judge(
     try:
         joined = join_dicts(qrels, run, opts)
         if joined is None:
-            joined = join_columnar(coerce_qrels(qrels), coerce_run(run), opts)
+            joined = join_columnar(coerce_qrels(qrels), coerce_run(run), opts, name)
+        if name is not None:
+            joined.run_name = name
+        if require_shared and len(joined.missing) and joined.missing.all() and not joined.failures:
+            raise no_shared_query(
+                name or joined.run_name, joined.ignored_ids, [str(q) for q in joined.query_ids]
+            )
         if opts.judged_only:
             joined = condense(joined)
         return build(joined, opts)

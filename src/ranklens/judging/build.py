@@ -53,6 +53,9 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
     io = seg.order_by(iq, ig.max() - ig) if len(ig) else np.zeros(0, dtype=np.int64)
     ideal_grade = ig[io]
     ideal_off = np.searchsorted(iq[io], np.arange(n_q + 1)).astype(np.int64)
+    level = max(int(opts.relevance_level), 1)
+    has_rel = np.zeros(n_q, dtype=bool)
+    has_rel[unit_q[unit_g >= level]] = True
     counts = JudgeCounts(
         queries_evaluated=n_q,
         queries_missing=len(jn.missing_ids),
@@ -69,6 +72,9 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         failures=jn.failures,
         tied_documents=jn.tied_docs,
         tie_queries=jn.tie_queries,
+        queries_without_relevant=int((~has_rel).sum()),
+        without_relevant_ids=[str(q) for q in jn.query_ids[~has_rel]],
+        labelled_documents=len(jn.doc_q),
     )
     i64 = np.int64
     return Judged(

@@ -15,6 +15,7 @@ from ..model import segments as seg
 from ..model.vocab import translate
 from .docmatch import match_documents
 from .options import JudgeOptions
+from .overlap_check import no_relevant_query, no_shared_query
 
 
 @dataclass
@@ -69,7 +70,7 @@ class Join:
     tie_queries: int = 0
 
 
-def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
+def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions, name: str | None = None) -> Join:
     """Join columnar qrels and run: per-query list lengths, every (retrieved row, unit)
     match, repeated rows, and the qrels-side arrays of the evaluated queries."""
     conv = opts.convention
@@ -95,10 +96,9 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
     qq_to_eval[eval_q] = np.arange(len(eval_q))
     n_q = len(eval_q)
     if n_q == 0:
-        raise InputError(
-            f"no query to evaluate: run {R.name!r} shares no query id with the qrels (e.g. run "
-            f"{_first(R.query_ids)}, qrels {_first(Q.query_ids)}) and missing queries are skipped"
-        )
+        if no_rel_ids:
+            raise no_relevant_query(name or R.name, no_rel_ids, opts.relevance_level, conv.name)
+        raise no_shared_query(name or R.name, ignored_ids, [str(x) for x in Q.query_ids])
 
     # --- run rows in ranking order, mapped to evaluated queries -------------------------
     rq_to_ev = np.where(rq_to_qq >= 0, qq_to_eval[np.maximum(rq_to_qq, 0)], -1)
@@ -257,7 +257,3 @@ def extreme_tie_positions(
     at = np.empty(n, dtype=np.int64)
     at[order] = np.arange(n, dtype=np.int64)
     return at
-
-
-def _first(ids: np.ndarray) -> str:
-    return repr(str(ids[0])) if len(ids) else "none"

@@ -114,6 +114,9 @@ class JudgeCounts:
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     tied_documents: int = 0
     tie_queries: int = 0
+    queries_without_relevant: int = 0
+    without_relevant_ids: list[str] = field(default_factory=list)
+    labelled_documents: int = 0
 
     @property
     def queries_failed(self) -> int:
@@ -139,6 +142,8 @@ class JudgeCounts:
             "failures": self.failure_summary(),
             "tied_documents": self.tied_documents,
             "tie_queries": self.tie_queries,
+            "queries_without_relevant": self.queries_without_relevant,
+            "labelled_documents": self.labelled_documents,
         }
 
 
@@ -175,7 +180,7 @@ def counts_notes(
     :meth:`Evaluation.to_table <ranklens.Evaluation.to_table>` and the reports."""
     notes = []
     if evaluated and counts.get("queries_evaluated") is not None:
-        notes.append(f"{counts['queries_evaluated']} queries evaluated")
+        notes.append(f"{plural(counts['queries_evaluated'], 'query', 'queries')} evaluated")
     verb = "scored 0" if missing == "zero" else "skipped"
     failed = counts.get("failures") or {}
     absent = (counts.get("queries_missing") or 0) - (failed.get("count") or 0)
@@ -185,6 +190,21 @@ def counts_notes(
         notes.append(f"{absent} labelled but absent from the run ({verb})")
     if counts.get("queries_ignored"):
         notes.append(f"{counts['queries_ignored']} in the run without labels (ignored)")
+    n_zero = counts.get("queries_without_relevant") or 0
+    every = bool(n_zero) and n_zero == counts.get("queries_evaluated")
+    if n_zero:
+        if every:
+            who = (
+                "the only labelled query has"
+                if n_zero == 1
+                else f"all {n_zero:,} labelled queries have"
+            )
+        else:
+            who = plural(n_zero, "labelled query has", "labelled queries have")
+        notes.append(
+            f"{who} no relevant document (scored 0 by every relevance metric; "
+            "no_relevant='skip' leaves them out)"
+        )
     if counts.get("queries_no_relevant_skipped"):
         notes.append(
             f"{counts['queries_no_relevant_skipped']} without relevant documents (left out "
@@ -204,10 +224,17 @@ def counts_notes(
     if total:
         labelled = counts.get("hits_labelled") or 0
         note = f"{labelled:,} of {total:,} retrieved ids have a label"
-        if labelled == 0:
+        if labelled == 0 and counts.get("labelled_documents", 1) == 0:
+            note += " (none: the labels of the evaluated queries name no document)"
+        elif labelled == 0 and not every:
             note += (
                 " (none: are the run's ids the labels' ids? chunk or node ids against "
                 "document ids need key=; see docs/hit-identity.md)"
             )
         notes.append(note)
     return notes
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """``"1 query"``, ``"3 queries"`` (``n`` with thousands separators)."""
+    return f"{n:,} {one if n == 1 else many}"

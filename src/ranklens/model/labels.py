@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DuplicateDocumentError, InputError
+from ..text import shown
 
 Columns = tuple[list[Any], list[Any], list[int], list[int], list[Any]]
 
@@ -35,11 +36,23 @@ def group_columns(
             empty.append(qid)
             continue
         qgrades = None if grades is None else grades.get(qid)
+        if qgrades is not None and (
+            isinstance(qgrades, (str, Mapping)) or not isinstance(qgrades, Sequence)
+        ):
+            raise InputError(
+                f"qrels: the grades of query {qid!r} must be a list (one per group), got "
+                f"{type(qgrades).__name__}"
+            )
         if qgrades is not None and len(qgrades) != len(glist):
             raise InputError(
                 f"qrels: query {qid!r} has {len(glist)} groups but {len(qgrades)} grades"
             )
         for j, group in enumerate(glist):
+            if not isinstance(group, (str, list, tuple, set, frozenset)):
+                raise InputError(
+                    f"qrels: group {j} of query {qid!r} must be a list of document ids (or one "
+                    f"id), got {type(group).__name__}"
+                )
             members = [group] if isinstance(group, str) else list(group)
             if not members:
                 raise InputError(f"qrels: group {j} of query {qid!r} is empty")
@@ -101,10 +114,10 @@ def check_grade(grade: Any, qid: Any, doc: Any) -> int:
         value = int(grade)
     if value is None:
         raise InputError(
-            f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is not an integer"
+            f"qrels: grade {shown(grade)} of document {doc!r} in query {qid!r} is not an integer"
         )
     if not -(1 << 63) <= value < 1 << 63:
         raise InputError(
-            f"qrels: grade {grade!r} of document {doc!r} in query {qid!r} is out of range"
+            f"qrels: grade {shown(grade)} of document {doc!r} in query {qid!r} is out of range"
         )
     return value

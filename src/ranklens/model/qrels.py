@@ -235,8 +235,11 @@ class Qrels(HoldsDocIds):
         values = list(labels.values())
         qcode, query_vocab, dcode, doc_vocab, _ = encode_nested(labels, "qrels")
         raw = list(chain.from_iterable(v.values() for v in values))
-        grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
-        if grades.dtype.kind not in "iub":
+        try:
+            grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
+        except (ValueError, OverflowError):  # ragged lists, or ints past 64 bits
+            grades = np.array(raw, dtype=object)
+        if grades.dtype.kind not in "iub" or grades.ndim != 1:
             for i, grade in enumerate(raw):
                 check_grade(grade, query_vocab[qcode[i]], doc_vocab[dcode[i]])
             grades = np.array([int(x) for x in raw], dtype=np.int64)

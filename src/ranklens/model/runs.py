@@ -18,6 +18,7 @@ from typing import Any, Union
 import numpy as np
 
 from ..errors import InputError
+from ..text import shown
 from .ids import DocIds, HoldsDocIds
 from .ranking import RowOrder, input_order, trec_order
 from .segments import run_start_index, seg_running_count, sorted_with_rows
@@ -116,7 +117,7 @@ class Run(HoldsDocIds):
             if len(bad):
                 i = int(bad[0])
                 raise InputError(
-                    f"{source}: score {sc[i]!r} of document {docs.strings(bad[:1])[0]!r} in "
+                    f"{source}: score {shown(sc[i])} of document {docs.strings(bad[:1])[0]!r} in "
                     f"query {query_vocab[qcode[i]]!r} is not a finite number"
                 )
         if n and np.any(qcode[1:] < qcode[:-1]) and not _contiguous(qcode):
@@ -315,9 +316,10 @@ def _hits_form(qid: Any, hits: Any) -> str:
 def _check_score(score: Any, qid: Any, doc: Any) -> float:
     """A score as a float: ints and floats (numpy's too); strings are refused (in every
     input form), so ``"10" < "9"`` can never rank anything."""
+    what = "is not a number"
     if isinstance(score, (int, float, np.integer, np.floating)):
         try:
             return float(score)
         except OverflowError:
-            pass
-    raise InputError(f"run: score {score!r} of document {doc!r} in query {qid!r} is not a number")
+            what = "is beyond the range of a float (about 1.8e308)"
+    raise InputError(f"run: score {shown(score)} of document {doc!r} in query {qid!r} {what}")

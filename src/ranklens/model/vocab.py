@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ..text import shown
+
 
 class BadIdError(Exception):
     """An id that is neither a non-empty string nor an integer (carries the value)."""
@@ -48,7 +50,7 @@ def describe_bad_id(value: Any, what: str) -> str:
         return f"empty {what}"
     if value is UNHASHABLE:
         return f"{what} must be a string or an integer, got an unhashable value"
-    return f"{what} must be a string or an integer, got {value!r}"
+    return f"{what} must be a string or an integer, got {shown(value)}"
 
 
 def encode(

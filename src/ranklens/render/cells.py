@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass
 
 from ..comparison import Report
-from ..judging import counts_notes
 
 SUPERSCRIPT = dict(
     zip("abcdefghijklmnoprstuvwxyz0123456789", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -25,8 +24,12 @@ class Cell:
 
 
 def fmt(value: float, digits: int, count: bool = False) -> str:
+    """A value for tables: ``–`` when undefined, ``∞``/``−∞`` when unbounded (an effect
+    size of differences that do not vary), else to ``digits`` decimals."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
+    if isinstance(value, float) and math.isinf(value):
+        return "∞" if value > 0 else "−∞"
     if count:
         return str(round(value))
     return f"{value:.{digits}f}"
@@ -98,122 +101,3 @@ def fmt_p(p: float) -> str:
     if math.isnan(p):
         return "–"
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
-
-
-def counts_note(report: Report) -> str:
-    """The number of queries, and per run what judging left out or changed and how many
-    retrievals failed (the wording of :func:`ranklens.judging.counts_notes`)."""
-    options = report.metadata.get("options") or {}
-    switches = options.get("switches") or {}
-    convention = report.metadata.get("convention") or "trec"
-    parts = []
-    for r in report.runs:
-        bits = counts_notes(
-            report.counts.get(r, {}),
-            switches.get("missing", "zero"),
-            convention,
-            switches.get("duplicates", "error"),
-            evaluated=False,
-        )
-        # failures of labelled queries are in the counts already; say only the others
-        errors = report.metadata.get("run_info", {}).get(r, {}).get("errors") or 0
-        counted = (report.counts.get(r, {}).get("failures") or {}).get("count", 0)
-        if errors > counted:
-            bits.append(f"{errors - counted} retrieval errors on queries without labels")
-        if bits:
-            parts.append(f"{r}: " + ", ".join(bits))
-    head = f"{len(report.query_ids)} queries."
-    return head + (" " + "; ".join(parts) + "." if parts else "")
-
-
-def ties_note(report: Report, digits: int = 4) -> str:
-    """Per run with tied scores, how far every order of its tied documents can move each
-    metric (``summary[run][metric]["tie_low"/"tie_high"]``, from ``compare``)."""
-    parts = []
-    for r in report.runs:
-        moved = []
-        for m in report.metrics:
-            s = report.summary[r][m]
-            lo, hi = s.get("tie_low"), s.get("tie_high")
-            if lo is not None and hi is not None and hi - lo > 1e-12:
-                count = report.aggregations.get(m) == "sum"
-                moved.append(f"{m} {fmt(lo, digits, count)} to {fmt(hi, digits, count)}")
-        if moved:
-            parts.append(f"{r}: " + ", ".join(moved))
-    head = "Over every order of each run's tied documents: "
-    return (head + "; ".join(parts) + ".") if parts else ""
-
-
-def holes_note(report: Report, digits: int = 4) -> str:
-    """Per run that retrieved unjudged documents, each metric scored with them as
-    relevant and on the judged-only list, and the queries with the most holes in their top
-    k (``summary[run][metric]["as_relevant"/"judged_only"]``, ``metadata["holes"]``, from
-    ``compare``); the range is what labelling the holes could still do."""
-    meta = report.metadata.get("holes") or {}
-    parts = []
-    for r in report.runs:
-        info = meta.get(r)
-        if not isinstance(info, dict):
-            continue
-        moved = []
-        for m in report.metrics:
-            s = report.summary[r][m]
-            up, cond = s.get("as_relevant"), s.get("judged_only")
-            count = report.aggregations.get(m) == "sum"
-            shown = []
-            if up is not None:
-                shown.append(f"{fmt(up, digits, count)} if relevant")
-            if cond is not None:
-                shown.append(f"{fmt(cond, digits, count)} judged only")
-            moved.append(f"{m} {fmt(s.get('value'), digits, count)} ({', '.join(shown)})")
-        worst = ", ".join(f"{q} ({n})" for q, n in (info.get("worst_queries") or [])[:5])
-        where = f" (most in the top {info.get('depth')}: {worst})" if worst else ""
-        parts.append(f"{r} retrieved {info.get('unjudged')} unjudged{where}: " + "; ".join(moved))
-    head = "Unjudged documents (holes) count as non-relevant. "
-    return (head + ". ".join(parts) + ".") if parts else ""
-
-
-def power_note(report: Report, digits: int = 3) -> str:
-    """The smallest difference each metric's test detects with 80% power (from
-    ``compare``: ``metadata["power"]``)."""
-    pw = report.metadata.get("power") or {}
-    mdes = {m: v for m, v in (pw.get("mde") or {}).items() if v is not None and math.isfinite(v)}
-    if not mdes:
-        return ""
-    shown = ", ".join(f"{m} {v:.{digits}f}" for m, v in mdes.items())
-    return (
-        f"With {pw.get('n')} queries a difference is detected 80% of the time (alpha "
-        f"{pw.get('alpha')}, two-sided) from about: {shown}."
-    )
-
-
-def estimate_note(report: Report, digits: int = 3) -> str:
-    """An estimate without full labels attached to the report (``metadata["estimate"]``,
-    :meth:`ranklens.estimation.Estimate.attach`): per run and metric, the judge-only value
-    beside the calibrated PPI++ one, with intervals."""
-    e = report.metadata.get("estimate") or {}
-    rows = [r for r in e.get("rows", []) if r.get("kind") == "run"]
-    if not rows:
-        return ""
-
-    def iv(d: dict) -> str:
-        return f"{d['value']:.{digits}f} [{d['lo']:.{digits}f}, {d['hi']:.{digits}f}]"
-
-    shown = "; ".join(
-        f"{r['target']} {r['metric']}: judge only {iv(r['naive'])}, PPI++ {iv(r['ppi++'])}"
-        for r in rows
-    )
-    return (
-        f"Estimated without full labels ({e.get('n')} human-labelled queries calibrating "
-        f"{(e.get('judge') or {}).get('source')} on {e.get('N')} more; "
-        f"{e.get('confidence', 0.95):.0%} intervals): {shown}."
-    )
-
-
-def report_notes(report: Report) -> list[str]:
-    """Every note a summary table carries, in order: the significance legend, the interval
-    method, what judging counted, the range over tie orders, the power and an estimate
-    without full labels."""
-    notes = (legend(report), interval_note(report), counts_note(report), ties_note(report),
-             holes_note(report), power_note(report), estimate_note(report))  # fmt: skip
-    return [n for n in notes if n]

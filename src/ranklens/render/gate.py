@@ -38,9 +38,14 @@ def _headline(result: Any) -> str:
     n = result.verdicts[0].n if result.verdicts else 0
     s = result.settings
     if result.updated:
-        head = f"baseline written to {result.baseline_path}"
-    else:
-        head = "gate passed" if result.passed else "gate FAILED"
+        floors = any(v.floor is not None for v in result.verdicts)
+        return (
+            f"ranklens gate: baseline written to {result.baseline_path} ({n} queries; "
+            "nothing compared: later runs are gated against these values"
+            + ("; the floors checked" if floors else "")
+            + ")"
+        )
+    head = "gate passed" if result.passed else "gate FAILED"
     return (
         f"ranklens gate: {head} ({n} queries; one-sided {s['test']} test, alpha {s['alpha']}, "
         f"Holm over metrics; intervals {round(100 * (1 - 2 * s['alpha']))}% unadjusted; "
@@ -48,8 +53,29 @@ def _headline(result: Any) -> str:
     )
 
 
+def _written_rows(result: Any) -> list[list[str]]:
+    """A written baseline's table: each metric's value, and its floor's verdict if any."""
+    rows = [["metric", "value written", "floor"]]
+    for v in result.verdicts:
+        floor = "" if v.floor is None else f">= {v.floor:g}: {MARK[v.status]}"
+        rows.append([visible(v.metric), _num(v.value), floor])
+    return rows
+
+
 def gate_text(result: Any) -> str:
-    """Plain text: a verdict table, reasons, and the regressed queries."""
+    """Plain text: a verdict table, reasons, and the regressed queries (for a baseline
+    just written: the values written and any floor's verdict)."""
+    if result.updated:
+        rows = _written_rows(result)
+        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+        lines = [_headline(result), ""]
+        for i, r in enumerate(rows):
+            lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+            if i == 0:
+                lines.append("  ".join("-" * w for w in widths))
+        floors = [v for v in result.verdicts if v.status == "fail"]
+        lines += ["", *(f"{visible(v.metric)}: {v.reason}" for v in floors)] if floors else []
+        return "\n".join(lines) + "\n"
     rows = [["metric", "verdict", "now", "baseline", "delta", "interval", "rule"]]
     for v in result.verdicts:
         rows.append(
@@ -92,6 +118,12 @@ def gate_markdown(result: Any) -> str:
     """Markdown for a pull request: verdicts, deltas with intervals, regressed queries."""
     e = md_escape
     out = [f"### {e(_headline(result))}", ""]
+    if result.updated:
+        rows = _written_rows(result)
+        out.append("| " + " | ".join(rows[0]) + " |")
+        out.append("|---|---|---|")
+        out += ["| " + " | ".join(e(c) for c in r) + " |" for r in rows[1:]]
+        return "\n".join(out) + "\n"
     out.append("| metric | verdict | now | baseline | delta | interval | rule |")
     out.append("|---|---|---|---|---|---|---|")
     for v in result.verdicts:

@@ -15,20 +15,18 @@ from functools import cache
 from html import escape
 from importlib import resources
 
-import numpy as np
-
 from ..comparison import Report, curve_family
 from ..metrics import parse_metric
 from . import svg
-from .cells import cells, fmt_p, report_notes
+from .cells import cells, fmt_p
 from .drill import drill_section
 from .estimate import estimate_html
 from .fusion import fusion_html
+from .html_queries import differ_table, pairs_for, per_query_table, td, worst_table
+from .notes import notes
 
 MAX_ROWS = 2000
 """Per-query rows shown in the HTML table (all values are in the JSON and CSV outputs)."""
-
-TOP_QUERIES = 10
 
 _ids = itertools.count(1)
 
@@ -37,12 +35,6 @@ _ids = itertools.count(1)
 def _asset(name: str) -> str:
     """A file of ``ranklens/render/assets`` (the report's stylesheet and script), read once."""
     return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
-
-
-def _td(value: float, digits: int = 4, cls: str = "") -> str:
-    if value is None or not math.isfinite(value):
-        return f'<td class="{cls}" data-v="">–</td>'
-    return f'<td class="{cls}" data-v="{value!r}">{value:.{digits}f}</td>'
 
 
 def _summary_table(report: Report) -> str:
@@ -65,14 +57,32 @@ def _summary_table(report: Report) -> str:
                 inner += f'<span class="ci">{escape(short[r][m].interval)}</span>'
             tds.append(f"<td>{inner}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
-    notes = " ".join(report_notes(report))
     return (
         '<table class="summary"><thead><tr>'
         + "".join(head)
         + "</tr></thead><tbody>"
         + "".join(rows)
-        + f'</tbody></table><p class="note">{escape(notes)}</p>'
+        + "</tbody></table>"
+        + _notes_html(report)
     )
+
+
+def _notes_html(report: Report) -> str:
+    """Each note's head and one short line per run; every detail (all metrics, the queries
+    with the most unjudged documents) in a collapsible section."""
+    shown, more = [], []
+    for n in notes(report):
+        runs = "".join(f"<li>{escape(r)}</li>" for r in n.runs)
+        shown.append(f"<p>{escape(n.head)}</p>" + (f"<ul>{runs}</ul>" if runs else ""))
+        if n.details:
+            items = "".join(f"<li>{escape(d)}</li>" for d in n.details)
+            more.append(f"<p>{escape(n.head)}</p><ul>{items}</ul>")
+    details = (
+        f'<details class="note-details"><summary>Details</summary>{"".join(more)}</details>'
+        if more
+        else ""
+    )
+    return f'<div class="note notes">{"".join(shown)}{details}</div>' if shown else ""
 
 
 def _comparisons_table(report: Report) -> str:
@@ -93,7 +103,7 @@ def _comparisons_table(report: Report) -> str:
             f'<td data-v="{c.pvalue!r}">{fmt_p(c.pvalue)}</td>'
             f'<td data-v="{c.pvalue_adjusted!r}">{fmt_p(c.pvalue_adjusted)}'
             f"{' *' if c.significant else ''}</td>"
-            f"{_td(c.effect_size, 2)}<td>{c.wins}/{c.ties}/{c.losses}</td></tr>"
+            f"{td(c.effect_size, 2)}<td>{c.wins}/{c.ties}/{c.losses}</td></tr>"
         )
     return (
         '<h2>Paired comparisons</h2><table class="sortable comparisons"><thead><tr>'
@@ -103,15 +113,6 @@ def _comparisons_table(report: Report) -> str:
         + '</tbody></table><p class="note">* significant after correction. W/T/L: queries '
         "where the run is better than, equal to, worse than the other.</p>"
     )
-
-
-def _pairs_for(report: Report, metric: str) -> list[tuple[str, str]]:
-    pairs = [(c.run, c.other) for c in report.comparisons if c.metric == metric]
-    if pairs:
-        return pairs
-    if len(report.runs) > 1:
-        return [(r, report.runs[0]) for r in report.runs[1:]]
-    return []
 
 
 def _charts(report: Report, metric: str) -> str:
@@ -129,15 +130,15 @@ def _charts(report: Report, metric: str) -> str:
             for r in report.runs
         ]
         out.append(svg.line_chart(f"{fam}@k", ks, series, fam))
-    for a, b in _pairs_for(report, metric):
+    for a, b in pairs_for(report, metric):
         d = report.per_query[a][metric] - report.per_query[b][metric]
         out.append(
             svg.difference_chart(
                 f"{metric}: {a} − {b}, per query",
                 d.tolist(),
-                svg.color(report.runs.index(a)),
                 "difference",
                 report.query_ids,
+                names=(a, b),
             )
         )
     out.append(
@@ -150,133 +151,19 @@ def _charts(report: Report, metric: str) -> str:
     return "".join(out)
 
 
-def _query_cells(report: Report, q: str) -> str:
-    text = report.queries.get(q)
-    cells_ = f'<td class="t" data-q="{escape(q)}">{escape(q)}</td>'
-    if report.queries:
-        cells_ += f'<td class="text">{escape(text or "")}</td>'
-    return cells_
-
-
-def _worst(report: Report, metric: str) -> str:
-    vals = np.vstack([report.per_query[r][metric] for r in report.runs])
-    with np.errstate(invalid="ignore"), _quiet():
-        mean = np.nanmean(vals, axis=0)
-    order = [i for i in np.argsort(mean, kind="stable") if math.isfinite(mean[i])][:TOP_QUERIES]
-    head = '<th class="t">query</th>' + ('<th class="t">text</th>' if report.queries else "")
-    head += "".join(f"<th>{escape(r)}</th>" for r in report.runs)
-    rows = [
-        "<tr>"
-        + _query_cells(report, report.query_ids[i])
-        + "".join(_td(float(report.per_query[r][metric][i])) for r in report.runs)
-        + "</tr>"
-        for i in order
-    ]
-    return (
-        f"<h3>Worst queries on {escape(metric)} (lowest mean over runs)</h3>"
-        f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>'
-        + "".join(rows)
-        + "</tbody></table>"
-    )
-
-
-def _differ(report: Report, metric: str) -> str:
-    out = []
-    for a, b in _pairs_for(report, metric):
-        d = report.per_query[a][metric] - report.per_query[b][metric]
-        order = [i for i in np.argsort(-np.abs(np.nan_to_num(d)), kind="stable") if d[i] != 0]
-        order = order[:TOP_QUERIES]
-        if not order:
-            continue
-        head = '<th class="t">query</th>' + ('<th class="t">text</th>' if report.queries else "")
-        head += f"<th>{escape(a)}</th><th>{escape(b)}</th><th>difference</th>"
-        rows = [
-            "<tr>"
-            + _query_cells(report, report.query_ids[i])
-            + _td(float(report.per_query[a][metric][i]))
-            + _td(float(report.per_query[b][metric][i]))
-            + _td(float(d[i]), cls="pos" if d[i] > 0 else "neg")
-            + "</tr>"
-            for i in order
-        ]
-        out.append(
-            f"<h3>Where {escape(a)} and {escape(b)} differ most on {escape(metric)}</h3>"
-            f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>'
-            + "".join(rows)
-            + "</tbody></table>"
-        )
-    return "".join(out)
-
-
-class _quiet:
-    def __enter__(self):
-        import warnings
-
-        self._w = warnings.catch_warnings()
-        self._w.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc):
-        self._w.__exit__(*exc)
-
-
-def _per_query_table(report: Report, max_rows: int) -> str:
-    n = len(report.query_ids)
-    shown = min(n, max_rows)
-    head = '<th class="t">query</th>' + ('<th class="t">text</th>' if report.queries else "")
-    for m in report.metrics:
-        for r in report.runs:
-            head += f'<th data-metric="{escape(m)}">{escape(r)}</th>'
-        if report.baseline:
-            for r in report.runs:
-                if r != report.baseline:
-                    head += f'<th data-metric="{escape(m)}">{escape(r)} − baseline</th>'
-    rows = []
-    for i in range(shown):
-        q = report.query_ids[i]
-        tds = [_query_cells(report, q)]
-        for m in report.metrics:
-            for r in report.runs:
-                v = float(report.per_query[r][m][i])
-                tds.append(_td(v).replace("<td ", f'<td data-metric="{escape(m)}" ', 1))
-            if report.baseline:
-                base = float(report.per_query[report.baseline][m][i])
-                for r in report.runs:
-                    if r != report.baseline:
-                        d = float(report.per_query[r][m][i]) - base
-                        cls = "pos" if d > 0 else "neg" if d < 0 else ""
-                        tds.append(
-                            _td(d, cls=cls).replace("<td ", f'<td data-metric="{escape(m)}" ', 1)
-                        )
-        rows.append("<tr>" + "".join(tds) + "</tr>")
-    note = (
-        f'<p class="note">Showing {shown} of {n} queries (by id); the JSON and CSV outputs '
-        "hold them all.</p>"
-        if shown < n
-        else ""
-    )
-    return (
-        '<h2>Per query</h2><p class="note">Click a column header to sort.</p>'
-        '<div class="scroll"><table class="sortable per-query" id="per-query-table"><thead><tr>'
-        + head
-        + "</tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table></div>"
-        + note
-    )
-
-
 def _run_info(report: Report) -> str:
     info = report.metadata.get("run_info") or {}
     rows = []
     for r in report.runs:
         i = info.get(r) or {}
-        lat = i.get("latency_ms") or {}
+        lat, cpu = i.get("latency_ms") or {}, i.get("cpu_ms") or {}
         if not i:
             continue
         rows.append(
             f'<tr><td class="t">{escape(r)}</td>'
-            + "".join(_td(lat.get(p, math.nan), 1) for p in ("p50", "p95", "p99"))
+            + "".join(td(lat.get(p, math.nan), 1) for p in ("p50", "p95", "p99"))
+            + td(cpu.get("p50", math.nan), 1)
+            + f"<td>{escape(str(i.get('concurrency', '')))}</td>"
             + f"<td>{escape(str(i.get('queries', '')))}</td>"
             + f"<td>{escape(str(i.get('errors', 0)))}</td></tr>"
         )
@@ -284,10 +171,21 @@ def _run_info(report: Report) -> str:
         return ""
     return (
         '<h2>Retrieval</h2><table><thead><tr><th class="t">run</th><th>p50 ms</th>'
-        "<th>p95 ms</th><th>p99 ms</th><th>queries</th><th>errors</th></tr></thead><tbody>"
+        "<th>p95 ms</th><th>p99 ms</th><th>CPU p50 ms</th><th>concurrency</th>"
+        "<th>queries</th><th>errors</th></tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table>"
+        + f'<p class="note">{escape(LATENCY_NOTE)}</p>'
     )
+
+
+LATENCY_NOTE = (
+    "Latency: the wall time of each call, from when the retriever was called, at the run's "
+    "concurrency; a retriever that computes in Python shares the CPU and the GIL with the "
+    "other calls in flight, and that wait is in its latency. CPU: the calling thread's own "
+    "CPU time (sync retrievers), close to a call's latency alone when it computes rather "
+    "than waits on a service."
+)
 
 
 def _glossary(report: Report) -> str:
@@ -305,7 +203,9 @@ def _glossary(report: Report) -> str:
         "<dt>effect size</dt><dd>Cohen's d_z: the mean per-query difference divided by the "
         "standard deviation of the differences; about 0.2 is small, 0.5 medium, 0.8 large. "
         "A large effect on few queries can still be insignificant, a tiny one on many "
-        "queries significant: read it with the p-value and the interval.</dd>"
+        "queries significant: read it with the p-value and the interval. ±∞: every query "
+        "differs by the same amount (no spread: no query disagrees); –: fewer than two "
+        "queries.</dd>"
         "<dt>W/T/L</dt><dd>queries where the run scores above, equal to, below the other."
         "</dd><dt>unjudged</dt><dd>a retrieved document with no label: counted as "
         "non-relevant; the notes give each metric with them relevant and judged only.</dd>"
@@ -351,7 +251,7 @@ def to_html(
     options = "".join(f'<option value="{escape(m)}">{escape(m)}</option>' for m in metrics)
     groups = "".join(
         f'<div data-metric="{escape(m)}"><div class="charts">{_charts(report, m)}</div>'
-        f"{_worst(report, m)}{_differ(report, m)}</div>"
+        f"{worst_table(report, m)}{differ_table(report, m)}</div>"
         for m in metrics
     )
     body = (
@@ -364,7 +264,7 @@ def to_html(
         f"{estimate_html(report.metadata['estimate']) if report.metadata.get('estimate') else ''}"
         f'<h2>By metric</h2><label>Metric <select class="metric-select">{options}</select>'
         f"</label>{groups}"
-        f"{drill_section(report)}{_per_query_table(report, max_rows)}"
+        f"{drill_section(report)}{per_query_table(report, max_rows)}"
         f"<script>(function(ROOT_ID){{\n{_asset('report.js')}\n{_asset('drill.js')}}})"
         f"({json.dumps(uid)});</script></div>"
     )

@@ -61,7 +61,13 @@ TITLE_CHARS = 60
 """Characters per line of a chart title; a longer title wraps (never cut)."""
 
 
-def frame(title: str, body: list[str], kind: str, legend: Sequence[tuple[str, str]] = ()) -> str:
+def frame(
+    title: str,
+    body: list[str],
+    kind: str,
+    legend: Sequence[tuple[str, str]] = (),
+    solid: bool = False,
+) -> str:
     """The chart's SVG: its title on as many lines as it needs (the chart moved down by the
     lines past the first), the body, the legend."""
     lines = textwrap.wrap(title, TITLE_CHARS, break_on_hyphens=False) or [""]
@@ -76,7 +82,7 @@ def frame(title: str, body: list[str], kind: str, legend: Sequence[tuple[str, st
         f'<g transform="translate(0,{extra})">' if extra else "",
         *body,
     ]  # fmt: skip
-    parts += _legend(legend)
+    parts += _legend(legend, solid)
     parts.append("</g></svg>" if extra else "</svg>")
     return "".join(parts)
 
@@ -85,14 +91,14 @@ def _legend_rows(legend: Sequence[tuple[str, str]]) -> int:
     return math.ceil(len(legend) / 3) if legend else 0
 
 
-def _legend(legend: Sequence[tuple[str, str]]) -> list[str]:
+def _legend(legend: Sequence[tuple[str, str]], solid: bool = False) -> list[str]:
     out = []
     for i, (label, col) in enumerate(legend):
         x = LEFT + (i % 3) * 170
         y = H + 18 * (i // 3) + 4
         out.append(
             f'<line x1="{x}" x2="{x + 22}" y1="{y + 5}" y2="{y + 5}" stroke="{col}" '
-            f'stroke-width="3"{dash(i)}/>'
+            f'stroke-width="3"{"" if solid else dash(i)}/>'
         )
         out.append(  # a long name cut, whole in its tooltip
             f'<text x="{x + 26}" y="{y + 9}" class="legend"><title>{escape(label)}</title>'
@@ -175,12 +181,20 @@ MARKED = 40
 there are at most twice as many): the chart stays small for 10^4 queries."""
 
 
-def difference_chart(title: str, diffs: Sequence[float], col: str, ylabel: str,
-                     queries: Sequence[str] | None = None) -> str:  # fmt: skip
-    """Per-query differences sorted from largest to smallest, as a filled area around 0;
-    with ``queries`` (aligned with ``diffs``), the queries at both ends are marks that
-    name the query and its difference and open it in the report's drill-down
-    (``data-q``)."""
+BETTER = "#2e7d32"
+"""The colour of a query where the run scores above the other (difference charts)."""
+WORSE = "#c62828"
+"""The colour of a query where the run scores below the other."""
+
+
+def difference_chart(title: str, diffs: Sequence[float], ylabel: str,
+                     queries: Sequence[str] | None = None,
+                     names: tuple[str, str] | None = None) -> str:  # fmt: skip
+    """Per-query differences ``run − other`` sorted from largest to smallest, as areas
+    around 0 coloured by sign (green where ``run`` is better, red where it is worse; the
+    legend names both runs, ``names=(run, other)``); with ``queries`` (aligned with
+    ``diffs``), the queries at both ends are marks that name the query and its difference
+    and open it in the report's drill-down (``data-q``)."""
     pairs = [(v, i) for i, v in enumerate(diffs) if math.isfinite(v)]
     pairs.sort(key=lambda p: -p[0])  # stable: ties keep the queries' order
     d = [v for v, _ in pairs]
@@ -192,15 +206,18 @@ def difference_chart(title: str, diffs: Sequence[float], col: str, ylabel: str,
     def x(i: float) -> float:
         return LEFT + (W - LEFT - RIGHT) * i / n
 
-    if d:
-        pts = [f"{x(0):.1f},{zero:.1f}"]
-        for i, v in enumerate(d):
-            pts.append(f"{x(i):.1f},{y(v):.1f}")
-            pts.append(f"{x(i + 1):.1f},{y(v):.1f}")
-        pts.append(f"{x(n):.1f},{zero:.1f}")
+    for sign, col, cls in ((1, BETTER, "better"), (-1, WORSE, "worse")):
+        idx = [i for i, v in enumerate(d) if sign * v > 1e-12]
+        if not idx:
+            continue
+        pts = [f"{x(idx[0]):.1f},{zero:.1f}"]
+        for i in idx:
+            pts.append(f"{x(i):.1f},{y(d[i]):.1f}")
+            pts.append(f"{x(i + 1):.1f},{y(d[i]):.1f}")
+        pts.append(f"{x(idx[-1] + 1):.1f},{zero:.1f}")
         body.append(
-            f'<polygon points="{" ".join(pts)}" fill="{col}" fill-opacity="0.55" '
-            f'stroke="{col}" stroke-width="1"/>'
+            f'<polygon class="{cls}" points="{" ".join(pts)}" fill="{col}" '
+            f'fill-opacity="0.55" stroke="{col}" stroke-width="1"/>'
         )
     if queries is not None:
         ends = range(n) if n <= 2 * MARKED else [*range(MARKED), *range(n - MARKED, n)]
@@ -220,7 +237,11 @@ def difference_chart(title: str, diffs: Sequence[float], col: str, ylabel: str,
         f'text-anchor="middle">queries, sorted ({up} better, {len(d) - up - down} equal, '
         f"{down} worse)</text>"
     )
-    return frame(title, body, "differences")
+    legend = []
+    if names is not None:
+        run, other = names
+        legend = [(f"{run} better than {other}", BETTER), (f"{run} worse than {other}", WORSE)]
+    return frame(title, body, "differences", legend, solid=True)
 
 
 def histogram(

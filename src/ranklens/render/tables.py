@@ -9,7 +9,8 @@ from typing import Any
 
 from ..comparison import Report
 from ..errors import InputError, require
-from .cells import cells, fmt, fmt_p, legend, report_notes
+from .cells import cells, fmt, fmt_p, legend
+from .notes import notes as report_note_list
 
 KINDS = ("summary", "per_query", "comparisons")
 
@@ -124,9 +125,10 @@ def md_escape(text: str) -> str:
     return out
 
 
-def to_markdown(report: Report, digits: int = 4) -> str:
+def to_markdown(report: Report, digits: int = 4, details: bool = False) -> str:
     """Runs as rows, metrics as columns; the best value of each column in bold and
-    superscript letters for the runs a value is significantly better than."""
+    superscript letters for the runs a value is significantly better than; the notes a
+    paragraph each with a bullet per run (``details``: every metric and query)."""
     cs = cells(report, digits)
     multi = len(report.runs) > 1
     header = (["", "run"] if multi else ["run"]) + [md_escape(m) for m in report.metrics]
@@ -142,10 +144,12 @@ def to_markdown(report: Report, digits: int = 4) -> str:
                 v += f" <small>{c.interval}</small>"
             row.append(v)
         lines.append("| " + " | ".join(row) + " |")
-    notes = report_notes(report)
     out = "\n".join(lines) + "\n"
-    if notes:
-        out += "\n" + md_escape(" ".join(notes)) + "\n"
+    for note in report_note_list(report):  # a paragraph each, a bullet per run
+        out += "\n" + md_escape(note.head) + "\n"
+        body = note.details if details and note.details else note.runs
+        if body:
+            out += "\n" + "".join(f"- {md_escape(r)}\n" for r in body)
     if report.comparisons:
         out += "\n" + comparisons_markdown(report, digits)
     return out

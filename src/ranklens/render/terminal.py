@@ -5,11 +5,14 @@ from __future__ import annotations
 import io
 
 from ..comparison import Report
-from .cells import cells, fmt, fmt_p, report_notes, superscript
+from .cells import cells, fmt, fmt_p, superscript
+from .notes import has_details, report_notes
 
 
-def rich_table(report: Report, digits: int = 4):
-    """A ``rich.table.Table``: best value bold, superscript letters for significance."""
+def rich_table(report: Report, digits: int = 4, details: bool = False):
+    """A ``rich.table.Table``: best value bold, superscript letters for significance, and
+    the notes below it, a line each (``details``: every metric and the queries behind
+    them)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -17,7 +20,10 @@ def rich_table(report: Report, digits: int = 4):
     cells_short = cells(report, max(digits - 1, 2))
     multi = len(report.runs) > 1
     title = report.metadata.get("dataset") or None
-    caption = " ".join(report_notes(report))
+    lines = report_notes(report, details)
+    if not details and has_details(report):
+        lines.append("(details: to_text(details=True), or --details on the command line)")
+    caption = "\n".join(lines)
     table = Table(
         title=Text(str(title)) if title else None,  # Text: never read as markup
         caption=Text(caption),
@@ -65,7 +71,13 @@ def comparisons_table(report: Report, digits: int = 4):
     return table
 
 
-def to_text(report: Report, digits: int = 4, color: bool = False, comparisons: bool = True) -> str:
+def to_text(
+    report: Report,
+    digits: int = 4,
+    color: bool = False,
+    comparisons: bool = True,
+    details: bool = False,
+) -> str:
     from rich.console import Console
 
     buf = io.StringIO()
@@ -75,16 +87,18 @@ def to_text(report: Report, digits: int = 4, color: bool = False, comparisons: b
         width=max(100, 17 * len(report.metrics) + max(map(len, report.runs)) + 14),
         color_system="standard" if color else None,
     )
-    console.print(rich_table(report, digits))
+    console.print(rich_table(report, digits, details))
     if comparisons and report.comparisons:
         console.print(comparisons_table(report, digits))
     return buf.getvalue()
 
 
-def print_report(report: Report, digits: int = 4, comparisons: bool = True) -> None:
+def print_report(
+    report: Report, digits: int = 4, comparisons: bool = True, details: bool = False
+) -> None:
     from rich.console import Console
 
     console = Console()
-    console.print(rich_table(report, digits))
+    console.print(rich_table(report, digits, details))
     if comparisons and report.comparisons:
         console.print(comparisons_table(report, digits))

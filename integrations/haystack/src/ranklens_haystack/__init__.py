@@ -9,6 +9,7 @@ from ranklens.capture import Instrumentation
 from .adapter import PLUGIN, HaystackRetriever, run, to_hit, to_light
 from .components import RanklensEvaluator, RanklensRecorder
 from .hooks import RanklensTracer, instrument
+from .interleaving import InterleavedRetriever
 
 __version__ = "0.1.0"
 
@@ -18,6 +19,7 @@ __all__ = [
     "PLUGIN",
     "HaystackRetriever",
     "Instrumentation",
+    "InterleavedRetriever",
     "RanklensEvaluator",
     "RanklensRecorder",
     "RanklensTracer",

@@ -101,6 +101,7 @@ class HaystackRetriever(RetrieverAdapter):
             self._takes_top_k = "top_k" in inspect.signature(target.run).parameters
             has_async = hasattr(target, "run_async")
         self.is_async = has_async if use_async is None else use_async
+        self.takes_k = self._takes_top_k or inputs is not None
 
     # ----------------------------------------------------------------- calls
     def _data(self, query: str, k: int | None) -> dict[str, Any]:
@@ -191,10 +192,18 @@ def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
     return {"haystack-bm25": (InMemoryBM25Retriever(store, top_k=10), {})}
 
 
+def _interleave(a: Any, b: Any, interleaving: Any) -> Any:
+    """Two of this framework's retrievers interleaved (``ranklens.interleave``)."""
+    from .interleaving import interleave
+
+    return interleave(a, b, interleaving)
+
+
 PLUGIN = AdapterPlugin(
     name="haystack",
     matches=lambda obj: isinstance(obj, Pipeline) or hasattr(obj, "run"),
     wrap=HaystackRetriever,
     demo=demo,
+    interleave=_interleave,
 )
 """The ``ranklens.adapters`` entry point of this package (named ``haystack``)."""

@@ -10,6 +10,7 @@ from ranklens.capture import Instrumentation
 from .adapter import PLUGIN, LangChainRetriever, run, to_hit, to_light
 from .bm25 import BM25sRetriever
 from .hooks import AsyncRanklensCallbackHandler, RanklensCallbackHandler, instrument
+from .interleaving import InterleavedRetriever
 
 __version__ = "0.1.0"
 
@@ -20,6 +21,7 @@ __all__ = [
     "AsyncRanklensCallbackHandler",
     "BM25sRetriever",
     "Instrumentation",
+    "InterleavedRetriever",
     "LangChainRetriever",
     "RanklensCallbackHandler",
     "document_to_hit",

@@ -75,6 +75,8 @@ class LangChainRetriever(RetrieverAdapter):
     when it is truly async, ``invoke`` in the runner's threads otherwise. The query id goes
     into the run's config metadata (``ranklens_query_id``) for callback handlers."""
 
+    takes_k = False  # the retriever's own top-k decides how many hits come back
+
     def __init__(
         self, retriever: Runnable, *, name: str | None = None, use_async: bool | None = None
     ):
@@ -123,10 +125,18 @@ def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
     return {"langchain-bm25s": (BM25sRetriever.from_documents(docs, k=10), {})}
 
 
+def _interleave(a: Any, b: Any, interleaving: Any) -> Any:
+    """Two of this framework's retrievers interleaved (``ranklens.interleave``)."""
+    from .interleaving import interleave
+
+    return interleave(a, b, interleaving)
+
+
 PLUGIN = AdapterPlugin(
     name="langchain",
     matches=lambda obj: isinstance(obj, Runnable),
     wrap=LangChainRetriever,
     demo=demo,
+    interleave=_interleave,
 )
 """The ``ranklens.adapters`` entry point of this package (named ``langchain_core``)."""

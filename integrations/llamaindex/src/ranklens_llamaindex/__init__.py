@@ -17,6 +17,7 @@ from .hooks import (
     RanklensSpanHandler,
     instrument,
 )
+from .interleaving import InterleavedRetriever
 
 __version__ = "0.1.0"
 
@@ -25,6 +26,7 @@ node_to_hit = to_hit  # the earlier name
 __all__ = [
     "PLUGIN",
     "Instrumentation",
+    "InterleavedRetriever",
     "LlamaIndexRetriever",
     "RanklensCallbackHandler",
     "RanklensEventHandler",

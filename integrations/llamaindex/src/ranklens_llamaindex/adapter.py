@@ -56,6 +56,8 @@ class LlamaIndexRetriever(RetrieverAdapter):
     keeps the first ``k`` documents after mapping.
     """
 
+    takes_k = False  # the retriever's own top-k decides how many hits come back
+
     def __init__(
         self, retriever: BaseRetriever, *, name: str | None = None, use_async: bool | None = None
     ):
@@ -105,9 +107,9 @@ def _sentences(text: str) -> list[str]:
 
 
 def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
-    """``ranklens demo``'s LlamaIndex runs: BM25 over the passages (the baseline), and a
-    weaker configuration, BM25 over sentence chunks mapped back to their passages
-    (``key="parent"``) with only the top 5 chunks."""
+    """``ranklens demo``'s LlamaIndex runs: BM25 over the passages (the baseline), and
+    BM25 over sentence chunks mapped back to their passages (``key="parent"``), asked for
+    30 chunks so that merging the chunks of a passage still leaves 10 passages to score."""
     from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
     from llama_index.retrievers.bm25 import BM25Retriever
 
@@ -122,10 +124,17 @@ def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:
     return {
         "llamaindex-bm25": (BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=10), {}),
         "llamaindex-bm25-sentences": (
-            BM25Retriever.from_defaults(nodes=chunks, similarity_top_k=10),
+            BM25Retriever.from_defaults(nodes=chunks, similarity_top_k=30),
             {"key": "parent"},
         ),
     }
+
+
+def _interleave(a: Any, b: Any, interleaving: Any) -> Any:
+    """Two of this framework's retrievers interleaved (``ranklens.interleave``)."""
+    from .interleaving import interleave
+
+    return interleave(a, b, interleaving)
 
 
 PLUGIN = AdapterPlugin(
@@ -133,5 +142,6 @@ PLUGIN = AdapterPlugin(
     matches=lambda obj: isinstance(obj, BaseRetriever),
     wrap=LlamaIndexRetriever,
     demo=demo,
+    interleave=_interleave,
 )
 """The ``ranklens.adapters`` entry point of this package (named ``llama_index``)."""

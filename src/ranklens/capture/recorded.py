@@ -1,0 +1,77 @@
+"""What a :class:`~ranklens.Recorder` gives back for evaluation and export
+(:class:`RecordedRetrievals`, the recorder's base): its retrievals as a
+:class:`~ranklens.Run`, evaluated against labels, or written out as JSONL. Everything here
+reads :meth:`records`, so spilled records count as in-memory ones do; records a recorder
+let go (``spill=False``) are counted in ``recorder_counts["evicted"]``."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, NoSharedQueryError, RanklensWarning
+from ..evaluation import Evaluation, evaluate
+from ..io import coerce_qrels
+from ..model import Run
+from .hits import KeyLike
+from .matching import (
+    ambiguity_note,
+    matching_notes,
+    no_match_message,
+    recorded_run,
+    warn_if_wrong_key,
+)
+from .records import Retrieval
+
+
+class RecordedRetrievals:
+    """Evaluation and export of captured retrievals (the base of the Recorder)."""
+
+    key: KeyLike
+    name: str
+    evicted: int
+
+    def records(self) -> Iterator[Retrieval]:
+        raise NotImplementedError
+
+    def to_run(self, dataset: Any = None, match: str = "auto") -> Run:
+        """The captured retrievals as a :class:`~ranklens.Run` keyed by query id (matched
+        to ``dataset``'s queries by id, else by normalised text, when a dataset is given;
+        the first successful retrieval of a query counts). Retrievals that no query id
+        names are not silently left out: when none can be keyed, this is an error that
+        says how to pass ids."""
+        run, counts, _ = recorded_run(self.records(), dataset, match, self.name)
+        if counts["matched"] == 0 and counts["unmatched"]:
+            raise InputError(no_match_message("to_run()", counts, dataset))
+        return run
+
+    def evaluate(
+        self, labels: Any, metrics: Any, *, match: str = "auto", **kwargs: Any
+    ) -> Evaluation:
+        """Evaluate the captured retrievals against a Dataset (queries matched by id, else
+        by normalised text) or qrels (by id). Labelled queries the app never asked are
+        left out (``missing="skip"``) unless ``missing="zero"`` is passed; recorded queries
+        that match no label are counted in ``evaluation.recorder_counts``."""
+        run, counts, matched = recorded_run(self.records(), labels, match, self.name)
+        kwargs.setdefault("missing", "skip")
+        if counts.get("matched", 1) == 0:  # never a mean over nothing, whatever `missing`
+            raise NoSharedQueryError(no_match_message("evaluate()", counts, labels, match))
+        qrels = coerce_qrels(labels)
+        ev = evaluate(qrels, run, metrics, **kwargs)
+        if self.evicted:
+            counts["evicted"] = self.evicted
+        ev.recorder_counts = counts
+        ev.extra_notes += matching_notes(counts)
+        ambiguous = ambiguity_note(counts)
+        if ambiguous:
+            warnings.warn(f"Recorder.evaluate: {ambiguous}", RanklensWarning, stacklevel=2)
+        warn_if_wrong_key(ev, matched, qrels, self.key)
+        return ev
+
+    def to_jsonl(self, path: str | Path) -> None:
+        """Export every record, one JSON object a line."""
+        with open(path, "w", encoding="utf-8") as fh:
+            for rec in self.records():
+                fh.write(rec.to_json() + "\n")

@@ -1,0 +1,133 @@
+"""One run's machinery (:class:`Session`): each query asked with a timeout and retries
+by workers sharing a queue, its hits mapped to the labels' ids, every finished query
+appended to the log at once, a sync retriever's calls on a pool of daemon threads.
+
+Two times are kept per query: ``latency_ms``, the wall time of the call that answered
+(from when the retriever was called, never while the call waited for a free worker), and,
+for a sync retriever, ``cpu_ms``, the CPU time of the thread that ran it. At a concurrency
+above one, a retriever that computes in Python (an in-memory BM25) shares the CPU and the
+GIL with the other calls in flight: its latency then includes those waits and its CPU time
+is close to what one call costs alone."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+from .contract import RetrieverAdapter
+from .hits import Hit, map_hits
+from .log import RunLog
+from .progress import Progress
+from .records import Retrieval
+from .threads import DaemonPool
+
+
+class Session:
+    """One run's machinery: calls with timeout and retries, workers sharing a queue of
+    queries, the log and the thread pool of a sync retriever. ``settings`` is the
+    runner's :class:`~ranklens.capture.runner.RunSettings`."""
+
+    def __init__(self, adapter: RetrieverAdapter, settings: Any, log: RunLog | None):
+        self.adapter, self.s = adapter, settings
+        self.log = log
+        self.results: dict[str, Retrieval] = {}
+        self.pool: DaemonPool | None = None
+
+    @property
+    def ask_k(self) -> int | None:
+        """How many hits the retriever is asked for: ``fetch_k`` when given (more chunks
+        than the ``k`` documents kept, when chunks of one document are merged), else
+        ``k``."""
+        return self.s.fetch_k or self.s.k
+
+    async def run_all(self, todo: list[tuple[str, str]], bar: Progress) -> None:
+        """Ask every query of ``todo`` with ``concurrency`` workers."""
+        concurrency = self.s.concurrency
+        if not self.adapter.is_async:
+            self.pool = DaemonPool(concurrency, "ranklens-retriever")
+        it = iter(todo)
+
+        async def worker() -> None:
+            for qid, text in it:
+                rec = await self.ask(qid, text)
+                self.results[qid] = rec
+                if self.log is not None:
+                    self.log.append(rec)
+                bar.advance(rec.ok)
+
+        with bar:
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, max(len(todo), 1)))))
+
+    async def call(self, text: str, qid: str) -> tuple[list[Hit], float, float | None]:
+        """One attempt, within the timeout: ``(hits, start time, CPU ms or None)``. The
+        timeout and the latency start when the retriever is called, not when the call is
+        queued; a TimeoutError the retriever raises itself is its own error, retried as
+        any transient one."""
+        if self.adapter.is_async:
+            t0 = time.perf_counter()
+            coro = self.adapter.aretrieve(text, qid, self.ask_k)
+            if self.s.timeout is None:
+                return await coro, t0, None
+            task = asyncio.ensure_future(coro)
+            try:
+                return await asyncio.wait_for(task, self.s.timeout), t0, None
+            except (asyncio.TimeoutError, TimeoutError) as exc:
+                if task.done() and not task.cancelled():  # the retriever's own TimeoutError
+                    raise
+                err = TimeoutError(f"no answer within {self.s.timeout:g} s")
+                err.started = t0  # type: ignore[attr-defined]
+                raise err from exc
+        assert self.pool is not None
+        args = (text, qid, self.ask_k)
+        return await self.pool.call(self.adapter.retrieve, args, self.s.timeout)
+
+    async def ask(self, qid: str, text: str) -> Retrieval:
+        """A query's record: its mapped hits, or the error of its last attempt."""
+        attempt = 0
+        while True:
+            attempt += 1
+            t0 = time.perf_counter()
+            try:
+                hits, t0, cpu_ms = await self.call(text, qid)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # recorded, never raised
+                elapsed = (time.perf_counter() - getattr(exc, "started", t0)) * 1000
+                if attempt <= self.s.retries and isinstance(exc, self.s.retry_types):
+                    pause = self.s.backoff * 2 ** (attempt - 1) * (0.5 + random.random())
+                    await asyncio.sleep(pause)
+                    continue
+                return failure_record(qid, text, elapsed, attempt, exc)
+            elapsed = (time.perf_counter() - t0) * 1000
+            try:
+                mapped = map_hits(hits, self.s.key)
+                raw = [h.to_json() for h in hits]
+            except Exception as exc:  # a bad hit or a raising key=: this query's failure
+                return failure_record(qid, text, elapsed, attempt, exc)
+            if self.s.k is not None:
+                mapped.doc_ids, mapped.scores = (
+                    mapped.doc_ids[: self.s.k],
+                    mapped.scores[: self.s.k],
+                )
+            return Retrieval(
+                qid, text, mapped.doc_ids, mapped.scores, raw,
+                elapsed, attempt, None, mapped.duplicates, mapped.unmapped, cpu_ms=cpu_ms,
+            )  # fmt: skip
+
+    def close(self) -> None:
+        if self.log is not None:
+            self.log.close()
+        if self.pool is not None:
+            self.pool.shutdown()
+
+
+def failure_record(
+    qid: str, text: str, elapsed: float, attempts: int, exc: BaseException
+) -> Retrieval:
+    """The record of a query whose last attempt raised ``exc``."""
+    return Retrieval(
+        qid, text, latency_ms=elapsed, attempts=attempts,
+        error={"type": type(exc).__name__, "message": str(exc)[:500] or "(no message)"},
+    )  # fmt: skip

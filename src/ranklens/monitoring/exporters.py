@@ -1,0 +1,161 @@
+"""Where closed windows go: OpenTelemetry metrics (:class:`OTelExporter`), Prometheus text
+(:class:`PrometheusExporter`: a file for node_exporter's textfile collector and/or a tiny
+``/metrics`` endpoint), MLflow (:class:`MlflowExporter`). Each turns the same
+:func:`~.points.window_points` into its own form. They run in the monitor's thread; a
+failure is counted by the monitor (``status()["export_failures"]``) and never reaches
+the app.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from ..errors import require
+from ..version import __version__
+from .points import COUNTERS, prometheus_text, window_points
+from .windows import Event, Window
+
+
+class OTelExporter:
+    """Window gauges and running counters as OpenTelemetry metrics, and every retrieval's
+    latency in the ``ranklens.retrieval.duration`` histogram (seconds; ``error.type`` on
+    failures), through ``meter_provider`` (default: the global one your app configures,
+    e.g. with an OTLP exporter). Needs ``ranklens[otel]``."""
+
+    name = "opentelemetry"
+
+    def __init__(self, meter_provider: Any = None):
+        metrics: Any = require("opentelemetry.metrics", "otel", "OTelExporter")
+        provider = meter_provider or metrics.get_meter_provider()
+        self.meter = provider.get_meter("ranklens", __version__)
+        self.duration = self.meter.create_histogram(
+            "ranklens.retrieval.duration", unit="s", description="duration of a retrieval"
+        )
+        self._instruments: dict[str, Any] = {}
+        self._sent: dict[str, float] = {}
+
+    def _instrument(self, name: str, kind: str, unit: str, description: str) -> Any:
+        inst = self._instruments.get(name)
+        if inst is None:
+            make = self.meter.create_counter if kind == "counter" else self.meter.create_gauge
+            inst = self._instruments[name] = make(name, unit=unit, description=description)
+        return inst
+
+    def observe(self, ev: Event, monitor: Any) -> None:
+        attrs = {"ranklens.monitor": monitor.name}
+        if ev.error is not None:
+            attrs["error.type"] = ev.error
+        if ev.latency_ms == ev.latency_ms:  # not NaN
+            self.duration.record(ev.latency_ms / 1000, attrs)
+
+    def export(self, window: Window, monitor: Any) -> None:
+        for p in window_points(window, monitor.status(), monitor.name):
+            inst = self._instrument(p.name, p.kind, p.unit, p.description)
+            if p.kind == "counter":  # counters take the increase since the last export
+                key = p.name
+                delta = p.value - self._sent.get(key, 0.0)
+                if delta > 0:
+                    inst.add(delta, p.attributes)
+                    self._sent[key] = p.value
+            else:
+                inst.set(p.value, p.attributes)
+
+
+class PrometheusExporter:
+    """The last closed window and the running counters in Prometheus' text format:
+    written to ``path`` (atomically, for node_exporter's textfile collector) and/or served
+    at ``http://host:port/metrics`` (``port=0`` picks a free port: see :attr:`url`)."""
+
+    name = "prometheus"
+
+    def __init__(self, path: str | Path | None = None, port: int | None = None,
+                 host: str = "127.0.0.1"):  # fmt: skip
+        self.path = None if path is None else Path(path)
+        self.text = ""
+        self._server: ThreadingHTTPServer | None = None
+        if port is not None:
+            exporter = self
+
+            class Handler(BaseHTTPRequestHandler):
+                def do_GET(self) -> None:
+                    if self.path.split("?")[0] not in ("/metrics", "/"):
+                        self.send_error(404)
+                        return
+                    body = exporter.text.encode("utf-8")
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+
+                def log_message(self, *args: Any) -> None:
+                    return None
+
+            self._server = ThreadingHTTPServer((host, port), Handler)
+            self._server.daemon_threads = True
+            threading.Thread(target=self._server.serve_forever, daemon=True,
+                             name="ranklens-prometheus").start()  # fmt: skip
+
+    @property
+    def url(self) -> str | None:
+        """The endpoint's address, or None without one."""
+        if self._server is None:
+            return None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/metrics"
+
+    def export(self, window: Window, monitor: Any) -> None:
+        self.text = prometheus_text(window_points(window, monitor.status(), monitor.name))
+        if self.path is not None:
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(self.text, encoding="utf-8")
+            os.replace(tmp, self.path)
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+class MlflowExporter:
+    """Each closed window's signals, metrics and drift flags logged to an MLflow run as
+    metrics at step = the window's number (keys made MLflow-safe as
+    :func:`ranklens.render.mlflow.mlflow_key` makes them: ``ndcg@10`` -> ``ndcg_10``).
+    ``run_id``: log into that run; else a new run named ``run_name`` in ``experiment``.
+    Needs ``ranklens[mlflow]``."""
+
+    name = "mlflow"
+
+    def __init__(self, run_id: str | None = None, experiment: str | None = None,
+                 run_name: str = "ranklens-monitor"):  # fmt: skip
+        mlflow: Any = require("mlflow", "mlflow", "MlflowExporter")
+        self.client = mlflow.tracking.MlflowClient()
+        if run_id is None:
+            exp_id = "0"
+            if experiment is not None:
+                found = self.client.get_experiment_by_name(experiment)
+                exp_id = found.experiment_id if found else self.client.create_experiment(experiment)
+            run_id = self.client.create_run(exp_id, run_name=run_name).info.run_id
+        self.run_id = run_id
+        self.step = 0
+
+    def export(self, window: Window, monitor: Any) -> None:
+        from mlflow.entities import Metric
+
+        from ..render.mlflow import mlflow_key
+
+        values = {**window.signals, **window.metrics, "retrievals": window.retrievals}
+        values.update({f"drift/{k}": float(d.drifted) for k, d in window.drift.items()})
+        status = monitor.status()
+        values.update({f"monitor/{k}": status[k] for k in COUNTERS if k != "export_failures"})
+        now = int(time.time() * 1000)
+        metrics = [Metric(mlflow_key(k), float(v), now, self.step) for k, v in values.items()
+                   if v == v]  # fmt: skip
+        self.client.log_batch(self.run_id, metrics=metrics)
+        self.step += 1

@@ -1,0 +1,354 @@
+"""``ranklens.Monitor``: retrieval quality in production, in windows, with drift alerts.
+
+The Monitor subscribes to a :class:`~ranklens.Recorder` (which the framework hooks fill).
+In the app's request path it does one thing: append the record to a bounded queue (a
+full queue drops the record and counts it). A background thread takes the records from
+the queue every ``interval`` seconds, assigns each to its window by the time the
+retrieval started, and closes a window once the clock has passed its end (plus
+``lateness`` for retrievals that end after it): then it scores the labelled retrievals,
+lets a model judge grade a sample, compares every signal with the baseline
+(:mod:`.drift`, Holm over the signals), raises an :class:`Alert` (callbacks and a log
+line) when one moved, and hands the window to the exporters. Nothing the monitor does
+can raise into the app: its faults, the callbacks' and the exporters' are counted
+(:meth:`Monitor.status`) and logged once.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import logging
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+
+from ..capture import Recorder, Retrieval
+from ..errors import InputError
+from .closing import Alert, WindowCloser
+from .intake import Intake
+from .quality import Estimator, labelled_values, uncalibrated
+from .setup import Labels, check_alpha, default_signals, parse_duration, parse_window
+from .windows import Event, Samples, Window, WindowState
+
+log = logging.getLogger("ranklens")
+
+
+class Monitor(WindowCloser):
+    """Watch live retrievals in windows; see the module docstring and docs/monitoring.md.
+
+    ``source``: a :class:`~ranklens.Recorder`, an Instrumentation a hook returned, or None
+    (a new ``Recorder(key, spill=False)`` as :attr:`recorder`, to give the hooks).
+    ``window``: ``"15m"`` (``"30s"``, ``"1h"``, a ``timedelta``: windows of wall time,
+    aligned to the epoch) or an int (windows of that many retrievals). ``labels``: a
+    Dataset or qrels: the share of labelled queries, ``metrics`` on the labelled
+    retrievals, and (with a corpus) the ids the index should know (``corpus=`` ids
+    otherwise). ``baseline``: how many windows with traffic form the baseline (or
+    retrievals: a baseline read from a log). ``alpha``: family-wise false-alarm rate per
+    window over its ``signals``. ``judge``: a ``(query, passage) -> grade`` callable
+    grading the top ``judge_depth`` hits of a ``judge_rate`` sample; ``estimator``:
+    :data:`~.quality.Estimator` for its estimate. ``on_alert``: callables taking an
+    :class:`Alert`. ``exporters``: objects with ``export(window, monitor)`` (and
+    optionally ``observe(event)``, ``close()``), or callables ``f(window)``.
+    ``background=False``: no thread; call :meth:`flush` yourself (tests, replays).
+    """
+
+    def __init__(
+        self,
+        source: Any = None,
+        *,
+        window: str | int | timedelta = "15m",
+        labels: Any = None,
+        metrics: Sequence[str] = ("ndcg@10", "recall@10"),
+        corpus: Iterable[str] | None = None,
+        key: Any = None,
+        match: str = "auto",
+        baseline: int | Iterable[Retrieval] = 1,
+        alpha: float = 0.001,
+        signals: Sequence[str] | None = None,
+        min_samples: int = 30,
+        on_alert: Callable[[Alert], Any] | Sequence[Callable[[Alert], Any]] = (),
+        exporters: Sequence[Any] = (),
+        judge: Callable[..., Any] | None = None,
+        judge_rate: float = 0.05,
+        judge_depth: int = 3,
+        judge_concurrency: int = 4,
+        judge_timeout: float | None = 30.0,
+        estimator: Estimator | None = None,
+        relevance_level: int = 1,
+        queue_size: int = 10_000,
+        samples: int = 2000,
+        history: int = 672,
+        lateness: str | float | timedelta = "30s",
+        clock: Callable[[], float] = time.time,
+        background: bool = True,
+        interval: float = 1.0,
+        name: str = "ranklens",
+        seed: int = 0,
+    ):
+        self.name = name
+        if source is None:
+            source = Recorder(key=key or "id", spill=False, name=name)
+        rec = getattr(source, "recorder", source)
+        if not isinstance(rec, Recorder):
+            raise InputError(
+                f"Monitor watches a ranklens Recorder (or what a hook's instrument() returns), "
+                f"got {type(source).__name__}"
+            )
+        if key is not None and key != rec.key:
+            raise InputError(f"key={key!r} differs from the recorder's key={rec.key!r}")
+        self.recorder: Recorder = rec
+        self.size, self.count = parse_window(window)
+        self.lateness = parse_duration(lateness, "lateness")
+        self.alpha = check_alpha(alpha)
+        self.labels = None if labels is None else Labels(labels, match, metrics, corpus,
+                                                         relevance_level)  # fmt: skip
+        self.known = self.labels.known if self.labels else (None if corpus is None else set(corpus))
+        self.judge, self.judge_rate, self.judge_depth = judge, judge_rate, judge_depth
+        self.judge_concurrency, self.judge_timeout = judge_concurrency, judge_timeout
+        self.estimator = estimator or uncalibrated
+        self.relevance_level = relevance_level
+        self.signals = default_signals(signals, self.labels, self.known, judge)
+        self.min_samples, self.samples = min_samples, samples
+        self.on_alert = [on_alert] if callable(on_alert) else list(on_alert)
+        self.exporters = list(exporters)
+        self.clock = clock
+        needs_ids = bool(self.labels or self.known or judge)
+        self.intake = Intake(rec.key, rec.clock_offset, ids=needs_ids, texts=judge is not None)
+        self._rng = np.random.default_rng(seed)
+        self._queue: deque[Any] = deque()
+        self._queue_size = queue_size
+        self._drops = itertools.count()
+        self._lock = threading.RLock()
+        self._closed_now: list[Window] = []
+        self._open: dict[int, WindowState] = {}
+        now = clock()
+        self._next = 0 if self.count else int(now // self.size)
+        self.windows: deque[Window] = deque(maxlen=history)
+        self.alerts: deque[Alert] = deque(maxlen=history)
+        self.counters = dict.fromkeys(
+            ("retrievals", "late", "skewed", "windows", "alerts", "alert_failures",
+             "internal_errors", "skipped_windows"), 0,
+        )  # fmt: skip
+        self.export_failures: dict[str, int] = {}
+        self._warned: set[str] = set()
+        self._baseline_parts: list[Samples] = []
+        self._baseline_windows = 0
+        self.baseline: Samples | None = None
+        if isinstance(baseline, int):
+            if baseline < 1:
+                raise InputError(f"baseline must be at least 1 window, got {baseline}")
+            self._baseline_windows = baseline
+        else:
+            self.set_baseline(baseline)
+        self._unsubscribe = rec.subscribe(self._offer)
+        self._stop = threading.Event()
+        self._thread = None
+        if background:
+            self._thread = threading.Thread(
+                target=self._run, args=(interval,), name=f"ranklens-monitor-{name}", daemon=True
+            )
+            self._thread.start()
+
+    # ------------------------------------------------------------ the request path
+    def _offer(self, item: Any) -> None:
+        """Called in the app's thread for each record: one bounded append, never a wait."""
+        if len(self._queue) < self._queue_size:
+            self._queue.append(item)
+        else:
+            next(self._drops)
+
+    def observe(self, records: Iterable[Retrieval]) -> None:
+        """Feed retrievals recorded elsewhere (another process, a log) through the same
+        bounded queue, timed by their ``started``."""
+        for rec in records:
+            self._offer(rec)
+
+    @property
+    def dropped(self) -> int:
+        """Records dropped because the queue was full (the app outran the monitor)."""
+        return next(copy.copy(self._drops))
+
+    # ------------------------------------------------------------ the worker
+    def _run(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            self.flush()
+
+    def flush(self, close: bool = False) -> list[Window]:
+        """Process what the queue holds now and close the windows that are due (all open
+        windows with ``close=True``, marked partial); the windows closed."""
+        with self._lock:
+            self._closed_now: list[Window] = []
+            try:
+                now = self.clock()
+                while self._queue:
+                    self._take(self._queue.popleft(), now)
+                if self.size:
+                    self._tick(now)
+                if close:
+                    for idx in sorted(self._open):
+                        self._close(self._open.pop(idx), partial=True)
+                    if self.size:
+                        self._next = max(self._next, int(now // self.size) + 1)
+            except Exception as exc:  # a fault of the monitor: counted, never the app's
+                self._fault("internal", exc)
+            return self._closed_now
+
+    def _take(self, item: Any, now: float) -> None:
+        ev = self.intake.from_retrieval(item) if isinstance(item, Retrieval) else (
+            self.intake.from_raw(item))  # fmt: skip
+        self._assign(ev, now)
+        self._observe(ev)
+
+    def _observe(self, ev: Event) -> None:
+        for exp in self.exporters:
+            observe = getattr(exp, "observe", None)
+            if observe is not None:
+                try:
+                    observe(ev, self)
+                except Exception as exc:
+                    self._export_fault(exp, exc)
+
+    def _state(self, idx: int) -> WindowState:
+        st = self._open.get(idx)
+        if st is None:
+            start = None if self.count else idx * self.size
+            end = None if self.count else (idx + 1) * self.size
+            st = self._open[idx] = WindowState(idx, start, end, self.samples, self._rng)
+        return st
+
+    def _assign(self, ev: Event, now: float) -> None:
+        self.counters["retrievals"] += 1
+        label = self.labels.lookup(ev.query_id, ev.query) if self.labels else None
+        take = self.judge is not None and self._rng.random() < self.judge_rate
+        if self.count:
+            st = self._state(self._next)
+            st.add(ev, label, self.known, self.judge_depth, take)
+            if st.counts["retrievals"] >= self.count:
+                self._close(self._open.pop(self._next))
+                self._next += 1
+            return
+        skewed = not math.isfinite(ev.time) or ev.time > now + self.lateness
+        if skewed:  # a clock ahead of ours (or no time): counted, timed by our clock
+            ev.time = now
+        idx = int(ev.time // self.size)
+        late = idx < self._next
+        if late:  # its window is closed: counted, folded into the oldest open one
+            idx = self._next
+        st = self._state(idx)
+        st.counts["skewed"] += skewed
+        st.counts["late"] += late
+        self.counters["skewed"] += skewed
+        self.counters["late"] += late
+        st.add(ev, label, self.known, self.judge_depth, take)
+
+    def _tick(self, now: float) -> None:
+        due = int((now - self.lateness) // self.size)  # windows before this one are due
+        if due - self._next > self.windows.maxlen:  # asleep for long: skip the empty stretch
+            for idx in sorted(self._open):
+                if idx < due:
+                    self._close(self._open.pop(idx))
+            skipped = due - self._next - len(self._open)
+            self.counters["skipped_windows"] += max(skipped, 0)
+            self._next = due
+        while self._next < due:
+            self._close(self._open.pop(self._next, None) or self._state_empty(self._next))
+            self._next += 1
+
+    def _state_empty(self, idx: int) -> WindowState:
+        return WindowState(idx, idx * self.size, (idx + 1) * self.size, 0, self._rng)
+
+    # ------------------------------------------------------------ closing a window
+    def set_baseline(self, source: int | Iterable[Retrieval] = 1) -> None:
+        """Start a new baseline: the next ``source`` windows with traffic (after an
+        intended change, such as a new retriever), or retrievals (a log of a day
+        known to be good) summarised at once."""
+        with self._lock:
+            self.baseline, self._baseline_parts = None, []
+            if isinstance(source, int):
+                self._baseline_windows = source
+                return
+            st = WindowState(-1, None, None, self.samples * 4, self._rng)
+            for rec in source:
+                ev = self.intake.from_retrieval(rec)
+                label = self.labels.lookup(ev.query_id, ev.query) if self.labels else None
+                st.add(ev, label, self.known, self.judge_depth, False)
+            values = {}
+            if self.labels is not None and st.labelled.items and self.labels.metrics:
+                values = labelled_values(self.labels.qrels, st.labelled.items, self.labels.metrics)
+            self.baseline = Samples(dict(st.counts), st.latency_ms.array(), st.top_score.array(),
+                                    values)  # fmt: skip
+            self._baseline_windows = 0
+
+    def replay(self, records: Iterable[Retrieval]) -> list[Window]:
+        """Run retrievals from a log (oldest first) through the windows by their own
+        times (event time: a window closes when a later retrieval passes its end plus
+        ``lateness``); the last windows are closed at the end. The windows closed."""
+        with self._lock:
+            self._closed_now = []
+            watermark = -math.inf
+            for rec in records:
+                ev = self.intake.from_retrieval(rec)
+                if self.size and watermark == -math.inf and not self._open and not self.windows:
+                    self._next = int(ev.time // self.size)
+                watermark = max(watermark, ev.time)
+                self._assign(ev, watermark)
+                self._observe(ev)
+                if self.size:
+                    self._tick(watermark)
+            for idx in sorted(self._open):
+                self._close(self._open.pop(idx), partial=True)
+            if self.size and math.isfinite(watermark):
+                self._next = int(watermark // self.size) + 1
+            return self._closed_now
+
+    def status(self) -> dict[str, Any]:
+        """Counters: retrievals seen, queued now, dropped (queue full), late and skewed
+        records, windows and alerts, failures of callbacks, exporters and the monitor."""
+        return {**self.counters, "queued": len(self._queue), "dropped": self.dropped,
+                "export_failures": dict(self.export_failures),
+                "open_windows": len(self._open), "baseline": self.baseline is not None}  # fmt: skip
+
+    def summary_line(self) -> str:
+        """The last closed window's line, and the monitor's counters when something was
+        lost or failed."""
+        last = self.windows[-1].summary_line() if self.windows else "no window closed yet"
+        s = self.status()
+        lost = {k: s[k] for k in ("dropped", "late", "skewed", "internal_errors",
+                                  "alert_failures") if s[k]}  # fmt: skip
+        if s["export_failures"]:
+            lost["export_failures"] = sum(s["export_failures"].values())
+        extra = "; " + ", ".join(f"{k} {v}" for k, v in lost.items()) if lost else ""
+        return f"ranklens Monitor {self.name!r}: {last}{extra}"
+
+    def close(self, flush: bool = True) -> None:
+        """Stop watching: unsubscribe, stop the thread, process what is queued, close the
+        open windows (partial) when ``flush``, and close the exporters."""
+        self._unsubscribe()
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        if flush:
+            self.flush(close=True)
+        for exp in self.exporters:
+            closer = getattr(exp, "close", None)
+            if closer is not None:
+                try:
+                    closer()
+                except Exception as exc:
+                    self._export_fault(exp, exc)
+
+    def __enter__(self) -> Monitor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        c = self.counters
+        return f"Monitor({self.name!r}: {c['windows']} windows, {c['alerts']} alerts)"

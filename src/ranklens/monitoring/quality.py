@@ -1,0 +1,118 @@
+"""Quality of a window's live retrievals where labels or a judge can tell.
+
+* :func:`labelled_values`: each retrieval of a labelled query scored by the usual metrics
+  (:func:`ranklens.evaluate`, trec_eval's definitions, grouped labels as judged
+  everywhere). A query asked several times counts each time: identical rankings are
+  scored once, the others in rounds holding each query once; a labelled retrieval that
+  failed or found nothing scores 0, as the runner scores a failed query.
+* :func:`judged_values`: a sample of retrievals whose top hits a model judge grades
+  (:func:`ranklens.assess`: concurrency, timeouts and retries from the runner, off the
+  request path); per retrieval the share graded relevant, and, where the labels grade
+  every one of those hits, the share the labels call relevant.
+* :func:`uncalibrated`: the default estimate of the judged share (its mean with a t
+  interval); an ``estimator=`` callable replaces it, e.g. a prediction-powered estimate
+  that corrects the judge's bias with the retrievals both the judge and the labels grade.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..comparison.stats import t_interval
+from ..evaluation import evaluate
+from ..model import Run
+
+Estimator = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[float, float, float]]
+"""``estimator(judged, judged_on_labelled, labels_on_labelled) -> (estimate, low, high)``:
+per-retrieval shares of relevant hits by the judge on every judged retrieval, and by the
+judge and by the labels on the judged retrievals the labels grade fully."""
+
+
+def labelled_values(
+    qrels: Any, samples: Sequence[tuple[str, tuple[str, ...]]], metrics: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """Per-retrieval values of each metric, in the order of ``samples`` (``(label query
+    id, ranked doc ids)``); see the module docstring."""
+    out = {m: np.zeros(len(samples)) for m in metrics}
+    if not samples or not metrics:
+        return out
+    slots: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for i, pair in enumerate(samples):
+        if pair[1]:
+            slots.setdefault(pair, []).append(i)
+    rounds: list[dict[str, list[str]]] = []
+    where: list[dict[str, list[int]]] = []
+    depth: dict[str, int] = {}
+    for (qid, docs), idx in slots.items():
+        r = depth.get(qid, 0)
+        depth[qid] = r + 1
+        if r == len(rounds):
+            rounds.append({})
+            where.append({})
+        rounds[r][qid] = list(docs)
+        where[r][qid] = idx
+    for run_dict, idx in zip(rounds, where):
+        ev = evaluate(
+            qrels, Run.from_dict(run_dict), list(metrics), missing="skip", duplicates="first"
+        )  # first rank wins, as the Recorder maps hits
+        for m, name in zip(metrics, ev.metrics):
+            vals = ev.per_query[name.name]
+            for q, v in zip(ev.query_ids, vals):
+                out[m][idx[q]] = v
+    return out
+
+
+def judged_values(
+    judge: Callable[..., Any],
+    samples: Sequence[tuple[str, str | None, list[tuple[str, str]]]],
+    labels: dict[str, dict[str, int]] | None,
+    *,
+    relevance_level: int = 1,
+    concurrency: int = 4,
+    timeout: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(judged, by_labels, failed)``: per sampled retrieval (``(query, label query id,
+    [(doc id, text), ...])``) the share of its hits the judge grades at least
+    ``relevance_level`` (NaN when every call failed), the share the labels grade so (NaN
+    unless the labels grade every hit), and the judge calls that failed."""
+    from ..judgments import Pool, PoolPair, assess
+
+    pairs, owner = [], []
+    for i, (query, _, hits) in enumerate(samples):
+        for doc, text in hits:
+            pairs.append(PoolPair(f"r{i}", str(doc), {}, query, text))
+            owner.append(i)
+    judged = np.full(len(samples), np.nan)
+    human = np.full(len(samples), np.nan)
+    if not pairs:
+        return judged, human, 0
+    result = assess(Pool(pairs), judge, concurrency=concurrency, timeout=timeout,
+                    progress=False, source="model:monitor")  # fmt: skip
+    grades = result.grades
+    rel: list[list[float]] = [[] for _ in samples]
+    for pair, i in zip(pairs, owner):
+        g = grades.get((pair.query_id, pair.doc_id))
+        if g is not None:
+            rel[i].append(float(g >= relevance_level))
+    for i, (_, label, hits) in enumerate(samples):
+        if rel[i]:
+            judged[i] = float(np.mean(rel[i]))
+        graded = (labels or {}).get(label or "", {})
+        if label is not None and hits and all(d in graded for d, _ in hits):
+            human[i] = float(np.mean([graded[d] >= relevance_level for d, _ in hits]))
+    return judged, human, len(result.failures)
+
+
+def uncalibrated(
+    judged: np.ndarray, judged_labelled: np.ndarray, labels: np.ndarray
+) -> tuple[float, float, float]:
+    """The judge's own mean share of relevant hits with a 95% Student t interval (no
+    correction of the judge's bias: pass ``estimator=`` for one)."""
+    if len(judged) == 0:
+        return math.nan, math.nan, math.nan
+    lo, hi = t_interval(judged)
+    return float(judged.mean()), float(lo[0]), float(hi[0])

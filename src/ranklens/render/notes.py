@@ -1,0 +1,188 @@
+"""The notes under a report's tables, computed once and rendered everywhere: what the
+significance letters and intervals mean, what judging counted per run, how far tied scores
+and unjudged documents could move each metric, and the test's power.
+
+Each :class:`Note` has a one-line ``head``, at most one short line per run, and
+``details`` (every metric, the queries with the most unjudged documents) that renderers
+show only when asked (``details=True``, ``--details``) or behind a collapsible section
+(HTML). Query ids in notes are written ``query <id>``, so a numeric id never reads as a
+number of the sentence."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..comparison import Report
+from ..judging import counts_notes
+from .cells import fmt, interval_note, legend
+
+
+@dataclass(frozen=True)
+class Note:
+    """One note: ``topic`` (a word: ``significance``, ``queries``, ``ties``, ``unjudged``,
+    ``power``), its ``head`` line, one short line per run concerned, and ``details``."""
+
+    topic: str
+    head: str
+    runs: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+
+    def lines(self, details: bool = False) -> list[str]:
+        """The head, then each run's line indented (its full details, when asked)."""
+        body = self.details if details and self.details else self.runs
+        return [self.head, *(f"  {r}" for r in body)]
+
+
+def significance_note(report: Report) -> Note | None:
+    text = " ".join(x for x in (legend(report), interval_note(report)) if x)
+    return Note("significance", text) if text else None
+
+
+def counts_note(report: Report) -> Note:
+    """The number of queries and, per run, what judging left out or changed and how many
+    retrievals failed (the wording of :func:`ranklens.judging.counts_notes`)."""
+    options = report.metadata.get("options") or {}
+    switches = options.get("switches") or {}
+    convention = report.metadata.get("convention") or "trec"
+    runs = []
+    for r in report.runs:
+        bits = counts_notes(
+            report.counts.get(r, {}),
+            switches.get("missing", "zero"),
+            convention,
+            switches.get("duplicates", "error"),
+            evaluated=False,
+        )
+        errors = (report.metadata.get("run_info") or {}).get(r, {}).get("errors") or 0
+        counted = (report.counts.get(r, {}).get("failures") or {}).get("count", 0)
+        if errors > counted:  # failures of labelled queries are in the counts already
+            bits.append(f"{errors - counted} retrieval errors on queries without labels")
+        if bits:
+            runs.append(f"{r}: " + "; ".join(bits))
+    n = len(report.query_ids)
+    return Note("queries", f"{n:,} {'query' if n == 1 else 'queries'}.", runs)
+
+
+def ties_note(report: Report, digits: int = 4) -> Note | None:
+    """Per run with tied scores, how far every order of its tied documents can move each
+    metric (``summary[run][metric]["tie_low"/"tie_high"]``, from ``compare``): the first
+    metric that moves on the run's line, all of them in the details."""
+    runs, details = [], []
+    for r in report.runs:
+        moved = []
+        for m in report.metrics:
+            s = report.summary[r][m]
+            lo, hi = s.get("tie_low"), s.get("tie_high")
+            if lo is not None and hi is not None and hi - lo > 1e-12:
+                count = report.aggregations.get(m) == "sum"
+                moved.append(f"{m} {fmt(lo, digits, count)} to {fmt(hi, digits, count)}")
+        if moved:
+            runs.append(f"{r}: {moved[0]}" + _more(len(moved) - 1))
+            details.append(f"{r}: " + ", ".join(moved))
+    if not runs:
+        return None
+    return Note("ties", "Over every order of each run's tied documents:", runs, details)
+
+
+def holes_note(report: Report, digits: int = 4) -> Note | None:
+    """Per run that retrieved unjudged documents, each metric scored with them as
+    relevant and on the judged-only list (``summary[run][metric]["as_relevant"/
+    "judged_only"]``, ``metadata["holes"]``, from ``compare``): the range that labelling
+    them could still move the metric in, and the queries with the most of them."""
+    meta = report.metadata.get("holes") or {}
+    runs, details = [], []
+    for r in report.runs:
+        info = meta.get(r)
+        if not isinstance(info, dict):
+            continue
+        moved = []
+        for m in report.metrics:
+            s = report.summary[r][m]
+            up, cond = s.get("as_relevant"), s.get("judged_only")
+            count = report.aggregations.get(m) == "sum"
+            shown = [f"{fmt(up, digits, count)} if relevant"] if up is not None else []
+            if cond is not None:
+                shown.append(f"{fmt(cond, digits, count)} judged only")
+            moved.append(f"{m} {fmt(s.get('value'), digits, count)} ({', '.join(shown)})")
+        head = f"{r}: {info.get('unjudged')} unjudged"
+        runs.append(f"{head}; {moved[0]}" + _more(len(moved) - 1) if moved else head)
+        worst = info.get("worst_queries") or []
+        where = ", ".join(f"{n} in query {q}" for q, n in worst[:5])
+        details.append(
+            f"{head}: " + "; ".join(moved)
+            + (f". Most in the top {info.get('depth')}: {where}" if where else "")
+        )  # fmt: skip
+    if not runs:
+        return None
+    return Note(
+        "unjudged",
+        "Unjudged documents count as non-relevant; labels could move each metric to its "
+        "value with them relevant or judged only:",
+        runs,
+        details,
+    )
+
+
+def power_note(report: Report, digits: int = 3) -> Note | None:
+    """The smallest difference each metric's test detects with 80% power (from
+    ``compare``: ``metadata["power"]``)."""
+    pw = report.metadata.get("power") or {}
+    mdes = {m: v for m, v in (pw.get("mde") or {}).items() if v is not None and math.isfinite(v)}
+    if not mdes:
+        return None
+    shown = ", ".join(f"{m} {v:.{digits}f}" for m, v in mdes.items())
+    return Note(
+        "power",
+        f"Power: with {pw.get('n')} queries a difference is detected 80% of the time "
+        f"(alpha {pw.get('alpha')}, two-sided) from about: {shown}.",
+    )
+
+
+def estimate_note(report: Report, digits: int = 3) -> Note | None:
+    """An estimate without full labels attached to the report (``metadata["estimate"]``,
+    :meth:`ranklens.estimation.Estimate.attach`): per run, each metric's judge-only value
+    beside the calibrated PPI++ one, with intervals."""
+    e = report.metadata.get("estimate") or {}
+    rows = [r for r in e.get("rows", []) if r.get("kind") == "run"]
+    if not rows:
+        return None
+
+    def iv(d: dict) -> str:
+        return f"{d['value']:.{digits}f} [{d['lo']:.{digits}f}, {d['hi']:.{digits}f}]"
+
+    runs = [
+        f"{r['target']} {r['metric']}: judge only {iv(r['naive'])}, PPI++ {iv(r['ppi++'])}"
+        for r in rows
+    ]
+    return Note(
+        "estimate",
+        f"Estimated without full labels ({e.get('n')} human-labelled queries calibrating "
+        f"{(e.get('judge') or {}).get('source')} on {e.get('N')} more; "
+        f"{e.get('confidence', 0.95):.0%} intervals):",
+        runs,
+    )
+
+
+def _more(n: int) -> str:
+    return f" (and {n} more {'metric' if n == 1 else 'metrics'})" if n > 0 else ""
+
+
+def notes(report: Report) -> list[Note]:
+    """Every note of a report, in order: significance and intervals, what judging counted,
+    the range over tie orders, the unjudged documents, the power and an estimate without
+    full labels."""
+    found = (significance_note(report), counts_note(report), ties_note(report),
+             holes_note(report), power_note(report), estimate_note(report))  # fmt: skip
+    return [n for n in found if n is not None]
+
+
+def report_notes(report: Report, details: bool = False) -> list[str]:
+    """The notes as lines (a head, then one indented line per run; the details too when
+    ``details``): what the terminal, Markdown and LaTeX renderers print."""
+    return [line for n in notes(report) for line in n.lines(details)]
+
+
+def has_details(report: Report) -> bool:
+    """Whether any note has more to show than its short lines."""
+    return any(n.details for n in notes(report))
