@@ -82,6 +82,14 @@ _LAZY = {
     "read_judgments": "judgments",
     "agreement": "judgments",
     "rescore": "judgments",
+    # no labels yet: synthetic test sets, leakage checks, model-judged estimates (PPI)
+    "synthesize": "synthesis",
+    "check_dataset": "synthesis",
+    "OfflineGenerator": "synthesis",
+    "estimate": "estimation",
+    "plan_labels": "estimation",
+    "judge_bias": "estimation",
+    "Estimate": "estimation",
     # capture
     "run": "capture",
     "arun": "capture",

@@ -21,6 +21,7 @@ from .evaluate_cli import DEFAULT_METRICS, add_scale_args, cmd_evaluate, per_que
 from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
 from .judgments_cli import add_judgment_commands, cmd_agreement, cmd_judge, cmd_pool
+from .nolabels_cli import NOLABELS_COMMANDS, add_nolabels_commands
 from .trec_flags import add_trec_eval_flags
 
 
@@ -212,6 +213,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_gate_commands(sub, _add_judge_args)
     add_fuse_command(sub)
     add_judgment_commands(sub)
+    add_nolabels_commands(sub)
     _add_judge_args(sub.choices["tune-fusion"])
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
@@ -335,6 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return {"pool": cmd_pool, "judge": cmd_judge, "agreement": cmd_agreement}[args.command](
                 args
             )
+        if args.command in NOLABELS_COMMANDS:
+            return NOLABELS_COMMANDS[args.command](args)
         if args.command == "report":
             from ..comparison import Report
 

@@ -20,6 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+from .demo_nolabels import nolabels_section
+
 DEMO_METRICS = ["ndcg@10", "recall@10", "mrr@10", "P@5", "map"]
 BASELINE = "llamaindex-bm25"
 
@@ -126,6 +128,9 @@ def run_demo(
     out.write(_gate_section(dataset, results, baseline))
     out.write(_fusion_section(dataset, results, baseline))
     out.write(_holes_section(dataset, results, folder))
+    section = nolabels_section(dataset, results, baseline, overlap_judge,
+                               retrievers.get(baseline), report, html)  # fmt: skip
+    out.write(section)
     out.write(_scale_section(dataset, results[baseline]))
     from .demo_monitor import monitor_section
 
@@ -137,6 +142,8 @@ def run_demo(
         "  ranklens gate QRELS RUN --baseline base.json -m ndcg@10 --margin 0.02   # CI\n"
         "  ranklens tune-fusion QRELS RUN_A RUN_B -m ndcg@10 --norm min-max   # hybrid\n"
         "  ranklens pool QRELS RUN_A RUN_B --depth 10 -o pool.jsonl   # unjudged, to judge\n"
+        "  ranklens synthesize CORPUS -o testset/ && ranklens check testset/   # no labels yet\n"
+        "  ranklens estimate DATASET RUN_A RUN_B --judge mod:fn --human human.qrels  # PPI\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  ranklens evaluate QRELS shards/ --memory 2G [--ray]   # runs larger than memory\n"
         "  see docs/monitoring.md: drift alerts, OpenTelemetry, interleaving in production\n"

@@ -102,8 +102,7 @@ def compare(
     corpus = qrels.corpus if isinstance(qrels, Dataset) else None
     if isinstance(qrels, Dataset):
         texts = {**qrels.queries, **texts}
-        dataset = dataset or qrels.name
-        qrels = qrels.qrels
+        dataset = dataset or qrels.name  # its labels taken by coerce_qrels (which warns)
     named = _name_runs(runs)
     if not named:
         raise InputError("compare needs at least one run")

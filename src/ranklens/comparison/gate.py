@@ -172,7 +172,7 @@ def gate(
     if not update_baseline and not Path(path).exists():
         raise InputError(f"{path}: no baseline report here; create it with --update-baseline")
     texts = dict(labels.queries) if isinstance(labels, Dataset) else {}
-    qrels = coerce_qrels(labels.qrels if isinstance(labels, Dataset) else labels)
+    qrels = coerce_qrels(labels)
     the_run = run.run if hasattr(run, "report_info") and hasattr(run, "run") else run
     if isinstance(the_run, (str, Path)):
         the_run = coerce_run(the_run)
