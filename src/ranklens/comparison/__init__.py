@@ -6,7 +6,8 @@ through :mod:`.renderers`). Imports evaluation and the floors below it.
 from __future__ import annotations
 
 from . import stats
-from .compare import CURVE_CUTOFFS, build_report, compare, curve_family
+from .build import CURVE_CUTOFFS, build_report, curve_family
+from .compare import compare
 from .gate import GateResult, gate
 from .holes import HoleRange, holes, holes_at
 from .power_analysis import Power, power

@@ -8,7 +8,6 @@ matrix product per chunk). See :mod:`ranklens.stats` for the tests and correctio
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import platform
 from collections.abc import Mapping, Sequence
@@ -21,16 +20,15 @@ from ..errors import InputError
 from ..evaluation import Evaluation, MetricsLike, tie_bounds
 from ..io import coerce_qrels, coerce_run
 from ..judging import JudgeOptions, judge
-from ..metrics import Metric, parse_metrics
+from ..metrics import parse_metrics
 from ..model import Dataset
 from ..version import __version__
 from . import stats
+from .build import build_report
 from .drilldown import drilldown as make_drilldown
 from .holes import HoleRange, holes
-from .report import Comparison, Report
-
-CURVE_CUTOFFS = (1, 2, 3, 5, 10, 20, 50, 100)
-"""Cutoffs at which the report traces each cutoff metric (plus the cutoffs asked for)."""
+from .report import Report
+from .targets import attach_verdicts, resolve_profile, with_profile_metrics
 
 
 def compare(
@@ -54,6 +52,10 @@ def compare(
     hole_range: bool = True,
     drilldown: int | None = 10,
     options: JudgeOptions | None = None,
+    profile: Any = None,
+    targets: Mapping[str, Any] | None = None,
+    target_confidence: float = 0.95,
+    target_method: str = "auto",
     **judge_options: Any,
 ) -> Report:
     """Evaluate ``runs`` against ``qrels`` and compare them with paired significance tests.
@@ -82,6 +84,10 @@ def compare(
     where each run ranked the labelled documents (``metadata["drilldown"]``, see
     :mod:`.drilldown`), for the HTML report's per-query view (with document snippets from a
     Dataset's corpus or a runner's hits); None leaves it out.
+    ``profile`` (a name such as ``"faq"`` or a :class:`~ranklens.Profile`) and/or
+    ``targets`` (``{"mrr@10": 0.8}``): the profile's metrics are added and each run gets a
+    verdict per target at one-sided ``target_confidence`` by ``target_method``
+    (:mod:`.targets`; ``report.verdicts``, shown by every renderer).
     ``judge_options``: as for ``evaluate`` (``relevance_level``, ``convention``...).
 
     Tests pair each two runs on the queries both were evaluated on (all labelled queries by
@@ -111,7 +117,8 @@ def compare(
         raise InputError("compare needs at least one run")
     if baseline is not None and baseline not in named:
         raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(named)}")
-    parsed = parse_metrics(metrics)
+    checked = resolve_profile(profile, targets) if profile is not None or targets else None
+    parsed = parse_metrics(with_profile_metrics(metrics, checked) if checked else metrics)
     qrels = coerce_qrels(qrels)
 
     evaluations: dict[str, Evaluation] = {}
@@ -172,6 +179,11 @@ def compare(
     report.metadata.update(_metadata(evaluations, dataset, infos))
     if len(report.runs) > 1:
         report.metadata["power"] = _power(report, alpha, test)
+    if checked is not None:
+        given = {"options": options} if options is not None else {}
+        attach_verdicts(report, qrels, checked, confidence=target_confidence, seed=seed,
+                        method=target_method, n_resamples=n_resamples, **given,
+                        **judge_options)  # fmt: skip
     return report
 
 
@@ -190,64 +202,6 @@ def _power(report: Report, alpha: float, test: str) -> dict[str, Any]:
     }
 
 
-def build_report(
-    evaluations: Mapping[str, Evaluation],
-    *,
-    baseline: str | None = None,
-    test: str = "randomization",
-    correction: str | None = "holm",
-    alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    ci: str | None = "bootstrap",
-    confidence: float = 0.95,
-    seed: int | None = 0,
-    curves: bool = True,
-) -> Report:
-    """A :class:`Report` from ready evaluations (the same metrics on each)."""
-    runs = list(evaluations)
-    metrics = [m.name for m in next(iter(evaluations.values())).metrics]
-    mts = {m.name: m for m in next(iter(evaluations.values())).metrics}
-    query_ids = sorted({q for ev in evaluations.values() for q in ev.query_ids})
-    index = {q: i for i, q in enumerate(query_ids)}
-
-    per_query: dict[str, dict[str, np.ndarray]] = {}
-    for name, ev in evaluations.items():
-        rows = np.fromiter((index[q] for q in ev.query_ids), dtype=np.int64)
-        cols = {}
-        for m in metrics:
-            col = np.full(len(query_ids), np.nan)
-            col[rows] = ev.per_query[m]
-            cols[m] = col
-        per_query[name] = cols
-
-    summary = _summary(evaluations, per_query, metrics, mts, ci, confidence, n_resamples, seed)
-    comparisons = _comparisons(
-        per_query, runs, metrics, baseline, test, correction, alpha, n_resamples, seed
-    )
-    report = Report(
-        runs=runs,
-        metrics=metrics,
-        query_ids=query_ids,
-        per_query=per_query,
-        summary=summary,
-        counts={name: ev.counts for name, ev in evaluations.items()},
-        comparisons=comparisons,
-        settings={
-            "baseline": baseline,
-            "test": test,
-            "correction": correction,
-            "alpha": alpha,
-            "n_resamples": n_resamples,
-            "ci": ci,
-            "confidence": confidence,
-            "seed": seed,
-        },
-        curves=_curves(evaluations, list(mts.values())) if curves else {},
-        aggregations={m: mts[m].aggregate for m in metrics},
-    )
-    return report
-
-
 def _name_runs(runs: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
     if isinstance(runs, Mapping):
         return {str(k): v for k, v in runs.items()}
@@ -258,121 +212,6 @@ def _name_runs(runs: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
             name = f"{name}_{i}"
         named[name] = run
     return named
-
-
-def _summary(evaluations, per_query, metrics, mts, ci, confidence, n_resamples, seed):
-    summary: dict[str, dict[str, dict[str, Any]]] = {}
-    # One interval computation for every (run, metric) column evaluated on the same queries.
-    groups: dict[bytes, list[tuple[str, str]]] = {}
-    for run, cols in per_query.items():
-        summary[run] = {}
-        for m in metrics:
-            col = cols[m]
-            ok = ~np.isnan(col)
-            summary[run][m] = {
-                "value": float(evaluations[run].aggregate[m]),
-                "ci_low": np.nan,
-                "ci_high": np.nan,
-                "n": int(ok.sum()),
-            }
-            if ci and mts[m].aggregate == "mean" and ok.any():
-                groups.setdefault(ok.tobytes(), []).append((run, m))
-    for key, members in groups.items():
-        ok = np.frombuffer(key, dtype=bool)
-        values = np.column_stack([per_query[r][m][ok] for r, m in members])
-        if ci == "t":
-            lo, hi = stats.t_interval(values, confidence)
-        else:
-            lo, hi = stats.bootstrap_interval(values, confidence, n_resamples, seed)
-        for (r, m), a, b in zip(members, lo, hi):
-            summary[r][m]["ci_low"], summary[r][m]["ci_high"] = float(a), float(b)
-    return summary
-
-
-def _pairs(runs: list[str], baseline: str | None) -> list[tuple[str, str]]:
-    if baseline is not None:
-        return [(r, baseline) for r in runs if r != baseline]
-    return [(runs[j], runs[i]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
-
-
-def _comparisons(per_query, runs, metrics, baseline, test, correction, alpha, n_resamples, seed):
-    pairs = _pairs(runs, baseline)
-    if not pairs:
-        return []
-    columns: list[tuple[str, str, str]] = [(m, a, b) for m in metrics for a, b in pairs]
-    # Group columns by the queries both runs were evaluated on; one test call per group.
-    groups: dict[bytes, list[int]] = {}
-    for j, (m, a, b) in enumerate(columns):
-        ok = ~np.isnan(per_query[a][m]) & ~np.isnan(per_query[b][m])
-        groups.setdefault(ok.tobytes(), []).append(j)
-    pvalues = np.ones(len(columns))
-    effect = np.zeros(len(columns))
-    wtl = np.zeros((len(columns), 3), dtype=np.int64)
-    diff = np.zeros(len(columns))
-    sizes = np.zeros(len(columns), dtype=np.int64)
-    for key, members in groups.items():
-        ok = np.frombuffer(key, dtype=bool)
-        d = np.column_stack(
-            [
-                per_query[columns[j][1]][columns[j][0]][ok]
-                - per_query[columns[j][2]][columns[j][0]][ok]
-                for j in members
-            ]
-        )
-        pvalues[members] = stats.paired_test(d, test, n_resamples, seed)
-        effect[members] = stats.effect_size(d)
-        wtl[members] = stats.win_tie_loss(d)
-        diff[members] = d.mean(axis=0) if d.shape[0] else 0.0
-        sizes[members] = d.shape[0]
-    adjusted = np.empty(len(columns))
-    for m in metrics:
-        idx = [j for j, c in enumerate(columns) if c[0] == m]
-        adjusted[idx] = stats.correct(pvalues[idx], correction)
-    return [
-        Comparison(
-            metric=m,
-            run=a,
-            other=b,
-            diff=float(diff[j]),
-            pvalue=float(pvalues[j]),
-            pvalue_adjusted=float(adjusted[j]),
-            significant=bool(adjusted[j] < alpha),
-            effect_size=float(effect[j]),
-            wins=int(wtl[j, 0]),
-            ties=int(wtl[j, 1]),
-            losses=int(wtl[j, 2]),
-            n=int(sizes[j]),
-        )
-        for j, (m, a, b) in enumerate(columns)
-    ]
-
-
-def curve_family(metric: Metric) -> str:
-    """The name of a cutoff metric without its cutoff (``ndcg@10`` → ``ndcg``, ``mrr@10``
-    → ``mrr``; trec_eval spellings such as ``ndcg_cut_10`` → the canonical ``ndcg``)."""
-    suffix = f"@{metric.k}"
-    if metric.name.endswith(suffix):
-        return metric.name[: -len(suffix)].strip()
-    return dataclasses.replace(metric, k=None, name="").canonical()
-
-
-def _curves(evaluations: Mapping[str, Evaluation], metrics: list[Metric]):
-    fams: dict[str, tuple[Metric, set[int]]] = {}
-    for mt in metrics:
-        if mt.k is None or mt.aggregate != "mean":
-            continue
-        fam = curve_family(mt)
-        _, ks = fams.setdefault(fam, (mt, set()))
-        ks.add(mt.k)
-    out: dict[str, dict[str, dict[int, float]]] = {}
-    for name, ev in evaluations.items():
-        out[name] = {}
-        for fam, (mt, ks) in fams.items():
-            cut = sorted({k for k in CURVE_CUTOFFS if k <= max(max(ks), 100)} | ks)
-            variants = [dataclasses.replace(mt, k=k, name=f"{fam}@{k}") for k in cut]
-            vals = ev.evaluate(variants).aggregate
-            out[name][fam] = {k: float(vals[v.name]) for k, v in zip(cut, variants)}
-    return out
 
 
 def _metadata(evaluations: Mapping[str, Evaluation], dataset, infos) -> dict[str, Any]:

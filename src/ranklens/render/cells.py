@@ -187,9 +187,36 @@ def power_note(report: Report, digits: int = 3) -> str:
     )
 
 
+def targets_note(report: Report, digits: int = 4) -> str:
+    """Each run's verdicts against the profile's targets (``compare(..., profile=...)``):
+    met, missed or not yet known, the bounds, the queries that would settle it, and the
+    level and methods of the bounds."""
+    verdicts = report.verdicts
+    if not verdicts:
+        return ""
+    saved = report.metadata.get("targets") or {}
+    name = (saved.get("profile") or {}).get("name", "targets")
+    parts = []
+    for run, vs in verdicts.items():
+        shown = []
+        for v in vs:
+            more = f"; about {v.further:,} more queries would settle it" if v.further else ""
+            beyond = v.attainable is not None and v.reason().startswith("cannot")
+            more = f"; {v.reason()}" if beyond else more
+            shown.append(
+                f"{v.metric} {v.op} {v.target:g} {v.word} ({fmt(v.value, digits)}, bounds "
+                f"[{fmt(v.lower, digits)}, {fmt(v.upper, digits)}]{more})"
+            )
+        parts.append(f"{run}: " + ", ".join(shown))
+    first = next(iter(verdicts.values()))
+    method = first[0].summary([v for vs in verdicts.values() for v in vs]) if first else ""
+    return f"Targets of profile {name} ({method}): " + "; ".join(parts) + "."
+
+
 def report_notes(report: Report) -> list[str]:
     """Every note a summary table carries, in order: the significance legend, the interval
-    method, what judging counted, the range over tie orders and the power."""
+    method, what judging counted, the range over tie orders, the power and the verdicts
+    against a profile's targets."""
     notes = (legend(report), interval_note(report), counts_note(report), ties_note(report),
-             holes_note(report), power_note(report))  # fmt: skip
+             holes_note(report), power_note(report), targets_note(report))  # fmt: skip
     return [n for n in notes if n]
