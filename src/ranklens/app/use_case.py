@@ -60,8 +60,8 @@ def explain_use_case(name: str) -> str:
         f"On your data: ranklens evaluate QRELS RUN --profile {profile.name}; before labelling: "
         f"ranklens plan --profile {profile.name} --margin 0.05.",
     ]
-    wrapped = []
-    for line in lines:
+    wrapped = lines[:1]  # the description is wrapped already
+    for line in lines[1:]:
         indent = " " * (len(line) - len(line.lstrip()))
         wrapped += textwrap.wrap(line, 92, subsequent_indent=indent + "  ") or [""]
     return "\n".join(wrapped) + "\n"

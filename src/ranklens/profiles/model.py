@@ -127,20 +127,21 @@ class Profile:
         if not isinstance(self.name, str) or not self.name.strip():
             raise InputError(f"a profile needs a name, got {self.name!r}")
         uses = [m if isinstance(m, MetricUse) else MetricUse(str(m)) for m in self.metrics]
-        seen: dict[str, MetricUse] = {}
+        seen: dict[str, MetricUse] = {}  # by canonical name: P_1 and P@1 are one metric
         for use in uses:
             metric = checked_metric(use.metric, f"{where}: metric {use.metric!r}")
-            if metric.name in seen:
+            if str(metric) in seen:
                 raise InputError(f"{where}: metric {metric.name!r} is named twice")
-            seen[metric.name] = replace(use, metric=metric.name)
+            seen[str(metric)] = replace(use, metric=metric.name)
         targets: dict[str, Target] = {}
         for t in self.targets:
-            targets_key = _checked_target(t, where)
-            if targets_key.metric in targets:
-                raise InputError(f"{where}: two targets for {targets_key.metric!r}")
-            targets[targets_key.metric] = targets_key
-            if targets_key.metric not in seen:
-                seen[targets_key.metric] = MetricUse(targets_key.metric, targets_key.why)
+            checked = _checked_target(t, where)
+            key = str(parse_metric(checked.metric))
+            if key in targets:
+                raise InputError(f"{where}: two targets for {checked.metric!r}")
+            targets[key] = checked
+            if key not in seen:
+                seen[key] = MetricUse(checked.metric, checked.why)
         for t in self.typical:
             checked_metric(t.metric, f"{where}: typical value of {t.metric!r}")
             if not t.source.strip():
@@ -157,8 +158,8 @@ class Profile:
 
     def target(self, metric: str) -> Target | None:
         """The target on ``metric`` (any spelling that parses to the same name), or None."""
-        name = parse_metric(metric).name
-        return next((t for t in self.targets if t.metric == name), None)
+        key = str(parse_metric(metric))
+        return next((t for t in self.targets if str(parse_metric(t.metric)) == key), None)
 
     def with_targets(
         self,
@@ -173,13 +174,16 @@ class Profile:
         "why": ..., "source": ...}}``; a target set to None is removed. An override keeps
         the target's why and operator unless it gives its own; its source is ``source``
         unless it names one."""
-        current = {t.metric: t for t in self.targets}
+        current = {str(parse_metric(t.metric)): t for t in self.targets}
         for key, spec in (targets or {}).items():
-            metric = checked_metric(key, f"profile {self.name!r}: target {key!r}").name
+            metric = checked_metric(key, f"profile {self.name!r}: target {key!r}")
+            ident = str(metric)
             if spec is None:
-                current.pop(metric, None)
+                current.pop(ident, None)
                 continue
-            current[metric] = coerce_target(metric, spec, current.get(metric), source)
+            previous = current.get(ident)
+            shown = previous.metric if previous else metric.name
+            current[ident] = coerce_target(shown, spec, previous, source)
         return replace(self, name=name or self.name, targets=tuple(current.values()), **changes)
 
     def to_dict(self) -> dict[str, Any]:
