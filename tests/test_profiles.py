@@ -42,7 +42,9 @@ def test_the_built_in_profiles_cover_the_use_cases_and_cite_every_number():
         for ty in p.typical:
             assert ty.source and ty.dataset and ty.system and 0 <= ty.value <= 1
     # the lead's published anchors: BEIR BM25 nDCG@10, MS MARCO dev MRR@10 BM25 and SPLADE++
-    typical = {(t.metric, t.dataset, t.system): t.value for p in BUILTIN.values() for t in p.typical}
+    typical = {
+        (t.metric, t.dataset, t.system): t.value for p in BUILTIN.values() for t in p.typical
+    }
     assert typical[("ndcg@10", "BEIR TREC-COVID", "BM25")] == 0.656
     assert typical[("mrr@10", "MS MARCO passage dev (6,980 questions)", "BM25")] == 0.184
 
@@ -150,7 +152,7 @@ def test_a_toml_file_declares_profiles_that_extend_and_override(tmp_path):
         ('[profiles.x.targets]\n"P@1" = { least = 0.5 }\n', "unknown field"),
         ('[profiles.x.targets]\n"P@1" = "high"\n', "expected a number"),
         ("[profiles.x\n", "not valid TOML"),
-        ('[other]\nx = 1\n', r"no \[profiles.NAME\] table"),
+        ("[other]\nx = 1\n", r"no \[profiles.NAME\] table"),
     ],
 )
 def test_bad_toml_is_an_error_naming_the_file_and_the_table(tmp_path, text, message):

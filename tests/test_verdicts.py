@@ -36,7 +36,9 @@ def test_binomial_bounds_equal_scipys_exact_and_wilson_intervals(kn, confidence)
     for method in ("exact", "wilson"):
         lo, hi = binomial_bounds(np.array([k]), n, alpha, method)
         ci = binomtest(k, n).proportion_ci(1 - 2 * alpha, method)
-        assert math.isclose(lo[0], ci.low, abs_tol=1e-9) and math.isclose(hi[0], ci.high, abs_tol=1e-9)
+        assert math.isclose(lo[0], ci.low, abs_tol=1e-9) and math.isclose(
+            hi[0], ci.high, abs_tol=1e-9
+        )
 
 
 def test_29_all_correct_queries_claim_p_at_1_of_0_9_and_28_do_not():
