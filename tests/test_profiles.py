@@ -125,7 +125,7 @@ def test_a_toml_file_declares_profiles_that_extend_and_override(tmp_path):
     path.write_text(TOML)
     found = load_profiles(path)
     try:
-        bot, faq = found
+        bot, _ = found
         assert bot.title == "Support bot" and bot.notes[-1] == "our own"
         assert bot.metric_names[:3] == ["mrr@10", "P@1", "success@5"]
         assert {"ndcg@5", "success@3", "unj@10"} <= set(bot.metric_names)
