@@ -79,16 +79,20 @@ def test_a_fresh_clone_without_uv_reaches_the_demo_and_the_tests(tmp_path):
     sh(make_venv.split(" && ")[0])  # python3 -m venv .venv
     activate = make_venv.split(" && ")[1]  # . .venv/bin/activate
     venv_python = clone / ".venv" / "bin" / "python"
-    # the packages pip would fetch from the index, from uv's cache instead (harness only)
-    wanted = subprocess.run(
-        [UV, "export", "--frozen", "--no-dev", "--no-hashes", "--no-emit-workspace",
-         "--all-packages", "--no-header", "--no-annotate"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    requirements = tmp_path / "requirements.txt"
-    requirements.write_text(wanted)
-    subprocess.run([UV, "pip", "install", "-q", "--offline", "--python", str(venv_python),
-                    "-r", str(requirements), "hatchling>=1.24"], check=True)  # fmt: skip
+    # the packages pip would fetch from the index, from uv's cache instead (harness only):
+    # the lock's third-party packages into the README's .venv, then our own packages out,
+    # so that the README's pip line installs them from the clone
+    harness = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(clone / ".venv")}
+    for args in (
+        ["sync", "-q", "--offline", "--frozen", "--no-dev", "--all-packages", "--inexact",
+         "--python", str(venv_python)],
+        ["pip", "uninstall", "-q", "--python", str(venv_python), "ranklens",
+         "ranklens-llamaindex", "ranklens-langchain", "ranklens-haystack"],
+        ["pip", "install", "-q", "--offline", "--python", str(venv_python), "hatchling>=1.24"],
+    ):  # fmt: skip
+        done = subprocess.run([UV, *args], cwd=ROOT, env=harness, capture_output=True, text=True)
+        assert done.returncode == 0, f"uv {' '.join(args)}\n{done.stderr[-2000:]}"
+    assert "pip" in sh(f"{activate} && python -m pip --version").stdout
     sh(f"{activate} && {install}")
     out = sh(f"{activate} && {hello}").stdout
     assert "ranklens demo" in out and "ranklens profiles" in out

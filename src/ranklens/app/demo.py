@@ -110,12 +110,15 @@ def run_demo(out: TextIO | None = None, html: str | Path = "ranklens-demo-report
     out.write(f"\nHTML report: {Path(html).resolve()}\n\n")
     out.write(_llamaindex_paragraph(dataset, results.get(BASELINE)))
     out.write(_gate_section(dataset, results, baseline))
+    out.write(_targets_section(dataset, results, baseline))
     out.write(_fusion_section(dataset, results, baseline))
     out.write(_holes_section(dataset, results))
     out.write(_scale_section(dataset, results[baseline]))
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
         "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
+        "  ranklens profiles                # which metrics fit your use case, what is enough\n"
+        "  ranklens evaluate QRELS RUN --profile faq   # targets met, missed or not yet known\n"
         "  ranklens compare QRELS RUN_A RUN_B --html report.html\n"
         "  ranklens gate QRELS RUN --baseline base.json -m ndcg@10 --margin 0.02   # CI\n"
         "  ranklens tune-fusion QRELS RUN_A RUN_B -m ndcg@10 --norm min-max   # hybrid\n"
@@ -182,6 +185,25 @@ def _gate_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
         f"\nThe CI gate: {candidate} against a baseline saved from {baseline}, allowing a "
         "0.05 drop (ranklens gate / the pytest plugin; see docs/gate.md):\n\n" + result.to_text()
     )
+
+
+def _targets_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
+    """Is it good enough? The baseline run against the FAQ profile's targets, each judged
+    by its one-sided 95% bound: with 40 questions, often not yet known, and how many more
+    would tell."""
+    import textwrap
+
+    from ..comparison.targets import evaluate
+
+    ev = evaluate(dataset, results[baseline].run, profile="faq")
+    head = (
+        f"Is it good enough? {baseline} against the FAQ profile's targets "
+        "(ranklens.evaluate(..., profile='faq'); docs/use-cases.md), each met only when its "
+        "one-sided 95% lower bound clears it:"
+    )
+    lines = [textwrap.fill(v.line(), 92, initial_indent="  ", subsequent_indent="    ")
+             for v in ev.verdicts]  # fmt: skip
+    return "\n" + "\n".join(textwrap.wrap(head, 92)) + "\n" + "\n".join(lines) + "\n"
 
 
 def _fusion_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
