@@ -88,7 +88,8 @@ def test_a_fresh_clone_without_uv_reaches_the_demo_and_the_tests(tmp_path):
          "--python", str(venv_python)],
         ["pip", "uninstall", "-q", "--python", str(venv_python), "ranklens",
          "ranklens-llamaindex", "ranklens-langchain", "ranklens-haystack"],
-        ["pip", "install", "-q", "--offline", "--python", str(venv_python), "hatchling>=1.24"],
+        ["pip", "install", "-q", "--offline", "--python", str(venv_python), "hatchling>=1.24",
+         "editables"],
     ):  # fmt: skip
         done = subprocess.run([UV, *args], cwd=ROOT, env=harness, capture_output=True, text=True)
         assert done.returncode == 0, f"uv {' '.join(args)}\n{done.stderr[-2000:]}"

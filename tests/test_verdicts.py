@@ -167,13 +167,13 @@ def test_compare_with_a_profile_renders_verdicts_everywhere_and_round_trips(tmp_
     report = ranklens.compare(p["qrels"], {"bm25": p["bm25"], "short": p["bm25-short-chunks"]},
                               ["ndcg@10"], baseline="bm25", profile="faq")  # fmt: skip
     assert report.metrics == ["ndcg@10", "mrr@10", "P@1", "success@5"]
-    assert {v.status for v in report.verdicts["short"]} == {"missed"}
+    assert {v.status for v in report.target_verdicts["short"]} == {"missed"}
     head = "Targets of profile faq (one-sided 95% bounds"
     for text in (report.to_text(), report.to_markdown(), report.to_html()):
         assert head in text.replace("\\", "") and "not yet known" in text
     report.save(tmp_path / "r.json")
     again = ranklens.load_report(tmp_path / "r.json")
-    assert again == report and again.verdicts == report.verdicts
+    assert again == report and again.target_verdicts == report.target_verdicts
 
 
 def test_gate_floor_confidence_judges_floors_by_their_bounds_and_is_off_by_default(tmp_path):

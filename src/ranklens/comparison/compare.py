@@ -87,7 +87,7 @@ def compare(
     ``profile`` (a name such as ``"faq"`` or a :class:`~ranklens.Profile`) and/or
     ``targets`` (``{"mrr@10": 0.8}``): the profile's metrics are added and each run gets a
     verdict per target at one-sided ``target_confidence`` by ``target_method``
-    (:mod:`.targets`; ``report.verdicts``, shown by every renderer).
+    (:mod:`.targets`; ``report.target_verdicts``, shown by every renderer).
     ``judge_options``: as for ``evaluate`` (``relevance_level``, ``convention``...).
 
     Tests pair each two runs on the queries both were evaluated on (all labelled queries by

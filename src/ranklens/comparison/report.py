@@ -112,7 +112,7 @@ class Report:
         return float(self.summary[run][metric]["value"])
 
     @property
-    def verdicts(self) -> dict[str, list[Any]]:
+    def target_verdicts(self) -> dict[str, list[Any]]:
         """``{run: [TargetVerdict, ...]}`` when compared with a profile or targets."""
         from .verdict import report_verdicts
 

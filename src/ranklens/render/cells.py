@@ -191,7 +191,7 @@ def targets_note(report: Report, digits: int = 4) -> str:
     """Each run's verdicts against the profile's targets (``compare(..., profile=...)``):
     met, missed or not yet known, the bounds, the queries that would settle it, and the
     level and methods of the bounds."""
-    verdicts = report.verdicts
+    verdicts = report.target_verdicts
     if not verdicts:
         return ""
     saved = report.metadata.get("targets") or {}
