@@ -40,7 +40,7 @@ EXECUTED_ELSEWHERE = {
     "grouped.md": "tests/test_docs.py",
 }
 SKIPPED_COMMANDS = ("uv run pytest",)  # the suite itself; `ranklens demo` runs in CI's last step
-INSTALL_COMMANDS = ("python3 -m pip install uv", "python3 -m venv", "pip install -e")
+INSTALL_COMMANDS = ("python3 -m pip install uv", "python3 -m venv", "pip install ")
 """The README's first-contact lines, run for real in a fresh environment without uv by
 tests/test_first_contact.py."""
 

@@ -288,7 +288,14 @@ def _scale_section(dataset: Any, result: Any) -> str:
     from ..io import write_run
     from ..model import Run
 
+    import importlib.util
+
     run = result.run
+    if importlib.util.find_spec("pyarrow") is None:
+        return (
+            "\nScale, in miniature: skipped here (it writes Parquet shard files, which needs "
+            "pyarrow: pip install 'ranklens[fast]'); see docs/scale.md.\n"
+        )
     whole = evaluate(dataset, run, ["ndcg@10", "map"])
     by_query = run.to_dict()
     queries = sorted(by_query)
