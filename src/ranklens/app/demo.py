@@ -280,6 +280,7 @@ def _holes_section(dataset: Any, results: dict[str, Any]) -> str:
 def _scale_section(dataset: Any, result: Any) -> str:
     """Scale, in miniature: the baseline's run written as four Parquet shard files and
     streamed back in chunks within a tiny memory budget, equal to the in-memory numbers."""
+    import importlib.util
     import tempfile
     import textwrap
 
@@ -287,8 +288,6 @@ def _scale_section(dataset: Any, result: Any) -> str:
     from ..evaluation.stream import evaluate_file
     from ..io import write_run
     from ..model import Run
-
-    import importlib.util
 
     run = result.run
     if importlib.util.find_spec("pyarrow") is None:
