@@ -104,7 +104,8 @@ def test_a_fresh_clone_without_uv_reaches_the_demo_and_the_tests(tmp_path):
 
     # "python3 -m pip install uv" puts uv's binary in the environment's bin: so does this
     shutil.copy(real_uv(), clone / ".venv" / "bin" / "uv")
-    env["UV_OFFLINE"] = "1"
+    cache = subprocess.run([UV, "cache", "dir"], capture_output=True, text=True, check=True)
+    env.update(UV_OFFLINE="1", UV_CACHE_DIR=cache.stdout.strip())  # offline: uv's own cache
     tests = sh(f"{activate} && uv run pytest -q -p no:cacheprovider tests/test_specs.py",
                timeout=900)  # fmt: skip
     assert re.search(r"\d+ passed", tests.stdout), tests.stdout[-500:]
