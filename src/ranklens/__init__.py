@@ -53,8 +53,7 @@ _LAZY = {
     "parse_metric": "metrics",
     "parse_metrics": "metrics",
     "register_metric": "metrics",
-    # evaluation
-    "evaluate": "evaluation",
+    # evaluation (ranklens.evaluate: see "use-case profiles" below)
     "evaluate_judgment_groups": "evaluation.groups",
     "evaluate_file": "evaluation.stream",
     "write_per_query": "evaluation.per_query",
@@ -105,6 +104,20 @@ _LAZY = {
     "Monitor": "monitoring",
     "interleave": "monitoring",
     "interleaving_result": "monitoring",
+    # use-case profiles: declarations (profiles), verdicts against targets and the planner
+    # (comparison); ranklens.evaluate is evaluation's, plus profile=/targets= verdicts
+    "evaluate": "comparison.targets",
+    "Profile": "profiles",
+    "Target": "profiles",
+    "Typical": "profiles",
+    "MetricUse": "profiles",
+    "get_profile": "profiles",
+    "all_profiles": "profiles",
+    "register_profile": "profiles",
+    "load_profiles": "profiles",
+    "TargetVerdict": "comparison.targets",
+    "plan_queries": "comparison.planner",
+    "Plan": "comparison.planner",
     # errors
     "RanklensError": "errors",
     "InputError": "errors",
