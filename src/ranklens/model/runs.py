@@ -220,13 +220,19 @@ class Run(HoldsDocIds):
 
     @classmethod
     def from_chunks(
-        cls, chunks: Mapping[Any, Sequence[Mapping[str, Any]]], *, name: str = "run"
+        cls,
+        chunks: Mapping[Any, Sequence[Mapping[str, Any]]],
+        *,
+        name: str = "run",
+        ranked: bool = False,
     ) -> Run:
         """A run of chunks from ``{query: [chunk, ...]}`` in rank order, each chunk a
-        mapping with ``doc_id`` (its source document), ``start``/``end`` (character
-        offsets into the document's text, or None), and optionally ``id`` (default
-        ``doc_id@start-end``), ``score`` and ``text``. With a score on every chunk the run
-        is ranked by score, else as listed."""
+        mapping with ``doc_id`` (its source document; None when unknown: it then finds no
+        evidence, and is counted), ``start``/``end`` (character offsets into the
+        document's text, or None), and optionally ``id`` (default ``doc_id@start-end``),
+        ``score``, ``text`` and ``chars`` (the text's full length when ``text`` holds its
+        beginning). With a score on every chunk the run is ranked by score, else (or
+        with ``ranked=True``) as listed."""
         qs: list[Any] = []
         ids: list[Any] = []
         scores: list[float] = []
@@ -234,12 +240,13 @@ class Run(HoldsDocIds):
         starts: list[Any] = []
         ends: list[Any] = []
         texts: list[Any] = []
+        chars: list[Any] = []
         scored = True
         for qid, items in chunks.items():
             if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
                 raise InputError(f"run: the chunks of query {qid!r} must be a list")
             for j, c in enumerate(items):
-                if not isinstance(c, Mapping) or c.get("doc_id") is None:
+                if not isinstance(c, Mapping) or "doc_id" not in c:
                     raise InputError(f"run: chunk {j} of query {qid!r} needs a 'doc_id'")
                 s, e = c.get("start"), c.get("end")
                 qs.append(qid)
@@ -247,15 +254,18 @@ class Run(HoldsDocIds):
                 starts.append(s)
                 ends.append(e)
                 texts.append(c.get("text"))
+                chars.append(c.get("chars"))
                 ids.append(c.get("id") or f"{c['doc_id']}@{s if s is not None else j}-{e}")
-                if c.get("score") is None:
+                if ranked or c.get("score") is None:
                     scored = False
                     scores.append(-float(j))
                 else:
                     scores.append(_check_score(c["score"], qid, ids[-1]))
         if not scored:
             scores = [-float(i) for i in range(len(qs))]  # as listed
-        spans = ChunkSpans.of(docs, starts, ends, texts)
+        spans = ChunkSpans.of(docs, starts, ends, texts,
+                              [c if c is not None else (len(t) if isinstance(t, str) else None)
+                               for c, t in zip(chars, texts)])  # fmt: skip
         run = cls.from_arrays(qs, ids, scores if scored else None, name=name, spans=spans)
         return run
 
