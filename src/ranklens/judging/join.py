@@ -147,6 +147,11 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions, name: str | None = None)
         if Q.intent is not None:
             unit_intent = np.unique(Q.intent[q_rows][first_of_unit], return_inverse=True)[1]
         members = (qrow_q.astype(np.int64), Q.d[q_rows].astype(np.int64), qrow_unit)
+        if isinstance(Q, SpanLabels):  # the ideal ranking's items are the spans themselves
+            by_place = np.lexsort((Q.start[q_rows], Q.d[q_rows]))
+            place = np.empty(len(q_rows), dtype=np.int64)
+            place[by_place] = np.arange(len(q_rows))
+            members = (members[0], place, qrow_unit)
 
     # --- join run rows with qrels rows on (query, doc) ------------------------------------
     chars = None

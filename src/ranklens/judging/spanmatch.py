@@ -90,7 +90,8 @@ def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
     out = Run(R.query_ids, None, R.q, None, R.score, R.scored, R.name, R.unique_docs,
               docs=R.docs, spans=placed)  # fmt: skip
     out.failures = dict(R.failures)
-    unlocated = int(((start < 0) | (end <= start)).sum())
+    no_doc = np.array([d is None for d in sp.doc], dtype=bool)
+    unlocated = int(((start < 0) | (end <= start) | no_doc).sum())
     return out, unlocated, relocated
 
 

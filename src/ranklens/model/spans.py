@@ -181,6 +181,16 @@ class SpanLabels(Qrels):
             _check_in_texts(qvocab[qcode] if n else [], dstr, s, e, texts, source)
         unit_key = _unit_keys(qcode, groups, n)
         order = np.lexsort((s, dcode, unit_key, qcode))
+        if n:  # units in a canonical order: by their first span's (document, start)
+            first = np.ones(n, dtype=bool)
+            first[1:] = ~repeats(qcode[order], unit_key[order])
+            ids = np.cumsum(first) - 1
+            heads = order[first]
+            rank = np.empty(len(heads), dtype=np.int64)
+            rank[np.lexsort((s[heads], dcode[heads], qcode[heads]))] = np.arange(len(heads))
+            order = order[np.lexsort((np.arange(n), rank[ids]))]
+            unit_key = np.empty(n, dtype=np.int64)
+            unit_key[order] = np.sort(rank[ids])
         q_s, u_s, d_s, s_s, e_s, g_s = (x[order] for x in (qcode, unit_key, dcode, s, e, g))
         same_unit = repeats(q_s, u_s)
         mixed = np.flatnonzero(same_unit & ~repeats(g_s))
