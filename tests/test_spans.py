@@ -69,8 +69,10 @@ def test_span_labels_equal_id_labels_when_chunks_are_the_units(case):
     })  # fmt: skip
     id_run = {q: {c[0]: s for c, s in hits} for q, hits in runs.items() if hits}
     # each labelled chunk a group of its own: the id labels' units, as intents for alpha-nDCG
-    groups = ranklens.Qrels.from_groups({q: [[c] for c in g] for q, g in qrels.items()},
-                                        {q: list(g.values()) for q, g in qrels.items()})  # fmt: skip
+    groups = ranklens.Qrels.from_groups(
+        {q: [[c] for c in g] for q, g in qrels.items()},
+        {q: list(g.values()) for q, g in qrels.items()},
+    )
     by_ids = ranklens.evaluate(groups, id_run, SAME)
     plain = ranklens.evaluate(qrels, id_run, SAME[:-2])  # every measure but the diversity ones
     assert dict(plain.aggregate) == pytest.approx({m: by_ids[m] for m in SAME[:-2]})
@@ -211,7 +213,7 @@ def test_character_metrics_equal_chromas_scoring(data):
     pieces = list(zip([0, *cuts], [*cuts, n]))
     refs = pieces[1::3] or pieces[:1]  # disjoint, never touching
     chunks = []
-    for j in range(data.draw(st.integers(1, 6))):
+    for _ in range(data.draw(st.integers(1, 6))):
         cid = data.draw(st.sampled_from(["doc", "elsewhere"]))
         s = data.draw(st.integers(0, n - 1))
         chunks.append((s, data.draw(st.integers(s + 1, n)), cid))
