@@ -17,9 +17,29 @@ from ranklens.errors import DuplicateDocumentError, InputError
 
 # --- spans equal ids when every chunk is a labelled unit -------------------------------------
 
-SAME = ["P@1", "P@3", "recall@3", "recall@10", "ndcg@3", "ndcg@10", "map", "rr", "success@2",
-        "judged@5", "rprec", "err@5", "num_rel", "num_rel_ret", "ndcg_exp@5", "P(rel=2)@3",
-        "map@3", "f1@3", "rbp", "alpha_ndcg@5", "p_ia@3"]  # fmt: skip
+SAME = [
+    "P@1",
+    "P@3",
+    "recall@3",
+    "recall@10",
+    "ndcg@3",
+    "ndcg@10",
+    "map",
+    "rr",
+    "success@2",
+    "judged@5",
+    "rprec",
+    "err@5",
+    "num_rel",
+    "num_rel_ret",
+    "ndcg_exp@5",
+    "P(rel=2)@3",
+    "map@3",
+    "f1@3",
+    "rbp",
+    "alpha_ndcg@5",
+    "p_ia@3",
+]
 """Every measure that reads units, grades, ranks and judged flags (bpref and infAP count
 judged non-relevant *documents*, which chunk labels and span labels count differently)."""
 
@@ -59,14 +79,27 @@ def test_span_labels_equal_id_labels_when_chunks_are_the_units(case):
         return
     where = {c: (d, s, e) for d, cs in docs.items() for c, s, e in cs}
     labels = SpanLabels.from_spans(
-        {q: [{"doc_id": d, "start": s, "end": e, "grade": g} for d, s, e, g in sp]
-         for q, sp in spans.items()}
-    )  # fmt: skip
-    chunk_run = ranklens.Run.from_chunks({
-        q: [{"id": c[0], "doc_id": where[c[0]][0], "start": where[c[0]][1],
-             "end": where[c[0]][2], "score": s} for c, s in hits]
-        for q, hits in runs.items() if hits
-    })  # fmt: skip
+        {
+            q: [{"doc_id": d, "start": s, "end": e, "grade": g} for d, s, e, g in sp]
+            for q, sp in spans.items()
+        }
+    )
+    chunk_run = ranklens.Run.from_chunks(
+        {
+            q: [
+                {
+                    "id": c[0],
+                    "doc_id": where[c[0]][0],
+                    "start": where[c[0]][1],
+                    "end": where[c[0]][2],
+                    "score": s,
+                }
+                for c, s in hits
+            ]
+            for q, hits in runs.items()
+            if hits
+        }
+    )
     id_run = {q: {c[0]: s for c, s in hits} for q, hits in runs.items() if hits}
     # each labelled chunk a group of its own: the id labels' units, as intents for alpha-nDCG
     groups = ranklens.Qrels.from_groups(
@@ -79,8 +112,9 @@ def test_span_labels_equal_id_labels_when_chunks_are_the_units(case):
     by_spans = ranklens.evaluate(labels, chunk_run, SAME)
     assert by_ids.query_ids == by_spans.query_ids
     for m in SAME:
-        np.testing.assert_allclose(by_spans.per_query[m], by_ids.per_query[m], atol=1e-12,
-                                   err_msg=m)  # fmt: skip
+        np.testing.assert_allclose(
+            by_spans.per_query[m], by_ids.per_query[m], atol=1e-12, err_msg=m
+        )
 
 
 # --- the character metrics: brute force and Chroma's scoring ----------------------------------
@@ -130,13 +164,18 @@ def brute_force(spans, runs, k):
 
 def spans_and_run(spans, runs):
     labels = SpanLabels.from_spans(
-        {q: [{"doc_id": d, "start": s, "end": e, "grade": g} for d, s, e, g in items]
-         for q, items in spans.items()}
-    )  # fmt: skip
+        {
+            q: [{"doc_id": d, "start": s, "end": e, "grade": g} for d, s, e, g in items]
+            for q, items in spans.items()
+        }
+    )
     run = ranklens.Run.from_chunks(
-        {q: [{"id": c, "doc_id": d, "start": s, "end": e} for c, d, s, e in ch]
-         for q, ch in runs.items() if ch}
-    )  # fmt: skip
+        {
+            q: [{"id": c, "doc_id": d, "start": s, "end": e} for c, d, s, e in ch]
+            for q, ch in runs.items()
+            if ch
+        }
+    )
     return labels, run
 
 
@@ -219,9 +258,13 @@ def test_character_metrics_equal_chromas_scoring(data):
         chunks.append((s, data.draw(st.integers(s + 1, n)), cid))
     labels = SpanLabels.from_spans({"q": [("doc", s, e) for s, e in refs]})
     run = ranklens.Run.from_chunks(
-        {"q": [{"id": f"c{j}", "doc_id": c, "start": s, "end": e}
-               for j, (s, e, c) in enumerate(chunks)]}
-    )  # fmt: skip
+        {
+            "q": [
+                {"id": f"c{j}", "doc_id": c, "start": s, "end": e}
+                for j, (s, e, c) in enumerate(chunks)
+            ]
+        }
+    )
     ev = ranklens.evaluate(labels, run, ["evidence_recall", "evidence_precision", "evidence_iou"])
     # Chroma's intersections are closed ranges: a chunk that only touches a reference adds
     # an empty intersection; its numerator is the same
@@ -233,20 +276,45 @@ def test_character_metrics_equal_chromas_scoring(data):
 def test_a_worked_example():
     """d holds evidence [10, 30) and [50, 60); e holds [0, 10): 40 characters. The top 2
     chunks [0, 20) and [20, 40) of d read 40 characters and cover 20 of them."""
-    labels = SpanLabels.from_spans({"q": [("d", 10, 30), ("d", 50, 60), ("e", 0, 10)]},
-                                   {"d": "x" * 100, "e": "y" * 50})  # fmt: skip
-    run = ranklens.Run.from_chunks({"q": [
-        {"doc_id": "d", "start": 0, "end": 20}, {"doc_id": "d", "start": 20, "end": 40},
-        {"doc_id": "e", "start": 20, "end": 40}, {"doc_id": "z", "start": 0, "end": 40},
-    ]})  # fmt: skip
-    ev = ranklens.evaluate(labels, run, ["evidence_recall@1", "evidence_recall@2",
-                                         "evidence_precision@2", "evidence_iou@2", "P@4",
-                                         "recall@4", "judged@4", "evidence_chars"])  # fmt: skip
-    assert dict(ev.aggregate) == pytest.approx({
-        "evidence_recall@1": 0.25, "evidence_recall@2": 0.5, "evidence_precision@2": 0.5,
-        "evidence_iou@2": 1 / 3, "P@4": 0.25, "recall@4": 1 / 3, "judged@4": 0.75,
-        "evidence_chars": 40,
-    })  # fmt: skip
+    labels = SpanLabels.from_spans(
+        {"q": [("d", 10, 30), ("d", 50, 60), ("e", 0, 10)]}, {"d": "x" * 100, "e": "y" * 50}
+    )
+    run = ranklens.Run.from_chunks(
+        {
+            "q": [
+                {"doc_id": "d", "start": 0, "end": 20},
+                {"doc_id": "d", "start": 20, "end": 40},
+                {"doc_id": "e", "start": 20, "end": 40},
+                {"doc_id": "z", "start": 0, "end": 40},
+            ]
+        }
+    )
+    ev = ranklens.evaluate(
+        labels,
+        run,
+        [
+            "evidence_recall@1",
+            "evidence_recall@2",
+            "evidence_precision@2",
+            "evidence_iou@2",
+            "P@4",
+            "recall@4",
+            "judged@4",
+            "evidence_chars",
+        ],
+    )
+    assert dict(ev.aggregate) == pytest.approx(
+        {
+            "evidence_recall@1": 0.25,
+            "evidence_recall@2": 0.5,
+            "evidence_precision@2": 0.5,
+            "evidence_iou@2": 1 / 3,
+            "P@4": 0.25,
+            "recall@4": 1 / 3,
+            "judged@4": 0.75,
+            "evidence_chars": 40,
+        }
+    )
 
 
 # --- overlap rules ---------------------------------------------------------------------------
@@ -254,14 +322,20 @@ def test_a_worked_example():
 
 def test_overlap_rules_decide_which_chunks_find_a_span():
     labels = SpanLabels.from_spans({"q": [("d", 0, 100)]})
-    run = ranklens.Run.from_chunks({"q": [{"doc_id": "d", "start": 90, "end": 110},
-                                          {"doc_id": "d", "start": 0, "end": 60}]})  # fmt: skip
+    run = ranklens.Run.from_chunks(
+        {"q": [{"doc_id": "d", "start": 90, "end": 110}, {"doc_id": "d", "start": 0, "end": 60}]}
+    )
     rr = {
         rule: ranklens.evaluate(labels, run, ["rr"], overlap=rule)["rr"]
         for rule in ("any", "evidence_half", "evidence_all", "chunk_half", "chunk>=0.9")
     }
-    assert rr == {"any": 1.0, "evidence_half": 0.5, "evidence_all": 0.0, "chunk_half": 1.0,
-                  "chunk>=0.9": 0.5}  # fmt: skip
+    assert rr == {
+        "any": 1.0,
+        "evidence_half": 0.5,
+        "evidence_all": 0.0,
+        "chunk_half": 1.0,
+        "chunk>=0.9": 0.5,
+    }
     with pytest.raises(InputError, match="unknown overlap rule 'most'"):
         ranklens.evaluate(labels, run, ["rr"], overlap="most")
 
@@ -287,15 +361,21 @@ TEXTS = {"d": "The lighthouse was first lit in 1821. Its light is white.", "e": 
         ({"q": [("d", -1, 5)]}, "starts before 0"),
         ({"q": [("d", 0, 500)]}, "ends past the document's 57 characters: a different version"),
         ({"q": [("x", 0, 5)]}, "document 'x' .* is not in the corpus"),
-        ({"q": [{"doc_id": "d", "start": 0, "end": 20, "group": 1},
-                {"doc_id": "d", "start": 10, "end": 30, "group": 1}]},
-         r"spans \[0, 20\) and \[10, 30\) of document 'd' overlap in one group"),
+        (
+            {
+                "q": [
+                    {"doc_id": "d", "start": 0, "end": 20, "group": 1},
+                    {"doc_id": "d", "start": 10, "end": 30, "group": 1},
+                ]
+            },
+            r"spans \[0, 20\) and \[10, 30\) of document 'd' overlap in one group",
+        ),
         ({"q": [("d", "not in the text")]}, "the quote 'not in the text' is not in document 'd'"),
         ({"q": [("d", "li")]}, "stands 3 times in document 'd'"),
         ({"q": [("d", 0.5, 3)]}, "'start' must be an integer character offset"),
         ({"q": "d"}, "the spans of query 'q' must be a list"),
     ],
-)  # fmt: skip
+)
 def test_bad_spans_are_named(spans, match):
     with pytest.raises(InputError, match=match):
         SpanLabels.from_spans(spans, TEXTS)
@@ -303,8 +383,9 @@ def test_bad_spans_are_named(spans, match):
 
 def test_quotes_found_nowhere_can_be_skipped_and_are_counted():
     with pytest.warns(ranklens.RanklensWarning, match="1 quoted spans left out"):
-        labels = SpanLabels.from_quotes({"q": [("d", "first LIT   in 1821"), ("d", "nowhere")]},
-                                        TEXTS, on_missing="skip")  # fmt: skip
+        labels = SpanLabels.from_quotes(
+            {"q": [("d", "first LIT   in 1821"), ("d", "nowhere")]}, TEXTS, on_missing="skip"
+        )
     assert labels.n_spans == 1 and labels.skipped[0]["quote"] == "nowhere"
     (span,) = labels.span_records()
     assert (span["start"], span["end"]) == (19, 36)  # found normalised, in the text's offsets
@@ -312,12 +393,22 @@ def test_quotes_found_nowhere_can_be_skipped_and_are_counted():
 
 def test_chunks_that_cannot_be_placed_or_disagree_are_counted_never_dropped():
     labels = SpanLabels.from_spans({"q": [("d", 19, 36)]}, TEXTS)
-    run = ranklens.Run.from_chunks({"q": [
-        {"id": "a", "doc_id": "d", "start": None, "end": None, "text": "first lit in 1821"},
-        {"id": "b", "doc_id": "d", "start": 0, "end": 10, "text": "Its light is white."},
-        {"id": "c", "doc_id": "d", "start": None, "end": None, "text": "a text from elsewhere"},
-        {"id": "e", "doc_id": None, "start": 0, "end": 5, "text": "?"},
-    ]})  # fmt: skip
+    run = ranklens.Run.from_chunks(
+        {
+            "q": [
+                {"id": "a", "doc_id": "d", "start": None, "end": None, "text": "first lit in 1821"},
+                {"id": "b", "doc_id": "d", "start": 0, "end": 10, "text": "Its light is white."},
+                {
+                    "id": "c",
+                    "doc_id": "d",
+                    "start": None,
+                    "end": None,
+                    "text": "a text from elsewhere",
+                },
+                {"id": "e", "doc_id": None, "start": 0, "end": 5, "text": "?"},
+            ]
+        }
+    )
     ev = ranklens.evaluate(labels, run, ["rr", "evidence_recall", "num_ret"])
     assert ev["rr"] == 1.0 and ev["evidence_recall"] == 1.0 and ev["num_ret"] == 4
     c = ev.counts
@@ -350,23 +441,35 @@ def test_a_document_run_is_refused_for_span_labels_and_duplicates_are_named():
 
 def test_span_datasets_read_and_write_jsonl_and_csv(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n"
-                              for d, t in TEXTS.items()))  # fmt: skip
-    (tmp_path / "a.jsonl").write_text(json.dumps({
-        "query_id": "q1", "query": "When?", "evidence": [
-            {"doc_id": "d", "quote": "first lit in 1821", "grade": 2},
-            {"doc_id": "e", "start": 0, "end": 6, "group": 3},
-        ]}) + "\n")  # fmt: skip
+    corpus.write_text(
+        "".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in TEXTS.items())
+    )
+    (tmp_path / "a.jsonl").write_text(
+        json.dumps(
+            {
+                "query_id": "q1",
+                "query": "When?",
+                "evidence": [
+                    {"doc_id": "d", "quote": "first lit in 1821", "grade": 2},
+                    {"doc_id": "e", "start": 0, "end": 6, "group": 3},
+                ],
+            }
+        )
+        + "\n"
+    )
     ds = ranklens.read_dataset(tmp_path / "a.jsonl")
     assert isinstance(ds.qrels, SpanLabels) and ds.corpus is not None
     assert [(r["doc_id"], r["start"], r["end"], r["grade"]) for r in ds.qrels.span_records()] == [
-        ("d", 19, 36, 2), ("e", 0, 6, 1)]  # fmt: skip
+        ("d", 19, 36, 2),
+        ("e", 0, 6, 1),
+    ]
     from ranklens.io.datasets import write_jsonl_dataset
 
     write_jsonl_dataset(ds, tmp_path / "b.jsonl")
     assert ranklens.read_dataset(tmp_path / "b.jsonl").qrels == ds.qrels
-    (tmp_path / "c.csv").write_text("qid,query,doc_id,start,end,grade\nq1,When?,d,19,36,2\n"
-                                    "q1,When?,e,0,6,1\n")  # fmt: skip
+    (tmp_path / "c.csv").write_text(
+        "qid,query,doc_id,start,end,grade\nq1,When?,d,19,36,2\nq1,When?,e,0,6,1\n"
+    )
     assert ranklens.read_dataset(tmp_path / "c.csv").qrels == ds.qrels
     (tmp_path / "bad.jsonl").write_text(
         json.dumps(
@@ -380,3 +483,104 @@ def test_span_datasets_read_and_write_jsonl_and_csv(tmp_path):
     )
     with pytest.raises(InputError, match=r"bad.jsonl:1: evidence 0 of query 'q1'.*does not hold"):
         ranklens.read_dataset(tmp_path / "bad.jsonl")
+
+
+# --- tokens and precision-Ω ----------------------------------------------------------------
+
+
+@st.composite
+def worded_case(draw):
+    words = st.text(alphabet="abcde", min_size=1, max_size=6)
+    texts = {
+        f"d{i}": " ".join(draw(st.lists(words, min_size=2, max_size=12)))
+        + draw(st.sampled_from(["", ".", " !"]))
+        for i in range(draw(st.integers(1, 2)))
+    }
+    spans, runs, chunking = {}, {}, {}
+    for d, t in texts.items():
+        cuts = sorted(draw(st.sets(st.integers(1, len(t) - 1), max_size=4))) if len(t) > 1 else []
+        chunking[d] = list(zip([0, *cuts], [*cuts, len(t)]))
+    for q in range(draw(st.integers(1, 2))):
+        items = []
+        for _ in range(draw(st.integers(1, 2))):
+            d = draw(st.sampled_from(sorted(texts)))
+            s = draw(st.integers(0, len(texts[d]) - 1))
+            items.append((d, s, draw(st.integers(s + 1, len(texts[d]))), 1))
+        spans[f"q{q}"] = items
+        picked = draw(
+            st.lists(
+                st.sampled_from([(d, a, b) for d, c in chunking.items() for a, b in c]),
+                max_size=4,
+                unique=True,
+            )
+        )
+        runs[f"q{q}"] = [(f"{d}@{a}", d, a, b) for d, a, b in picked]
+    return texts, spans, runs, chunking
+
+
+def token_sets(text, a, b):
+    import re
+
+    return {
+        i for i, m in enumerate(re.finditer(r"\w+|[^\w\s]", text)) if m.start() < b and m.end() > a
+    }
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worded_case())
+def test_token_metrics_and_precision_omega_equal_a_brute_force(case):
+    texts, spans, runs, chunking = case
+    if not any(runs.values()):
+        return
+    labels = SpanLabels.from_spans(
+        {q: [{"doc_id": d, "start": s, "end": e} for d, s, e, _ in it] for q, it in spans.items()},
+        texts,
+    )
+    run = ranklens.Run.from_chunks(
+        {
+            q: [{"id": c, "doc_id": d, "start": a, "end": b} for c, d, a, b in ch]
+            for q, ch in runs.items()
+            if ch
+        }
+    )
+    names = ["evidence_recall", "evidence_precision", "evidence_iou"]
+    ev = ranklens.evaluate(labels, run, names, tokenizer="words")
+    omega = ranklens.evaluate(labels, run, ["precision_omega"], chunking=chunking)
+    for i, q in enumerate(ev.query_ids):
+        E = {(d, t) for d, s, e, _ in spans[q] for t in token_sets(texts[d], s, e)}
+        top = runs.get(q, [])
+        C = {(d, t) for _, d, a, b in top for t in token_sets(texts[d], a, b)}
+        read = sum(len(token_sets(texts[d], a, b)) for _, d, a, b in top)
+        cov = len(E & C)
+        want = (
+            cov / len(E) if E else 0.0,
+            cov / read if read else 0.0,
+            cov / (read + len(E) - cov) if read + len(E) - cov else 0.0,
+        )
+        got = tuple(float(ev.per_query[n][i]) for n in names)
+        assert got == pytest.approx(want, abs=1e-12)
+        chars = {(d, c) for d, s, e, _ in spans[q] for c in range(s, e)}
+        U = {
+            (d, c)
+            for d, cuts in chunking.items()
+            for a, b in cuts
+            if any((d, c0) in chars for c0 in range(a, b))
+            for c in range(a, b)
+        }
+        want_omega = len(chars & U) / len(U | chars) if chars else 0.0
+        assert omega.per_query["precision_omega"][i] == pytest.approx(want_omega, abs=1e-12)
+
+
+def test_tokenizers_of_ones_own_and_their_faults():
+    labels = SpanLabels.from_spans({"q": [("d", 19, 36)]}, TEXTS)
+    run = ranklens.Run.from_chunks({"q": [{"doc_id": "d", "start": 0, "end": 37}]})
+    words = ranklens.evaluate(labels, run, ["evidence_precision"], tokenizer="words")
+    assert words["evidence_precision"] == pytest.approx(4 / 8)  # "first lit in 1821" of 8
+    as_strings = ranklens.evaluate(labels, run, ["evidence_precision"], tokenizer=str.split)
+    assert as_strings["evidence_precision"] == pytest.approx(4 / 7)  # "1821." one token
+    with pytest.raises(InputError, match="not in the text after character 0"):
+        ranklens.evaluate(labels, run, ["evidence_recall"], tokenizer=lambda t: ["Ġthe"])
+    with pytest.raises(ranklens.MetricNameError, match="precision_omega needs the whole chunking"):
+        ranklens.evaluate(labels, run, ["precision_omega"])
+    with pytest.raises(InputError, match="tokenizer= and chunking= are for span labels"):
+        ranklens.evaluate({"q": ["d"]}, {"q": ["d"]}, ["P@1"], tokenizer="words")

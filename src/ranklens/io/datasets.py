@@ -156,7 +156,10 @@ def _csv_spans(p: Path, delim: str, corpus: str | Path | bool | None) -> Dataset
         cols = {f: field_name(header, f) for f in (*_CSV_FIELDS, "start", "end", "quote")}
         for col in ("query_id", "query", "doc_id"):
             if cols[col] is None:
-                raise InputError(f"{p}: missing column {aliases(col)} (see docs/datasets.md)")
+                raise InputError(
+                    f"{p}: missing column {aliases(col)}; the header has {', '.join(header)} "
+                    "(see docs/datasets.md)"
+                )
         queries: dict[str, str] = {}
         per_query: dict[str, tuple[int, list]] = {}
         for row in reader:

@@ -34,8 +34,9 @@ DATASET_FIELDS: dict[str, tuple[tuple[str, ...], str]] = {
     "start": (("start", "start_index", "char_start"), "evidence: the span's first character"),
     "end": (("end", "end_index", "char_end"), "evidence: the character after its last"),
     "quote": (
-        ("quote", "text", "evidence_text"),
-        "evidence: its quoted text (located in the document when there is no start/end)",
+        ("quote", "evidence_text"),
+        "evidence: its quoted text (located in the document when there is no start/end; "
+        'a JSONL evidence item may call it "text")',
     ),
     "doc_id": (("doc_id", "docno", "corpus_id", "corpus-id"), "CSV: a labelled document"),
     "grade": (("grade", "relevance", "score", "label"), "CSV: its grade (default 1)"),

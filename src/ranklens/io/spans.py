@@ -58,7 +58,7 @@ def span_record(p: Path, lineno: int, qid: str, item: Any, j: int,
     if doc_key is None or item[doc_key] in (None, ""):
         raise InputError(f"{where} needs {aliases('doc_id')}")
     rec: dict[str, Any] = {"query_id": qid, "doc_id": str(item[doc_key])}
-    quote_key = field_name(item, "quote")
+    quote_key = field_name(item, "quote") or ("text" if "text" in item else None)
     quote = item.get(quote_key) if quote_key else None
     if item.get("start") is not None or item.get("end") is not None:
         for end in ("start", "end"):

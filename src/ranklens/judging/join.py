@@ -76,7 +76,13 @@ class Join:
     chars: SpanChars | None = None
 
 
-def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions, name: str | None = None) -> Join:
+def join_columnar(
+    Q: Qrels,
+    R: Run,
+    opts: JudgeOptions,
+    name: str | None = None,
+    chunking: dict[str, np.ndarray] | None = None,
+) -> Join:
     """Join columnar qrels and run: per-query list lengths, every (retrieved row, unit)
     match, repeated rows, and the qrels-side arrays of the evaluated queries."""
     conv = opts.convention
@@ -157,7 +163,8 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions, name: str | None = None)
     chars = None
     if isinstance(Q, SpanLabels):  # chunks against evidence spans, by overlap
         dm, chars = match_spans(Q, R, conv, get_rule(opts.overlap), opts.relevance_level, ev,
-                                ranked_rows, q_rows, qrow_q, n_q, Q.query_ids[eval_q])  # fmt: skip
+                                ranked_rows, q_rows, qrow_q, n_q, Q.query_ids[eval_q],
+                                chunking)  # fmt: skip
     else:
         dm = match_documents(Q, R, conv, ev, ranked_rows, q_rows, qrow_q, n_q, Q.query_ids[eval_q])
     ev, repeat_rows, first_row = dm.ev, dm.repeat_rows, dm.first_row

@@ -32,9 +32,14 @@ from ..errors import DuplicateDocumentError, InputError
 from ..model import Run
 from ..model import segments as seg
 from ..model.anchors import agrees, locate
-from ..model.spans import ChunkSpans, SpanLabels
+from ..model.chunks import ChunkSpans
+from ..model.spans import SpanLabels
+from ..model.vocab import translate
 from .docmatch import DocMatch
 from .overlap import OverlapRule
+
+NO_DOC = "\x00no document"
+"""What a chunk without a source document is interned as (no label names it)."""
 
 
 @dataclass
@@ -48,6 +53,7 @@ class SpanChars:
     evidence: np.ndarray
     judged_rows: np.ndarray
     judged_group: np.ndarray
+    omega: tuple[np.ndarray, np.ndarray] | None = None
     unlocated: int = 0
     relocated: int = 0
     alternatives: int = 0
@@ -70,7 +76,7 @@ def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
     texts = Q.texts or {}
     relocated = 0
     if texts:
-        for i in np.flatnonzero(np.array([t is not None for t in sp.text], dtype=bool)):
+        for i in np.flatnonzero(sp.text != None):  # noqa: E711 - elementwise
             doc, text = texts.get(sp.doc[i]), sp.text[i]
             if doc is None or not text:
                 continue
@@ -86,11 +92,12 @@ def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
             elif a >= 0:  # recorded offsets that the text contradicts: not trusted
                 start[i] = end[i] = -1
                 relocated += 1
-    placed = ChunkSpans(sp.doc, start, end, np.where(start >= 0, end - start, sp.chars), sp.text)
+    placed = ChunkSpans(sp.doc, start, end, np.where(start >= 0, end - start, sp.chars), sp.text,
+                        sp.codes)  # fmt: skip
     out = Run(R.query_ids, None, R.q, None, R.score, R.scored, R.name, R.unique_docs,
               docs=R.docs, spans=placed)  # fmt: skip
     out.failures = dict(R.failures)
-    no_doc = np.array([d is None for d in sp.doc], dtype=bool)
+    no_doc = sp.doc == None  # noqa: E711 - elementwise
     unlocated = int(((start < 0) | (end <= start) | no_doc).sum())
     return out, unlocated, relocated
 
@@ -98,6 +105,7 @@ def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
 def match_spans(
     Q: SpanLabels, R: Run, conv: Any, rule: OverlapRule, level: int, ev: np.ndarray,
     ranked_rows: Any, q_rows: np.ndarray, qrow_q: np.ndarray, n_q: int, query_ids: np.ndarray,
+    chunking: dict[str, np.ndarray] | None = None,
 ) -> tuple[DocMatch, SpanChars]:  # fmt: skip
     """Match the kept ranked rows of a run of chunks (``ev``: their evaluated query, in
     ranking order; ``ranked_rows``: as for :func:`~.docmatch.match_documents`) with the
@@ -115,9 +123,8 @@ def match_spans(
     b = ranked_rows(values=sp.end)
     length = np.maximum(ranked_rows(values=sp.chars), 0)
     # each row's document as a code of the labels' documents (-1: no evidence there)
-    src = ranked_rows(values=sp.doc)
-    vocab, inverse = np.unique(np.where(src == None, "", src).astype(str), return_inverse=True)  # noqa: E711
-    doc = np.asarray(_translate(vocab, Q.doc_ids))[inverse] if n else np.zeros(0, np.int64)
+    codes, vocab = sp.doc_codes()
+    doc = ranked_rows(values=translate(vocab, Q.doc_ids)[codes]) if n else np.zeros(0, np.int64)
     located = (a >= 0) & (b > a) & (doc >= 0)
 
     # span rows, sorted by (query, document, start), numbered by (query, document) group
@@ -160,7 +167,59 @@ def match_spans(
     read = ~matched[rows]  # in a document with evidence, and finding none of it
     chars = SpanChars(new, length.astype(np.int64), evidence, rows[read], g[read],
                       alternatives=_alternatives(Q, q_rows))  # fmt: skip
+    if chunking is not None:
+        chars.omega = _omega(Q, q_rows[o][ev_sel], qrow_q[o][ev_sel], chunking, n_q)
     return dm, chars
+
+
+def _omega(Q: SpanLabels, rows: np.ndarray, rq: np.ndarray, chunking: dict[str, np.ndarray],
+           n_q: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Per query, Chroma's precision-Ω numerator and denominator: with ``U`` the union of
+    the chunking's chunks that overlap the query's evidence ``E``, ``|E ∩ U|`` and
+    ``|U| + |E \\ U|`` (the evidence no chunk holds is read at best by itself). ``rows``:
+    the evidence spans' rows of ``Q``, ``rq`` their query."""
+    num = np.zeros(n_q, dtype=np.float64)
+    den = np.zeros(n_q, dtype=np.float64)
+    docs = Q.doc_ids
+    key = rq.astype(np.int64) * np.int64(len(docs) + 1) + Q.d[rows]
+    for k in np.unique(key):
+        pick = rows[key == k]
+        q, doc = int(k // (len(docs) + 1)), str(docs[int(k % (len(docs) + 1))])
+        e = _union(Q.start[pick], Q.end[pick])
+        chunks = chunking.get(doc)
+        if chunks is None or not len(chunks):
+            u = np.zeros((0, 2), dtype=np.int64)
+        else:
+            hit = np.zeros(len(chunks), dtype=bool)
+            for s0, e0 in e:
+                hit |= (chunks[:, 0] < e0) & (chunks[:, 1] > s0)
+            u = _union(chunks[hit, 0], chunks[hit, 1])
+        inter = _intersection(e, u)
+        num[q] += inter
+        den[q] += (u[:, 1] - u[:, 0]).sum() + (e[:, 1] - e[:, 0]).sum() - inter
+    return num, den
+
+
+def _union(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Disjoint sorted ``[[start, end], ...]`` covering the intervals ``[s, e)``."""
+    if not len(s):
+        return np.zeros((0, 2), dtype=np.int64)
+    o = np.argsort(s, kind="stable")
+    s, e = s[o], e[o]
+    run_end = np.maximum.accumulate(e)
+    fresh = np.ones(len(s), dtype=bool)
+    fresh[1:] = s[1:] > run_end[:-1]
+    idx = np.flatnonzero(fresh)
+    return np.column_stack((s[idx], np.maximum.reduceat(e, idx)))
+
+
+def _intersection(a: np.ndarray, b: np.ndarray) -> int:
+    """The length of the intersection of two disjoint sorted interval lists."""
+    if not len(a) or not len(b):
+        return 0
+    lo = np.maximum(a[:, None, 0], b[None, :, 0])
+    hi = np.minimum(a[:, None, 1], b[None, :, 1])
+    return int(np.clip(hi - lo, 0, None).sum())
 
 
 def judged_nonrelevant(
@@ -183,12 +242,6 @@ def judged_nonrelevant(
         np.concatenate((unit_q, zq[first])).astype(unit_q.dtype),
         np.concatenate((unit_g, np.zeros(len(keys), dtype=unit_g.dtype))),
     )
-
-
-def _translate(vocab: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    from ..model.vocab import translate
-
-    return translate(vocab.astype(object), labels)
 
 
 def _first_coverage(
@@ -256,7 +309,7 @@ def _repeats(R: Run, conv: Any, ev: np.ndarray, ranked_rows: Any,
     if n < 2 or R.unique_docs:
         return ev, ranked_rows, empty, 0, 0
     ck = ranked_rows(values=R.d).astype(np.int64)
-    o = np.lexsort((np.arange(n), ck, ev))
+    o = np.argsort((ev.astype(np.int64) << 32) | ck, kind="stable")
     again = seg.repeats(ev[o], ck[o])
     if not again.any():
         return ev, ranked_rows, empty, 0, 0

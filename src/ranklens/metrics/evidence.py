@@ -14,7 +14,8 @@ These are Chroma's definitions (recall, precision, IoU over the retrieved chunks
 a cumulative function of two per-rank arrays that judging computes once
 (:class:`~ranklens.judging.spanmatch.SpanChars`): the evidence characters a rank covers
 first and the chunk's length. Characters are counted as code points of the documents' texts.
-A query without evidence scores 0; a query without a retrieved chunk scores 0.
+A query without evidence scores 0; a query without a retrieved chunk scores 0. With
+``tokenizer=`` every count is in tokens (:mod:`ranklens.judging.tokens`).
 """
 
 from __future__ import annotations
@@ -73,6 +74,20 @@ def evidence_iou(v: LevelView, k: int | None = None) -> np.ndarray:
     characters read plus the evidence not read)."""
     covered, read, evidence = _top(v, k)
     return safe_div(covered, read + evidence - covered)
+
+
+def precision_omega(v: LevelView, k: int | None = None) -> np.ndarray:
+    """Chroma's precision-Ω: the precision a reader would reach retrieving exactly the
+    chunks that hold evidence, ``|E ∩ U| / (|U| + |E \\ U|)`` with ``U`` the union of every
+    chunk of the chunking (``chunking=``) that overlaps the evidence ``E``: the best the
+    chunking allows, whatever the retriever does (Smith & Troynikov 2024)."""
+    c = _chars(v)
+    if c.omega is None:
+        raise MetricNameError(
+            "precision_omega needs the whole chunking: evaluate(..., chunking={doc: "
+            "[(start, end), ...]}) or chunking=<a run of every chunk>"
+        )
+    return safe_div(*c.omega)
 
 
 def evidence_chars(v: LevelView, k: int | None = None) -> np.ndarray:

@@ -150,6 +150,7 @@ class Family:
 ORDER_FREE = frozenset({
     "num_rel", "num_ret", "num_rel_ret", "num_q", "set_P", "set_recall", "set_F", "set_map",
     "set_relative_P", "num_nonrel_judged_ret", "utility", "idcg", "evidence_chars",
+    "precision_omega",
 })  # fmt: skip
 """Families whose value does not depend on the order of the ranking."""
 
@@ -301,6 +302,8 @@ for _family in [
     Family("evidence_iou", evidence.evidence_iou, aliases=("iou", "token_iou", "char_iou"),
            uses_level=False),
     Family("evidence_chars", evidence.evidence_chars, cutoff=False, aggregate="sum",
+           uses_level=False),
+    Family("precision_omega", evidence.precision_omega, aliases=("omega",), cutoff=False,
            uses_level=False),
 ]:  # fmt: skip
     register_metric(_family)

@@ -19,10 +19,10 @@ import numpy as np
 
 from ..errors import InputError
 from ..text import shown
+from .chunks import ChunkSpans
 from .ids import DocIds, HoldsDocIds
 from .ranking import RowOrder, input_order, trec_order
 from .segments import run_start_index, seg_running_count, sorted_with_rows
-from .spans import ChunkSpans
 from .vocab import encode_columns, encode_nested
 
 RunLike = Union["Run", Mapping[str, Any], str, Path]
@@ -266,8 +266,8 @@ class Run(HoldsDocIds):
         spans = ChunkSpans.of(docs, starts, ends, texts,
                               [c if c is not None else (len(t) if isinstance(t, str) else None)
                                for c, t in zip(chars, texts)])  # fmt: skip
-        run = cls.from_arrays(qs, ids, scores if scored else None, name=name, spans=spans)
-        return run
+        spans.doc_codes()  # interned once, as the rows' ids are
+        return cls.from_arrays(qs, ids, scores if scored else None, name=name, spans=spans)
 
     @classmethod
     def coerce(cls, obj: Run | Mapping[Any, Any], *, name: str | None = None) -> Run:

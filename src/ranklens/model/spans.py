@@ -8,16 +8,14 @@ as AutoRAG's groups). They are :class:`~ranklens.model.qrels.Qrels` (grouped, on
 span, the span's document as the row's document), so every label-level tool keeps working,
 with each span's ``start``/``end`` beside the rows and, when known, the documents' texts.
 
-:class:`ChunkSpans` are the columns a :class:`~ranklens.model.runs.Run` of retrieved
-chunks carries beside its rows: each chunk's source document, character range (``-1``
-when unknown), length and text, so judging can tell which evidence each chunk covers.
+Where each retrieved chunk stands (its document and range) is the run's side:
+:class:`~ranklens.model.chunks.ChunkSpans`.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -361,47 +359,3 @@ def _check_in_texts(qids: Any, docs: np.ndarray, s: np.ndarray, e: np.ndarray,
                 f"{source}: span [{s[i]}, {e[i]}) of document {doc!r} (query {qids[i]!r}) "
                 f"ends past the document's {len(text)} characters: a different version of it?"
             )
-
-
-@dataclass
-class ChunkSpans:
-    """Where each row of a run of chunks stands: ``doc`` (the source document's id),
-    ``start``/``end`` (character offsets into its text; ``-1`` when unknown),
-    ``chars`` (the chunk's length in characters; ``-1`` when unknown) and ``text`` (the
-    chunk's text or its first characters, None when unknown), aligned with the run's rows."""
-
-    doc: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    chars: np.ndarray
-    text: np.ndarray
-
-    def take(self, rows: np.ndarray) -> ChunkSpans:
-        return ChunkSpans(self.doc[rows], self.start[rows], self.end[rows], self.chars[rows],
-                          self.text[rows])  # fmt: skip
-
-    @classmethod
-    def of(
-        cls,
-        docs: Sequence[Any],
-        starts: Sequence[Any],
-        ends: Sequence[Any],
-        texts: Sequence[Any] | None = None,
-        chars: Sequence[Any] | None = None,
-    ) -> ChunkSpans:
-        """Columns from sequences (``None`` offsets become ``-1``; ``chars`` from the
-        offsets, else from the text)."""
-        n = len(docs)
-        s = np.array([-1 if x is None else int(x) for x in starts], dtype=np.int64)
-        e = np.array([-1 if x is None else int(x) for x in ends], dtype=np.int64)
-        t = np.empty(n, dtype=object)
-        t[:] = list(texts) if texts is not None else [None] * n
-        if chars is not None:
-            c = np.array([-1 if x is None else int(x) for x in chars], dtype=np.int64)
-        else:
-            c = np.array([len(x) if isinstance(x, str) else -1 for x in t], dtype=np.int64)
-        known = (s >= 0) & (e > s)
-        c = np.where(known, e - s, c)
-        d = np.empty(n, dtype=object)
-        d[:] = [None if x is None else str(x) for x in docs]
-        return cls(d, s, e, c, t)
