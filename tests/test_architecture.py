@@ -28,6 +28,7 @@ FLOORS = {
     "judging": 3,
     "metrics": 4,
     "evaluation": 5,
+    "profiles": 5,
     "comparison": 6,
     "capture": 6,
     "render": 7,

@@ -40,6 +40,9 @@ EXECUTED_ELSEWHERE = {
     "grouped.md": "tests/test_docs.py",
 }
 SKIPPED_COMMANDS = ("uv run pytest",)  # the suite itself; `ranklens demo` runs in CI's last step
+INSTALL_COMMANDS = ("python3 -m pip install uv", "python3 -m venv", "pip install ")
+"""The README's first-contact lines, run for real in a fresh environment without uv by
+tests/test_first_contact.py."""
 
 
 def blocks(page: Path) -> list[tuple[str, str]]:
@@ -54,7 +57,7 @@ def _commands(code: str) -> list[list[str]]:
     out = []
     for line in joined.splitlines():
         line = line.split("  #")[0].strip()
-        if not line or line.startswith("#") or line.startswith(SKIPPED_COMMANDS):
+        if not line or line.startswith("#") or line.startswith(SKIPPED_COMMANDS + INSTALL_COMMANDS):
             continue
         words = shlex.split(line)
         if words[:2] == ["uv", "run"]:
@@ -185,7 +188,9 @@ def test_every_code_block_runs(page, workdir, monkeypatch, capsys):
                 warnings.simplefilter("ignore")
                 exec(compile(code, str(page), "exec"), ns)
             ran += 1
-        elif lang in ("bash", "sh", "") and first.lstrip().startswith(("ranklens", "uv run")):
+        elif lang in ("bash", "sh", "") and first.lstrip().startswith(
+            ("ranklens", "uv run", *INSTALL_COMMANDS)
+        ):
             for argv in _commands(code):
                 status = main(argv)
                 out = capsys.readouterr()

@@ -66,15 +66,16 @@ def test_pareto_and_effect_charts_render(sweep_page):
     assert [c.get_attribute("data-config") for c in chosen] == [res.chosen_name()]
     assert chosen[0].get_attribute("fill") == "#d62728"
     on_front = {r["name"] for r in res.rows if r["pareto"]}
-    assert on_front and pareto[0].find_elements("css selector", "polyline.frontier") or (
-        len(on_front) == 1
-    )
+    frontier = pareto[0].find_elements("css selector", "polyline.frontier")
+    assert len(frontier) == (1 if len(on_front) > 1 else 0)
     box = pareto[0].rect
     assert box["width"] > 300 and box["height"] > 150  # laid out, not collapsed
     assert len(_visible(driver, 'svg[data-chart="pareto-cost"]')) == 1
     effects = _visible(driver, 'svg[data-chart="effect"]')
     assert [e.get_attribute("aria-label") for e in effects] == [
-        "ndcg@10 by field", "ndcg@10 by boost", "ndcg@10 by delay"
+        "ndcg@10 by field",
+        "ndcg@10 by boost",
+        "ndcg@10 by delay",
     ]
     intervals = effects[0].find_elements("css selector", "line.interval")
     assert len(intervals) == 3 and all(float(i.get_attribute("y2")) > 0 for i in intervals)

@@ -31,6 +31,7 @@ _LAZY = {
     "Qrels": "model",
     "Run": "model",
     "Dataset": "model",
+    "SpanLabels": "model.spans",
     # io
     "read_qrels": "io",
     "read_run": "io",
@@ -52,8 +53,7 @@ _LAZY = {
     "parse_metric": "metrics",
     "parse_metrics": "metrics",
     "register_metric": "metrics",
-    # evaluation
-    "evaluate": "evaluation",
+    # evaluation (ranklens.evaluate: see "use-case profiles" below)
     "evaluate_judgment_groups": "evaluation.groups",
     "evaluate_file": "evaluation.stream",
     "write_per_query": "evaluation.per_query",
@@ -81,6 +81,14 @@ _LAZY = {
     "read_judgments": "judgments",
     "agreement": "judgments",
     "rescore": "judgments",
+    # no labels yet: synthetic test sets, leakage checks, model-judged estimates (PPI)
+    "synthesize": "synthesis",
+    "check_dataset": "synthesis",
+    "OfflineGenerator": "synthesis",
+    "estimate": "estimation",
+    "plan_labels": "estimation",
+    "judge_bias": "estimation",
+    "Estimate": "estimation",
     # capture
     "run": "capture",
     "arun": "capture",
@@ -99,6 +107,20 @@ _LAZY = {
     # sweeps: retriever configurations compared in one call, chosen honestly
     "sweep": "sweeps",
     "SweepResult": "sweeps",
+    # use-case profiles: declarations (profiles), verdicts against targets and the planner
+    # (comparison); ranklens.evaluate is evaluation's, plus profile=/targets= verdicts
+    "evaluate": "comparison.targets",
+    "Profile": "profiles",
+    "Target": "profiles",
+    "Typical": "profiles",
+    "MetricUse": "profiles",
+    "get_profile": "profiles",
+    "all_profiles": "profiles",
+    "register_profile": "profiles",
+    "load_profiles": "profiles",
+    "TargetVerdict": "comparison.targets",
+    "plan_queries": "comparison.planner",
+    "Plan": "comparison.planner",
     # errors
     "RanklensError": "errors",
     "InputError": "errors",

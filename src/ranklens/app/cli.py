@@ -21,6 +21,15 @@ from .evaluate_cli import DEFAULT_METRICS, add_scale_args, cmd_evaluate, per_que
 from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
 from .judgments_cli import add_judgment_commands, cmd_agreement, cmd_judge, cmd_pool
+from .next_steps import next_steps
+from .nolabels_cli import NOLABELS_COMMANDS, add_nolabels_commands
+from .profiles_cli import (
+    add_profile_commands,
+    add_target_args,
+    cmd_plan,
+    cmd_profiles,
+    target_request,
+)
 from .sweep_cli import add_sweep_command, cmd_sweep
 from .trec_flags import add_trec_eval_flags
 
@@ -133,6 +142,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     add_scale_args(ev)
     add_trec_eval_flags(ev)
+    add_target_args(ev)
 
     ex = sub.add_parser(
         "explain",
@@ -142,7 +152,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     ex.add_argument("qrels", nargs="?", help="qrels file (default: a built-in tricky example)")
     ex.add_argument("run", nargs="?", help="run file")
-    ex.add_argument("--metric", "-m", required=True, help="e.g. mrr@10, ndcg@5, map")
+    ex.add_argument("--metric", "-m", help="e.g. mrr@10, ndcg@5, map")
+    ex.add_argument(
+        "--use-case",
+        metavar="NAME",
+        help="which metrics fit a use case (faq, product-search, research, first-stage, "
+        "rag-context) and why, with a worked example",
+    )
     ex.add_argument(
         "--conventions",
         default="trec,llamaindex,haystack,autorag",
@@ -199,6 +215,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_judge_args(cmp)
     _add_report_outputs(cmp)
+    add_target_args(cmp)
 
     rep = sub.add_parser(
         "report",
@@ -213,8 +230,10 @@ def _build_parser() -> argparse.ArgumentParser:
     add_gate_commands(sub, _add_judge_args)
     add_fuse_command(sub)
     add_judgment_commands(sub)
+    add_nolabels_commands(sub)
     _add_judge_args(sub.choices["tune-fusion"])
     add_sweep_command(sub)
+    add_profile_commands(sub)
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
@@ -279,10 +298,15 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         qrels = read_dataset(qrels)
     if args.queries:
         queries = read_topics(args.queries)
+    checks = target_request(args)
+    profile, target_options = checks if checks else (None, {})
     report = compare(
         qrels,
         runs,
-        args.metrics or DEFAULT_METRICS,
+        args.metrics or ([] if profile else DEFAULT_METRICS),
+        profile=profile,
+        target_confidence=target_options.get("confidence", 0.95),
+        target_method=target_options.get("method", "auto"),
         baseline=args.baseline,
         test=args.test,
         correction=args.correction,
@@ -302,16 +326,29 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ranklens`` command."""
     parser = _build_parser()
-    args = parser.parse_args(per_query_argv(sys.argv[1:] if argv is None else list(argv)))
+    argv = per_query_argv(sys.argv[1:] if argv is None else list(argv))
+    if not argv:
+        sys.stdout.write(next_steps())
+        return 0
+    args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
     try:
         if args.command == "evaluate":
             return cmd_evaluate(args, _judge_kwargs(args))
+        if args.command == "explain" and args.use_case:
+            from .use_case import explain_use_case
+
+            if args.metric or args.qrels:
+                parser.error("explain --use-case takes no metric and no files")
+            sys.stdout.write(explain_use_case(args.use_case))
+            return 0
         if args.command == "explain":
             from .explain import explain, format_explanation
 
+            if not args.metric:
+                parser.error("explain needs --metric METRIC (or --use-case NAME)")
             if (args.qrels is None) != (args.run is None):
                 parser.error("explain takes both QRELS and RUN, or neither")
             result = explain(
@@ -339,6 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return {"pool": cmd_pool, "judge": cmd_judge, "agreement": cmd_agreement}[args.command](
                 args
             )
+        if args.command in NOLABELS_COMMANDS:
+            return NOLABELS_COMMANDS[args.command](args)
         if args.command == "report":
             from ..comparison import Report
 
@@ -347,6 +386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .demo import run_demo
 
             return run_demo(outputs=args.out)
+        if args.command == "profiles":
+            return cmd_profiles(args)
+        if args.command == "plan":
+            return cmd_plan(args)
     except (RanklensError, MissingDependencyError) as exc:
         sys.stderr.write(f"ranklens: error: {visible(str(exc))}\n")
         return 2

@@ -20,6 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+from .demo_nolabels import nolabels_section
+
 DEMO_METRICS = ["ndcg@10", "recall@10", "mrr@10", "P@5", "map"]
 BASELINE = "llamaindex-bm25"
 
@@ -124,8 +126,12 @@ def run_demo(
     out.write(f"\nHTML report: {html.resolve()}  (the demo writes its files to {folder}/)\n\n")
     out.write(_llamaindex_paragraph(dataset, results.get(BASELINE)))
     out.write(_gate_section(dataset, results, baseline))
+    out.write(_targets_section(dataset, results, baseline))
     out.write(_fusion_section(dataset, results, baseline))
     out.write(_holes_section(dataset, results, folder))
+    section = nolabels_section(dataset, results, baseline, overlap_judge,
+                               retrievers.get(baseline), report, html)  # fmt: skip
+    out.write(section)
     out.write(_scale_section(dataset, results[baseline]))
     from .demo_monitor import monitor_section
 
@@ -133,10 +139,14 @@ def run_demo(
     out.write(
         f"\n(took {time.perf_counter() - t0:.1f} s)\n\nNext:\n"
         "  ranklens explain -m ndcg@10      # why conventions disagree, on a tricky case\n"
+        "  ranklens profiles                # which metrics fit your use case, what is enough\n"
+        "  ranklens evaluate QRELS RUN --profile faq   # targets met, missed or not yet known\n"
         "  ranklens compare QRELS RUN_A RUN_B --html report.html\n"
         "  ranklens gate QRELS RUN --baseline base.json -m ndcg@10 --margin 0.02   # CI\n"
         "  ranklens tune-fusion QRELS RUN_A RUN_B -m ndcg@10 --norm min-max   # hybrid\n"
         "  ranklens pool QRELS RUN_A RUN_B --depth 10 -o pool.jsonl   # unjudged, to judge\n"
+        "  ranklens synthesize CORPUS -o testset/ && ranklens check testset/   # no labels yet\n"
+        "  ranklens estimate DATASET RUN_A RUN_B --judge mod:fn --human human.qrels  # PPI\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  ranklens evaluate QRELS shards/ --memory 2G [--ray]   # runs larger than memory\n"
         "  see docs/monitoring.md: drift alerts, OpenTelemetry, interleaving in production\n"
@@ -200,6 +210,25 @@ def _gate_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
         f"\nThe CI gate: {candidate} against a baseline saved from {baseline}, allowing a "
         "0.05 drop (ranklens gate / the pytest plugin; see docs/gate.md):\n\n" + result.to_text()
     )
+
+
+def _targets_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
+    """Is it good enough? The baseline run against the FAQ profile's targets, each judged
+    by its one-sided 95% bound: with 40 questions, often not yet known, and how many more
+    would tell."""
+    import textwrap
+
+    from ..comparison.targets import evaluate
+
+    ev = evaluate(dataset, results[baseline].run, profile="faq")
+    head = (
+        f"Is it good enough? {baseline} against the FAQ profile's targets "
+        "(ranklens.evaluate(..., profile='faq'); docs/use-cases.md), each met only when its "
+        "one-sided 95% lower bound clears it:"
+    )
+    lines = [textwrap.fill(v.line(), 92, initial_indent="  ", subsequent_indent="    ")
+             for v in ev.verdicts]  # fmt: skip
+    return "\n" + "\n".join(textwrap.wrap(head, 92)) + "\n" + "\n".join(lines) + "\n"
 
 
 def _fusion_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
@@ -276,6 +305,7 @@ def _holes_section(dataset: Any, results: dict[str, Any], folder: Path) -> str:
 def _scale_section(dataset: Any, result: Any) -> str:
     """Scale, in miniature: the baseline's run written as four Parquet shard files and
     streamed back in chunks within a tiny memory budget, equal to the in-memory numbers."""
+    import importlib.util
     import tempfile
     import textwrap
 
@@ -285,6 +315,11 @@ def _scale_section(dataset: Any, result: Any) -> str:
     from ..model import Run
 
     run = result.run
+    if importlib.util.find_spec("pyarrow") is None:
+        return (
+            "\nScale, in miniature: skipped here (it writes Parquet shard files, which needs "
+            "pyarrow: pip install 'ranklens[fast]'); see docs/scale.md.\n"
+        )
     whole = evaluate(dataset, run, ["ndcg@10", "map"])
     by_query = run.to_dict()
     queries = sorted(by_query)

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
+from .profiles_cli import target_request
 from .trec_flags import run_argument, trec_eval_request
 
 DEFAULT_METRICS = ["map", "P@10", "recall@100", "ndcg@10", "mrr@10"]
@@ -57,6 +58,12 @@ def cmd_evaluate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
     from ..evaluation.groups import evaluate_judgment_groups
 
     wanted = trec_eval_request(args)
+    checks = target_request(args)
+    metrics: Any = wanted.metrics or ([] if checks else DEFAULT_METRICS)
+    if checks:
+        from ..comparison.targets import with_profile_metrics
+
+        metrics = with_profile_metrics(metrics, checks[0])
     score = evaluate_judgment_groups if args.rel_format == "qrels_jg" else evaluate
     if args.memory is not None or args.ray is not None:
         from ..evaluation.stream import DEFAULT_MEMORY, evaluate_file, parse_bytes
@@ -89,11 +96,15 @@ def cmd_evaluate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
         ev = score(
             qrels,
             run,
-            wanted.metrics or DEFAULT_METRICS,
+            metrics,
             trec_eval_version=args.trec_version,
             **judge_kwargs,
             **({"judged_only": True} if args.judged_only else {}),
         )
+    if checks:
+        from ..comparison.targets import check_evaluation
+
+        check_evaluation(ev, qrels, checks[0], **checks[1], **judge_kwargs)
     if args.per_query_out:
         from ..evaluation.per_query import write_per_query
 
@@ -102,6 +113,7 @@ def cmd_evaluate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
         sys.stdout.write(json.dumps(ev.to_dict(), indent=2) + "\n")
     elif args.format == "trec":
         sys.stdout.write(wanted.text(ev, args))
+        sys.stderr.write(ev.targets_text())  # trec_eval's lines stay alone on stdout
     else:
         sys.stdout.write(ev.to_table(per_query=args.per_query))
     return 0

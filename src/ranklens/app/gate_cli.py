@@ -54,6 +54,25 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
         metavar="METRIC=V",
         help="least mean allowed for METRIC",
     )
+    g.add_argument(
+        "--floor-confidence",
+        type=float,
+        metavar="LEVEL",
+        help="judge each floor by one-sided confidence bounds at LEVEL (e.g. 0.95): pass above "
+        "it with confidence, fail below it with confidence, inconclusive between (default: "
+        "compare the mean with the floor)",
+    )
+    g.add_argument(
+        "--floor-method",
+        default="auto",
+        choices=["auto", "exact", "wilson", "t+", "t", "bootstrap"],
+        help="bound for --floor-confidence (default auto: exact for 0/1 values, t+ otherwise)",
+    )
+    g.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="use a profile's targets as floors (ranklens profiles lists them)",
+    )
     g.add_argument("--update-baseline", action="store_true", help="write RUN's report as baseline")
     g.add_argument(
         "--test",
@@ -123,7 +142,7 @@ def cmd_gate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
     if floor_all is not None:
         raise InputError("--floor needs METRIC=VALUE")
     margin: Any = margins or None
-    if every is not None or not (margins or floors):
+    if every is not None or not (margins or floors or args.profile):
         base = 0.0 if every is None else every
         margin = {**{m: base for m in args.metrics}, **margins}
     labels: Any = args.qrels
@@ -142,6 +161,9 @@ def cmd_gate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
         inconclusive=args.inconclusive,
         n_resamples=args.resamples,
         seed=args.seed,
+        **({"floor_confidence": args.floor_confidence} if args.floor_confidence else {}),
+        **({"floor_method": args.floor_method} if args.floor_confidence else {}),
+        **({"profile": args.profile} if args.profile else {}),
         **judge_kwargs,
     )
     sys.stdout.write(result.to_text())

@@ -13,6 +13,7 @@ import sys
 
 from ..judging.conventions import conventions_table
 from ..metrics import FAMILIES, fmt_value
+from ..profiles import profiles_reference
 
 
 def metric_reference() -> str:
@@ -118,7 +119,11 @@ qrels and grouped ground truth, except:
 """  # noqa: E501
 
 
-PAGES = {"metrics": metric_reference, "conventions": conventions_table}
+PAGES = {
+    "metrics": metric_reference,
+    "conventions": conventions_table,
+    "use-cases": profiles_reference,  # the profiles section of docs/use-cases.md
+}
 
 if __name__ == "__main__":
     page = sys.argv[1] if len(sys.argv) > 1 else "metrics"

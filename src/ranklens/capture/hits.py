@@ -31,9 +31,11 @@ from ..errors import InputError
 
 KeyLike = str | Callable[["Hit"], Any]
 
-LightHit = tuple[Any, Any, "str | None", "str | None", "dict[str, Any] | None"]
-"""The hooks' light form of one hit, ``(id, score, text, parent, metadata)``: plain values a
-hook copies in the app's request path instead of building a :class:`Hit`
+LightHit = tuple[Any, ...]
+"""The hooks' light form of one hit, ``(id, score, text, parent, metadata)`` and, when the
+converter's ``needs`` hold ``"positions"``, a sixth value ``(start, end)`` (the chunk's
+character range in its source document, either end None when unknown): plain values a hook
+copies in the app's request path instead of building a :class:`Hit`
 (:meth:`Hit.from_light` builds it when the records are read). ``parent`` and ``metadata``
 are None unless the converter's ``needs`` ask for them."""
 
@@ -42,7 +44,7 @@ Converter = Callable[[Any, frozenset], LightHit]
 ``needs`` (:attr:`ranklens.Recorder.needs`) holds ``"parent"`` and/or ``"metadata"`` when
 the recorder's key reads them; nothing else need be copied."""
 
-ALL_FIELDS = frozenset({"metadata", "parent"})
+ALL_FIELDS = frozenset({"metadata", "parent", "positions"})
 """The ``needs`` that make a converter copy everything, for a full :class:`Hit`."""
 
 EVERYTHING = ALL_FIELDS  # the earlier name of ALL_FIELDS
@@ -51,29 +53,48 @@ EVERYTHING = ALL_FIELDS  # the earlier name of ALL_FIELDS
 @dataclass
 class Hit:
     """One retrieved item: ``id``, ``score`` (None when the retriever gives none), ``text``,
-    ``metadata`` and ``parent`` (the id of the document it was cut from, if known)."""
+    ``metadata``, ``parent`` (the id of the document it was cut from, if known) and, for a
+    chunk, ``start``/``end``: its character range in that document's text (span labels
+    judge chunks by it; docs/spans.md)."""
 
     id: str | None
     score: float | None = None
     text: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     parent: str | None = None
+    start: int | None = None
+    end: int | None = None
 
     @classmethod
     def from_light(cls, light: LightHit) -> Hit:
         """A hit from a :data:`LightHit`."""
-        id_, score, text, parent, metadata = light
-        return cls(id_, None if score is None else float(score), text, metadata or {}, parent)
+        id_, score, text, parent, metadata = light[:5]
+        start, end = light[5] if len(light) > 5 and light[5] is not None else (None, None)
+        return cls(id_, None if score is None else float(score), text, metadata or {}, parent,
+                   _offset(start), _offset(end))  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Hit:
+        """A hit from its record in a run log (:meth:`to_json`; the text as kept there)."""
+        return cls(data.get("id"), data.get("score"), data.get("text"),
+                   dict(data.get("metadata") or {}), data.get("parent"),
+                   _offset(data.get("start")), _offset(data.get("end")))  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
-        """The chunk-level record kept in the run log (text shortened to 200 characters;
-        of the metadata, the first 20 fields holding an id-like value: a string of at most
-        200 characters or an integer, so a wrong ``key=`` can be spotted afterwards)."""
+        """The chunk-level record kept in the run log (text shortened to 200 characters,
+        with its full length in ``chars``; the chunk's ``start``/``end`` when known; of the
+        metadata, the first 20 fields holding an id-like value: a string of at most 200
+        characters or an integer, so a wrong ``key=`` can be spotted afterwards)."""
         out: dict[str, Any] = {"id": self.id, "score": self.score}
         if self.parent is not None:
             out["parent"] = self.parent
+        if self.start is not None:
+            out["start"] = self.start
+        if self.end is not None:
+            out["end"] = self.end
         if self.text is not None:
             out["text"] = self.text[:200]
+            out["chars"] = len(self.text)
         ids = {
             k: v
             for k, v in list(self.metadata.items())[:20]
@@ -138,6 +159,17 @@ def key_name(key: KeyLike) -> str:
     return str(key)
 
 
+def _offset(value: Any) -> int | None:
+    """A character offset as an int (None when absent or not a whole number >= 0)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        return None
+    return v if v >= 0 and v == value else None
+
+
 def _as_id(value: Any) -> str | None:
     if value is None or value == "":
         return None
@@ -185,7 +217,7 @@ def map_hits(hits: Sequence[Hit], key: KeyLike = "id") -> Mapped:
 def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
     """A :class:`Hit` from what a plain function may return: a Hit, a document id, an
     ``(id, score)`` pair or a dict with ``id`` (and ``score``, ``text``, ``metadata``,
-    ``parent``)."""
+    ``parent`` or ``doc_id``, ``start``, ``end``)."""
     if isinstance(item, Hit):
         return item
     if isinstance(item, str | int):
@@ -209,7 +241,9 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
             _score(item.get("score"), query_id, rank),
             text,
             dict(meta or {}),
-            _as_id(item.get("parent")),
+            _as_id(item.get("parent", item.get("doc_id"))),
+            _offset(item.get("start")),
+            _offset(item.get("end")),
         )
     raise InputError(
         f"query {query_id!r}, hit {rank}: expected a Hit, an id, an (id, score) pair or a "

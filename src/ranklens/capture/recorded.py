@@ -15,6 +15,8 @@ from ..errors import InputError, NoSharedQueryError, RanklensWarning
 from ..evaluation import Evaluation, evaluate
 from ..io import coerce_qrels
 from ..model import Run
+from ..model.spans import SpanLabels
+from .chunks import chunk_run
 from .hits import KeyLike
 from .matching import (
     ambiguity_note,
@@ -59,6 +61,8 @@ class RecordedRetrievals:
         if counts.get("matched", 1) == 0:  # never a mean over nothing, whatever `missing`
             raise NoSharedQueryError(no_match_message("evaluate()", counts, labels, match))
         qrels = coerce_qrels(labels)
+        if isinstance(qrels, SpanLabels):  # evidence spans judge every chunk, not documents
+            run = chunk_run(matched.items(), self.key, self.name)
         ev = evaluate(qrels, run, metrics, **kwargs)
         if self.evicted:
             counts["evicted"] = self.evicted
@@ -69,6 +73,15 @@ class RecordedRetrievals:
             warnings.warn(f"Recorder.evaluate: {ambiguous}", RanklensWarning, stacklevel=2)
         warn_if_wrong_key(ev, matched, qrels, self.key)
         return ev
+
+    def chunk_run(self, dataset: Any = None, match: str = "auto") -> Run:
+        """The captured retrievals' chunks (every hit, with its source document and
+        character range) keyed by the labelled queries they match (as :meth:`to_run`
+        matches them): the run span labels judge."""
+        _, counts, matched = recorded_run(self.records(), dataset, match, self.name)
+        if counts["matched"] == 0 and counts["unmatched"]:
+            raise InputError(no_match_message("chunk_run()", counts, dataset))
+        return chunk_run(matched.items(), self.key, self.name)
 
     def to_jsonl(self, path: str | Path) -> None:
         """Export every record, one JSON object a line."""

@@ -72,13 +72,13 @@ class Recorder(RecordedRetrievals):
         self._first_error: str | None = None  # the first spilled failure, as a summary shows it
         self._unmatched_ends = 0
         self._clock = time.time() - time.perf_counter()  # perf_counter -> wall time
-        # What the hooks must copy in the request path: metadata and the parent id only
-        # when the key reads them.
-        needs = set()
+        # What the hooks must copy in the request path: metadata only when the key reads
+        # it; the parent id and the chunk's character range always (a string and two
+        # ints), so that chunk hits scored against document labels can be told apart and
+        # key="parent" suggested, and span labels can judge the chunks.
+        needs = {"parent", "positions"}
         if callable(key) or str(key).startswith(("meta.", "metadata.")):
             needs.add("metadata")
-        if callable(key) or key == "parent":
-            needs.add("parent")
         self.needs = frozenset(needs)
 
     # ------------------------------------------------------------------ capture
@@ -187,11 +187,13 @@ class Recorder(RecordedRetrievals):
             return [convert(h, needs) for h in hits]
         meta = "metadata" in needs
         try:
-            return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None) for h in hits]
+            return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None,
+                     (h.start, h.end)) for h in hits]  # fmt: skip
         except AttributeError:  # plain ids, (id, score) pairs or dicts, as the runner takes
             hits = [h if isinstance(h, Hit) else coerce_hit(h, "recorded", i + 1)
                     for i, h in enumerate(hits)]  # fmt: skip
-            return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None) for h in hits]
+            return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None,
+                     (h.start, h.end)) for h in hits]  # fmt: skip
 
     def _append(self, raw: tuple) -> None:
         self._memory.append(raw)

@@ -12,6 +12,8 @@ from ..evaluation import Evaluation, evaluate
 from ..io import coerce_qrels, write_run
 from ..judging.options import failure_note, failure_summary
 from ..model import Run
+from .chunks import chunk_run
+from .hits import KeyLike
 from .matching import warn_if_wrong_key
 from .records import Retrieval
 
@@ -32,6 +34,9 @@ class RunResult:
         self.config = config
         self.info = info
         self._run = None
+        # how hits name documents: the runner's key= (its name in the log for a result
+        # rebuilt from elsewhere)
+        self.key: KeyLike = str(config.get("key") or "id")
 
     @property
     def run(self) -> Run:
@@ -41,6 +46,13 @@ class RunResult:
             )
             self._run.failures = {r.query_id: r.error for r in self.records if not r.ok}
         return self._run
+
+    def chunk_run(self) -> Run:
+        """Every chunk each query's retriever returned (not only the first of each
+        document), with its source document and character range: the run span labels
+        judge (:func:`~ranklens.capture.chunks.chunk_run`; ``ranklens.evaluate`` takes it
+        from a result by itself when the labels are spans)."""
+        return chunk_run(((r.query_id, r) for r in self.records), self.key, self.name)
 
     @property
     def failed(self) -> list[Retrieval]:

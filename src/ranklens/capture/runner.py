@@ -322,7 +322,7 @@ async def _arun(retriever: Any, queries: Any, s: RunSettings, state: dict[str, A
     finally:
         session.close()
     records = [session.results.get(q) or done[q] for q, _ in items]
-    return RunResult(
+    result = RunResult(
         records,
         name,
         full_config,
@@ -332,3 +332,5 @@ async def _arun(retriever: Any, queries: Any, s: RunSettings, state: dict[str, A
         torn_log_lines=log.torn_lines if log is not None else 0,
         concurrency=s.concurrency,
     )
+    result.key = s.key
+    return result

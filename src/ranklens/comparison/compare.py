@@ -29,6 +29,7 @@ from .drilldown import drilldown as make_drilldown
 from .holes import HoleRange, holes
 from .report import Report
 from .schema import check_run_info
+from .targets import attach_verdicts, resolve_profile, with_profile_metrics
 
 
 def compare(
@@ -52,6 +53,10 @@ def compare(
     hole_range: bool = True,
     drilldown: int | None = 10,
     options: JudgeOptions | None = None,
+    profile: Any = None,
+    targets: Mapping[str, Any] | None = None,
+    target_confidence: float = 0.95,
+    target_method: str = "auto",
     **judge_options: Any,
 ) -> Report:
     """Evaluate ``runs`` against ``qrels`` and compare them with paired significance tests.
@@ -80,6 +85,10 @@ def compare(
     where each run ranked the labelled documents (``metadata["drilldown"]``, see
     :mod:`.drilldown`), for the HTML report's per-query view (with document snippets from a
     Dataset's corpus or a runner's hits); None leaves it out.
+    ``profile`` (a name such as ``"faq"`` or a :class:`~ranklens.Profile`) and/or
+    ``targets`` (``{"mrr@10": 0.8}``): the profile's metrics are added and each run gets a
+    verdict per target at one-sided ``target_confidence`` by ``target_method``
+    (:mod:`.targets`; ``report.target_verdicts``, shown by every renderer).
     ``judge_options``: as for ``evaluate`` (``relevance_level``, ``convention``...).
 
     Tests pair each two runs on the queries both were evaluated on (all labelled queries by
@@ -102,14 +111,14 @@ def compare(
     corpus = qrels.corpus if isinstance(qrels, Dataset) else None
     if isinstance(qrels, Dataset):
         texts = {**qrels.queries, **texts}
-        dataset = dataset or qrels.name
-        qrels = qrels.qrels
+        dataset = dataset or qrels.name  # its labels taken by coerce_qrels (which warns)
     named = _name_runs(runs)
     if not named:
         raise InputError("compare needs at least one run")
     if baseline is not None and baseline not in named:
         raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(named)}")
-    parsed = parse_metrics(metrics)
+    checked = resolve_profile(profile, targets) if profile is not None or targets else None
+    parsed = parse_metrics(with_profile_metrics(metrics, checked) if checked else metrics)
     qrels = coerce_qrels(qrels)
 
     evaluations: dict[str, Evaluation] = {}
@@ -172,6 +181,11 @@ def compare(
     report.metadata.update(_metadata(evaluations, dataset, infos))
     if len(report.runs) > 1:
         report.metadata["power"] = _power(report, alpha, test)
+    if checked is not None:
+        given = {"options": options} if options is not None else {}
+        attach_verdicts(report, qrels, checked, confidence=target_confidence, seed=seed,
+                        method=target_method, n_resamples=n_resamples, **given,
+                        **judge_options)  # fmt: skip
     return report
 
 

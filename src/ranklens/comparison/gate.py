@@ -34,7 +34,9 @@ from ..metrics import parse_metrics
 from ..model import Dataset, Run
 from . import stats
 from .baseline import check_fingerprint, fingerprint, found_relevant
+from .bounds import check_level
 from .compare import compare
+from .floors import apply_confident_floors, profile_floors
 from .power_analysis import mde, queries_needed
 from .report import Report, load_report
 
@@ -66,6 +68,7 @@ class Verdict:
     mde: float | None = None
     needed: int | None = None
     reason: str = ""
+    floor_check: dict[str, Any] | None = None
 
 
 @dataclass
@@ -145,6 +148,9 @@ def gate(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     show: int = 5,
+    floor_confidence: float | None = None,
+    floor_method: str = "auto",
+    profile: Any = None,
     **judge_options: Any,
 ) -> GateResult:
     """Gate ``run`` on ``labels`` (anything :func:`ranklens.compare` takes, a
@@ -159,6 +165,10 @@ def gate(
     (default) or ``"pass"``.
     ``update_baseline``: write this run's report as the baseline (the floors still gate).
     A missing baseline is an error unless ``update_baseline``.
+    ``floor_confidence`` (e.g. 0.95): judge each floor by one-sided confidence bounds of the
+    mean (:mod:`.floors`: pass above it with confidence, fail below it with confidence,
+    inconclusive otherwise) by ``floor_method``; None (default) compares the mean itself.
+    ``profile``: a use-case profile whose ``>=`` targets are floors (explicit floors win).
     """
     if inconclusive not in INCONCLUSIVE:
         raise InputError(f"inconclusive must be 'fail' or 'pass', got {inconclusive!r}")
@@ -166,13 +176,19 @@ def gate(
     names = [m.name for m in parsed]
     if not names:
         raise InputError("gate needs at least one metric")
+    if profile is not None:
+        names, floors = profile_floors(profile, floors, names)
     margins = _per_metric(margin, names, "margin")
     floor_of = _per_metric(floors, names, "floor") if floors else {}
     path = str(baseline)
     if not update_baseline and not Path(path).exists():
         raise InputError(f"{path}: no baseline report here; create it with --update-baseline")
+    confident = dict(floor_of) if floor_confidence is not None else {}
+    if confident:  # the floors are judged by their bounds below, not by the mean
+        check_level(floor_confidence)
+        floor_of = {}
     texts = dict(labels.queries) if isinstance(labels, Dataset) else {}
-    qrels = coerce_qrels(labels.qrels if isinstance(labels, Dataset) else labels)
+    qrels = coerce_qrels(labels)
     the_run = run.run if hasattr(run, "report_info") and hasattr(run, "run") else run
     if isinstance(the_run, (str, Path)):
         the_run = coerce_run(the_run)
@@ -201,11 +217,16 @@ def gate(
         "n_resamples": n_resamples,
         "seed": seed,
     }
+    if floor_confidence is not None:
+        settings.update(floor_confidence=floor_confidence, floor_method=floor_method)
     if update_baseline:
         report.metadata["gate"] = {"fingerprint": print_now, "k": k, "found": found}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         report.to_json(path, indent=1)
         verdicts = [_floor_only(report, m, floor_of.get(m)) for m in names]
+        if confident:
+            apply_confident_floors(verdicts, report.per_query["now"], confident,
+                                   floor_confidence, floor_method)  # fmt: skip
         return GateResult(verdicts, [], settings, report, path, updated=True)
     base = load_report(path)
     saved = (base.metadata.get("gate") or {}).get("fingerprint")
@@ -216,6 +237,9 @@ def gate(
     check_fingerprint(saved, print_now, base, report, path)
     pairs = _aligned(report, base, names)
     verdicts = _verdicts(report, base, pairs, margins, floor_of, settings)
+    if confident:
+        apply_confident_floors(verdicts, report.per_query["now"], confident, floor_confidence,
+                               floor_method)  # fmt: skip
     base_found = (base.metadata.get("gate") or {}).get("found") or {}
     regs = _regressions(base.query_ids, pairs, found, base_found, texts, show)
     return GateResult(verdicts, regs, settings, report, path)

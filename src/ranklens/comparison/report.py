@@ -111,6 +111,13 @@ class Report:
         """The aggregate of ``metric`` for ``run``."""
         return float(self.summary[run][metric]["value"])
 
+    @property
+    def target_verdicts(self) -> dict[str, list[Any]]:
+        """``{run: [TargetVerdict, ...]}`` when compared with a profile or targets."""
+        from .verdict import report_verdicts
+
+        return report_verdicts(self)
+
     def letter(self, run: str) -> str:
         """The marker letter of ``run``."""
         i = self.runs.index(run)

@@ -66,8 +66,13 @@ class Evaluation:
     * ``counts``: queries evaluated, missing (scored 0 or skipped), ignored (in the run but
       unlabelled), duplicates dropped;
     * ``judged``: the judged arrays, so ``evaluation.evaluate(["ndcg@20"])`` costs no
-      second judging.
+      second judging;
+    * ``verdicts``: with ``ranklens.evaluate(..., profile=...)``, one verdict per target
+      (met, missed or not yet known, with its confidence bounds), and ``profile``.
     """
+
+    verdicts: tuple = ()
+    profile: Any = None
 
     def __init__(self, judged: Judged, metrics: list[Metric], values: dict[str, np.ndarray]):
         self.judged = judged
@@ -120,7 +125,7 @@ class Evaluation:
         cols = {name: vals.tolist() for name, vals in self.per_query.items()}
         per_query = {q: {name: cols[name][i] for name in cols} for i, q in enumerate(qids)}
         opts = self.judged.options
-        return {
+        out = {
             "aggregate": dict(self.aggregate),
             "per_query": per_query,
             "counts": self.counts,
@@ -131,6 +136,10 @@ class Evaluation:
                 "switches": opts.convention.switches(),
             },
         }
+        if self.verdicts:
+            out["profile"] = self.profile.to_dict() if self.profile is not None else None
+            out["verdicts"] = [v.to_dict() for v in self.verdicts]
+        return out
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -175,7 +184,16 @@ class Evaluation:
 
         out = [line(header), line(["-" * w for w in widths])]
         out += [line(r) for r in rows]
-        return "\n".join(out) + "\n" + self.notes() + "\n"
+        return "\n".join(out) + "\n" + self.notes() + "\n" + self.targets_text()
+
+    def targets_text(self) -> str:
+        """The verdicts against the profile's targets, one line each, under a line that
+        names the profile, the level and the bound methods ("" without a profile)."""
+        if not self.verdicts:
+            return ""
+        name = getattr(self.profile, "name", "targets")
+        head = f"targets of profile {name} ({self.verdicts[0].summary(self.verdicts)}):"
+        return "\n".join([head, *(f"  {visible(v.line())}" for v in self.verdicts)]) + "\n"
 
     def notes(self) -> str:
         """What judging counted, as one line (:func:`~ranklens.judging.counts_notes`), ids
@@ -208,14 +226,16 @@ class Evaluation:
             rows.append(f"<tr><td>{escape(visible(q))}</td>{vals}</tr>")
         more = len(self.query_ids) - 20
         tail = f"<p>… {more} more queries (to_pandas())</p>" if more > 0 else ""
+        targets = "".join(f"<p>{escape(line)}</p>" for line in self.targets_text().splitlines())
         return (
             f"<div><table><thead><tr><th>query</th>{head}</tr></thead><tbody>{''.join(rows)}"
-            f"</tbody></table>{tail}<p>{escape(self.notes())}</p></div>"
+            f"</tbody></table>{tail}<p>{escape(self.notes())}</p>{targets}</div>"
         )
 
     def __repr__(self) -> str:
         body = ", ".join(f"{k}={_shown(v)}" for k, v in self.aggregate.items())
-        return f"Evaluation({body}; {self.judged.counts.queries_evaluated} queries)"
+        verdicts = "".join(f"; {v.metric} {v.op} {v.target:g} {v.word}" for v in self.verdicts)
+        return f"Evaluation({body}; {self.judged.counts.queries_evaluated} queries{verdicts})"
 
     def __str__(self) -> str:
         return self.to_table()

@@ -166,8 +166,26 @@ def coerce_qrels(obj: QrelsLike | Any) -> Qrels:
     if isinstance(obj, (str, Path)):
         return read_qrels(obj)
     if not isinstance(obj, (Qrels, Mapping)) and isinstance(getattr(obj, "qrels", None), Qrels):
+        warn_dataset_checks(obj)
         return obj.qrels  # a Dataset
     return Qrels.coerce(obj)
+
+
+def warn_dataset_checks(dataset: Any) -> None:
+    """A dataset :func:`ranklens.check_dataset` found problems in (``info["checks"]``)
+    warns with them each time its labels are taken: every evaluation path passes here."""
+    info = getattr(dataset, "info", None)
+    found = info.get("checks") if isinstance(info, dict) else None
+    if found:
+        import warnings
+
+        from ..errors import RanklensWarning
+
+        warnings.warn(
+            f"dataset {getattr(dataset, 'name', '?')!r}: check_dataset found " + "; ".join(found),
+            RanklensWarning,
+            stacklevel=3,
+        )
 
 
 def coerce_run(obj: RunLike, *, name: str | None = None) -> Run:

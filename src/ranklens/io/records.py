@@ -27,6 +27,17 @@ DATASET_FIELDS: dict[str, tuple[tuple[str, ...], str]] = {
         'JSONL: grouped truth, any one document of a group finds it: [["d1", "d2"], ["d3"]]',
     ),
     "grades": (("grades",), "JSONL, with groups: one grade per group (default 1)"),
+    "evidence": (
+        ("evidence", "spans"),
+        'JSONL: evidence spans, [{"doc_id": "d1", "start": 120, "end": 171}, ...] (docs/spans.md)',
+    ),
+    "start": (("start", "start_index", "char_start"), "evidence: the span's first character"),
+    "end": (("end", "end_index", "char_end"), "evidence: the character after its last"),
+    "quote": (
+        ("quote", "evidence_text"),
+        "evidence: its quoted text (located in the document when there is no start/end; "
+        'a JSONL evidence item may call it "text")',
+    ),
     "doc_id": (("doc_id", "docno", "corpus_id", "corpus-id"), "CSV: a labelled document"),
     "grade": (("grade", "relevance", "score", "label"), "CSV: its grade (default 1)"),
     "group": (("group",), "CSV: rows of a query with one group number form one group"),

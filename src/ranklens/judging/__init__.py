@@ -41,10 +41,15 @@ io floor (to read paths) and the model below it.
 from __future__ import annotations
 
 import gc
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from ..errors import InputError
 from ..io import coerce_qrels, coerce_run
-from ..model import QrelsLike, RunLike
+from ..model import QrelsLike, Run, RunLike
+from ..model.spans import SpanLabels
 from .build import build, condensed_pair, filled_pair
 from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
@@ -53,6 +58,59 @@ from .join import Join, join_columnar
 from .judged import Judged, LevelView
 from .options import JudgeCounts, JudgeOptions, counts_notes
 from .overlap_check import no_shared_query
+from .spanmatch import place_chunks
+from .tokens import TokenMap, run_in_tokens, spans_in_tokens
+
+
+def span_inputs(
+    Q: SpanLabels, run: Any, opts: JudgeOptions, tokenizer: Any, chunking: Any
+) -> tuple[SpanLabels, Run, dict[str, np.ndarray] | None, int, int]:
+    """What span labels judge: the run of chunks (a runner's or recorder's result gives its
+    chunk-level hits, ``chunk_run()``), every chunk placed in its document
+    (:func:`~.spanmatch.place_chunks`); with a ``tokenizer`` the labels, chunks and
+    ``chunking`` in tokens (:mod:`.tokens`); ``(labels, run, chunking, unlocated,
+    relocated)``."""
+    if opts.ties in ("expected", "best", "worst"):
+        raise InputError(f"ties={opts.ties!r} is not defined for span labels (chunks, not ids)")
+    if opts.judged_only:
+        raise InputError("judged_only is not defined for span labels: every chunk is scored")
+    chunk_run = getattr(run, "chunk_run", None)
+    R = chunk_run() if callable(chunk_run) else coerce_run(run)
+    R, unlocated, relocated = place_chunks(R, Q)
+    table = chunking_table(chunking) if chunking is not None else None
+    if tokenizer is not None:
+        if Q.texts is None:
+            raise InputError("tokens need the documents' texts: give the labels texts=")
+        tm = TokenMap(tokenizer, Q.texts)
+        Q, R = spans_in_tokens(Q, tm), run_in_tokens(R, tm)
+        if table is not None:
+            table = {d: np.array([t for a, b in c if (t := tm.interval(d, a, b))], dtype=np.int64)
+                     .reshape(-1, 2) for d, c in table.items()}  # fmt: skip
+    return Q, R, table, unlocated, relocated
+
+
+def chunking_table(chunking: Any) -> dict[str, np.ndarray]:
+    """``{document: [[start, end], ...]}`` of a chunking: every chunk a chunker cut from
+    each document (a mapping of ranges, or a run of chunks such as ``chunk_run()``)."""
+    if isinstance(chunking, Run) and chunking.spans is not None:
+        sp = chunking.spans
+        out: dict[str, list] = {}
+        for d, a, b in zip(sp.doc, sp.start.tolist(), sp.end.tolist()):
+            if d is not None and 0 <= a < b:
+                out.setdefault(str(d), []).append((a, b))
+        chunking = out
+    if not isinstance(chunking, Mapping):
+        raise InputError(
+            "chunking must map each document to its chunks' (start, end) ranges, or be a run "
+            f"of chunks; got {type(chunking).__name__}"
+        )
+    table = {}
+    for d, ranges in chunking.items():
+        arr = np.asarray(list(ranges), dtype=np.int64).reshape(-1, 2)
+        if len(arr) and ((arr[:, 0] < 0) | (arr[:, 1] <= arr[:, 0])).any():
+            raise InputError(f"chunking: document {d!r} has a chunk that is not 0 <= start < end")
+        table[str(d)] = np.unique(arr, axis=0)
+    return table
 
 
 def judge(
@@ -62,6 +120,8 @@ def judge(
     *,
     require_shared: bool = True,
     name: str | None = None,
+    tokenizer: Any = None,
+    chunking: Any = None,
     **kwargs: Any,
 ) -> Judged:
     """Judge ``run`` against ``qrels`` into the arrays every metric works on.
@@ -76,6 +136,9 @@ def judge(
     :class:`~ranklens.errors.NoSharedQueryError`: a mean over no answered query is never
     returned. ``require_shared=False`` allows it (a part of a run judged on its own).
     ``name``: what errors and notes call the run (default: the run's own name).
+    For span labels: ``tokenizer`` counts the evidence metrics in tokens
+    (:mod:`~ranklens.judging.tokens`), ``chunking`` (every chunk of the chunking, as
+    ``{document: [(start, end), ...]}`` or a run of chunks) gives ``precision_omega``.
     """
     opts = JudgeOptions.build(options, **kwargs)
     # Judging creates no reference cycles; pausing the cyclic collector keeps it from walking
@@ -85,7 +148,17 @@ def judge(
     try:
         joined = join_dicts(qrels, run, opts)
         if joined is None:
-            joined = join_columnar(coerce_qrels(qrels), coerce_run(run), opts, name)
+            Q = coerce_qrels(qrels)
+            placed, table = (0, 0), None
+            if isinstance(Q, SpanLabels):
+                Q, R, table, *placed = span_inputs(Q, run, opts, tokenizer, chunking)
+            elif tokenizer is not None or chunking is not None:
+                raise InputError("tokenizer= and chunking= are for span labels (SpanLabels)")
+            else:
+                R = coerce_run(run)
+            joined = join_columnar(Q, R, opts, name, table)
+            if joined.chars is not None:
+                joined.chars.unlocated, joined.chars.relocated = placed
         if name is not None:
             joined.run_name = name
         if require_shared and len(joined.missing) and joined.missing.all() and not joined.failures:

@@ -72,6 +72,9 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         failures=jn.failures,
         tied_documents=jn.tied_docs,
         tie_queries=jn.tie_queries,
+        chunks_unlocated=jn.chars.unlocated if jn.chars is not None else 0,
+        chunks_relocated=jn.chars.relocated if jn.chars is not None else 0,
+        span_alternatives=jn.chars.alternatives if jn.chars is not None else 0,
         queries_without_relevant=int((~has_rel).sum()),
         without_relevant_ids=[str(q) for q in jn.query_ids[~has_rel]],
         labelled_documents=len(jn.doc_q),
@@ -114,6 +117,7 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         members=jn.members,
         ties=jn.ties,
         join=jn,
+        chars=jn.chars,
     )
 
 

@@ -12,10 +12,13 @@ import numpy as np
 from ..errors import InputError
 from ..model import Qrels, Run
 from ..model import segments as seg
+from ..model.spans import SpanLabels
 from ..model.vocab import translate
 from .docmatch import match_documents
 from .options import JudgeOptions
+from .overlap import get_rule
 from .overlap_check import no_relevant_query, no_shared_query
+from .spanmatch import SpanChars, judged_nonrelevant, match_spans
 
 
 @dataclass
@@ -37,7 +40,9 @@ class Join:
       order; None for plain labels;
     * under ``ties="expected"``: ``ties`` (query, first rank, size) of every run of two or
       more documents with equal scores; always: ``tied_docs`` and ``tie_queries``, the
-      documents in such runs and the queries that have one.
+      documents in such runs and the queries that have one;
+    * for span labels: ``chars`` (:class:`~.spanmatch.SpanChars`), the evidence and
+      retrieved characters of each ranked row.
     """
 
     query_ids: np.ndarray
@@ -68,9 +73,16 @@ class Join:
     ties: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     tied_docs: int = 0
     tie_queries: int = 0
+    chars: SpanChars | None = None
 
 
-def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions, name: str | None = None) -> Join:
+def join_columnar(
+    Q: Qrels,
+    R: Run,
+    opts: JudgeOptions,
+    name: str | None = None,
+    chunking: dict[str, np.ndarray] | None = None,
+) -> Join:
     """Join columnar qrels and run: per-query list lengths, every (retrieved row, unit)
     match, repeated rows, and the qrels-side arrays of the evaluated queries."""
     conv = opts.convention
@@ -141,13 +153,35 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions, name: str | None = None)
         if Q.intent is not None:
             unit_intent = np.unique(Q.intent[q_rows][first_of_unit], return_inverse=True)[1]
         members = (qrow_q.astype(np.int64), Q.d[q_rows].astype(np.int64), qrow_unit)
+        if isinstance(Q, SpanLabels):  # the ideal ranking's items are the spans themselves
+            by_place = np.lexsort((Q.start[q_rows], Q.d[q_rows]))
+            place = np.empty(len(q_rows), dtype=np.int64)
+            place[by_place] = np.arange(len(q_rows))
+            members = (members[0], place, qrow_unit)
 
     # --- join run rows with qrels rows on (query, doc) ------------------------------------
-    dm = match_documents(Q, R, conv, ev, ranked_rows, q_rows, qrow_q, n_q, Q.query_ids[eval_q])
+    chars = None
+    if isinstance(Q, SpanLabels):  # chunks against evidence spans, by overlap
+        dm, chars = match_spans(Q, R, conv, get_rule(opts.overlap), opts.relevance_level, ev,
+                                ranked_rows, q_rows, qrow_q, n_q, Q.query_ids[eval_q],
+                                chunking)  # fmt: skip
+    else:
+        dm = match_documents(Q, R, conv, ev, ranked_rows, q_rows, qrow_q, n_q, Q.query_ids[eval_q])
     ev, repeat_rows, first_row = dm.ev, dm.repeat_rows, dm.first_row
     m_q = qrow_q[dm.qrows].astype(np.int64)
     m_unit = qrow_unit[dm.qrows]
     m_grade = qrow_g[dm.qrows]
+    m_row = dm.m_row
+    if chars is not None and len(chars.judged_rows):  # read, and not evidence: grade 0
+        n_units = len(unit_q)
+        m_q, m_unit, m_grade, m_row, unit_q, unit_g = judged_nonrelevant(
+            chars, ev, m_q, m_unit, m_grade, m_row, unit_q, unit_g
+        )
+        if unit_intent is not None:  # each grade-0 unit an intent of its own
+            start = int(unit_intent.max(initial=-1)) + 1
+            unit_intent = np.concatenate(
+                (unit_intent, start + np.arange(len(unit_q) - n_units, dtype=np.int64))
+            )
     at = np.arange(len(ev), dtype=np.int64)  # each ranked row's position
     ties = None
     tied = (0, 0)
@@ -160,10 +194,13 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions, name: str | None = None)
         if opts.ties == "expected":
             _expected_ties_allowed(Q, conv)
             ties = tie_runs(ev, pairs, first_row)
-    m_rank = at[dm.m_row] - first_row[m_q] + 1
+    m_rank = at[m_row] - first_row[m_q] + 1
     is_rep = np.zeros(len(ev), dtype=bool)
     is_rep[repeat_rows] = True
-    m_repeat = is_rep[dm.m_row]
+    m_repeat = is_rep[m_row]
+    if chars is not None:
+        chars.rank = at - first_row[ev] + 1
+        chars.q = ev.astype(np.int64)
     return Join(
         query_ids=Q.query_ids[eval_q],
         missing=~present[eval_q],
@@ -193,6 +230,7 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions, name: str | None = None)
         ties=ties,
         tied_docs=tied[0],
         tie_queries=tied[1],
+        chars=chars,
     )
 
 

@@ -15,6 +15,7 @@ from .conventions import Convention
 from .intents import IntentView
 from .join import Join
 from .options import JudgeCounts, JudgeOptions
+from .spanmatch import SpanChars
 
 
 @dataclass(eq=False)
@@ -42,7 +43,10 @@ class Judged:
     * ``ties`` (under ``ties="expected"``): (query, first rank, size) of every run of tied
       scores;
     * ``join``: the join it was built from (condensed lists are built from it on demand,
-      :func:`~ranklens.judging.build.condensed_pair`).
+      :func:`~ranklens.judging.build.condensed_pair`);
+    * for span labels, ``chars`` (:class:`~ranklens.judging.spanmatch.SpanChars`): per
+      ranked chunk (``q``, ``rank``) the evidence characters it covers first (``new``) and
+      its ``length``; per query the ``evidence`` total (the character metrics read these).
     """
 
     query_ids: np.ndarray
@@ -81,6 +85,7 @@ class Judged:
     members: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     ties: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     join: Join | None = field(default=None, repr=False)
+    chars: SpanChars | None = field(default=None, repr=False)
     _views: dict[int, LevelView] = field(default_factory=dict, repr=False)
     condensed_cache: Judged | None = field(default=None, repr=False)
     filled_cache: Judged | None = field(default=None, repr=False)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import InputError
 from .conventions import Convention, get_convention
+from .overlap import OverlapRule, get_rule
 
 _SWITCHES = set(Convention.__dataclass_fields__) - {"name"}
 
@@ -43,6 +44,9 @@ class JudgeOptions:
             unjudged last) or against it (unjudged first, then by grade ascending): the
             bounds of every measure that rewards higher grades earlier over all tie
             orders.
+        overlap: for span labels, when a chunk finds an evidence span
+            (:mod:`ranklens.judging.overlap`: ``"any"``, the default, ``"evidence_half"``,
+            ``"evidence>=0.5,chunk>=0.2"``...).
     """
 
     relevance_level: int = 1
@@ -50,6 +54,7 @@ class JudgeOptions:
     convention: Convention = field(default_factory=lambda: get_convention("trec"))
     judged_only: bool = False
     ties: str = "trec"
+    overlap: OverlapRule | str | None = None
 
     def __post_init__(self) -> None:
         lv = self.relevance_level
@@ -65,6 +70,8 @@ class JudgeOptions:
             raise InputError(f"ties must be one of {', '.join(TIES)}; got {self.ties!r}")
         if not isinstance(self.convention, Convention):
             object.__setattr__(self, "convention", get_convention(self.convention))
+        if not isinstance(self.overlap, OverlapRule):
+            object.__setattr__(self, "overlap", get_rule(self.overlap))
 
     @classmethod
     def build(cls, options: JudgeOptions | None = None, **kwargs: Any) -> JudgeOptions:
@@ -76,6 +83,7 @@ class JudgeOptions:
             kwargs["convention"] = get_convention(kwargs["convention"])
         unknown = set(kwargs) - {
             "relevance_level", "score_precision", "convention", "judged_only", "ties",
+            "overlap",
         }  # fmt: skip
         if unknown:
             raise TypeError(f"unknown judging option(s): {', '.join(sorted(unknown))}")
@@ -117,6 +125,9 @@ class JudgeCounts:
     queries_without_relevant: int = 0
     without_relevant_ids: list[str] = field(default_factory=list)
     labelled_documents: int = 0
+    chunks_unlocated: int = 0
+    chunks_relocated: int = 0
+    span_alternatives: int = 0
 
     @property
     def queries_failed(self) -> int:
@@ -144,6 +155,9 @@ class JudgeCounts:
             "tie_queries": self.tie_queries,
             "queries_without_relevant": self.queries_without_relevant,
             "labelled_documents": self.labelled_documents,
+            **({"chunks_unlocated": self.chunks_unlocated} if self.chunks_unlocated else {}),
+            **({"chunks_relocated": self.chunks_relocated} if self.chunks_relocated else {}),
+            **({"span_alternatives": self.span_alternatives} if self.span_alternatives else {}),
         }
 
 
@@ -219,6 +233,22 @@ def counts_notes(
         notes.append(
             f"{counts['tied_documents']} documents with tied scores in {n_q} "
             f"{'query' if n_q == 1 else 'queries'}"
+        )
+    if counts.get("chunks_unlocated"):
+        notes.append(
+            f"{plural(counts['chunks_unlocated'], 'chunk', 'chunks')} without a place in "
+            "their document (no offsets, and their text not found there): they find no "
+            "evidence"
+        )
+    if counts.get("chunks_relocated"):
+        notes.append(
+            f"{plural(counts['chunks_relocated'], 'chunk', 'chunks')} whose offsets "
+            "disagreed with their text: placed where the text stands, or nowhere"
+        )
+    if counts.get("span_alternatives"):
+        notes.append(
+            f"{plural(counts['span_alternatives'], 'query has', 'queries have')} groups of "
+            "alternative spans: the character metrics count every alternative as evidence"
         )
     total = counts.get("hits_retrieved")
     if total:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetricNameError
-from . import cumulative, diversity, gain, grouped, ranking, sets, ties
+from . import cumulative, diversity, evidence, gain, grouped, ranking, sets, ties
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -149,7 +149,8 @@ class Family:
 
 ORDER_FREE = frozenset({
     "num_rel", "num_ret", "num_rel_ret", "num_q", "set_P", "set_recall", "set_F", "set_map",
-    "set_relative_P", "num_nonrel_judged_ret", "utility", "idcg",
+    "set_relative_P", "num_nonrel_judged_ret", "utility", "idcg", "evidence_chars",
+    "precision_omega",
 })  # fmt: skip
 """Families whose value does not depend on the order of the ranking."""
 
@@ -294,6 +295,16 @@ for _family in [
     Family("ap_ia", diversity.ap_ia, aliases=("MAP-IA", "map_ia"), cutoff=False),
     Family("strec", diversity.subtopic_recall,
            aliases=("StRecall", "s_recall", "s-recall", "subtopic_recall")),
+    Family("evidence_recall", evidence.evidence_recall, aliases=("token_recall", "char_recall"),
+           uses_level=False),
+    Family("evidence_precision", evidence.evidence_precision,
+           aliases=("token_precision", "char_precision"), uses_level=False),
+    Family("evidence_iou", evidence.evidence_iou, aliases=("iou", "token_iou", "char_iou"),
+           uses_level=False),
+    Family("evidence_chars", evidence.evidence_chars, cutoff=False, aggregate="sum",
+           uses_level=False),
+    Family("precision_omega", evidence.precision_omega, aliases=("omega",), cutoff=False,
+           uses_level=False),
 ]:  # fmt: skip
     register_metric(_family)
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..text import shown
+from .chunks import ChunkSpans
 from .ids import DocIds, HoldsDocIds
 from .ranking import RowOrder, input_order, trec_order
 from .segments import run_start_index, seg_running_count, sorted_with_rows
@@ -43,6 +44,7 @@ class Run(HoldsDocIds):
         "query_ids",
         "score",
         "scored",
+        "spans",
         "unique_docs",
     )
 
@@ -57,6 +59,7 @@ class Run(HoldsDocIds):
         name: str = "run",
         unique_docs: bool = False,
         docs: DocIds | None = None,
+        spans: ChunkSpans | None = None,
     ) -> None:
         self.query_ids = query_ids
         # each row's document (codes into a sorted vocabulary, or parsed strings interned
@@ -71,6 +74,9 @@ class Run(HoldsDocIds):
         # they are counted as failures rather than as missing when the run is judged
         self.failures: dict[str, dict[str, Any]] = {}
         self._orders: dict[tuple[str, bool], RowOrder] = {}
+        # for a run of chunks: each row's source document and character range
+        # (ranklens.model.spans); None for a run of documents
+        self.spans = spans
 
     @classmethod
     def from_arrays(
@@ -85,13 +91,15 @@ class Run(HoldsDocIds):
         encoded: tuple[np.ndarray, np.ndarray, np.ndarray | DocIds, np.ndarray | None]
         | None = None,
         unique_docs: bool = False,
+        spans: ChunkSpans | None = None,
     ) -> Run:
         """Build a run from parallel columns (rows of one query need not be adjacent).
 
         Without ``scores`` the rows' order within each query is the ranking. ``empty_queries``
         lists queries that were asked but retrieved nothing. ``encoded`` (readers) gives
         ``(query codes, query vocabulary, document codes, document vocabulary)`` or
-        ``(query codes, query vocabulary, DocIds, None)``.
+        ``(query codes, query vocabulary, DocIds, None)``. ``spans``: for a run of chunks,
+        each row's source document and character range (:class:`ChunkSpans`).
         """
         if encoded is not None:
             qcode, query_vocab, dcode, doc_vocab = encoded
@@ -112,6 +120,8 @@ class Run(HoldsDocIds):
             if len(sc) != n:
                 raise InputError(f"{source}: the score column differs in length")
         docs = dcode if isinstance(dcode, DocIds) else DocIds(dcode, doc_vocab)
+        if spans is not None and len(spans.start) != n:
+            raise InputError(f"{source}: the chunk position columns differ in length")
         if sc is not None:
             bad = np.flatnonzero(~np.isfinite(sc))
             if len(bad):
@@ -125,13 +135,16 @@ class Run(HoldsDocIds):
             qcode, docs = qcode[order], docs.take(order)
             if sc is not None:
                 sc = sc[order]
+            if spans is not None:
+                spans = spans.take(order)
         if sc is None:
             # Pseudo-scores: strictly decreasing within each query, so the given order ranks.
             sc = -np.arange(n, dtype=np.float64)
         if docs.interned:  # int32 codes halve the memory of large runs
             docs = DocIds(docs.codes()[0].astype(np.int32, copy=False), docs.codes()[1])
         qcode = qcode.astype(np.int32, copy=False)
-        return cls(query_vocab, None, qcode, None, sc, scored, name, unique_docs, docs=docs)
+        return cls(query_vocab, None, qcode, None, sc, scored, name, unique_docs, docs=docs,
+                   spans=spans)  # fmt: skip
 
     @classmethod
     def from_dict(cls, run: Mapping[Any, Any], *, name: str = "run") -> Run:
@@ -206,6 +219,57 @@ class Run(HoldsDocIds):
         )  # fmt: skip
 
     @classmethod
+    def from_chunks(
+        cls,
+        chunks: Mapping[Any, Sequence[Mapping[str, Any]]],
+        *,
+        name: str = "run",
+        ranked: bool = False,
+    ) -> Run:
+        """A run of chunks from ``{query: [chunk, ...]}`` in rank order, each chunk a
+        mapping with ``doc_id`` (its source document; None when unknown: it then finds no
+        evidence, and is counted), ``start``/``end`` (character offsets into the
+        document's text, or None), and optionally ``id`` (default ``doc_id@start-end``),
+        ``score``, ``text`` and ``chars`` (the text's full length when ``text`` holds its
+        beginning). With a score on every chunk the run is ranked by score, else (or
+        with ``ranked=True``) as listed."""
+        qs: list[Any] = []
+        ids: list[Any] = []
+        scores: list[float] = []
+        docs: list[Any] = []
+        starts: list[Any] = []
+        ends: list[Any] = []
+        texts: list[Any] = []
+        chars: list[Any] = []
+        scored = True
+        for qid, items in chunks.items():
+            if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
+                raise InputError(f"run: the chunks of query {qid!r} must be a list")
+            for j, c in enumerate(items):
+                if not isinstance(c, Mapping) or "doc_id" not in c:
+                    raise InputError(f"run: chunk {j} of query {qid!r} needs a 'doc_id'")
+                s, e = c.get("start"), c.get("end")
+                qs.append(qid)
+                docs.append(c["doc_id"])
+                starts.append(s)
+                ends.append(e)
+                texts.append(c.get("text"))
+                chars.append(c.get("chars"))
+                ids.append(c.get("id") or f"{c['doc_id']}@{s if s is not None else j}-{e}")
+                if ranked or c.get("score") is None:
+                    scored = False
+                    scores.append(-float(j))
+                else:
+                    scores.append(_check_score(c["score"], qid, ids[-1]))
+        if not scored:
+            scores = [-float(i) for i in range(len(qs))]  # as listed
+        spans = ChunkSpans.of(docs, starts, ends, texts,
+                              [c if c is not None else (len(t) if isinstance(t, str) else None)
+                               for c, t in zip(chars, texts)])  # fmt: skip
+        spans.doc_codes()  # interned once, as the rows' ids are
+        return cls.from_arrays(qs, ids, scores if scored else None, name=name, spans=spans)
+
+    @classmethod
     def coerce(cls, obj: Run | Mapping[Any, Any], *, name: str | None = None) -> Run:
         """Turn an in-memory ``obj`` into a :class:`Run`: a Run or a dict (see
         :meth:`from_dict`; paths: :func:`ranklens.io.coerce_run`)."""
@@ -261,6 +325,7 @@ class Run(HoldsDocIds):
         out = Run(
             self.query_ids, None, self.q[keep], None, self.score[keep], self.scored,
             self.name, self.unique_docs, docs=self.docs.take(keep),
+            spans=None if self.spans is None else self.spans.take(keep),
         )  # fmt: skip
         out.failures = dict(self.failures)
         return out

@@ -30,7 +30,8 @@ def _rule(v: Any) -> str:
     if v.margin is not None:
         bits.append(f"drop <= {v.margin:g}")
     if v.floor is not None:
-        bits.append(f">= {v.floor:g}")
+        check = getattr(v, "floor_check", None)
+        bits.append(f">= {v.floor:g}" + (f" ({check['confidence']:.0%} bound)" if check else ""))
     return ", ".join(bits)
 
 

@@ -20,6 +20,7 @@ from ..metrics import parse_metric
 from . import svg
 from .cells import cells, fmt_p
 from .drill import drill_section
+from .estimate import estimate_html
 from .fusion import fusion_html
 from .html_queries import differ_table, pairs_for, per_query_table, td, worst_table
 from .notes import notes
@@ -261,6 +262,7 @@ def to_html(
         f"{_comparisons_table(report)}"
         f"{_run_info(report)}"
         f"{fusion_html(report.metadata['fusion']) if report.metadata.get('fusion') else ''}"
+        f"{estimate_html(report.metadata['estimate']) if report.metadata.get('estimate') else ''}"
         f'<h2>By metric</h2><label>Metric <select class="metric-select">{options}</select>'
         f"</label>{groups}"
         f"{drill_section(report)}{per_query_table(report, max_rows)}"

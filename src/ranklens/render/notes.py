@@ -139,15 +139,70 @@ def power_note(report: Report, digits: int = 3) -> Note | None:
     )
 
 
+def estimate_note(report: Report, digits: int = 3) -> Note | None:
+    """An estimate without full labels attached to the report (``metadata["estimate"]``,
+    :meth:`ranklens.estimation.Estimate.attach`): per run, each metric's judge-only value
+    beside the calibrated PPI++ one, with intervals."""
+    e = report.metadata.get("estimate") or {}
+    rows = [r for r in e.get("rows", []) if r.get("kind") == "run"]
+    if not rows:
+        return None
+
+    def iv(d: dict) -> str:
+        return f"{d['value']:.{digits}f} [{d['lo']:.{digits}f}, {d['hi']:.{digits}f}]"
+
+    runs = [
+        f"{r['target']} {r['metric']}: judge only {iv(r['naive'])}, PPI++ {iv(r['ppi++'])}"
+        for r in rows
+    ]
+    return Note(
+        "estimate",
+        f"Estimated without full labels ({e.get('n')} human-labelled queries calibrating "
+        f"{(e.get('judge') or {}).get('source')} on {e.get('N')} more; "
+        f"{e.get('confidence', 0.95):.0%} intervals):",
+        runs,
+    )
+
+
+def targets_note(report: Report, digits: int = 4) -> Note | None:
+    """Each run's verdicts against the profile's targets (``compare(..., profile=...)``):
+    met, missed or not yet known, on one line per run; the bounds, the queries that would
+    settle each and the level and methods of the bounds in the details."""
+    verdicts = report.target_verdicts
+    if not verdicts:
+        return None
+    saved = report.metadata.get("targets") or {}
+    name = (saved.get("profile") or {}).get("name", "targets")
+    runs, details = [], []
+    for run, vs in verdicts.items():
+        short, shown = [], []
+        for v in vs:
+            more = f"; about {v.further:,} more queries would settle it" if v.further else ""
+            beyond = v.attainable is not None and v.reason().startswith("cannot")
+            more = f"; {v.reason()}" if beyond else more
+            short.append(f"{v.metric} {v.op} {v.target:g} {v.word}")
+            shown.append(
+                f"{v.metric} {v.op} {v.target:g} {v.word} ({fmt(v.value, digits)}, bounds "
+                f"[{fmt(v.lower, digits)}, {fmt(v.upper, digits)}]{more})"
+            )
+        runs.append(f"{run}: " + ", ".join(short))
+        details.append(f"{run}: " + "; ".join(shown))
+    first = next(iter(verdicts.values()))
+    method = first[0].summary([v for vs in verdicts.values() for v in vs]) if first else ""
+    return Note("targets", f"Targets of profile {name} ({method}):", runs, details)
+
+
 def _more(n: int) -> str:
     return f" (and {n} more {'metric' if n == 1 else 'metrics'})" if n > 0 else ""
 
 
 def notes(report: Report) -> list[Note]:
     """Every note of a report, in order: significance and intervals, what judging counted,
-    the range over tie orders, the unjudged documents and the power."""
+    the range over tie orders, the unjudged documents, the power and an estimate without
+    full labels."""
     found = (significance_note(report), counts_note(report), ties_note(report),
-             holes_note(report), power_note(report))  # fmt: skip
+             holes_note(report), power_note(report), estimate_note(report),
+             targets_note(report))  # fmt: skip
     return [n for n in found if n is not None]
 
 

@@ -37,16 +37,24 @@ def to_hit(doc: Document) -> Hit:
 
 def to_light(doc: Document, needs: frozenset) -> tuple:
     """A Document as a :data:`~ranklens.capture.hits.LightHit` (this package's
-    :data:`~ranklens.capture.hits.Converter`); the parent is ``meta["source_id"]``."""
+    :data:`~ranklens.capture.hits.Converter`); the parent is ``meta["source_id"]`` and the
+    chunk's character range starts at ``meta["split_idx_start"]``, both set by
+    ``DocumentSplitter``."""
     meta = doc.meta or {}
     parent = meta.get("source_id") if "parent" in needs else None
-    return (
+    light = (
         doc.id,
         doc.score,
         doc.content,
         None if parent is None else str(parent),
         dict(meta) if "metadata" in needs else None,
     )
+    if "positions" in needs:
+        start = meta.get("split_idx_start")  # DocumentSplitter's offset in its source
+        text = doc.content
+        end = start + len(text) if isinstance(start, int) and text is not None else None
+        return (*light, (start, end))
+    return light
 
 
 class HaystackRetriever(RetrieverAdapter):

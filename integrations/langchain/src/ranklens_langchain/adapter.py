@@ -42,7 +42,9 @@ def to_hit(item: Any) -> Hit:
 def to_light(item: Any, needs: frozenset) -> tuple:
     """A Document (or ``(Document, score)`` pair) as a
     :data:`~ranklens.capture.hits.LightHit` (this package's
-    :data:`~ranklens.capture.hits.Converter`), read as :func:`to_hit` reads it."""
+    :data:`~ranklens.capture.hits.Converter`), read as :func:`to_hit` reads it; the
+    chunk's character range is ``metadata["start_index"]`` (which text splitters set with
+    ``add_start_index=True``) and its length."""
     if type(item) is tuple:
         item, score = item
     else:
@@ -62,7 +64,12 @@ def to_light(item: Any, needs: frozenset) -> tuple:
             if v is not None and v != "":
                 parent = str(v)
                 break
-    return (item.id, score, item.page_content, parent, dict(meta) if "metadata" in needs else None)
+    light = (item.id, score, item.page_content, parent, dict(meta) if "metadata" in needs else None)
+    if "positions" in needs:
+        start = meta.get("start_index")  # text splitters' add_start_index=True
+        end = start + len(item.page_content) if isinstance(start, int) else None
+        return (*light, (start, end))
+    return light
 
 
 def _truly_async(runnable: Runnable) -> bool:

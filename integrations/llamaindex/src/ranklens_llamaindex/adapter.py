@@ -32,15 +32,21 @@ def to_hit(item: NodeWithScore) -> Hit:
 
 def to_light(item: NodeWithScore, needs: frozenset) -> tuple:
     """A node as a :data:`~ranklens.capture.hits.LightHit` (this package's
-    :data:`~ranklens.capture.hits.Converter`); the parent is ``ref_doc_id``."""
+    :data:`~ranklens.capture.hits.Converter`); the parent is ``ref_doc_id``, and the
+    chunk's character range in it ``start_char_idx``/``end_char_idx`` (which LlamaIndex's
+    node parsers set)."""
     node = item.node
-    return (
+    light = (
         node.id_,  # the field behind node_id, without the property's cost
         item.score,
         getattr(node, "text", None),
         node.ref_doc_id if "parent" in needs else None,
         dict(node.metadata or {}) if "metadata" in needs else None,
     )
+    if "positions" in needs:
+        start = getattr(node, "start_char_idx", None)
+        return (*light, (start, getattr(node, "end_char_idx", None)))
+    return light
 
 
 def _truly_async(retriever: BaseRetriever) -> bool:

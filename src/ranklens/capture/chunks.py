@@ -1,0 +1,52 @@
+"""Runs of chunks from captured retrievals: every hit a retriever returned (not only the
+first of each document), with its source document and character range, for span labels
+(:func:`chunk_run`; ``RunResult.chunk_run()``, ``Recorder.chunk_run()``).
+
+A chunk's source document is what ``key`` names (``"parent"``, ``"meta.doc_id"``, a
+function); under the default key ``"id"``, its parent when the hit has one, else its own
+id. The chunks keep the retriever's order (ranks as returned).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..model import Run
+from .hits import Hit, KeyLike, key_function
+from .records import Retrieval
+
+
+def chunk_run(records: Iterable[tuple[str, Retrieval]], key: KeyLike, name: str) -> Run:
+    """The chunks of ``records`` (``(label query id, record)`` pairs) as a run of chunks;
+    failed retrievals are recorded as the run's failures."""
+    doc_of = _source(key)
+    chunks: dict[str, list[dict[str, Any]]] = {}
+    failures: dict[str, dict[str, Any]] = {}
+    for qid, rec in records:
+        if not rec.ok:
+            failures[qid] = dict(rec.error or {})
+            continue
+        rows = []
+        for j, raw in enumerate(rec.hits or []):
+            hit = Hit.from_json(raw)
+            rows.append({
+                "id": hit.id if hit.id is not None else f"{qid}#{j}",
+                "doc_id": doc_of(hit),
+                "start": hit.start,
+                "end": hit.end,
+                "text": hit.text,
+                "chars": raw.get("chars"),
+            })  # fmt: skip
+        chunks[qid] = rows
+    run = Run.from_chunks(chunks, name=name, ranked=True)
+    run.failures = failures
+    return run
+
+
+def _source(key: KeyLike) -> Any:
+    """A chunk's source document under ``key`` (see the module docstring)."""
+    if key == "id":
+        return lambda h: h.parent if h.parent is not None else h.id
+    fn = key_function(key)
+    return fn

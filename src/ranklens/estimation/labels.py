@@ -1,0 +1,128 @@
+"""The two label sets an estimate needs: the judge's grades of every run's top ``depth``
+(one judge through :func:`ranklens.assess`, or an ensemble combined per pair) and the
+human sample that calibrates them; and per query the metric on each."""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, RanklensWarning
+from ..evaluation import evaluate
+from ..io import coerce_qrels
+from ..judgments import Assessment, Pool, PoolPair, assess
+from ..model import Qrels, Run
+
+COMBINE = ("majority", "mean", "median")
+
+
+def top_pairs(dataset: Any, runs: Mapping[str, Run], depth: int) -> list[PoolPair]:
+    """Every (query, document) pair in any run's top ``depth`` for the dataset's queries,
+    with both texts; a retrieved document without text is an error naming it."""
+    found: dict[tuple[str, str], dict[str, int]] = {}
+    for name, run in runs.items():
+        for q, docs in run.top(depth).to_lists().items():
+            if q in dataset.queries:
+                for rank, d in enumerate(docs, 1):
+                    found.setdefault((q, d), {})[name] = rank
+    corpus = dataset.corpus or {}
+    missing = [d for _, d in found if d not in corpus]
+    if missing:
+        raise InputError(
+            f"{len(missing)} retrieved documents have no text in the dataset's corpus, e.g. "
+            f"{missing[0]!r}: the judge cannot read them (give a dataset with its corpus)"
+        )
+    return [
+        PoolPair(q, d, ranks, dataset.queries[q], corpus[d].get("text", ""))
+        for (q, d), ranks in found.items()
+    ]
+
+
+def judge_labels(
+    pairs: list[PoolPair],
+    judges: Sequence[Callable[..., Any]],
+    combine: str,
+    cache: str | Path | None,
+    **assess_options: Any,
+) -> tuple[Qrels, list[Assessment]]:
+    """Each judge's assessment of ``pairs`` (resumable: ``cache`` is the log, one per
+    judge of an ensemble, ``name-<i>.jsonl``), and the grades combined per pair."""
+    if combine not in COMBINE:
+        raise InputError(f"combine must be one of {', '.join(COMBINE)}, got {combine!r}")
+    pool = Pool(pairs)
+    out = []
+    for i, j in enumerate(judges):
+        log = None
+        if cache is not None:
+            p = Path(cache)
+            log = p if len(judges) == 1 else p.with_name(f"{p.stem}-{i}{p.suffix or '.jsonl'}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RanklensWarning)
+            out.append(assess(pool, j, cache=log, **assess_options))
+    if len(out) == 1:
+        return out[0].qrels, out
+    return combined([a.grades for a in out], combine), out
+
+
+def combined(grades: Sequence[Mapping[tuple[str, str], int]], how: str) -> Qrels:
+    """An ensemble's grade per pair from its members' (those that answered): the most
+    frequent (ties to the lower grade), the rounded mean (halves up) or the lower median."""
+    keys = sorted(set().union(*grades))
+    q, d, g = [], [], []
+    for key in keys:
+        got = sorted(m[key] for m in grades if key in m)
+        if how == "majority":
+            c = Counter(got)
+            top = max(c.values())
+            grade = min(x for x, k in c.items() if k == top)
+        elif how == "mean":
+            grade = int(np.floor(np.mean(got) + 0.5))
+        else:
+            grade = got[(len(got) - 1) // 2]
+        q.append(key[0])
+        d.append(key[1])
+        g.append(grade)
+    return Qrels.from_arrays(q, d, g, source=f"judge ensemble ({how})")
+
+
+def human_labels(human: Any, dataset: Any, seed: int) -> Qrels:
+    """The human sample: labels (anything :func:`ranklens.evaluate` takes, or an
+    ``Assessment``), a list of query ids (their labels taken from the dataset), or a
+    number of queries drawn from the dataset's labels at random (``seed``)."""
+    if isinstance(human, Assessment):
+        return human.qrels
+    if isinstance(human, (int, np.integer)) and not isinstance(human, bool):
+        pool = sorted(str(q) for q in dataset.qrels.query_ids)
+        if human > len(pool):
+            raise InputError(f"human={human} queries asked, the dataset labels {len(pool)}")
+        pick = np.random.default_rng(seed).choice(len(pool), int(human), replace=False)
+        return dataset.qrels.subset([pool[i] for i in sorted(pick)])
+    if isinstance(human, (list, tuple, set)) and all(isinstance(x, str) for x in human):
+        unknown = [q for q in human if q not in set(map(str, dataset.qrels.query_ids))]
+        if unknown:
+            raise InputError(f"{len(unknown)} human query ids have no labels, e.g. {unknown[0]!r}")
+        return dataset.qrels.subset(list(human))
+    return coerce_qrels(human)
+
+
+def per_query(
+    qrels: Qrels, run: Run, metrics: list[str], queries: list[str], level: int
+) -> np.ndarray:
+    """``(len(queries), len(metrics))``: each metric per query on these labels (a query
+    the labels do not hold is 0: nothing it retrieved is relevant)."""
+    out = np.zeros((len(queries), len(metrics)))
+    if not len(qrels):
+        return out
+    ev = evaluate(qrels, run, metrics, relevance_level=level)
+    at = {q: i for i, q in enumerate(queries)}
+    rows = [(at[q], i) for i, q in enumerate(ev.query_ids) if q in at]
+    if rows:
+        dst, src = map(list, zip(*rows))
+        for j, m in enumerate(metrics):
+            out[dst, j] = ev.per_query[m][src]
+    return out

@@ -1,0 +1,138 @@
+"""``ranklens.plan_labels``: how many human-labelled queries an interval of a given width
+needs, with the judge (PPI++) and without it (:func:`~ranklens.estimation.ppi.labels_needed`
+has the formulas)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .ppi import labels_needed
+
+
+@dataclass
+class LabelPlan:
+    """Per target and metric: ``human_only`` (labels for the width without a judge),
+    ``ppi`` (with the judge, when ``queries`` queries exist in all; None when no number
+    below that reaches the width), ``ppi_unlimited`` (with unlimited judged queries), from
+    the pilot's ``sd_human``, ``sd_judge`` and ``corr``."""
+
+    width: float
+    confidence: float
+    queries: int | None
+    rows: list[dict[str, Any]]
+
+    def needed(self, target: str | None = None, metric: str | None = None) -> int | None:
+        """Labels PPI++ needs for one row (the first when not named)."""
+        for r in self.rows:
+            if target in (None, r["target"]) and metric in (None, r["metric"]):
+                return r["ppi"]
+        raise KeyError(f"no plan for {target!r}, {metric!r}")
+
+    def __str__(self) -> str:
+        head = (
+            f"Human-labelled queries for a {self.confidence:.0%} interval {self.width:g} "
+            f"wide (± {self.width / 2:g})"
+            + (f", with {self.queries} queries in all" if self.queries else "")
+            + ":"
+        )
+        lines = [head]
+        for r in self.rows:
+            with_judge = (
+                f"{r['ppi']} with the judge"
+                if r["ppi"] is not None
+                else "not reachable with the judge at this many queries"
+            )
+            lines.append(
+                f"  {r['target']} {r['metric']}: {r['human_only']} without a judge, "
+                f"{with_judge} ({r['ppi_unlimited']} with unlimited judged queries; "
+                f"correlation {r['corr']:.2f})"
+            )
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "width": self.width,
+            "confidence": self.confidence,
+            "queries": self.queries,
+            "rows": self.rows,
+        }
+
+
+def plan_labels(
+    estimate: Any = None,
+    width: float = 0.1,
+    *,
+    target: str | None = None,
+    metric: str | None = None,
+    confidence: float | None = None,
+    queries: int | None = None,
+    sd: float | None = None,
+    sd_judge: float | None = None,
+    corr: float | None = None,
+) -> LabelPlan:
+    """How many human-labelled queries an interval ``width`` wide (``hi − lo``) needs.
+
+    From a pilot :class:`~ranklens.estimation.Estimate` (its human and judge standard
+    deviations and their correlation, per run, difference and metric; ``target``/``metric``
+    keep one), or from guesses: ``sd`` (of the metric per query), ``sd_judge`` (default
+    ``sd``) and ``corr`` (the judge's correlation with people). ``queries``: how many
+    queries exist in all (default: the pilot's); labelling ``n`` of them leaves the rest
+    to the judge alone. ``confidence``: default the pilot's, else 0.95.
+
+    >>> plan = plan_labels(width=0.1, sd=0.3, corr=0.8, queries=1000)
+    >>> plan.rows[0]["human_only"], plan.rows[0]["ppi"]
+    (139, 55)
+    """
+    if estimate is None:
+        if sd is None or corr is None:
+            raise InputError("give a pilot estimate, or sd= and corr= (and queries=)")
+        if not -1 <= corr <= 1:
+            raise InputError(f"corr must be between -1 and 1, got {corr}")
+        pilot = [
+            {
+                "target": "metric",
+                "metric": metric or "",
+                "sd_human": sd,
+                "sd_judge": sd if sd_judge is None else sd_judge,
+                "corr": corr,
+            }
+        ]
+        conf = confidence or 0.95
+    else:
+        conf = confidence or estimate.confidence
+        total = estimate.n + estimate.big_n
+        queries = queries or total
+        pilot = [
+            {
+                "target": r["target"],
+                "metric": r["metric"],
+                "sd_human": r["human"]["se"] * math.sqrt(estimate.n),
+                "sd_judge": r["naive"]["se"] * math.sqrt(total),
+                "corr": r["corr"] or 0.0,
+            }
+            for r in estimate.rows
+            if target in (None, r["target"]) and metric in (None, r["metric"])
+        ]
+        if not pilot:
+            raise InputError(f"the estimate has no row for {target!r}, {metric!r}")
+    sy = np.array([p["sd_human"] for p in pilot])
+    sf = np.array([p["sd_judge"] for p in pilot])
+    rho = np.array([p["corr"] for p in pilot])
+    classic, with_judge, unlimited = labels_needed(width, sy, sf, rho, queries, conf)
+    rows = []
+    for p, c, w, u in zip(pilot, classic, with_judge, unlimited):
+        rows.append(
+            {
+                **p,
+                "width": width,
+                "human_only": max(int(c), 2),
+                "ppi": None if w < 0 else int(w),
+                "ppi_unlimited": max(int(u), 2),
+            }
+        )
+    return LabelPlan(width, conf, queries, rows)

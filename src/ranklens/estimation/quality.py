@@ -1,0 +1,174 @@
+"""How far a model judge can be trusted, measured: agreement with people per grade, and
+whether its grade moves when nothing relevant changes (position and length bias).
+
+* Agreement per grade: for each human grade ``g``, the pairs people graded ``g``, the share
+  the judge graded ``g`` too (its recall of ``g``) and the judge's mean grade there; with
+  Cohen's kappa (:func:`ranklens.agreement`).
+* Position bias: the same pair shown with the passage before and after an unrelated
+  filler passage (``passage + filler`` vs ``filler + passage``); an unbiased judge grades
+  both alike (cf. Zheng et al., *Judging LLM-as-a-judge with MT-Bench and Chatbot
+  Arena*, NeurIPS 2023, on position and verbosity bias).
+* Length bias: the passage alone vs padded with the filler (twice as long, nothing more
+  relevant).
+
+Each bias is the mean grade change with a CLT interval and an exact two-sided sign test
+over the pairs whose grade changed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..judgments import PoolPair, agreement, assess
+from ..judgments.pool import Pool
+from .ppi import z_value
+
+SEP = "\n\n"
+
+
+def per_grade(human: dict[tuple[str, str], int], judge: dict[tuple[str, str], int]) -> list[dict]:
+    """Per human grade: ``grade``, ``pairs``, ``same`` (share graded alike), ``judge_mean``."""
+    out = []
+    for g in sorted(set(human.values())):
+        keys = [k for k, v in human.items() if v == g and k in judge]
+        if not keys:
+            continue
+        got = np.array([judge[k] for k in keys], dtype=np.float64)
+        out.append(
+            {
+                "grade": g,
+                "pairs": len(keys),
+                "same": float(np.mean(got == g)),
+                "judge_mean": float(got.mean()),
+            }
+        )
+    return out
+
+
+def quality(human: Any, judge: Any, names: tuple[str, str] = ("human", "judge")) -> dict:
+    """Agreement of ``judge`` with ``human`` labels (Qrels-like) on the pairs both graded:
+    ``n``, kappa, linear weighted kappa, observed agreement, per grade (see the module
+    docstring); ``{"n": 0}`` when they share no pair."""
+    try:
+        a = agreement(human, judge, names=names)
+    except Exception:  # no shared pair
+        return {"n": 0}
+    from ..io import coerce_qrels
+
+    h = {(q, d): g for q, docs in coerce_qrels(human).to_dict().items() for d, g in docs.items()}
+    j = {(q, d): g for q, docs in coerce_qrels(judge).to_dict().items() for d, g in docs.items()}
+    return {
+        "n": a.n,
+        "kappa": a.kappa,
+        "weighted_kappa": a.weighted_kappa,
+        "observed": a.observed,
+        "per_grade": per_grade(h, j),
+        "confusion": a.confusion,
+        "grades": a.grades,
+    }
+
+
+@dataclass
+class BiasCheck:
+    """``position`` and ``length``: each ``{"pairs", "changed", "mean_shift", "lo", "hi",
+    "p_value"}`` (shift: grade when the passage comes first minus when it comes last;
+    padded minus alone); ``failures``: judge calls that failed."""
+
+    position: dict[str, float]
+    length: dict[str, float]
+    failures: int
+
+    def __str__(self) -> str:
+        def one(name: str, d: dict, what: str) -> str:
+            return (
+                f"{name}: {d['changed']} of {d['pairs']} pairs changed grade ({what}); mean "
+                f"shift {d['mean_shift']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}], sign test "
+                f"p = {d['p_value']:.3g}"
+            )
+
+        return "\n".join(
+            [
+                one("position", self.position, "passage first vs last"),
+                one("length", self.length, "padded vs alone"),
+            ]
+            + ([f"({self.failures} judge calls failed, left out)"] if self.failures else [])
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"position": self.position, "length": self.length, "failures": self.failures}
+
+
+def judge_bias(
+    judge: Callable[..., Any],
+    pairs: Iterable[PoolPair],
+    *,
+    confidence: float = 0.95,
+    **assess_options: Any,
+) -> BiasCheck:
+    """Show ``judge`` each pair (with query and passage text) four ways: passage then a
+    filler, filler then passage, alone, and padded; the filler of pair ``i`` is the
+    passage of pair ``i + 1`` (of another query where possible). Returns a
+    :class:`BiasCheck` (see the module docstring); the calls go through
+    :func:`ranklens.assess` (``cache=`` resumes them)."""
+    pairs = [p for p in pairs if p.query is not None and p.text is not None]
+    if len(pairs) < 2:
+        from ..errors import InputError
+
+        raise InputError("a bias check needs at least 2 pairs with query and passage text")
+    shown = []
+    for i, p in enumerate(pairs):
+        filler = next(
+            (o.text for o in pairs[i + 1 :] + pairs[:i] if o.query_id != p.query_id),
+            pairs[(i + 1) % len(pairs)].text,
+        )
+        for form, text in (
+            ("first", p.text + SEP + filler),
+            ("last", filler + SEP + p.text),
+            ("alone", p.text),
+            ("padded", p.text + SEP + filler),
+        ):
+            shown.append(PoolPair(p.query_id, f"{p.doc_id}\u241f{form}", {}, p.query, text))
+    a = assess(Pool(shown), judge, **assess_options)
+    g = a.grades
+
+    def shift(x: str, y: str) -> dict[str, float]:
+        keys = [
+            ((p.query_id, f"{p.doc_id}\u241f{x}"), (p.query_id, f"{p.doc_id}\u241f{y}"))
+            for p in pairs
+        ]
+        d = np.array([g[a] - g[b] for a, b in keys if a in g and b in g], dtype=np.float64)
+        if not len(d):
+            return {
+                "pairs": 0,
+                "changed": 0,
+                "mean_shift": math.nan,
+                "lo": math.nan,
+                "hi": math.nan,
+                "p_value": math.nan,
+            }
+        half = z_value(confidence) * d.std() / math.sqrt(len(d))
+        return {
+            "pairs": len(d),
+            "changed": int(np.count_nonzero(d)),
+            "mean_shift": float(d.mean()),
+            "lo": float(d.mean() - half),
+            "hi": float(d.mean() + half),
+            "p_value": sign_test(d),
+        }
+
+    return BiasCheck(shift("first", "last"), shift("padded", "alone"), len(a.failures))
+
+
+def sign_test(d: np.ndarray) -> float:
+    """Exact two-sided sign test of the non-zero differences (1 when none)."""
+    from scipy.stats import binomtest
+
+    pos, neg = int(np.sum(d > 0)), int(np.sum(d < 0))
+    if pos + neg == 0:
+        return 1.0
+    return float(binomtest(pos, pos + neg, 0.5).pvalue)

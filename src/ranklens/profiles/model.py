@@ -1,0 +1,278 @@
+"""What a use-case profile is: the metrics that fit a use case (each with why), the targets
+it sets (each with why and the source of the number) and the published typical values it
+quotes (each with its reference). A profile is data, like a judging convention: frozen,
+checked when it is made, derived with :meth:`Profile.with_targets`.
+
+A target is ``metric >= value`` (or ``<=`` for a metric where less is better, such as the
+share of unjudged documents); its ``source`` is a reference, or :data:`RULE_OF_THUMB` where
+no published source exists. Every metric named must parse, be averaged over queries (a
+verdict is about a mean) and, for a target, the value must lie in the metric's range.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..errors import InputError, MetricNameError
+from ..metrics import Metric, parse_metric
+
+RULE_OF_THUMB = "rule of thumb"
+"""The source of a target that no publication gives: a common practitioners' value."""
+
+OPERATORS = (">=", "<=")
+
+UNIT_RANGE = frozenset({
+    "P", "recall", "f1", "success", "rr", "ap", "gm_ap", "ndcg", "rprec", "bpref", "gm_bpref",
+    "err", "rbp", "judged", "set_P", "set_recall", "set_F", "relative_P", "iprec",
+    "Rprec_mult", "unj", "set_map", "set_relative_P", "11pt_avg", "infAP", "binG", "ndcg_rel",
+    "yaap", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "alpha_ndcg", "nerr_ia", "nnrbp",
+    "p_ia", "ap_ia", "strec",
+})  # fmt: skip
+"""Families whose per-query values lie in [0, 1]."""
+
+
+def metric_range(metric: Metric) -> tuple[float, float] | None:
+    """``(0.0, 1.0)`` for a metric whose per-query values lie in [0, 1], else None
+    (DCG, counts, utility: no bound known in advance)."""
+    return (0.0, 1.0) if metric.family in UNIT_RANGE else None
+
+
+def is_binary(metric: Metric) -> bool:
+    """Whether every per-query value is 0 or 1 by the metric's definition: success@k (hit
+    rate), P@1 and RR@1 (trec_eval's forms; not a granular success)."""
+    params = dict(metric.params)
+    if metric.family == "success":
+        return not params.get("granular", False)
+    return metric.family in ("P", "rr") and metric.k == 1 and not params.get("granular", False)
+
+
+def checked_metric(name: str, where: str) -> Metric:
+    """``name`` parsed, with an error naming ``where`` it was declared."""
+    try:
+        metric = parse_metric(name)
+    except MetricNameError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    if metric.aggregate != "mean":
+        raise InputError(
+            f"{where}: {metric.name} is aggregated as a {metric.aggregate}, not a mean over "
+            "queries; a profile names metrics averaged over queries"
+        )
+    return metric
+
+
+@dataclass(frozen=True)
+class MetricUse:
+    """A metric a profile names, and why it fits the use case (one line)."""
+
+    metric: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Target:
+    """``metric op value`` (``op`` is ``>=`` or ``<=``), why, and where the number comes
+    from (a reference, or :data:`RULE_OF_THUMB`)."""
+
+    metric: str
+    value: float
+    why: str = ""
+    source: str = RULE_OF_THUMB
+    op: str = ">="
+
+    def __str__(self) -> str:
+        return f"{self.metric} {self.op} {self.value:g}"
+
+    @property
+    def rule_of_thumb(self) -> bool:
+        return self.source.strip().lower() == RULE_OF_THUMB
+
+
+@dataclass(frozen=True)
+class Typical:
+    """A published value of ``metric``: ``system`` on ``dataset``, from ``source``."""
+
+    metric: str
+    value: float
+    system: str
+    dataset: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A use case: its ``metrics`` (each with why), ``targets``, published ``typical``
+    values, a ``title`` and a one-line ``summary``. ``origin`` says where it was declared
+    (``built-in``, a file, ``python``).
+
+    >>> p = Profile("support-bot", "Support bot", "one answer",
+    ...             targets=[Target("mrr@10", 0.8, "the answer first")])
+    >>> [m.metric for m in p.metrics], str(p.targets[0])
+    (['mrr@10'], 'mrr@10 >= 0.8')
+    """
+
+    name: str
+    title: str = ""
+    summary: str = ""
+    metrics: tuple[MetricUse, ...] = ()
+    targets: tuple[Target, ...] = ()
+    typical: tuple[Typical, ...] = ()
+    origin: str = "python"
+    notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        where = f"profile {self.name!r}"
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InputError(f"a profile needs a name, got {self.name!r}")
+        uses = [m if isinstance(m, MetricUse) else MetricUse(str(m)) for m in self.metrics]
+        seen: dict[str, MetricUse] = {}  # by canonical name: P_1 and P@1 are one metric
+        for use in uses:
+            metric = checked_metric(use.metric, f"{where}: metric {use.metric!r}")
+            if str(metric) in seen:
+                raise InputError(f"{where}: metric {metric.name!r} is named twice")
+            seen[str(metric)] = replace(use, metric=metric.name)
+        targets: dict[str, Target] = {}
+        for t in self.targets:
+            checked = _checked_target(t, where)
+            key = str(parse_metric(checked.metric))
+            if key in targets:
+                raise InputError(f"{where}: two targets for {checked.metric!r}")
+            targets[key] = checked
+            if key not in seen:
+                seen[key] = MetricUse(checked.metric, checked.why)
+        for t in self.typical:
+            checked_metric(t.metric, f"{where}: typical value of {t.metric!r}")
+            if not t.source.strip():
+                raise InputError(f"{where}: the typical value {t.metric} = {t.value} has no source")
+        object.__setattr__(self, "metrics", tuple(seen.values()))
+        object.__setattr__(self, "targets", tuple(targets.values()))
+        object.__setattr__(self, "typical", tuple(self.typical))
+        object.__setattr__(self, "notes", tuple(self.notes))
+
+    @property
+    def metric_names(self) -> list[str]:
+        """Every metric the profile names, targets' metrics included, in order."""
+        return [m.metric for m in self.metrics]
+
+    def target(self, metric: str) -> Target | None:
+        """The target on ``metric`` (any spelling that parses to the same name), or None."""
+        key = str(parse_metric(metric))
+        return next((t for t in self.targets if str(parse_metric(t.metric)) == key), None)
+
+    def with_targets(
+        self,
+        targets: Mapping[str, Any] | None = None,
+        *,
+        source: str = "set by the user",
+        name: str | None = None,
+        **changes: Any,
+    ) -> Profile:
+        """A derived profile whose targets are overridden or added: ``{"mrr@10": 0.85}``,
+        ``{"unj@10": ("<=", 0.1)}``, ``{"P@1": Target(...)}`` or ``{"P@1": {"value": 0.8,
+        "why": ..., "source": ...}}``; a target set to None is removed. An override keeps
+        the target's why and operator unless it gives its own; its source is ``source``
+        unless it names one."""
+        current = {str(parse_metric(t.metric)): t for t in self.targets}
+        for key, spec in (targets or {}).items():
+            metric = checked_metric(key, f"profile {self.name!r}: target {key!r}")
+            ident = str(metric)
+            if spec is None:
+                current.pop(ident, None)
+                continue
+            previous = current.get(ident)
+            shown = previous.metric if previous else metric.name
+            current[ident] = coerce_target(shown, spec, previous, source)
+        return replace(self, name=name or self.name, targets=tuple(current.values()), **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The declaration as JSON-ready data (reports carry it, so a saved report says
+        what its verdicts were measured against)."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "summary": self.summary,
+            "origin": self.origin,
+            "metrics": [{"metric": m.metric, "why": m.why} for m in self.metrics],
+            "targets": [vars(t).copy() for t in self.targets],
+            "typical": [vars(t).copy() for t in self.typical],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Profile:
+        """Rebuild a profile from :meth:`to_dict` output."""
+        return cls(
+            name=data["name"],
+            title=data.get("title", ""),
+            summary=data.get("summary", ""),
+            origin=data.get("origin", "python"),
+            metrics=tuple(
+                MetricUse(m["metric"], m.get("why", "")) for m in data.get("metrics", [])
+            ),
+            targets=tuple(Target(**t) for t in data.get("targets", ())),
+            typical=tuple(Typical(**t) for t in data.get("typical", ())),
+            notes=tuple(data.get("notes", ())),
+        )
+
+
+def coerce_target(
+    metric: str, spec: Any, previous: Target | None = None, source: str = "set by the user"
+) -> Target:
+    """A :class:`Target` on ``metric`` from a number, ``(op, value)``, a mapping of
+    Target's fields (``value`` or ``at_least``/``at_most``) or a Target."""
+    why = previous.why if previous else ""
+    if isinstance(spec, Target):
+        return replace(spec, metric=metric)
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        op = previous.op if previous else ">="
+        return Target(metric, float(spec), why, source, op)
+    if isinstance(spec, (tuple, list)) and len(spec) == 2:
+        return Target(metric, _number(spec[1], metric), why, source, str(spec[0]))
+    if isinstance(spec, Mapping):
+        fields_ = dict(spec)
+        unknown = set(fields_) - {"value", "at_least", "at_most", "op", "why", "source"}
+        if unknown:
+            raise InputError(
+                f"target {metric!r}: unknown field(s) {', '.join(sorted(unknown))}; a target "
+                "takes at_least (or at_most, or value with op), why and source"
+            )
+        bounds = [k for k in ("value", "at_least", "at_most") if k in fields_]
+        if len(bounds) != 1:
+            raise InputError(f"target {metric!r}: give one of at_least, at_most or value")
+        op = {"at_least": ">=", "at_most": "<="}.get(bounds[0], fields_.get("op", ">="))
+        return Target(
+            metric,
+            _number(fields_[bounds[0]], metric),
+            str(fields_.get("why", why)),
+            str(fields_.get("source", source)),
+            str(op),
+        )
+    raise InputError(
+        f"target {metric!r}: expected a number, (op, number), a mapping or a Target, got {spec!r}"
+    )
+
+
+def _number(value: Any, metric: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"target {metric!r}: the value must be a number, got {value!r}")
+    return float(value)
+
+
+def _checked_target(t: Target, where: str) -> Target:
+    metric = checked_metric(t.metric, f"{where}: target {t.metric!r}")
+    what = f"{where}: target {metric.name}"
+    if t.op not in OPERATORS:
+        raise InputError(f"{what}: the operator must be '>=' or '<=', got {t.op!r}")
+    value = t.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"{what}: the value must be a finite number, got {value!r}")
+    bounds = metric_range(metric)
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise InputError(
+            f"{what} {t.op} {value:g}: outside the metric's range [{bounds[0]:g}, {bounds[1]:g}]"
+        )
+    if not t.source.strip():
+        raise InputError(f"{what}: no source; write the reference, or {RULE_OF_THUMB!r}")
+    return replace(t, metric=metric.name, value=float(value))

@@ -1,0 +1,265 @@
+"""``ranklens.synthesize``: a test set from a corpus with any question generator (an LLM
+call), run with the runner's machinery, every question keeping its provenance and every
+filter counted.
+
+Each passage is one runner "query" (its id the JSON of ``[doc_id, start, end]``, its text
+the passage), so concurrency, the timeout per attempt, retries with backoff and the
+resumable JSONL log come from :func:`ranklens.run`: a passage the generator answered is
+never asked again on resume (a passage whose text changed is), and a generator that
+raises, hangs or answers junk fails that passage only, recorded with its error.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import threading
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..capture import Hit, RetrieverAdapter
+from ..capture import run as run_items
+from ..capture.identity import state_digest
+from ..capture.runner import TRANSIENT
+from ..errors import InputError, RanklensWarning, RunFailuresWarning
+from .corpus import documents, passages
+from .filters import apply_filters
+from .parse import candidates, locate
+from .provenance import Provenance, ProvenanceRow
+from .result import Synthesis
+
+
+class GeneratorAdapter(RetrieverAdapter):
+    """A generator as the runner sees it: one "retrieval" per passage, answering a single
+    hit whose id is the generator's output as JSON (junk is kept as its ``repr``)."""
+
+    def __init__(self, generate: Callable[..., Any], name: str):
+        self.generate, self.name = generate, name
+        self.calls = 0
+        self._lock = threading.Lock()
+        self.is_async = inspect.iscoroutinefunction(generate) or inspect.iscoroutinefunction(
+            getattr(generate, "__call__", None)  # noqa: B004 - an object with an async __call__
+        )
+
+    def _count(self) -> None:
+        with self._lock:
+            self.calls += 1
+
+    def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        self._count()
+        return [Hit(encode(self.generate(query)))]
+
+    async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
+        self._count()
+        return [Hit(encode(await self.generate(query)))]
+
+    def config(self) -> dict[str, Any]:
+        fn = getattr(self.generate, "func", self.generate)
+        return {
+            "generator": f"{getattr(fn, '__module__', '?')}."
+            f"{getattr(fn, '__qualname__', type(fn).__name__)}",
+            "state": state_digest(self.generate),
+            "name": self.name,
+        }
+
+
+def encode(output: Any) -> str:
+    """A generator's output as the log keeps it: ``{"output": ...}`` when it is JSON,
+    else ``{"junk": repr}``."""
+    try:
+        return json.dumps({"output": output}, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return json.dumps({"junk": repr(output)[:2000]}, ensure_ascii=False)
+
+
+def generator_name(generate: Any) -> str:
+    """The name recorded as each question's generator: its ``name`` attribute, else the
+    function's or class's name."""
+    name = getattr(generate, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    fn = getattr(generate, "func", generate)
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def synthesize(
+    corpus: Any,
+    generate: Callable[..., Any],
+    *,
+    n: int | None = None,
+    seed: int = 0,
+    max_chars: int | None = 2000,
+    max_overlap: float | None = 0.9,
+    near_duplicate: float = 0.9,
+    retriever: Any = None,
+    max_answerable: int = 3,
+    depth: int = 10,
+    name: str = "synthetic",
+    concurrency: int = 8,
+    timeout: float | None = None,
+    retries: int = 2,
+    retry_on: type[BaseException] | tuple[type[BaseException], ...] = TRANSIENT,
+    backoff: float = 0.2,
+    cache: Any = None,
+    progress: bool | None = None,
+    config: Mapping[str, Any] | None = None,
+    cost: Callable[[Any], float] | None = None,
+) -> Synthesis:
+    """Generate a test set from ``corpus`` with ``generate(passage) -> question(s)``.
+
+    ``corpus``: a :class:`~ranklens.Dataset`, ``{doc_id: text}``, ``{doc_id: {"text"}}``
+    or a BEIR ``corpus.jsonl``/folder. Each document is cut into passages of whole
+    sentences up to ``max_chars`` (None: whole documents); ``n`` passages are drawn at
+    random (``seed``; all when None). ``generate``: sync or ``async``; answers a string
+    (one question per line), a list of strings, ``{"question", "evidence"}`` (evidence: a
+    quote of the passage) or a list of those (:mod:`ranklens.synthesis.parse`).
+    ``concurrency``/``timeout``/``retries``/``retry_on``/``backoff``/``cache``/
+    ``progress``/``config``: as for :func:`ranklens.run` (``cache``: the resumable log).
+    ``cost(output) -> float``: what one answer cost (tokens, money), summed in the result.
+
+    Filters, in order, each counted in ``Synthesis.counts`` and named per row of
+    ``Synthesis.provenance``: ``failed`` (the generator raised or timed out), ``junk`` (an
+    answer of no known shape), ``empty``, ``preamble``, ``duplicate`` (equal after
+    normalisation), ``near_duplicate`` (Jaccard of word sets ≥ ``near_duplicate``),
+    ``copies_passage`` (containment of the question's word bigrams in its passage above
+    ``max_overlap``; None keeps them all, the overlap still recorded), and with
+    ``retriever`` (anything :func:`ranklens.run` takes) ``ambiguous``: at least
+    ``max_answerable`` other passages in its top ``depth`` hold as much of the question's
+    words as its source does.
+
+    Returns a :class:`~ranklens.synthesis.Synthesis`: ``dataset`` (queries, id labels:
+    each question's source document, the corpus), ``provenance``, ``counts``, ``cost``.
+    """
+    if not callable(generate):
+        raise InputError(f"generate must be a callable (passage) -> question(s), got {generate!r}")
+    if n is not None and n < 1:
+        raise InputError(f"n must be at least 1 (or None for every passage), got {n}")
+    docs = documents(corpus)
+    items: dict[str, tuple[str, int, int]] = {}
+    for doc, d in docs.items():
+        for s, e in passages(d["text"], max_chars):
+            items[json.dumps([doc, s, e])] = (doc, s, e)
+    keys = list(items)
+    if n is not None and n < len(keys):
+        pick = np.sort(np.random.default_rng(seed).choice(len(keys), n, replace=False))
+        keys = [keys[i] for i in pick]
+    gen_name = generator_name(generate)
+    adapter = GeneratorAdapter(generate, gen_name)
+    texts = {k: docs[items[k][0]]["text"][items[k][1] : items[k][2]] for k in keys}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RunFailuresWarning)
+        result = run_items(
+            adapter,
+            texts,
+            concurrency=concurrency,
+            timeout=timeout,
+            retries=retries,
+            retry_on=retry_on,
+            backoff=backoff,
+            cache=cache,
+            progress=progress,
+            name=f"generator {gen_name}",
+            config=config,
+        )
+    rows, spent = _rows(result.records, items, texts, gen_name, cost)
+    rows = apply_filters(rows, texts, max_overlap, near_duplicate)
+    if retriever is not None:
+        from .filters import ambiguous_filter
+
+        ambiguous_filter(rows, retriever, docs, depth, max_answerable, concurrency)
+    prov = Provenance(rows)
+    kept = prov.kept()
+    from ..model import Dataset
+
+    dataset = Dataset({r.query_id: r.query for r in kept}, prov.to_labels(), docs, name)
+    info = {
+        "passages": len(keys),
+        "passages_in_corpus": len(items),
+        "generator": gen_name,
+        "calls": adapter.calls,
+        "resumed": int(result.info.get("resumed", 0)),
+        "seconds": round(float(sum(r.latency_ms for r in result.records if r.ok)) / 1000, 3),
+        "cost": spent,
+        "max_overlap": max_overlap,
+        "near_duplicate": near_duplicate,
+    }
+    dataset.info = {"synthesis": {**info, "counts": prov.counts()}}
+    synthesis = Synthesis(dataset, prov, info)
+    bad = synthesis.counts["failed"] + synthesis.counts["junk"]
+    if bad:
+        first = next(r for r in rows if r.status in ("failed", "junk"))
+        warnings.warn(
+            f"synthesize: the generator failed or answered junk on {bad} of {len(keys)} "
+            f"passages (recorded per passage in the provenance); first, {first.doc_id!r}: "
+            f"{first.detail}",
+            RanklensWarning,
+            stacklevel=2,
+        )
+    return synthesis
+
+
+def _rows(records, items, texts, gen_name, cost) -> tuple[list[ProvenanceRow], float | None]:
+    rows: list[ProvenanceRow] = []
+    spent = 0.0 if cost is not None else None
+    number = 0
+    for rec in records:
+        doc, start, end = items[rec.query_id]
+        base = dict(doc_id=doc, passage=[start, end], generator=gen_name)
+        if not rec.ok:
+            err = rec.error or {}
+            rows.append(
+                ProvenanceRow(
+                    None,
+                    None,
+                    evidence=[],
+                    evidence_text="",
+                    raw="",
+                    status="failed",
+                    detail=f"{err.get('type')}: {err.get('message')}",
+                    **base,
+                )
+            )
+            continue
+        payload = json.loads(rec.doc_ids[0])
+        output = payload.get("output")
+        raw = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        found = candidates(output) if "output" in payload else None
+        if found is None:
+            shown = payload.get("junk", raw)
+            rows.append(
+                ProvenanceRow(
+                    None,
+                    None,
+                    evidence=[],
+                    evidence_text="",
+                    raw=shown,
+                    status="junk",
+                    detail=f"an answer of no known shape: {shown[:80]}",
+                    **base,
+                )
+            )
+            continue
+        if spent is not None:
+            spent += float(cost(output))
+        passage = texts[rec.query_id]
+        for c in found:
+            number += 1
+            at = locate(c.evidence, passage) if c.evidence else None
+            s, e = (start + at[0], start + at[1]) if at else (start, end)
+            status = "kept" if c.status == "ok" else c.status
+            rows.append(
+                ProvenanceRow(
+                    f"syn-{number:05d}",
+                    c.text,
+                    evidence=[[doc, s, e]],
+                    evidence_text=passage[s - start : e - start],
+                    raw=raw,
+                    status=status,
+                    evidence_located=at is not None or not c.evidence,
+                    **base,
+                )
+            )
+    return rows, spent
