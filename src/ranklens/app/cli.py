@@ -30,6 +30,7 @@ from .profiles_cli import (
     cmd_profiles,
     target_request,
 )
+from .report_cli import add_report_outputs, emit_report
 from .sweep_cli import add_sweep_command, cmd_sweep
 from .trec_flags import add_trec_eval_flags
 
@@ -214,7 +215,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--queries", metavar="FILE", help="query texts for the report (TREC topics, TSV or SGML)"
     )
     _add_judge_args(cmp)
-    _add_report_outputs(cmp)
+    add_report_outputs(cmp)
     add_target_args(cmp)
 
     rep = sub.add_parser(
@@ -223,7 +224,7 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Render a report saved with compare --json (or Report.save).",
     )
     rep.add_argument("saved", metavar="SAVED.json", help="a saved report")
-    _add_report_outputs(rep)
+    add_report_outputs(rep)
 
     cmp.add_argument("--mlflow", action="store_true", help="log the report to MLflow")
     cmp.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment")
@@ -244,44 +245,6 @@ def _build_parser() -> argparse.ArgumentParser:
         help="folder for the demo's files: HTML report, judging page (default: ranklens-demo)",
     )
     return parser
-
-
-def _add_report_outputs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
-    p.add_argument("--json", metavar="FILE", help="save the report as JSON")
-    p.add_argument(
-        "--format",
-        default="table",
-        choices=["table", "markdown", "csv", "latex", "json", "none"],
-        help="what to print (default: table)",
-    )
-    p.add_argument(
-        "--details",
-        action="store_true",
-        help="notes with every metric and the queries behind them (default: a line per run)",
-    )
-
-
-def _emit_report(report, args: argparse.Namespace) -> int:
-    if args.json:
-        report.save(args.json)
-    if args.html:
-        report.to_html(args.html)
-    details = bool(getattr(args, "details", False))
-    if args.format == "table":
-        report.print(details=details)
-    elif args.format == "markdown":
-        sys.stdout.write(report.to_markdown(details=details))
-    elif args.format == "csv":
-        sys.stdout.write(report.to_csv())
-    elif args.format == "latex":
-        sys.stdout.write(report.to_latex())
-    elif args.format == "json":
-        sys.stdout.write(report.to_json() + "\n")
-    for label, path in (("HTML report", args.html), ("JSON report", args.json)):
-        if path:
-            sys.stderr.write(f"{label} written to {path}\n")
-    return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -320,7 +283,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.mlflow:
         run_id = report.log_mlflow(experiment=args.mlflow_experiment)
         sys.stderr.write(f"logged to MLflow run {run_id}\n")
-    return _emit_report(report, args)
+    return emit_report(report, args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -381,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "report":
             from ..comparison import Report
 
-            return _emit_report(Report.load(args.saved), args)
+            return emit_report(Report.load(args.saved), args)
         if args.command == "demo":
             from .demo import run_demo
 
