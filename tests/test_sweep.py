@@ -450,3 +450,46 @@ def test_cli(tmp_path, capsys):
     )
     assert main(["sweep", str(tmp_path / "bad.toml")]) == 2
     assert "unknown key 'top_k'" in capsys.readouterr().err
+
+
+def test_span_labels_pass_through_to_every_chunking(demo):
+    """A sweep over chunk sizes scored against evidence spans (labels that survive
+    re-chunking): each configuration's numbers equal evaluate() of the same run."""
+    from ranklens.app.demo_data import span_labels
+
+    labels = span_labels(demo)
+    texts = {d: v["text"] for d, v in demo.corpus.items()}
+
+    def build(size: int):
+        chunks = [(d, a, t[a : a + size]) for d, t in texts.items() for a in range(0, len(t), size)]
+
+        def retrieve(query: str, k: int = 10):
+            q = set(query.lower().split())
+            scored = sorted(chunks, key=lambda c: (-len(q & set(c[2].lower().split())), c[:2]))
+            return [
+                {
+                    "id": f"{d}@{a}",
+                    "parent": d,
+                    "start": a,
+                    "end": a + len(t),
+                    "text": t,
+                    "score": float(len(q & set(t.lower().split()))),
+                }
+                for d, a, t in scored[:k]
+            ]
+
+        return retrieve
+
+    metrics = ["ndcg@10", "evidence_recall@10", "evidence_precision@10"]
+    res = ranklens.sweep(
+        build, {"size": [40, 120, 400]}, demo, metrics, labels=labels, key="parent", k=None, **FAST
+    )
+    for size in (40, 120, 400):
+        by_hand = ranklens.run(build(size), demo, key="parent", progress=False)
+        ev = ranklens.evaluate(labels, by_hand, metrics)
+        for m in metrics:
+            assert res.row(f"size={size}")["metrics"][m]["value"] == pytest.approx(ev[m], abs=1e-12)
+    recall = [
+        res.row(f"size={s}")["metrics"]["evidence_recall@10"]["value"] for s in (40, 120, 400)
+    ]
+    assert recall == sorted(recall)  # longer chunks hold more of the evidence

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,58 @@ def load():
     ds.corpus = read_corpus(folder / "corpus.jsonl")
     ds.name = "merrow-lighthouses"
     return ds
+
+
+ANSWERS = (
+    ("How far away can ships see", "light", (1,)),
+    ("Which months can I go up", "visit", (0,)),
+    ("Who designed", "history", (1,)),
+    ("What animals live near", "wildlife", (0,)),
+    ("Which ship went aground", "wreck", (0, 1)),
+    ("What colour is the", "light", (0,)),
+    ("When did", "history", (2,)),
+    ("How much does it cost", "visit", (1,)),
+)
+"""Each kind of question, the passage that answers it and its answering sentences."""
+
+
+def sentences(text: str) -> list[str]:
+    """A passage's sentences (the demo's texts end every sentence with a full stop)."""
+    return [x for x in re.split(r"(?<=[.!?])\s+", text) if x]
+
+
+def span_labels(dataset: Any = None) -> Any:
+    """The demo's questions labelled with evidence spans of the passages' texts (``text``,
+    without the title): the sentences that answer each question (grade 2), known from the
+    templates that wrote the passages, and the related passage whole (grade 1); the
+    two-fact questions as two groups, the ship questions as one group of alternatives.
+    Labels that survive re-chunking: a sweep over chunk sizes scores every chunking
+    against them (:class:`~ranklens.SpanLabels`)."""
+    from ..model.spans import SpanLabels
+
+    ds = dataset if dataset is not None else load()
+    texts = {d: v["text"] for d, v in ds.corpus.items()}
+    spans: dict[str, list[dict[str, Any]]] = {}
+    for q, text in ds.queries.items():
+        grades = ds.qrels.to_dict().get(q, {})
+        found = next((a for a in ANSWERS if text.startswith(a[0])), None)
+        if found is not None:
+            best = next(d for d, g in grades.items() if g == 2)
+            parts = sentences(texts[best])
+            spans[q] = [{"doc_id": best, "quote": parts[i], "grade": 2} for i in found[2]]
+            spans[q] += [{"doc_id": d, "quote": texts[d], "grade": 1}
+                         for d, g in grades.items() if g == 1]  # fmt: skip
+        elif text.startswith("Tell me who engineered"):
+            history = next(d for d in grades if d.endswith("-history"))
+            visit = next(d for d in grades if d.endswith("-visit"))
+            spans[q] = [
+                {"doc_id": history, "quote": sentences(texts[history])[1], "group": 0, "grade": 2},
+                {"doc_id": visit, "quote": sentences(texts[visit])[0], "group": 1, "grade": 2},
+            ]
+        else:  # "Where was a vessel called ... wrecked?": any wreck passage of that ship
+            spans[q] = [{"doc_id": d, "quote": sentences(texts[d])[0], "group": 0, "grade": 2}
+                        for d in sorted(grades)]  # fmt: skip
+    return SpanLabels.from_spans(spans, texts)
 
 
 if __name__ == "__main__":
