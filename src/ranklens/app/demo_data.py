@@ -1,7 +1,8 @@
 """The demo's labelled set, written by this module: the lighthouses of the (fictional) Merrow
 Isles. 30 lighthouses x 5 passages (history, light, visiting, wildlife, a wreck) = 150
 passages, and 40 questions with graded labels (2: answers it, 1: related) and a few grouped
-ground truths (any passage of a group answers that part).
+ground truths (any passage of a group answers that part); ``evidence.jsonl`` holds the same
+questions with span labels, the words that answer each.
 
 The files in ``ranklens/data/demo/`` are this module's output (``python -m
 ranklens.demo_data`` rewrites them; a test checks they are up to date). Questions are
@@ -145,6 +146,7 @@ def build() -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
                 "query_id": f"q{len(questions) + 1:02d}",
                 "query": template.format(name=h["name"]),
                 "relevant": {doc(h, best): 2, doc(h, related): 1},
+                "evidence": [{"doc_id": doc(h, best), "quote": q} for q in _answer(h, i)],
             }
         )
     # Grouped ground truth: two facts in two passages; any passage of a group answers
@@ -156,6 +158,13 @@ def build() -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
                 "query": f"Tell me who engineered {h['name']} and the visiting season there.",
                 "groups": [[doc(h, "history")], [doc(h, "visit")]],
                 "grades": [2, 2],
+                "evidence": [
+                    {"doc_id": doc(h, "history"), "quote": f"engineer {h['engineer']}"},
+                    {
+                        "doc_id": doc(h, "visit"),
+                        "quote": f"open to the public from {h['opens']} to {h['closes']}",
+                    },
+                ],
             }
         )
     # A fact stated in two passages of different lighthouses: either one answers it.
@@ -169,9 +178,37 @@ def build() -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
                 "query": f"Where was a vessel called {ship} wrecked?",
                 "groups": [[doc(x, "wreck") for x in hs]],
                 "grades": [2],
+                "evidence": [  # alternatives: any one wreck of that name answers
+                    {
+                        "doc_id": doc(x, "wreck"),
+                        "group": 0,
+                        "quote": f"the {ship} struck the rocks below {x['name']}",
+                    }
+                    for x in hs
+                ],
             }
         )
     return corpus, questions
+
+
+def _answer(h: dict[str, Any], i: int) -> list[str]:
+    """The words of a question's best passage that answer it (the evidence spans), in the
+    order of the question templates of :func:`build`."""
+    n = h["name"]
+    sp, sp_note = h["species"]
+    return [
+        [f"the beam reaches {h['range']} nautical miles"],
+        [f"open to the public from {h['opens']} to {h['closes']}, {h['days']}"],
+        [f"designed by the engineer {h['engineer']} and first lit in {h['built']}"],
+        [f"home to {sp}, {sp_note}"],
+        [
+            f"the {h['ship']} struck the rocks below {n}",
+            f"The keeper {h['keeper']} rowed out and brought {h['crew']} sailors ashore",
+        ],
+        [f"shows {h['pattern']}, {h['colour']}"],
+        [f"until the station was automated in {h['automated']}"],
+        [f"A ticket costs {h['price']} pounds"],
+    ][i % 8]
 
 
 def demo_folder() -> Path:
@@ -188,7 +225,11 @@ def write(folder: Path | None = None) -> Path:
             fh.write(json.dumps({"_id": d, **v}) + "\n")
     with open(folder / "questions.jsonl", "w", encoding="utf-8") as fh:
         for q in questions:
-            fh.write(json.dumps(q) + "\n")
+            fh.write(json.dumps({k: v for k, v in q.items() if k != "evidence"}) + "\n")
+    with open(folder / "evidence.jsonl", "w", encoding="utf-8") as fh:  # span labels
+        for q in questions:
+            line = {"query_id": q["query_id"], "query": q["query"], "evidence": q["evidence"]}
+            fh.write(json.dumps(line) + "\n")
     return folder
 
 
@@ -201,6 +242,16 @@ def load():
     ds = read_jsonl_dataset(folder / "questions.jsonl")
     ds.corpus = read_corpus(folder / "corpus.jsonl")
     ds.name = "merrow-lighthouses"
+    return ds
+
+
+def load_spans():
+    """The demo's questions with span labels: the words of the passages that answer them
+    (``evidence.jsonl``, quotes located in ``corpus.jsonl`` beside it)."""
+    from ..io.datasets import read_jsonl_dataset
+
+    ds = read_jsonl_dataset(demo_folder() / "evidence.jsonl")
+    ds.name = "merrow-lighthouses (evidence spans)"
     return ds
 
 
