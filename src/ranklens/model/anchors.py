@@ -112,3 +112,93 @@ def agrees(text: str, doc: str, start: int, end: int) -> bool:
     if piece == text:
         return True
     return normalised(piece)[0].strip() == normalised(text)[0].strip()
+
+
+FUZZY = "fuzzy"
+
+
+@dataclass(frozen=True)
+class Near:
+    """The best approximate places of a text in a document (:func:`locate_fuzzy`):
+    ``starts``/``ends`` of each place (document offsets), the edit ``distance`` of the
+    normalised forms (the same at every place) and each place's ``quality``."""
+
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    distance: int
+    quality: tuple[float, ...]
+
+    @property
+    def best(self) -> float:
+        """The highest quality of any place (0 when there is none)."""
+        return max(self.quality, default=0.0)
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+
+
+def _edit_rows(needle: np.ndarray, hay: np.ndarray, free_start: bool) -> np.ndarray:
+    """Last row of the edit-distance table of ``needle`` against prefixes of ``hay``:
+    ``D[j]`` = the fewest edits turning ``needle`` into a substring of ``hay`` ending at
+    ``j`` (``free_start``: starting anywhere, Sellers 1980) or into ``hay[:j]``.
+
+    One vectorised step per needle character: with ``T[j] = min(D'[j-1] + (h_j ≠ p_i),
+    D'[j] + 1)`` from the previous row ``D'``, the insertions along the row are
+    ``D[j] = min_{k ≤ j} (T[k] + j − k)``, a running minimum of ``T − j``."""
+    n = len(hay)
+    ar = np.arange(n + 1, dtype=np.int64)
+    row = np.zeros(n + 1, dtype=np.int64) if free_start else ar.copy()
+    step = np.empty(n + 1, dtype=np.int64)
+    masks: dict[int, np.ndarray] = {}
+    for i, c in enumerate(needle.tolist(), 1):
+        miss = masks.get(c)
+        if miss is None:
+            miss = masks[c] = (hay != c).astype(np.int64)
+        step[0] = i
+        np.minimum(row[:-1] + miss, row[1:] + 1, out=step[1:])
+        row = np.minimum.accumulate(step - ar) + ar
+    return row
+
+
+def locate_fuzzy(text: str, doc: str, lo: int = 0, hi: int | None = None) -> Near:
+    """The places of ``doc[lo:hi]`` closest to ``text`` by edit distance, both normalised
+    (:func:`normalised`): approximate substring matching (Sellers 1980), one vectorised
+    step per character of ``text``, O(|text| · (hi − lo)).
+
+    Each place is a substring ``m`` of the document at the least Levenshtein distance
+    ``d`` from the normalised ``text`` ``t``; its quality is ``1 − d / max(|t|, |m|)``
+    (1: the same normalised text). Places closer to each other than half the text's length
+    are one place; of equal alignments the one whose length is nearest ``|t|`` is taken.
+    Several places at the same distance are all returned, so that a caller can refuse to
+    pick one."""
+    needle = normalised(text)[0].strip()
+    hay, starts, ends = _normalised_cached(doc)
+    hi = len(doc) if hi is None else hi
+    a, b = int(np.searchsorted(starts, lo, "left")), int(np.searchsorted(starts, hi, "left"))
+    if not needle or b <= a:
+        return Near((), (), -1, ())
+    p, h = _codes(needle), _codes(hay[a:b])
+    m = len(p)
+    last = _edit_rows(p, h, True)
+    dist = int(last.min())
+    ends_at = np.flatnonzero(last == dist)
+    cuts = np.flatnonzero(np.diff(ends_at) > max(1, m // 2)) + 1
+    out_s: list[int] = []
+    out_e: list[int] = []
+    quality: list[float] = []
+    for cluster in np.split(ends_at, cuts):
+        best: tuple[int, int, int] | None = None
+        for j in cluster[:8].tolist():
+            w0 = max(0, j - m - dist - 1)
+            back = _edit_rows(p[::-1], h[w0:j][::-1], False)
+            for k in np.flatnonzero(back == dist).tolist():
+                if best is None or abs(k - m) < abs(best[1] - best[0] - m):
+                    best = (j - k, j, k)
+        if best is None or best[1] <= best[0]:
+            continue
+        s, e = best[0] + a, best[1] + a
+        out_s.append(int(starts[s]))
+        out_e.append(int(ends[e - 1]))
+        quality.append(1.0 - dist / max(m, e - s))
+    return Near(tuple(out_s), tuple(out_e), dist, tuple(quality))
