@@ -18,6 +18,7 @@ from ..text import clip, visible
 STATUSES = ("unchanged", "moved", "normalised", "fuzzy", "ambiguous", "lost", "unverified")
 """How a span was found again, from the surest to not at all; ``unverified``: no old text
 to check it with (its offsets fit the new document, so it is kept as it was)."""
+SEVERITY = ("lost", "ambiguous", "fuzzy", "unverified", "normalised", "moved", "unchanged")
 EXACT = ("unchanged", "moved", "normalised", "unverified")
 COLUMNS = ("query_id", "doc_id", "old_start", "old_end", "new_start", "new_end", "status",
            "quality", "candidates", "kept", "note", "grade", "group", "text")  # fmt: skip
@@ -93,8 +94,10 @@ class Reanchored:
 
     @property
     def changed(self) -> list[dict[str, Any]]:
-        """The rows of every span not ``unchanged``."""
-        return [r for r in self.rows if r["status"] != "unchanged"]
+        """The rows of every span not ``unchanged``, the worst first (lost, ambiguous,
+        fuzzy, unverified, normalised, moved)."""
+        rows = [r for r in self.rows if r["status"] != "unchanged"]
+        return sorted(rows, key=lambda r: SEVERITY.index(r["status"]))
 
     def by_status(self, status: str) -> list[dict[str, Any]]:
         if status not in STATUSES:
@@ -129,7 +132,7 @@ class Reanchored:
         queries = len({r["query_id"] for r in self.rows})
         head = (f"Reanchored {len(self.rows)} spans of {queries} queries: "
                 + (", ".join(parts) or "nothing to do") + ".")  # fmt: skip
-        kept = f"New labels: {self.kept} spans kept"
+        kept = f"New labels: {self.kept} span{'s' * (self.kept != 1)} kept"
         if self.left_out:
             out = Counter(r["status"] for r in self.rows if not r["kept"])
             kept += f", {self.left_out} left out (" + ", ".join(
