@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import functools
 import io
 import itertools
 import json
@@ -27,12 +28,16 @@ INTRO = "Editor's note: this abstract was revised in 2024.\n\n"
 EXTRA = "\n\nA new paragraph, added when the record was re-ingested, says nothing of the claim. "
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def scifact(shared):
     """SciFact claims with their rationale sentences as evidence spans: ``(spans, texts)``,
     each span ``(query, doc, start, end)`` in BEIR's text (the abstract's sentences joined
     by spaces), 40 claims."""
-    root = shared("scifact")
+    return _scifact_spans(shared("scifact"))
+
+
+@functools.cache
+def _scifact_spans(root):
     claims = [json.loads(line) for line in (root / "queries.jsonl").open()]
     claims = [c for c in claims if c["metadata"]][:40]
     need = {d for c in claims for d in c["metadata"]}
