@@ -274,6 +274,18 @@ def expected_start(before: str, after: str, old_start: int, length: int,
     return old_start
 
 
+def _padded(text: str, doc: str, a: int, b: int) -> tuple[int, int]:
+    """``[a, b)`` widened over the whitespace beside it where ``text`` begins or ends with
+    whitespace (normalised matches are found without it)."""
+    if text[:1].isspace():
+        while a > 0 and doc[a - 1].isspace():
+            a -= 1
+    if text[-1:].isspace():
+        while b < len(doc) and doc[b].isspace():
+            b += 1
+    return a, b
+
+
 def relocate(text: str, before: str, after: str, old_start: int, old_doc: str | None,
              new_doc: str, *, min_quality: float = 0.9, ambiguous: str = "report",
              context: int = 64, window: int = 20_000) -> Placed:  # fmt: skip
@@ -299,6 +311,8 @@ def relocate(text: str, before: str, after: str, old_start: int, old_doc: str | 
             return Placed("lost", None, None, near.best if near.starts else None, 0,
                           f"best match quality {near.best:.3f}{where} < {min_quality}")  # fmt: skip
         places, quality, status, norm = list(zip(near.starts, near.ends)), near.best, "fuzzy", True
+    if norm:  # a normalised match leaves out the text's own leading or trailing whitespace
+        places = [_padded(text, new_doc, a, b) for a, b in places]
     if len(places) == 1:
         a, b = places[0]
         if status == "moved" and a == old_start:
