@@ -274,6 +274,10 @@ def expected_start(before: str, after: str, old_start: int, length: int,
     return old_start
 
 
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
 def _padded(text: str, doc: str, a: int, b: int) -> tuple[int, int]:
     """``[a, b)`` widened over the whitespace beside it where ``text`` begins or ends with
     whitespace (normalised matches are found without it)."""
@@ -292,6 +296,7 @@ def relocate(text: str, before: str, after: str, old_start: int, old_doc: str | 
     """Where one span's ``text`` stands in ``new_doc`` (the steps of the module docstring),
     given its old context and offset."""
     n = len(text)
+    edits = ""
     if new_doc.startswith(text, old_start) and (
         context_score(before, after, new_doc, old_start, old_start + n, context, False)
         == min(context, len(before)) + min(context, len(after))
@@ -311,21 +316,22 @@ def relocate(text: str, before: str, after: str, old_start: int, old_doc: str | 
             return Placed("lost", None, None, near.best if near.starts else None, 0,
                           f"best match quality {near.best:.3f}{where} < {min_quality}")  # fmt: skip
         places, quality, status, norm = list(zip(near.starts, near.ends)), near.best, "fuzzy", True
+        edits = f"{near.distance} edit{'s' * (near.distance != 1)}"
     if norm:  # a normalised match leaves out the text's own leading or trailing whitespace
         places = [_padded(text, new_doc, a, b) for a, b in places]
     if len(places) == 1:
         a, b = places[0]
         if status == "moved" and a == old_start:
             status = "unchanged"
-        return Placed(status, a, b, quality)
+        return Placed(status, a, b, quality, note=edits)
     scores = [context_score(before, after, new_doc, a, b, context, norm) for a, b in places]
     top = max(scores)
     best = [p for p, s in zip(places, scores) if s == top]
     if len(best) == 1 or (status == "moved" and (old_start, old_start + n) in best):
         a, b = best[0] if len(best) == 1 else (old_start, old_start + n)
         st = "unchanged" if (status == "moved" and a == old_start) else status
-        return Placed(st, a, b, quality, len(places),
-                      f"stands {len(places)} times; chosen by its context")  # fmt: skip
+        note = _join(edits, f"stands {len(places)} times; chosen by its context")
+        return Placed(st, a, b, quality, len(places), note)
     where = ", ".join(f"[{a}, {b})" for a, b in best[:4]) + (" ..." if len(best) > 4 else "")
     if ambiguous == "report":
         return Placed("ambiguous", None, None, quality, len(best),

@@ -63,9 +63,10 @@ class Reanchored:
         out = cls(_new_labels(rows, empty, texts), rows, settings)
         if strict and out.left_out:
             bad = [r for r in rows if not r["kept"]]
+            n = Counter(r["status"] for r in bad)
             raise InputError(
                 f"reanchor (strict): {len(bad)} of {len(rows)} spans could not be kept ("
-                + ", ".join(f"{n} {s}" for s, n in out.counts.items() if n and s not in EXACT)
+                + ", ".join(f"{n[s]} {s}" for s in STATUSES if n[s])
                 + "); e.g. "
                 + "; ".join(f"query {r['query_id']!r}, {r['doc_id']!r} [{r['old_start']}, "
                             f"{r['old_end']}): {r['status']}, {r['note']}" for r in bad[:3])
