@@ -165,7 +165,7 @@ def test_realistic_edits_every_status(scifact):
             assert sum(a != b for a, b in zip(now, r["text"])) == 1
             assert r["quality"] == pytest.approx(1 - 1 / len(normalised(r["text"])[0].strip()))
     deleted = next(r for r in result.by_status("lost") if r["doc_id"] == plan["delete"])
-    assert deleted["quality"] < 0.9 and "best match quality" in deleted["note"]
+    assert deleted["quality"] is None and "edits or more (quality < 0.9)" in deleted["note"]
     assert result.removed_documents == [plan["remove"]]
     repeated = [r for r in result.rows if r["doc_id"] == plan["repeat"]]
     assert all(r["candidates"] == 2 and not r["kept"] for r in repeated)
@@ -353,6 +353,12 @@ def test_fuzzy_distance_is_the_least_over_every_substring(needle, hay):
     for s, e, q in zip(near.starts, near.ends, near.quality):
         assert _levenshtein(needle, hay[s:e]) == best
         assert q == pytest.approx(1 - best / max(len(needle), e - s))
+    # stopping early once quality 0.6 is out of reach changes nothing else
+    cut = locate_fuzzy(needle, hay, min_quality=0.6)
+    if best <= int(0.4 * len(needle) / 0.6 + 1e-9):
+        assert cut == near
+    else:
+        assert not cut.starts and best >= cut.distance > int(0.4 * len(needle) / 0.6 + 1e-9)
 
 
 # ---------------------------------------------------------------- inputs and the CLI

@@ -310,11 +310,14 @@ def relocate(text: str, before: str, after: str, old_start: int, old_doc: str | 
     if not places:
         want = expected_start(before, after, old_start, n, old_doc, new_doc)
         lo, hi = max(0, want - window // 2), want + n + window // 2
-        near = locate_fuzzy(text, new_doc, lo, hi)
-        if not near.starts or near.best < min_quality:
-            where = f" at [{near.starts[0]}, {near.ends[0]})" if near.starts else ""
-            return Placed("lost", None, None, near.best if near.starts else None, 0,
-                          f"best match quality {near.best:.3f}{where} < {min_quality}")  # fmt: skip
+        near = locate_fuzzy(text, new_doc, lo, hi, min_quality)
+        if not near.starts:
+            return Placed("lost", None, None, None, 0, f"every place needs {near.distance} "
+                          f"edits or more (quality < {min_quality})")  # fmt: skip
+        if near.best < min_quality:
+            where = f"[{near.starts[0]}, {near.ends[0]})"
+            return Placed("lost", None, None, near.best, 0, f"best match quality "
+                          f"{near.best:.3f} at {where} < {min_quality}")  # fmt: skip
         places, quality, status, norm = list(zip(near.starts, near.ends)), near.best, "fuzzy", True
         edits = f"{near.distance} edit{'s' * (near.distance != 1)}"
     if norm:  # a normalised match leaves out the text's own leading or trailing whitespace

@@ -138,14 +138,18 @@ def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
 
 
-def _edit_rows(needle: np.ndarray, hay: np.ndarray, free_start: bool) -> np.ndarray:
+def _edit_rows(
+    needle: np.ndarray, hay: np.ndarray, free_start: bool, limit: int | None = None
+) -> np.ndarray:
     """Last row of the edit-distance table of ``needle`` against prefixes of ``hay``:
     ``D[j]`` = the fewest edits turning ``needle`` into a substring of ``hay`` ending at
     ``j`` (``free_start``: starting anywhere, Sellers 1980) or into ``hay[:j]``.
 
     One vectorised step per needle character: with ``T[j] = min(D'[j-1] + (h_j ≠ p_i),
     D'[j] + 1)`` from the previous row ``D'``, the insertions along the row are
-    ``D[j] = min_{k ≤ j} (T[k] + j − k)``, a running minimum of ``T − j``."""
+    ``D[j] = min_{k ≤ j} (T[k] + j − k)``, a running minimum of ``T − j``. A row's minimum
+    never decreases down the table, so with ``limit`` the work stops (and that row is
+    returned) as soon as every entry exceeds it."""
     n = len(hay)
     ar = np.arange(n + 1, dtype=np.int64)
     row = np.zeros(n + 1, dtype=np.int64) if free_start else ar.copy()
@@ -158,10 +162,14 @@ def _edit_rows(needle: np.ndarray, hay: np.ndarray, free_start: bool) -> np.ndar
         step[0] = i
         np.minimum(row[:-1] + miss, row[1:] + 1, out=step[1:])
         row = np.minimum.accumulate(step - ar) + ar
+        if limit is not None and row.min() > limit:
+            break
     return row
 
 
-def locate_fuzzy(text: str, doc: str, lo: int = 0, hi: int | None = None) -> Near:
+def locate_fuzzy(
+    text: str, doc: str, lo: int = 0, hi: int | None = None, min_quality: float = 0.0
+) -> Near:
     """The places of ``doc[lo:hi]`` closest to ``text`` by edit distance, both normalised
     (:func:`normalised`): approximate substring matching (Sellers 1980), one vectorised
     step per character of ``text``, O(|text| · (hi − lo)).
@@ -171,7 +179,9 @@ def locate_fuzzy(text: str, doc: str, lo: int = 0, hi: int | None = None) -> Nea
     (1: the same normalised text). Places closer to each other than half the text's length
     are one place; of equal alignments the one whose length is nearest ``|t|`` is taken.
     Several places at the same distance are all returned, so that a caller can refuse to
-    pick one."""
+    pick one. With ``min_quality`` q > 0, the search stops once no place can reach it (a
+    quality of q needs ``d ≤ (1 − q)·|t| / q``): nothing is returned, and ``distance`` is
+    a lower bound."""
     needle = normalised(text)[0].strip()
     hay, starts, ends = _normalised_cached(doc)
     hi = len(doc) if hi is None else hi
@@ -180,8 +190,11 @@ def locate_fuzzy(text: str, doc: str, lo: int = 0, hi: int | None = None) -> Nea
         return Near((), (), -1, ())
     p, h = _codes(needle), _codes(hay[a:b])
     m = len(p)
-    last = _edit_rows(p, h, True)
+    limit = int((1 - min_quality) * m / min_quality + 1e-9) if min_quality > 0 else None
+    last = _edit_rows(p, h, True, limit)
     dist = int(last.min())
+    if limit is not None and dist > limit:
+        return Near((), (), dist, ())
     ends_at = np.flatnonzero(last == dist)
     cuts = np.flatnonzero(np.diff(ends_at) > max(1, m // 2)) + 1
     out_s: list[int] = []
