@@ -8,7 +8,8 @@ five steps, the first that answers deciding:
    context that fits better;
 2. **moved**: the exact old text stands elsewhere; of several places, the one whose
    surroundings agree best with the old ones (longest common suffix of the context before
-   plus longest common prefix of the context after, ``context`` characters each);
+   plus longest common prefix of the context after, ``context`` characters each, both
+   normalised);
 3. **normalised**: found once both texts are normalised (NFKC, case folded, whitespace
    runs as one space: :func:`~ranklens.model.anchors.locate`), offsets mapped back;
 4. **fuzzy**: the closest substring by edit distance of the normalised forms
@@ -327,7 +328,9 @@ def relocate(text: str, before: str, after: str, old_start: int, old_doc: str | 
         if status == "moved" and a == old_start:
             status = "unchanged"
         return Placed(status, a, b, quality, note=edits)
-    scores = [context_score(before, after, new_doc, a, b, context, norm) for a, b in places]
+    # contexts compared normalised, so that whitespace or case edited around a place
+    # cannot make another place look better
+    scores = [context_score(before, after, new_doc, a, b, context, True) for a, b in places]
     top = max(scores)
     best = [p for p, s in zip(places, scores) if s == top]
     if len(best) == 1 or (status == "moved" and (old_start, old_start + n) in best):
