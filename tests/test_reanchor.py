@@ -454,3 +454,25 @@ def test_check_labels_cli(tmp_path, capsys):
     labels.write_text('{"query_id": "q1", "start": 1, "end": 2}\n')
     assert main(argv) == 2
     assert "labels.jsonl:1: a span needs 'doc_id'" in capsys.readouterr().err
+
+
+def test_every_corpus_form_reads_the_same_texts(tmp_path):
+    from ranklens.app.demo_data import load
+    from ranklens.io.beir import write_beir
+    from ranklens.judging.reanchor import corpus_texts
+
+    demo = load()
+    plain = ranklens.Dataset(demo.queries, demo.qrels.to_dict(), demo.corpus, "demo")
+    write_beir(plain, tmp_path / "beir")
+    (tmp_path / "docs.jsonl").write_text(
+        "".join(json.dumps({"doc_id": d, "text": v["text"]}) + "\n" for d, v in demo.corpus.items())
+    )
+    texts = {d: v["text"] for d, v in demo.corpus.items()}
+    for corpus in (demo, tmp_path / "beir", tmp_path / "beir" / "corpus.jsonl",
+                   str(tmp_path / "docs.jsonl"), demo.corpus, texts):  # fmt: skip
+        assert corpus_texts(corpus) == texts
+    (tmp_path / "bad.jsonl").write_text('{"_id": "a", "text": "x"}\n{"_id": "a", "text": "y"}\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl:2: document 'a' appears twice"):
+        corpus_texts(tmp_path / "bad.jsonl")
+    with pytest.raises(InputError, match="does not exist"):
+        corpus_texts(tmp_path / "nowhere")
