@@ -360,6 +360,38 @@ def test_whitespace_edits_never_lose_or_mislead(words, data):
         assert normalised(now)[0] == normalised(r["text"])[0]
 
 
+def _normalised_by_character(text: str):
+    """The normalisation as first written, one character at a time: the oracle."""
+    import unicodedata
+
+    out, starts, ends, space = [], [], [], False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if space:
+                ends[-1] = i + 1
+                continue
+            out.append(" ")
+            starts.append(i)
+            ends.append(i + 1)
+            space = True
+            continue
+        space = False
+        for c in unicodedata.normalize("NFKC", ch).casefold():
+            out.append(c)
+            starts.append(i)
+            ends.append(i + 1)
+    return "".join(out), starts, ends
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(st.sampled_from(list("aZ .,\t\n\r\x1c\x85\xa0\u2003\u3000ßﬁÅ\u00a8\u0130\u0301½Ⅻ")),
+               min_size=190, max_size=400))  # fmt: skip
+def test_normalising_long_texts_equals_the_character_loop(text):
+    got, starts, ends = normalised(text)
+    want, w_starts, w_ends = _normalised_by_character(text)
+    assert got == want and starts.tolist() == w_starts and ends.tolist() == w_ends
+
+
 def _levenshtein(a: str, b: str) -> int:
     row = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
@@ -405,6 +437,8 @@ def test_bad_input_is_named():
         reanchor([rec], texts, old_corpus=texts)
     with pytest.raises(InputError, match="'text' must be the 3 characters"):
         reanchor([{**rec, "text": "tw"}], texts)
+    with pytest.raises(InputError, match="'grade' must be an integer"):
+        reanchor([{**rec, "grade": "high"}], texts)
     with pytest.raises(InputError, match="new corpus must be"):
         reanchor(labels, ["one"])
     # records with their quoted text and no corpus of old: relocated without context

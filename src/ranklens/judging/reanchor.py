@@ -39,7 +39,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import Dataset
-from ..model.anchors import NORMALISED, locate, locate_fuzzy, normalised
+from ..model.anchors import EXACT, locate, locate_fuzzy, locate_normalised, normalised
 from ..model.spans import SpanLabels
 from ..text import clip
 from .reanchored import STATUSES, Reanchored
@@ -164,7 +164,8 @@ def reanchor(
             placed.append(Placed("lost", quality=None, candidates=0,
                                  note="document removed from the corpus"))  # fmt: skip
         elif text is None:
-            placed.append(_unverified(r, new_doc))
+            missing = old_texts is not None and r["doc_id"] not in old_texts
+            placed.append(_unverified(r, new_doc, "not in the old corpus" if missing else ""))
         elif old_doc is not None and old_doc == new_doc:
             placed.append(Placed("unchanged", r["start"], r["end"]))
         else:
@@ -173,10 +174,11 @@ def reanchor(
                             settings={**opts, "keep": keep, "strict": strict})  # fmt: skip
 
 
-def _unverified(r: dict[str, Any], new_doc: str) -> Placed:
+def _unverified(r: dict[str, Any], new_doc: str, why: str) -> Placed:
     """A span without its old text: kept as it is when its offsets fit the new document."""
     if r["end"] <= len(new_doc):
-        return Placed("unverified", r["start"], r["end"], None, 1, "no old text to check")
+        note = "no old text to check" + (f" (its document is {why})" if why else "")
+        return Placed("unverified", r["start"], r["end"], None, 1, note)
     return Placed("lost", None, None, None, 0, f"ends past its {len(new_doc)} characters")
 
 
@@ -203,12 +205,15 @@ def _spans(labels: Any) -> tuple[list[dict[str, Any]], list[str], dict[str, str]
         if not (_integer(start) and _integer(end)) or not 0 <= int(start) < int(end):
             raise InputError(f"span {i} (query {rec['query_id']!r}): start {start!r} and end "
                              f"{end!r} must be integers with 0 <= start < end")  # fmt: skip
+        if not _integer(rec.get("grade", 1)):
+            raise InputError(f"span {i} (query {rec['query_id']!r}): 'grade' must be an "
+                             f"integer, got {clip(repr(rec.get('grade')), 40)}")  # fmt: skip
         text = rec.get("text")
         if text is not None and (not isinstance(text, str) or len(text) != int(end) - int(start)):
             raise InputError(f"span {i} (query {rec['query_id']!r}): its 'text' must be the "
                              f"{int(end) - int(start)} characters from start to end")  # fmt: skip
         rows.append({"query_id": str(rec["query_id"]), "doc_id": str(rec["doc_id"]),
-                     "start": int(start), "end": int(end), "grade": rec.get("grade", 1),
+                     "start": int(start), "end": int(end), "grade": int(rec.get("grade", 1)),
                      "group": rec.get("group"), "text": text})  # fmt: skip
     return rows, [], None
 
@@ -297,17 +302,21 @@ def relocate(text: str, before: str, after: str, old_start: int, old_doc: str | 
     """Where one span's ``text`` stands in ``new_doc`` (the steps of the module docstring),
     given its old context and offset."""
     n = len(text)
-    edits = ""
+    old = (old_start, old_start + n)
     if new_doc.startswith(text, old_start) and (
-        context_score(before, after, new_doc, old_start, old_start + n, context, False)
+        context_score(before, after, new_doc, *old, context, False)
         == min(context, len(before)) + min(context, len(after))
     ):
-        return Placed("unchanged", old_start, old_start + n)
+        return Placed("unchanged", *old)
     found = locate(text, new_doc)
-    norm = found.how == NORMALISED
-    status = "normalised" if norm else "moved"
-    places = list(zip(found.starts, found.ends))
-    quality = 1.0
+    quality, edits = 1.0, ""
+    places = [(a, b, "moved" if found.how == EXACT else "normalised")
+              for a, b in zip(found.starts, found.ends)]  # fmt: skip
+    if found.how == EXACT and not _fits(before, after, new_doc, places, context):
+        # the text may also stand, re-spaced or re-cased, where it truly went
+        again = locate_normalised(text, new_doc)
+        places += [(a, b, "normalised") for a, b in zip(again.starts, again.ends)
+                   if not any(x <= a and b <= y for x, y, _ in places)]  # fmt: skip
     if not places:
         want = expected_start(before, after, old_start, n, old_doc, new_doc)
         lo, hi = max(0, want - window // 2), want + n + window // 2
@@ -319,36 +328,50 @@ def relocate(text: str, before: str, after: str, old_start: int, old_doc: str | 
             where = f"[{near.starts[0]}, {near.ends[0]})"
             return Placed("lost", None, None, near.best, 0, f"best match quality "
                           f"{near.best:.3f} at {where} < {min_quality}")  # fmt: skip
-        places, quality, status, norm = list(zip(near.starts, near.ends)), near.best, "fuzzy", True
-        edits = f"{near.distance} edit{'s' * (near.distance != 1)}"
-    if norm:  # a normalised match leaves out the text's own leading or trailing whitespace
-        places = [_padded(text, new_doc, a, b) for a, b in places]
+        places = [(a, b, "fuzzy") for a, b in zip(near.starts, near.ends)]
+        quality, edits = near.best, f"{near.distance} edit{'s' * (near.distance != 1)}"
+    # a normalised match leaves out the text's own leading or trailing whitespace
+    places = [p if p[2] == "moved" else (*_padded(text, new_doc, p[0], p[1]), p[2])
+              for p in places]  # fmt: skip
     if len(places) == 1:
-        a, b = places[0]
-        if status == "moved" and a == old_start:
-            status = "unchanged"
-        return Placed(status, a, b, quality, note=edits)
-    # contexts compared normalised, so that whitespace or case edited around a place
-    # cannot make another place look better
-    scores = [context_score(before, after, new_doc, a, b, context, True) for a, b in places]
-    top = max(scores)
-    best = [p for p, s in zip(places, scores) if s == top]
-    if len(best) == 1 or (status == "moved" and (old_start, old_start + n) in best):
-        a, b = best[0] if len(best) == 1 else (old_start, old_start + n)
-        st = "unchanged" if (status == "moved" and a == old_start) else status
+        return _placed(places[0], old, quality, 1, edits)
+    # contexts compared normalised, so that whitespace or case edited around a place cannot
+    # make another place look better; of equal contexts an exact match beats a normalised one
+    keys = [(context_score(before, after, new_doc, a, b, context, True), kind == "moved")
+            for a, b, kind in places]  # fmt: skip
+    top = max(keys)
+    best = [p for p, k in zip(places, keys) if k == top]
+    if len(best) == 1 or (*old, "moved") in best:
+        chosen = best[0] if len(best) == 1 else (*old, "moved")
         note = _join(edits, f"stands {len(places)} times; chosen by its context")
-        return Placed(st, a, b, quality, len(places), note)
-    where = ", ".join(f"[{a}, {b})" for a, b in best[:4]) + (" ..." if len(best) > 4 else "")
+        return _placed(chosen, old, quality, len(places), note)
+    where = ", ".join(f"[{a}, {b})" for a, b, _ in best[:4]) + (" ..." if len(best) > 4 else "")
     if ambiguous == "report":
         return Placed("ambiguous", None, None, quality, len(best),
                       f"{len(best)} places fit equally: {where}")  # fmt: skip
     if ambiguous == "nearest":
         want = expected_start(before, after, old_start, n, old_doc, new_doc)
-        a, b = min(best, key=lambda p: (abs(p[0] - want), p[0]))
+        a, b, _ = min(best, key=lambda p: (abs(p[0] - want), p[0]))
     else:
-        a, b = best[0]
+        a, b, _ = best[0]
     return Placed("ambiguous", a, b, quality, len(best),
                   f"{len(best)} places fit equally ({where}); the {ambiguous} taken")  # fmt: skip
+
+
+def _placed(place: tuple[int, int, str], old: tuple[int, int], quality: float,
+            candidates: int, note: str) -> Placed:  # fmt: skip
+    a, b, kind = place
+    status = "unchanged" if kind == "moved" and (a, b) == old else kind
+    return Placed(status, a, b, quality, candidates, note)
+
+
+def _fits(before: str, after: str, doc: str, places: list[tuple[int, int, str]], n: int) -> bool:
+    """Whether the context around one of ``places`` agrees with the old one all along
+    (normalised): no other place can then fit better."""
+    full = len(normalised(before[len(before) - n :] if n else "")[0]) + len(
+        normalised(after[:n])[0]
+    )
+    return any(context_score(before, after, doc, a, b, n, True) >= full for a, b, _ in places)
 
 
 __all__ = ["STATUSES", "Placed", "Reanchored", "corpus_texts", "reanchor", "relocate"]

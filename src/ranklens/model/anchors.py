@@ -43,7 +43,12 @@ class Found:
 def normalised(text: str) -> tuple[str, np.ndarray, np.ndarray]:
     """``text`` normalised (NFKC per character, case folded, each run of whitespace one
     space, leading and trailing whitespace kept as one space) with, per normalised
-    character, the start and end offset of the original characters it came from."""
+    character, the start and end offset of the original characters it came from.
+
+    A long text is normalised once per distinct character and assembled with array
+    operations; a short one character by character (the same result, less overhead)."""
+    if len(text) > 200:
+        return _normalised_arrays(text)
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -64,6 +69,29 @@ def normalised(text: str) -> tuple[str, np.ndarray, np.ndarray]:
             starts.append(i)
             ends.append(i + 1)
     return "".join(out), np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+
+
+def _normalised_arrays(text: str) -> tuple[str, np.ndarray, np.ndarray]:
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    chars = [chr(c) for c in uniq.tolist()]
+    space_of = np.array([ch.isspace() for ch in chars], dtype=bool)
+    reps = np.empty(len(chars), dtype=object)
+    reps[:] = [" " if sp else unicodedata.normalize("NFKC", ch).casefold()
+               for ch, sp in zip(chars, space_of)]  # fmt: skip
+    lengths = np.array([len(r) for r in reps], dtype=np.int64)
+    space = space_of[inverse]
+    follows = np.zeros(len(codes), dtype=bool)
+    follows[1:] = space[:-1]
+    kept = np.flatnonzero(~(space & follows))  # the first character of each whitespace run
+    reach = kept + 1
+    run_start = space[kept]
+    if run_start.any():
+        last = np.flatnonzero(space & ~np.append(space[1:], False))
+        reach[run_start] = last + 1
+    n = lengths[inverse[kept]]
+    out = "".join(reps[inverse[kept]].tolist())
+    return out, np.repeat(kept, n).astype(np.int64), np.repeat(reach, n).astype(np.int64)
 
 
 @lru_cache(maxsize=256)
@@ -91,6 +119,13 @@ def locate(text: str, doc: str, near: int | None = None) -> Found:
     hits = _all(doc, text)
     if hits:
         return Found(tuple(hits), tuple(h + len(text) for h in hits), EXACT)
+    return locate_normalised(text, doc)
+
+
+def locate_normalised(text: str, doc: str) -> Found:
+    """Every place ``text`` stands in ``doc`` once both are normalised (:func:`normalised`;
+    the text's leading and trailing whitespace left out), as ``doc``'s own offsets, exact
+    matches included."""
     needle = normalised(text)[0].strip()
     if not needle:
         return Found((), (), "")
