@@ -11,7 +11,10 @@ five steps, the first that answers deciding:
    plus longest common prefix of the context after, ``context`` characters each, both
    normalised);
 3. **normalised**: found once both texts are normalised (NFKC, case folded, whitespace
-   runs as one space: :func:`~ranklens.model.anchors.locate`), offsets mapped back;
+   runs as one space: :func:`~ranklens.model.anchors.locate_normalised`), offsets mapped
+   back. Normalised places also compete with exact ones whenever no exact place keeps its
+   whole context (the text re-spaced where it went, copied unchanged elsewhere); of equal
+   contexts the exact place wins;
 4. **fuzzy**: the closest substring by edit distance of the normalised forms
    (:func:`~ranklens.model.anchors.locate_fuzzy`) within ``window`` characters around
    where the span is expected, with quality ``1 − d / max(|old|, |match|)`` at least
