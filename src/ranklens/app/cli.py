@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
+from .check_labels_cli import add_check_labels_command, cmd_check_labels
 from .evaluate_cli import DEFAULT_METRICS, add_scale_args, cmd_evaluate, per_query_argv
 from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
@@ -30,6 +31,7 @@ from .profiles_cli import (
     cmd_profiles,
     target_request,
 )
+from .report_cli import emit_report as _emit_report
 from .trec_flags import add_trec_eval_flags
 
 
@@ -232,6 +234,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_nolabels_commands(sub)
     _add_judge_args(sub.choices["tune-fusion"])
     add_profile_commands(sub)
+    add_check_labels_command(sub)
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
@@ -258,28 +261,6 @@ def _add_report_outputs(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="notes with every metric and the queries behind them (default: a line per run)",
     )
-
-
-def _emit_report(report, args: argparse.Namespace) -> int:
-    if args.json:
-        report.save(args.json)
-    if args.html:
-        report.to_html(args.html)
-    details = bool(getattr(args, "details", False))
-    if args.format == "table":
-        report.print(details=details)
-    elif args.format == "markdown":
-        sys.stdout.write(report.to_markdown(details=details))
-    elif args.format == "csv":
-        sys.stdout.write(report.to_csv())
-    elif args.format == "latex":
-        sys.stdout.write(report.to_latex())
-    elif args.format == "json":
-        sys.stdout.write(report.to_json() + "\n")
-    for label, path in (("HTML report", args.html), ("JSON report", args.json)):
-        if path:
-            sys.stderr.write(f"{label} written to {path}\n")
-    return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -382,6 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .demo import run_demo
 
             return run_demo(outputs=args.out)
+        if args.command == "check-labels":
+            return cmd_check_labels(args)
         if args.command == "profiles":
             return cmd_profiles(args)
         if args.command == "plan":
