@@ -29,7 +29,7 @@
   }
   function metricName(){ return select ? select.value : D.metrics[0]; }
   // --- span labels: chunk texts with their evidence highlighted (offsets are code points)
-  var SPAN = !!D.spans, cache = {};
+  var SPAN = !!(D.spans && D.place && D.grade), cache = {};
   // control characters (but tab and line breaks), bidi controls, line separators
   var BIDI = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2028\u2029\u2066-\u2069]/;
   function piecesOf(d){
@@ -85,7 +85,8 @@
   var HOW = [null, 'found by its text', 'moved: its offsets disagreed with its text',
              'no place in its document: finds no evidence'];
   function chunkItem(run, i, r){
-    var d = D.top[run][i][r], pl = D.place[run][i][r], g = D.grade[run][i][r];
+    var d = D.top[run][i][r], pl = ((D.place[run] || [])[i] || [])[r] || [-1, -1, -1, 3];
+    var g = ((D.grade[run] || [])[i] || [])[r];
     var li = el('li', g === null || g === undefined ? 'unjudged' : (g >= D.level ? 'rel' : 'nonrel'));
     var line = el('div', 'drill-line');
     line.appendChild(el('span', 'rank', '#' + (r + 1)));
@@ -115,9 +116,9 @@
     spans.forEach(function(s){ size[s[4]] = (size[s[4]] || 0) + 1; });
     D.runs.forEach(function(run){
       ranks[run] = {}; got[run] = {};
-      ((D.first[run] || [])[i] || []).forEach(function(x){
+      (((D.first || {})[run] || [])[i] || []).forEach(function(x){
         ranks[run][x[0]] = x[1];
-        if (x[1] <= D.depth) got[run][spans[x[0]][4]] = true;
+        if (spans[x[0]] && x[1] <= D.depth) got[run][spans[x[0]][4]] = true;
       });
     });
     var box = el('div', 'drill-missed');
