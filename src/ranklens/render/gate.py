@@ -99,8 +99,7 @@ def gate_text(result: Any) -> str:
         for r in result.regressions:
             text = f" {visible(_short(r.text))!r}" if r.text else ""
             lost = (
-                f"; dropped out of the top {result.settings['k']}: "
-                + ", ".join(visible(d) for d in r.dropped)
+                f"; {_lost(result)}: " + ", ".join(visible(d) for d in r.dropped)
                 if r.dropped
                 else ""
             )
@@ -132,9 +131,7 @@ def gate_markdown(result: Any) -> str:
     out += [f"- **{e(visible(v.metric))}**: {e(v.reason)}" for v in result.verdicts]
     if result.regressions:
         out += ["", "<details><summary>Queries that regressed most</summary>", ""]
-        out.append(
-            f"| query | text | metric | baseline | now | dropped from top {result.settings['k']} |"
-        )
+        out.append(f"| query | text | metric | baseline | now | {_lost(result)} |")
         out.append("|---|---|---|---|---|---|")
         for r in result.regressions:
             out.append(
@@ -144,6 +141,14 @@ def gate_markdown(result: Any) -> str:
             )
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
+
+
+def _lost(result: Any) -> str:
+    """What a regressed query lost: relevant documents, or evidence spans (span labels)."""
+    k = result.settings["k"]
+    if result.settings.get("evidence"):
+        return f"evidence no longer found in the top {k}"
+    return f"dropped out of the top {k}"
 
 
 def _short(text: str | None, n: int = 60) -> str:
