@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 
+# ranx, an oracle of the fusion tests, compiles its numba functions on first use (about three
+# minutes of the suite's time on a fresh machine); run as plain Python they give the same
+# values on the tests' small inputs in seconds. Set before anything imports numba.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 SHARED_DATA = Path(__file__).resolve().parent.parent / "shared" / "data"

@@ -134,7 +134,7 @@ def test_demo_data_files_are_the_generator_output(tmp_path):
     from ranklens.app import demo_data
 
     demo_data.write(tmp_path)
-    for name in ("corpus.jsonl", "questions.jsonl"):
+    for name in ("corpus.jsonl", "questions.jsonl", "evidence.jsonl"):
         assert (tmp_path / name).read_text() == (demo_data.demo_folder() / name).read_text()
     ds = demo_data.load()
     assert len(ds.queries) == 40 and len(ds.corpus) == 150 and ds.qrels.grouped

@@ -39,7 +39,8 @@ EXECUTED_ELSEWHERE = {
     "architecture.md": "tests/test_architecture.py",
     "grouped.md": "tests/test_docs.py",
 }
-SKIPPED_COMMANDS = ("uv run pytest",)  # the suite itself; `ranklens demo` runs in CI's last step
+# the suite itself; the demo (run by tests/test_cli.py and in CI's last step)
+SKIPPED_COMMANDS = ("uv run pytest", "uv run ranklens demo", "ranklens demo")
 INSTALL_COMMANDS = ("python3 -m pip install uv", "python3 -m venv", "pip install ")
 """The README's first-contact lines, run for real in a fresh environment without uv by
 tests/test_first_contact.py."""
@@ -98,6 +99,17 @@ def workdir(tmp_path_factory):
     plain = ranklens.Dataset(demo.queries, demo.qrels.to_dict(), demo.corpus, "scifact")
     write_beir(plain, d / "data" / "scifact")
     return d
+
+
+_BUILT: dict[Path, dict] = {}
+
+
+def shared_namespace(workdir: Path) -> dict:
+    """:func:`_namespace`, built once for every page (each page gets a copy of the dict:
+    the retrievers and apps are shared, as a reader's session shares them)."""
+    if workdir not in _BUILT:
+        _BUILT[workdir] = _namespace(workdir)
+    return _BUILT[workdir]
 
 
 def _namespace(workdir: Path) -> dict:
@@ -183,7 +195,7 @@ def test_every_code_block_runs(page, workdir, monkeypatch, capsys):
                 pytest.importorskip("ranklens_llamaindex")
                 pytest.importorskip("ranklens_langchain")
                 pytest.importorskip("ranklens_haystack")
-                ns = {"__name__": f"readme_{page.stem}", **_namespace(workdir)}
+                ns = {"__name__": f"readme_{page.stem}", **shared_namespace(workdir)}
             with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
                 warnings.simplefilter("ignore")
                 exec(compile(code, str(page), "exec"), ns)

@@ -455,9 +455,9 @@ def test_cli(tmp_path, capsys):
 def test_span_labels_pass_through_to_every_chunking(demo):
     """A sweep over chunk sizes scored against evidence spans (labels that survive
     re-chunking): each configuration's numbers equal evaluate() of the same run."""
-    from ranklens.app.demo_data import span_labels
+    from ranklens.app.demo_data import load_spans
 
-    labels = span_labels(demo)
+    labels = load_spans().qrels
     texts = {d: v["text"] for d, v in demo.corpus.items()}
 
     def build(size: int):

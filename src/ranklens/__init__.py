@@ -121,6 +121,9 @@ _LAZY = {
     "TargetVerdict": "comparison.targets",
     "plan_queries": "comparison.planner",
     "Plan": "comparison.planner",
+    # label repair: span labels relocated in a new version of their documents
+    "reanchor": "judging.reanchor",
+    "Reanchored": "judging.reanchored",
     # errors
     "RanklensError": "errors",
     "InputError": "errors",

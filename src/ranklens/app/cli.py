@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from ..errors import InputError, MissingDependencyError, RanklensError
 from ..text import visible
+from .check_labels_cli import add_check_labels_command, cmd_check_labels
 from .evaluate_cli import DEFAULT_METRICS, add_scale_args, cmd_evaluate, per_query_argv
 from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
@@ -30,7 +31,7 @@ from .profiles_cli import (
     cmd_profiles,
     target_request,
 )
-from .report_cli import add_report_outputs, emit_report
+from .report_cli import emit_report as _emit_report
 from .sweep_cli import add_sweep_command, cmd_sweep
 from .trec_flags import add_trec_eval_flags
 
@@ -215,7 +216,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--queries", metavar="FILE", help="query texts for the report (TREC topics, TSV or SGML)"
     )
     _add_judge_args(cmp)
-    add_report_outputs(cmp)
+    _add_report_outputs(cmp)
     add_target_args(cmp)
 
     rep = sub.add_parser(
@@ -224,7 +225,7 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Render a report saved with compare --json (or Report.save).",
     )
     rep.add_argument("saved", metavar="SAVED.json", help="a saved report")
-    add_report_outputs(rep)
+    _add_report_outputs(rep)
 
     cmp.add_argument("--mlflow", action="store_true", help="log the report to MLflow")
     cmp.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment")
@@ -235,6 +236,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_judge_args(sub.choices["tune-fusion"])
     add_sweep_command(sub)
     add_profile_commands(sub)
+    add_check_labels_command(sub)
 
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
@@ -245,6 +247,22 @@ def _build_parser() -> argparse.ArgumentParser:
         help="folder for the demo's files: HTML report, judging page (default: ranklens-demo)",
     )
     return parser
+
+
+def _add_report_outputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
+    p.add_argument("--json", metavar="FILE", help="save the report as JSON")
+    p.add_argument(
+        "--format",
+        default="table",
+        choices=["table", "markdown", "csv", "latex", "json", "none"],
+        help="what to print (default: table)",
+    )
+    p.add_argument(
+        "--details",
+        action="store_true",
+        help="notes with every metric and the queries behind them (default: a line per run)",
+    )
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -283,7 +301,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.mlflow:
         run_id = report.log_mlflow(experiment=args.mlflow_experiment)
         sys.stderr.write(f"logged to MLflow run {run_id}\n")
-    return emit_report(report, args)
+    return _emit_report(report, args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -333,22 +351,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_fuse(args)
         if args.command == "tune-fusion":
             return cmd_tune_fusion(args, _judge_kwargs(args))
-        if args.command == "sweep":
-            return cmd_sweep(args)
         if args.command in ("pool", "judge", "agreement"):
             return {"pool": cmd_pool, "judge": cmd_judge, "agreement": cmd_agreement}[args.command](
                 args
             )
+        if args.command == "sweep":
+            return cmd_sweep(args)
         if args.command in NOLABELS_COMMANDS:
             return NOLABELS_COMMANDS[args.command](args)
         if args.command == "report":
             from ..comparison import Report
 
-            return emit_report(Report.load(args.saved), args)
+            return _emit_report(Report.load(args.saved), args)
         if args.command == "demo":
             from .demo import run_demo
 
             return run_demo(outputs=args.out)
+        if args.command == "check-labels":
+            return cmd_check_labels(args)
         if args.command == "profiles":
             return cmd_profiles(args)
         if args.command == "plan":

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .demo_nolabels import nolabels_section
+from .demo_spans import spans_section
 
 DEMO_METRICS = ["ndcg@10", "recall@10", "mrr@10", "P@5", "map"]
 BASELINE = "llamaindex-bm25"
@@ -130,6 +131,7 @@ def run_demo(
     out.write(_fusion_section(dataset, results, baseline))
     out.write(_sweep_section(dataset, retrievers))
     out.write(_holes_section(dataset, results, folder))
+    out.write(spans_section())
     section = nolabels_section(dataset, results, baseline, overlap_judge,
                                retrievers.get(baseline), report, html)  # fmt: skip
     out.write(section)
@@ -149,6 +151,7 @@ def run_demo(
         "  ranklens pool QRELS RUN_A RUN_B --depth 10 -o pool.jsonl   # unjudged, to judge\n"
         "  ranklens synthesize CORPUS -o testset/ && ranklens check testset/   # no labels yet\n"
         "  ranklens estimate DATASET RUN_A RUN_B --judge mod:fn --human human.qrels  # PPI\n"
+        "  ranklens evaluate EVIDENCE.jsonl RUN.jsonl -m evidence_recall@5  # span labels\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  ranklens evaluate QRELS shards/ --memory 2G [--ray]   # runs larger than memory\n"
         "  see docs/monitoring.md: drift alerts, OpenTelemetry, interleaving in production\n"

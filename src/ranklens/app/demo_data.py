@@ -1,7 +1,8 @@
 """The demo's labelled set, written by this module: the lighthouses of the (fictional) Merrow
 Isles. 30 lighthouses x 5 passages (history, light, visiting, wildlife, a wreck) = 150
 passages, and 40 questions with graded labels (2: answers it, 1: related) and a few grouped
-ground truths (any passage of a group answers that part).
+ground truths (any passage of a group answers that part); ``evidence.jsonl`` holds the same
+questions with span labels, the words that answer each.
 
 The files in ``ranklens/data/demo/`` are this module's output (``python -m
 ranklens.demo_data`` rewrites them; a test checks they are up to date). Questions are
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -146,6 +146,7 @@ def build() -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
                 "query_id": f"q{len(questions) + 1:02d}",
                 "query": template.format(name=h["name"]),
                 "relevant": {doc(h, best): 2, doc(h, related): 1},
+                "evidence": [{"doc_id": doc(h, best), "quote": q} for q in _answer(h, i)],
             }
         )
     # Grouped ground truth: two facts in two passages; any passage of a group answers
@@ -157,6 +158,13 @@ def build() -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
                 "query": f"Tell me who engineered {h['name']} and the visiting season there.",
                 "groups": [[doc(h, "history")], [doc(h, "visit")]],
                 "grades": [2, 2],
+                "evidence": [
+                    {"doc_id": doc(h, "history"), "quote": f"engineer {h['engineer']}"},
+                    {
+                        "doc_id": doc(h, "visit"),
+                        "quote": f"open to the public from {h['opens']} to {h['closes']}",
+                    },
+                ],
             }
         )
     # A fact stated in two passages of different lighthouses: either one answers it.
@@ -170,9 +178,37 @@ def build() -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
                 "query": f"Where was a vessel called {ship} wrecked?",
                 "groups": [[doc(x, "wreck") for x in hs]],
                 "grades": [2],
+                "evidence": [  # alternatives: any one wreck of that name answers
+                    {
+                        "doc_id": doc(x, "wreck"),
+                        "group": 0,
+                        "quote": f"the {ship} struck the rocks below {x['name']}",
+                    }
+                    for x in hs
+                ],
             }
         )
     return corpus, questions
+
+
+def _answer(h: dict[str, Any], i: int) -> list[str]:
+    """The words of a question's best passage that answer it (the evidence spans), in the
+    order of the question templates of :func:`build`."""
+    n = h["name"]
+    sp, sp_note = h["species"]
+    return [
+        [f"the beam reaches {h['range']} nautical miles"],
+        [f"open to the public from {h['opens']} to {h['closes']}, {h['days']}"],
+        [f"designed by the engineer {h['engineer']} and first lit in {h['built']}"],
+        [f"home to {sp}, {sp_note}"],
+        [
+            f"the {h['ship']} struck the rocks below {n}",
+            f"The keeper {h['keeper']} rowed out and brought {h['crew']} sailors ashore",
+        ],
+        [f"shows {h['pattern']}, {h['colour']}"],
+        [f"until the station was automated in {h['automated']}"],
+        [f"A ticket costs {h['price']} pounds"],
+    ][i % 8]
 
 
 def demo_folder() -> Path:
@@ -189,7 +225,11 @@ def write(folder: Path | None = None) -> Path:
             fh.write(json.dumps({"_id": d, **v}) + "\n")
     with open(folder / "questions.jsonl", "w", encoding="utf-8") as fh:
         for q in questions:
-            fh.write(json.dumps(q) + "\n")
+            fh.write(json.dumps({k: v for k, v in q.items() if k != "evidence"}) + "\n")
+    with open(folder / "evidence.jsonl", "w", encoding="utf-8") as fh:  # span labels
+        for q in questions:
+            line = {"query_id": q["query_id"], "query": q["query"], "evidence": q["evidence"]}
+            fh.write(json.dumps(line) + "\n")
     return folder
 
 
@@ -205,56 +245,14 @@ def load():
     return ds
 
 
-ANSWERS = (
-    ("How far away can ships see", "light", (1,)),
-    ("Which months can I go up", "visit", (0,)),
-    ("Who designed", "history", (1,)),
-    ("What animals live near", "wildlife", (0,)),
-    ("Which ship went aground", "wreck", (0, 1)),
-    ("What colour is the", "light", (0,)),
-    ("When did", "history", (2,)),
-    ("How much does it cost", "visit", (1,)),
-)
-"""Each kind of question, the passage that answers it and its answering sentences."""
+def load_spans():
+    """The demo's questions with span labels: the words of the passages that answer them
+    (``evidence.jsonl``, quotes located in ``corpus.jsonl`` beside it)."""
+    from ..io.datasets import read_jsonl_dataset
 
-
-def sentences(text: str) -> list[str]:
-    """A passage's sentences (the demo's texts end every sentence with a full stop)."""
-    return [x for x in re.split(r"(?<=[.!?])\s+", text) if x]
-
-
-def span_labels(dataset: Any = None) -> Any:
-    """The demo's questions labelled with evidence spans of the passages' texts (``text``,
-    without the title): the sentences that answer each question (grade 2), known from the
-    templates that wrote the passages, and the related passage whole (grade 1); the
-    two-fact questions as two groups, the ship questions as one group of alternatives.
-    Labels that survive re-chunking: a sweep over chunk sizes scores every chunking
-    against them (:class:`~ranklens.SpanLabels`)."""
-    from ..model.spans import SpanLabels
-
-    ds = dataset if dataset is not None else load()
-    texts = {d: v["text"] for d, v in ds.corpus.items()}
-    spans: dict[str, list[dict[str, Any]]] = {}
-    for q, text in ds.queries.items():
-        grades = ds.qrels.to_dict().get(q, {})
-        found = next((a for a in ANSWERS if text.startswith(a[0])), None)
-        if found is not None:
-            best = next(d for d, g in grades.items() if g == 2)
-            parts = sentences(texts[best])
-            spans[q] = [{"doc_id": best, "quote": parts[i], "grade": 2} for i in found[2]]
-            spans[q] += [{"doc_id": d, "quote": texts[d], "grade": 1}
-                         for d, g in grades.items() if g == 1]  # fmt: skip
-        elif text.startswith("Tell me who engineered"):
-            history = next(d for d in grades if d.endswith("-history"))
-            visit = next(d for d in grades if d.endswith("-visit"))
-            spans[q] = [
-                {"doc_id": history, "quote": sentences(texts[history])[1], "group": 0, "grade": 2},
-                {"doc_id": visit, "quote": sentences(texts[visit])[0], "group": 1, "grade": 2},
-            ]
-        else:  # "Where was a vessel called ... wrecked?": any wreck passage of that ship
-            spans[q] = [{"doc_id": d, "quote": sentences(texts[d])[0], "group": 0, "grade": 2}
-                        for d in sorted(grades)]  # fmt: skip
-    return SpanLabels.from_spans(spans, texts)
+    ds = read_jsonl_dataset(demo_folder() / "evidence.jsonl")
+    ds.name = "merrow-lighthouses (evidence spans)"
+    return ds
 
 
 if __name__ == "__main__":

@@ -1,33 +1,14 @@
-"""How a command prints and saves a :class:`~ranklens.Report` (``ranklens compare``,
-``ranklens report``): the output options and their rendering."""
+"""What ``ranklens compare`` and ``ranklens report`` print and write: a report in the
+format asked for, and the files named by ``--html`` and ``--json``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 
-def add_report_outputs(p: argparse.ArgumentParser) -> None:
-    """The options of a command that prints and saves a report: ``--html``, ``--json``,
-    ``--format``, ``--details``."""
-    p.add_argument("--html", metavar="FILE", help="write the self-contained HTML report")
-    p.add_argument("--json", metavar="FILE", help="save the report as JSON")
-    p.add_argument(
-        "--format",
-        default="table",
-        choices=["table", "markdown", "csv", "latex", "json", "none"],
-        help="what to print (default: table)",
-    )
-    p.add_argument(
-        "--details",
-        action="store_true",
-        help="notes with every metric and the queries behind them (default: a line per run)",
-    )
-
-
-def emit_report(report: Any, args: argparse.Namespace) -> int:
-    """Save and print ``report`` as the options of :func:`add_report_outputs` ask."""
+def emit_report(report, args: argparse.Namespace) -> int:
+    """Print ``report`` as ``--format`` says and write the files ``--json``/``--html`` name."""
     if args.json:
         report.save(args.json)
     if args.html:

@@ -163,7 +163,10 @@ class AdapterPlugin:
     (optional) returns ``{run name: (retriever, run options)}`` for a
     :class:`~ranklens.Dataset` with a corpus; ``interleave`` (optional) wraps two of the
     framework's retrievers and a :class:`ranklens.monitoring.interleaving.Interleaving`
-    into the framework's own kind of retriever (``ranklens.interleave``).
+    into the framework's own kind of retriever (``ranklens.interleave``); ``bm25``
+    (optional) builds the framework's BM25 retriever over given chunks, ``bm25(chunks, k)``
+    with ``chunks`` a list of ``(doc_id, start, end, text)``, each chunk keeping its source
+    document and range (the demo's chunking comparison).
     """
 
     name: str
@@ -171,6 +174,7 @@ class AdapterPlugin:
     wrap: Callable[..., RetrieverAdapter]
     demo: Callable[[Any], dict[str, tuple[Any, dict[str, Any]]]] | None = None
     interleave: Callable[[Any, Any, Any], Any] | None = None
+    bm25: Callable[[list[tuple[str, int, int, str]], int], Any] | None = None
 
 
 _PLUGINS: dict[str, AdapterPlugin] = {}

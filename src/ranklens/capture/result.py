@@ -12,6 +12,7 @@ from ..evaluation import Evaluation, evaluate
 from ..io import coerce_qrels, write_run
 from ..judging.options import failure_note, failure_summary
 from ..model import Run
+from ..model.spans import SpanLabels
 from .chunks import chunk_run
 from .hits import KeyLike
 from .matching import warn_if_wrong_key
@@ -113,12 +114,14 @@ class RunResult:
     def evaluate(
         self, qrels: Any, metrics: Any, *, skip_failed: bool = False, **kwargs: Any
     ) -> Evaluation:
-        """Evaluate the run; failed queries score 0 unless ``skip_failed`` (then they are
-        left out of the labels too)."""
+        """Evaluate the run (on span labels, its chunks: :meth:`chunk_run`); failed queries
+        score 0 unless ``skip_failed`` (then they are left out of the labels too)."""
         q = coerce_qrels(qrels)
         if skip_failed and self.failed:
             failed = {r.query_id for r in self.failed}
             q = q.subset(x for x in map(str, q.query_ids) if x not in failed)
+        if isinstance(q, SpanLabels):  # evidence spans judge every chunk, with its place
+            return evaluate(q, self.chunk_run(), metrics, **kwargs)
         ev = evaluate(q, self.run, metrics, **kwargs)
         warn_if_wrong_key(ev, {r.query_id: r for r in self.records}, q, self.config.get("key"))
         return ev

@@ -72,11 +72,17 @@ def unmapped_message(name: str, key: Any, records: list, unmapped: int, total: i
             for f in h.get("metadata") or {}:
                 fields[f"'meta.{f}'"] += 1
     have = ", ".join(f for f, _ in fields.most_common(8)) or "none (no id, parent or metadata)"
+    spans = (
+        " Span labels are not affected: they judge every chunk by its source document and "
+        "place (result.chunk_run())."
+        if fields["'parent'"]
+        else ""
+    )
     return (
         f"run {name!r}: key={key_name(key)!r} gave no document id for {unmapped:,} of "
         f"{total:,} hits, so they were dropped and the queries are scored on what is left "
         f"(the retriever did return them). The hits carry: {have}; pass one of those as "
-        "key= (see docs/hit-identity.md)"
+        f"key= (see docs/hit-identity.md).{spans}"
     )
 
 

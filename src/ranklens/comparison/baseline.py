@@ -1,5 +1,7 @@
-"""Gate baselines: the fingerprint of a labelled set a baseline report records, the check
-that names what changed, and the relevant documents each query found in the top k."""
+"""Gate baselines: the fingerprint of a labelled set a baseline report records (for span
+labels, each span's place and evidence text), the check that names what changed, and the
+relevant documents each query found in the top k (for span labels, the evidence spans:
+:func:`.evidence.found_evidence`)."""
 
 from __future__ import annotations
 
@@ -9,23 +11,33 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels, Run
+from ..model.spans import SpanLabels
 from .report import Report
 
 
 def fingerprint(qrels: Qrels, report: Report) -> dict[str, Any]:
     """What a baseline must share with a gated run: hashes of the query ids and of the
     labels, the metric names and the judging options."""
-    grades = qrels.group_grades()  # once: it walks every label
-    rows = sorted(
-        f"{q}\t{u}\t{d}\t{g}"
-        for q, groups in qrels.to_groups().items()
-        for u, (docs, g) in enumerate(zip(groups, grades[q]))
-        for d in docs
-    )
+    spans = isinstance(qrels, SpanLabels)
+    if spans:  # each span's place and, when the texts are known, its evidence text
+        rows = sorted(
+            f"{r['query_id']}\t{r['group']}\t{r['doc_id']}\t{r['start']}\t{r['end']}\t"
+            f"{r['grade']}\t{_digest([r['text']]) if 'text' in r else ''}"
+            for r in qrels.span_records()  # type: ignore[attr-defined]
+        )
+    else:
+        grades = qrels.group_grades()  # once: it walks every label
+        rows = sorted(
+            f"{q}\t{u}\t{d}\t{g}"
+            for q, groups in qrels.to_groups().items()
+            for u, (docs, g) in enumerate(zip(groups, grades[q]))
+            for d in docs
+        )
     return {
         "queries": _digest(sorted(report.query_ids)),
         "n_queries": len(report.query_ids),
         "labels": _digest(rows),
+        **({"spans": True} if spans else {}),
         "metrics": list(report.metrics),
         "options": {"convention": report.metadata.get("convention"), **_opts(report)},
     }
@@ -55,8 +67,18 @@ def check_fingerprint(
         changes.append(
             f"queries: {len(added)} added{_eg(added)}, {len(removed)} removed{_eg(removed)}"
         )
-    if saved.get("labels") != now["labels"]:
-        changes.append("the labels (qrels) differ")
+    if saved.get("spans") != now.get("spans"):
+        changes.append(
+            "the labels are evidence spans " + ("now" if now.get("spans") else "in the baseline")
+            + ", documents " + ("in the baseline" if now.get("spans") else "now")
+        )  # fmt: skip
+    elif saved.get("labels") != now["labels"]:
+        changes.append(
+            "the labels (evidence spans: one moved, was added or removed, or its text changed)"
+            " differ"
+            if now.get("spans")
+            else "the labels (qrels) differ"
+        )
     if saved.get("options") != now["options"]:
         changes.append(f"options: baseline {saved.get('options')}, now {now['options']}")
     if changes:

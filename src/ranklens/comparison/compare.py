@@ -27,9 +27,11 @@ from ..version import __version__
 from . import stats
 from .build import build_report
 from .drilldown import drilldown as make_drilldown
+from .evidence import rule_text
 from .holes import HoleRange, holes
 from .report import Report
 from .schema import check_run_info
+from .spandrill import span_drilldown
 from .targets import attach_verdicts, resolve_profile, with_profile_metrics
 
 
@@ -86,6 +88,11 @@ def compare(
     where each run ranked the labelled documents (``metadata["drilldown"]``, see
     :mod:`.drilldown`), for the HTML report's per-query view (with document snippets from a
     Dataset's corpus or a runner's hits); None leaves it out.
+    On span labels (:class:`~ranklens.SpanLabels`), a runner's result is judged by its
+    chunks (``chunk_run()``), the drill-down shows each chunk in its document's text with
+    the evidence it holds highlighted and the evidence each run missed (:mod:`.spandrill`),
+    ``metadata["options"]["overlap"]`` names the overlap rule, and no tie range is computed
+    (tied chunks change which chunk finds evidence first; the notes name the runs).
     ``profile`` (a name such as ``"faq"`` or a :class:`~ranklens.Profile`) and/or
     ``targets`` (``{"mrr@10": 0.8}``): the profile's metrics are added and each run gets a
     verdict per target at one-sided ``target_confidence`` by ``target_method``
@@ -130,13 +137,16 @@ def compare(
     infos: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (run_info or {}).items()}
     shown: dict[str, Any] = {}
     hit_texts: dict[str, str] = {}
+    spans = isinstance(qrels, SpanLabels)
     for name, run in named.items():
         if hasattr(run, "report_info") and hasattr(run, "run"):  # a runner's result
             infos.setdefault(name, {}).update(run.report_info())
-            for (_, doc), text in run.hit_texts().items():
-                hit_texts.setdefault(doc, text)
-            # span labels judge every chunk returned, as evaluate() takes them from a result
-            run = run.chunk_run() if isinstance(qrels, SpanLabels) else run.run
+            if spans:  # evidence spans judge every chunk, with its place in its document
+                run = run.chunk_run()
+            else:
+                for (_, doc), text in run.hit_texts().items():
+                    hit_texts.setdefault(doc, text)
+                run = run.run
         if isinstance(run, Evaluation):
             evaluations[name] = run.evaluate(parsed)
             continue
@@ -149,7 +159,9 @@ def compare(
         counts = evaluations[name].counts
         if hole_range and counts.get("hits_retrieved", 0) > counts.get("hits_labelled", 0):
             ranges[name] = holes(evaluations[name])
-        if tie_range and evaluations[name].counts.get("tied_documents"):
+        if tie_range and evaluations[name].counts.get("tied_documents") and not spans:
+            # (span labels have no tie range: tied chunks change which chunk finds evidence
+            # first; the ties note says so)
             bounds[name] = tie_bounds(qrels, run, parsed, options=options, **judge_options)
 
     report = build_report(
@@ -176,9 +188,15 @@ def compare(
         report.metadata["holes"] = {name: hr.to_dict() for name, hr in ranges.items()}
     if drilldown and shown:
         runs_shown = {n: coerce_run(r) for n, r in shown.items()}
-        report.metadata["drilldown"] = make_drilldown(
-            qrels, runs_shown, report.query_ids, drilldown, corpus, hit_texts
-        )
+        if isinstance(qrels, SpanLabels):
+            opts = evaluations[next(iter(shown))].judged.options
+            report.metadata["drilldown"] = span_drilldown(
+                qrels, runs_shown, report.query_ids, drilldown, opts.overlap, opts.score_precision
+            )
+        else:
+            report.metadata["drilldown"] = make_drilldown(
+                qrels, runs_shown, report.query_ids, drilldown, corpus, hit_texts
+            )
     report.queries = {q: str(texts[q]) for q in report.query_ids if q in texts}
     report.metadata.update(_metadata(evaluations, dataset, infos))
     if len(report.runs) > 1:
@@ -230,6 +248,7 @@ def _metadata(evaluations: Mapping[str, Evaluation], dataset, infos) -> dict[str
             "relevance_level": opts.relevance_level,
             "score_precision": opts.score_precision,
             "switches": opts.convention.switches(),
+            **({"overlap": rule_text(opts.overlap)} if first.judged.chars is not None else {}),
         },
         "versions": {
             "ranklens": __version__,

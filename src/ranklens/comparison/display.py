@@ -30,11 +30,28 @@ def _shown(x: Any) -> Any:
     return x
 
 
+OFFSET_TEXTS = ("pieces", "own")
+"""The drill-down's texts addressed by character offsets (span labels: the documents'
+pieces and the chunks' own texts, :mod:`.spandrill`): kept as they are, since an escape
+would shift every offset after it; the page's script shows them as text and marks control
+and bidi characters itself."""
+
+
 def display_copy(report: Any) -> Any:
     """A copy of ``report`` with every string made :func:`visible` (names stay distinct:
-    the escapes are reversible)."""
+    the escapes are reversible), but the drill-down's :data:`OFFSET_TEXTS`."""
     data = report.to_dict()
+    md = data.get("metadata")
+    drill = md.get("drilldown") if isinstance(md, dict) else None
+    kept: dict[str, Any] = {}
+    if isinstance(drill, dict) and any(k in drill for k in OFFSET_TEXTS):
+        kept = {k: drill[k] for k in OFFSET_TEXTS if k in drill}
+        rest = {k: v for k, v in drill.items() if k not in kept}
+        data = {**data, "metadata": {**md, "drilldown": rest}}  # the report's own untouched
     shown = _shown(data)
+    if kept:
+        shown["metadata"]["drilldown"].update(kept)
+        data["metadata"]["drilldown"] = {**data["metadata"]["drilldown"], **kept}
     if shown == data:
         return report
     return type(report).from_dict(shown)

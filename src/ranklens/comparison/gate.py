@@ -16,7 +16,10 @@ current queries and the number of queries that would detect the margin
 
 A baseline is a :class:`Report` saved as JSON with a fingerprint of the labelled set
 (query ids, labels, metric names, judging options) and, per query, the relevant documents
-found in the top k; gating against a different set is an error naming what changed.
+found in the top k; gating against a different set is an error naming what changed. On
+span labels, a runner's result is judged by its chunks (``chunk_run()``), the fingerprint
+holds each span's place and evidence text and the overlap rule, and a regressed query lists
+the evidence spans it no longer finds in the top k.
 """
 
 from __future__ import annotations
@@ -32,10 +35,12 @@ from ..errors import InputError
 from ..io import coerce_qrels, coerce_run
 from ..metrics import parse_metrics
 from ..model import Dataset, Run
+from ..model.spans import SpanLabels
 from . import stats
 from .baseline import check_fingerprint, fingerprint, found_relevant
 from .bounds import check_level
 from .compare import compare
+from .evidence import found_evidence
 from .floors import apply_confident_floors, profile_floors
 from .power_analysis import mde, queries_needed
 from .report import Report, load_report
@@ -74,7 +79,8 @@ class Verdict:
 @dataclass
 class Regression:
     """A query that lost on a gated metric: its id and text, both values, and the
-    relevant documents the baseline found in the top ``k`` that the run no longer does."""
+    relevant documents (on span labels, the evidence spans) the baseline found in the top
+    ``k`` that the run no longer does."""
 
     query_id: str
     metric: str
@@ -189,7 +195,10 @@ def gate(
         floor_of = {}
     texts = dict(labels.queries) if isinstance(labels, Dataset) else {}
     qrels = coerce_qrels(labels)
+    spans = isinstance(qrels, SpanLabels)
     the_run = run.run if hasattr(run, "report_info") and hasattr(run, "run") else run
+    if spans and callable(getattr(run, "chunk_run", None)):  # every chunk, with its place
+        the_run = run.chunk_run()
     if isinstance(the_run, (str, Path)):
         the_run = coerce_run(the_run)
     source = run if hasattr(run, "report_info") else the_run  # a runner's result keeps its info
@@ -207,7 +216,11 @@ def gate(
     )
     level = int((report.metadata.get("options") or {}).get("relevance_level", 1))
     k = max((m.k for m in parsed if m.k), default=10)
-    found = found_relevant(qrels, Run.coerce(the_run), k, level) if _is_run(the_run) else {}
+    if spans and _is_run(the_run):  # the evidence spans found in the top k
+        rule = (report.metadata.get("options") or {}).get("overlap")
+        found = found_evidence(qrels, coerce_run(the_run), k, level, rule, report.query_ids)
+    else:
+        found = found_relevant(qrels, Run.coerce(the_run), k, level) if _is_run(the_run) else {}
     print_now = fingerprint(qrels, report)
     settings = {
         "test": stats.test_name(test),
@@ -216,6 +229,7 @@ def gate(
         "k": k,
         "n_resamples": n_resamples,
         "seed": seed,
+        **({"evidence": True} if spans else {}),
     }
     if floor_confidence is not None:
         settings.update(floor_confidence=floor_confidence, floor_method=floor_method)

@@ -218,6 +218,44 @@ def _names_list(v: Any, path: str) -> None:
     _names(v, path, unique=False)
 
 
+def _list_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    def run(v: Any, path: str) -> None:
+        if not isinstance(v, list):
+            _fail(path, "a list", v)
+        for i, x in enumerate(v):
+            check(x, f"{path}[{i}]")
+
+    return run
+
+
+def _ints(n: int) -> Callable[[Any, str], None]:
+    def run(v: Any, path: str) -> None:
+        if not (isinstance(v, list) and len(v) == n):
+            _fail(path, f"a list of {n} integers", v)
+        for i, x in enumerate(v):
+            _int(x, f"{path}[{i}]")
+
+    return run
+
+
+def _piece(v: Any, path: str) -> None:
+    if not (isinstance(v, list) and len(v) == 2):
+        _fail(path, "a [start, text] piece", v)
+    _int(v[0], f"{path}[0]")
+    _str(v[1], f"{path}[1]")
+
+
+SPAN_DRILL: dict[str, Callable[[Any, str], None]] = {
+    "spans": _list_of(_list_of(_ints(5))),
+    "place": _map_of(_list_of(_list_of(_ints(4)))),
+    "grade": _map_of(_list_of(_list_of(_opt(_int)))),
+    "first": _map_of(_list_of(_list_of(_ints(2)))),
+    "pieces": _map_of(_list_of(_piece)),
+    "own": _map_of(_str),
+    "overlap": _opt(_str),
+}
+"""The drill-down's fields on span labels (:mod:`.spandrill`) and their shapes."""
+
 _TIMES = _map_of(_real)
 RUN_INFO_FIELDS: dict[str, Callable[[Any, str], None]] = {
     "queries": _opt(_int), "errors": _opt(_int), "error_types": _map_of(_int),
@@ -237,7 +275,7 @@ METADATA_FIELDS: dict[str, Callable[[Any, str], None]] = {
     "holes": _map_of(
         _fields({"unjudged": _opt(_int), "depth": _opt(_int), "worst_queries": _pairs})
     ),
-    "drilldown": _fields({"depth": _opt(_int), "docs": _names_list, "top": _dict}),
+    "drilldown": _fields({"depth": _opt(_int), "docs": _names_list, "top": _dict, **SPAN_DRILL}),
     "fusion": _dict,
     "sweep": _dict,
 }

@@ -21,6 +21,7 @@ from ..judging import JudgeCounts, JudgeOptions, judge
 from ..judging.overlap_check import no_relevant_query, no_shared_query
 from ..model import Qrels, QrelsLike, Run
 from ..model import segments as seg
+from ..model.spans import SpanLabels
 from . import Evaluation, MetricsLike, versioned_metrics
 from .sources import chunks, shards
 
@@ -126,6 +127,11 @@ def plan(
     parsed = versioned_metrics(metrics, version, judge_options)
     opts = JudgeOptions.build(options, **judge_options)
     Q = coerce_qrels(qrels)
+    if isinstance(Q, SpanLabels):
+        raise InputError(
+            "span labels are evaluated in memory (ranklens.evaluate(..., memory=float('inf'))): "
+            "a run of chunks with positions is not streamed"
+        )
     Q.docs.hashes()  # computed once: each chunk's labels take their rows' hashes
     top_grade = int(Q.grade.max()) if len(Q.grade) else 0
     q_str = Q.query_ids.astype(str)

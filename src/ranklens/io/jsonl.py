@@ -10,7 +10,8 @@ JSONL, one query per line:
   ["d1", "d2"]`` (grade 1), or grouped ``"groups": [["d1", "d2"], ["d3"]]`` with optional
   ``"grades": [2, 1]``;
 * run: ``{"query_id": "q1", "hits": [{"id": "d1", "score": 3.2}, ...]}`` or ``"hits":
-  ["d1", "d2"]`` (ranked, no scores).
+  ["d1", "d2"]`` (ranked, no scores); a run of chunks for span labels gives each hit its
+  ``doc_id``, ``start`` and ``end`` (and optionally ``id``, ``score``, ``text``).
 
 ``qid`` and ``id`` are accepted for ``query_id``. A malformed line is an error naming the
 file, line and field. A log written by ``ranklens.run(..., cache=PATH)`` reads as a run too
@@ -28,7 +29,7 @@ from typing import Any
 from ..errors import InputError
 from ..model import Qrels, Run
 from ..text import shown
-from .records import LabelFields, json_records, load_json, record_query_id
+from .records import LabelFields, field_name, json_records, load_json, record_query_id
 
 
 def read_qrels_json(path: str | Path) -> Qrels:
@@ -40,7 +41,12 @@ def read_qrels_json(path: str | Path) -> Qrels:
             raise InputError(f"{p}: expected a JSON object of query -> labels")
         return Qrels.coerce(data)
     fields = LabelFields(p)
-    for lineno, rec in json_records(p):
+    records = list(json_records(p))
+    if records and field_name(records[0][1], "evidence") is not None:  # span labels
+        from .datasets import read_jsonl_dataset
+
+        return read_jsonl_dataset(p).qrels
+    for lineno, rec in records:
         fields.add(lineno, record_query_id(p, lineno, rec), rec)
     return fields.qrels()
 
@@ -107,6 +113,7 @@ def run_from_records(
     receives each query's line number."""
     scored: dict[str, list[tuple[str, float]]] = {}
     ranked: dict[str, list[str]] = {}
+    chunks: dict[str, list[dict[str, Any]]] = {}
     for lineno, rec in records:
         if rec.get("type") == "header":
             raise InputError(
@@ -121,6 +128,15 @@ def run_from_records(
             raise InputError(f"{p}:{lineno}: query {qid!r} appears on more than one line")
         if lines is not None:
             lines[qid] = lineno
+        if (
+            hits
+            and isinstance(hits[0], dict)
+            and any(k in hits[0] for k in ("start", "doc_id", "doc"))
+        ):  # chunks with their source document and range: a run for span labels
+            if qid in chunks:
+                raise InputError(f"{p}:{lineno}: query {qid!r} appears on more than one line")
+            chunks[qid] = [_chunk(p, lineno, j, h) for j, h in enumerate(hits)]
+            continue
         if hits and isinstance(hits[0], dict):
             row = []
             for j, h in enumerate(hits):
@@ -142,6 +158,10 @@ def run_from_records(
             scored[qid] = row
         else:
             ranked[qid] = hits
+    if chunks:
+        if scored or any(ranked.values()):
+            raise InputError(f"{p}: some queries list chunks with positions and others do not")
+        return Run.from_chunks(chunks, name=run_name)
     if scored and ranked:
         nonempty = [q for q, v in ranked.items() if v]
         if nonempty:
@@ -173,3 +193,22 @@ def write_run_jsonl(run: Run, path: str | Path) -> None:
                 )
                 + "\n"
             )
+
+
+def _chunk(p: Path, lineno: int, j: int, h: Any) -> dict[str, Any]:
+    """One chunk of a JSONL run line: ``id``, ``doc_id`` (or ``doc``), ``start``/``end``
+    (or null), optional ``score`` and ``text``."""
+    if not isinstance(h, dict):
+        raise InputError(f"{p}:{lineno}: hit {j} must be an object like the line's first")
+    doc = h.get("doc_id", h.get("doc"))
+    out = {"id": h.get("id"), "doc_id": None if doc is None else str(doc), "text": h.get("text")}
+    for end in ("start", "end"):
+        v = h.get(end)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise InputError(f"{p}:{lineno}: hit {j}: {end!r} must be an integer or null")
+        out[end] = v
+    if h.get("score") is not None:
+        if isinstance(h["score"], bool) or not isinstance(h["score"], (int, float)):
+            raise InputError(f"{p}:{lineno}: hit {j}: 'score' must be a number")
+        out["score"] = h["score"]
+    return out

@@ -43,7 +43,12 @@ class Found:
 def normalised(text: str) -> tuple[str, np.ndarray, np.ndarray]:
     """``text`` normalised (NFKC per character, case folded, each run of whitespace one
     space, leading and trailing whitespace kept as one space) with, per normalised
-    character, the start and end offset of the original characters it came from."""
+    character, the start and end offset of the original characters it came from.
+
+    A long text is normalised once per distinct character and assembled with array
+    operations; a short one character by character (the same result, less overhead)."""
+    if len(text) > 200:
+        return _normalised_arrays(text)
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -64,6 +69,29 @@ def normalised(text: str) -> tuple[str, np.ndarray, np.ndarray]:
             starts.append(i)
             ends.append(i + 1)
     return "".join(out), np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+
+
+def _normalised_arrays(text: str) -> tuple[str, np.ndarray, np.ndarray]:
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    chars = [chr(c) for c in uniq.tolist()]
+    space_of = np.array([ch.isspace() for ch in chars], dtype=bool)
+    reps = np.empty(len(chars), dtype=object)
+    reps[:] = [" " if sp else unicodedata.normalize("NFKC", ch).casefold()
+               for ch, sp in zip(chars, space_of)]  # fmt: skip
+    lengths = np.array([len(r) for r in reps], dtype=np.int64)
+    space = space_of[inverse]
+    follows = np.zeros(len(codes), dtype=bool)
+    follows[1:] = space[:-1]
+    kept = np.flatnonzero(~(space & follows))  # the first character of each whitespace run
+    reach = kept + 1
+    run_start = space[kept]
+    if run_start.any():
+        last = np.flatnonzero(space & ~np.append(space[1:], False))
+        reach[run_start] = last + 1
+    n = lengths[inverse[kept]]
+    out = "".join(reps[inverse[kept]].tolist())
+    return out, np.repeat(kept, n).astype(np.int64), np.repeat(reach, n).astype(np.int64)
 
 
 @lru_cache(maxsize=256)
@@ -91,6 +119,13 @@ def locate(text: str, doc: str, near: int | None = None) -> Found:
     hits = _all(doc, text)
     if hits:
         return Found(tuple(hits), tuple(h + len(text) for h in hits), EXACT)
+    return locate_normalised(text, doc)
+
+
+def locate_normalised(text: str, doc: str) -> Found:
+    """Every place ``text`` stands in ``doc`` once both are normalised (:func:`normalised`;
+    the text's leading and trailing whitespace left out), as ``doc``'s own offsets, exact
+    matches included."""
     needle = normalised(text)[0].strip()
     if not needle:
         return Found((), (), "")
@@ -112,3 +147,106 @@ def agrees(text: str, doc: str, start: int, end: int) -> bool:
     if piece == text:
         return True
     return normalised(piece)[0].strip() == normalised(text)[0].strip()
+
+
+FUZZY = "fuzzy"
+
+
+@dataclass(frozen=True)
+class Near:
+    """The best approximate places of a text in a document (:func:`locate_fuzzy`):
+    ``starts``/``ends`` of each place (document offsets), the edit ``distance`` of the
+    normalised forms (the same at every place) and each place's ``quality``."""
+
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    distance: int
+    quality: tuple[float, ...]
+
+    @property
+    def best(self) -> float:
+        """The highest quality of any place (0 when there is none)."""
+        return max(self.quality, default=0.0)
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+
+
+def _edit_rows(
+    needle: np.ndarray, hay: np.ndarray, free_start: bool, limit: int | None = None
+) -> np.ndarray:
+    """Last row of the edit-distance table of ``needle`` against prefixes of ``hay``:
+    ``D[j]`` = the fewest edits turning ``needle`` into a substring of ``hay`` ending at
+    ``j`` (``free_start``: starting anywhere, Sellers 1980) or into ``hay[:j]``.
+
+    One vectorised step per needle character: with ``T[j] = min(D'[j-1] + (h_j ≠ p_i),
+    D'[j] + 1)`` from the previous row ``D'``, the insertions along the row are
+    ``D[j] = min_{k ≤ j} (T[k] + j − k)``, a running minimum of ``T − j``. A row's minimum
+    never decreases down the table, so with ``limit`` the work stops (and that row is
+    returned) as soon as every entry exceeds it."""
+    n = len(hay)
+    ar = np.arange(n + 1, dtype=np.int64)
+    row = np.zeros(n + 1, dtype=np.int64) if free_start else ar.copy()
+    step = np.empty(n + 1, dtype=np.int64)
+    masks: dict[int, np.ndarray] = {}
+    for i, c in enumerate(needle.tolist(), 1):
+        miss = masks.get(c)
+        if miss is None:
+            miss = masks[c] = (hay != c).astype(np.int64)
+        step[0] = i
+        np.minimum(row[:-1] + miss, row[1:] + 1, out=step[1:])
+        row = np.minimum.accumulate(step - ar) + ar
+        if limit is not None and row.min() > limit:
+            break
+    return row
+
+
+def locate_fuzzy(
+    text: str, doc: str, lo: int = 0, hi: int | None = None, min_quality: float = 0.0
+) -> Near:
+    """The places of ``doc[lo:hi]`` closest to ``text`` by edit distance, both normalised
+    (:func:`normalised`): approximate substring matching (Sellers 1980), one vectorised
+    step per character of ``text``, O(|text| · (hi − lo)).
+
+    Each place is a substring ``m`` of the document at the least Levenshtein distance
+    ``d`` from the normalised ``text`` ``t``; its quality is ``1 − d / max(|t|, |m|)``
+    (1: the same normalised text). Places closer to each other than half the text's length
+    are one place; of equal alignments the one whose length is nearest ``|t|`` is taken.
+    Several places at the same distance are all returned, so that a caller can refuse to
+    pick one. With ``min_quality`` q > 0, the search stops once no place can reach it (a
+    quality of q needs ``d ≤ (1 − q)·|t| / q``): nothing is returned, and ``distance`` is
+    a lower bound."""
+    needle = normalised(text)[0].strip()
+    hay, starts, ends = _normalised_cached(doc)
+    hi = len(doc) if hi is None else hi
+    a, b = int(np.searchsorted(starts, lo, "left")), int(np.searchsorted(starts, hi, "left"))
+    if not needle or b <= a:
+        return Near((), (), -1, ())
+    p, h = _codes(needle), _codes(hay[a:b])
+    m = len(p)
+    limit = int((1 - min_quality) * m / min_quality + 1e-9) if min_quality > 0 else None
+    last = _edit_rows(p, h, True, limit)
+    dist = int(last.min())
+    if limit is not None and dist > limit:
+        return Near((), (), dist, ())
+    ends_at = np.flatnonzero(last == dist)
+    cuts = np.flatnonzero(np.diff(ends_at) > max(1, m // 2)) + 1
+    out_s: list[int] = []
+    out_e: list[int] = []
+    quality: list[float] = []
+    for cluster in np.split(ends_at, cuts):
+        best: tuple[int, int, int] | None = None
+        for j in cluster[:8].tolist():
+            w0 = max(0, j - m - dist - 1)
+            back = _edit_rows(p[::-1], h[w0:j][::-1], False)
+            for k in np.flatnonzero(back == dist).tolist():
+                if best is None or abs(k - m) < abs(best[1] - best[0] - m):
+                    best = (j - k, j, k)
+        if best is None or best[1] <= best[0]:
+            continue
+        s, e = best[0] + a, best[1] + a
+        out_s.append(int(starts[s]))
+        out_e.append(int(ends[e - 1]))
+        quality.append(1.0 - dist / max(m, e - s))
+    return Near(tuple(out_s), tuple(out_e), dist, tuple(quality))

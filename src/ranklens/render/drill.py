@@ -3,6 +3,12 @@ document, snippet, grade or "unjudged", group), the relevant documents each run 
 where the other runs ranked them; a filter by query id or text, keyboard navigation (j / k),
 and a jump from any query cell of the other tables.
 
+On span labels (:mod:`ranklens.comparison.spandrill`) each chunk is shown in its
+document's text with the evidence it holds highlighted, where it stands (and whether it was
+found by its text, moved, or has no place), the query's evidence metrics per run, and the
+evidence spans each run missed with the ranks at which the others found them; the texts,
+addressed by offsets, are shown as text, control and bidi characters as their codes.
+
 The data (``Report.metadata["drilldown"]``, from :func:`ranklens.compare`) is embedded once
 as JSON with the per-query values of every metric, and rendered lazily by
 ``assets/drill.js``: a 10k-query report renders only the query on screen."""
@@ -10,6 +16,7 @@ as JSON with the per-query values of every metric, and rendered lazily by
 from __future__ import annotations
 
 import math
+from html import escape
 from typing import Any
 
 from ..comparison import Report
@@ -49,11 +56,25 @@ def drill_section(report: Report) -> str:
     if data is None:
         return ""
     depth = int(data.get("depth") or 10)
+    if data.get("spans") is not None:
+        what = (
+            f"Each run's top {depth} chunks for one query, each in its document's text with the "
+            'evidence it holds <mark class="ev">highlighted</mark>: grades by the overlap rule '
+            f"<code>{escape(str(data.get('overlap') or 'any'))}</code> (grade 0: a chunk of a "
+            "document with evidence that finds none; <strong>unjudged</strong>: a chunk of "
+            "another document); chunks without a place in their document are marked and find "
+            "no evidence. Below, the evidence a run missed, with the ranks at which the other "
+            "runs found it. "
+        )
+    else:
+        what = (
+            f"Each run's top {depth} for one query: grades from the labels "
+            "(<strong>unjudged</strong>: no label), groups of grouped ground truth, and the "
+            "relevant documents a run missed with the ranks other runs gave them. "
+        )
     return (
         '<h2 class="drill-title">Query drill-down</h2>'
-        f'<p class="note">Each run\'s top {depth} for one query: grades from the labels '
-        "(<strong>unjudged</strong>: no label), groups of grouped ground truth, and the relevant "
-        "documents a run missed with the ranks other runs gave them. "
+        f'<p class="note">{what}'
         "Filter by query id or text; <kbd>j</kbd>/<kbd>k</kbd> move to the next or previous "
         "query; click a query in any table to open it here.</p>"
         '<div class="drill"><div class="drill-nav">'

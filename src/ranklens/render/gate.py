@@ -63,17 +63,19 @@ def _written_rows(result: Any) -> list[list[str]]:
     return rows
 
 
+def _aligned(rows: list[list[str]]) -> list[str]:
+    """Rows as aligned text columns, a rule under the first."""
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return out
+
+
 def gate_text(result: Any) -> str:
     """Plain text: a verdict table, reasons, and the regressed queries (for a baseline
     just written: the values written and any floor's verdict)."""
     if result.updated:
-        rows = _written_rows(result)
-        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-        lines = [_headline(result), ""]
-        for i, r in enumerate(rows):
-            lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-            if i == 0:
-                lines.append("  ".join("-" * w for w in widths))
+        lines = [_headline(result), "", *_aligned(_written_rows(result))]
         floors = [v for v in result.verdicts if v.status == "fail"]
         lines += ["", *(f"{visible(v.metric)}: {v.reason}" for v in floors)] if floors else []
         return "\n".join(lines) + "\n"
@@ -90,21 +92,14 @@ def gate_text(result: Any) -> str:
                 _rule(v),
             ]
         )
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    lines = [_headline(result), ""]
-    for i, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    lines.append("")
+    lines = [_headline(result), "", *_aligned(rows), ""]
     lines += [f"{visible(v.metric)}: {v.reason}" for v in result.verdicts]
     if result.regressions:
         lines += ["", "queries that regressed most:"]
         for r in result.regressions:
             text = f" {visible(_short(r.text))!r}" if r.text else ""
             lost = (
-                f"; dropped out of the top {result.settings['k']}: "
-                + ", ".join(visible(d) for d in r.dropped)
+                f"; {_lost(result)}: " + ", ".join(visible(d) for d in r.dropped)
                 if r.dropped
                 else ""
             )
@@ -136,9 +131,7 @@ def gate_markdown(result: Any) -> str:
     out += [f"- **{e(visible(v.metric))}**: {e(v.reason)}" for v in result.verdicts]
     if result.regressions:
         out += ["", "<details><summary>Queries that regressed most</summary>", ""]
-        out.append(
-            f"| query | text | metric | baseline | now | dropped from top {result.settings['k']} |"
-        )
+        out.append(f"| query | text | metric | baseline | now | {_lost(result)} |")
         out.append("|---|---|---|---|---|---|")
         for r in result.regressions:
             out.append(
@@ -148,6 +141,14 @@ def gate_markdown(result: Any) -> str:
             )
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
+
+
+def _lost(result: Any) -> str:
+    """What a regressed query lost: relevant documents, or evidence spans (span labels)."""
+    k = result.settings["k"]
+    if result.settings.get("evidence"):
+        return f"evidence no longer found in the top {k}"
+    return f"dropped out of the top {k}"
 
 
 def _short(text: str | None, n: int = 60) -> str:

@@ -68,7 +68,8 @@ def ties_note(report: Report, digits: int = 4) -> Note | None:
     """Per run with tied scores, how far every order of its tied documents can move each
     metric (``summary[run][metric]["tie_low"/"tie_high"]``, from ``compare``): the first
     metric that moves on the run's line, all of them in the details."""
-    runs, details = [], []
+    runs, details, unbounded = [], [], []
+    spans = "overlap" in (report.metadata.get("options") or {})  # a report on span labels
     for r in report.runs:
         moved = []
         for m in report.metrics:
@@ -80,9 +81,16 @@ def ties_note(report: Report, digits: int = 4) -> Note | None:
         if moved:
             runs.append(f"{r}: {moved[0]}" + _more(len(moved) - 1))
             details.append(f"{r}: " + ", ".join(moved))
-    if not runs:
+        elif spans and (report.counts.get(r) or {}).get("tied_documents"):
+            n = report.counts[r]["tied_documents"]
+            unbounded.append(f"{r}: {n:,} chunks with tied scores, scored in one order of them")
+    if not runs and not unbounded:
         return None
-    return Note("ties", "Over every order of each run's tied documents:", runs, details)
+    if not runs:
+        return Note("ties", "Tied chunks keep one order (the range over every order is not "
+                    "computed on span labels):", unbounded)  # fmt: skip
+    return Note("ties", "Over every order of each run's tied documents:", runs + unbounded,
+                details + unbounded)  # fmt: skip
 
 
 def holes_note(report: Report, digits: int = 4) -> Note | None:

@@ -29,6 +29,14 @@ from ranklens.capture import Instrumentation, Recorder, recorder_or_new
 from .adapter import SCORE_KEYS, to_light
 
 
+def _later(needs: frozenset) -> Any:
+    """The conversion done when the records are read: light tuples with the parent and the
+    chunk's range when the recorder needs them (read from the Documents then)."""
+    if not needs:
+        return _light
+    return lambda documents: [to_light(d, needs) for d in documents]
+
+
 def _light(documents: list[Document]) -> list[tuple]:
     """Light tuples (id, score, text) of Documents, for a key that reads only ids."""
     return [
@@ -82,12 +90,12 @@ class RanklensCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         rec = self.recorder
-        if rec.needs:  # the key reads metadata or the parent: the full conversion
+        if "metadata" in rec.needs:  # the key reads metadata: copied now, as it stands
             rec.end(run_id, documents, convert=to_light)
             return
-        # The common case: keep the list as it came, read id, score and text when the
-        # records are read (no work per document in the app's request path).
-        rec.end_light(run_id, documents, _light)
+        # The common case: keep the list as it came, read id, score, text, parent and range
+        # when the records are read (no work per document in the app's request path).
+        rec.end_light(run_id, documents, _later(rec.needs))
 
     def on_retriever_error(
         self,

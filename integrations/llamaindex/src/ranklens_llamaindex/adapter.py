@@ -157,11 +157,28 @@ def _interleave(a: Any, b: Any, interleaving: Any) -> Any:
     return interleave(a, b, interleaving)
 
 
+def bm25_over_chunks(chunks: list[tuple[str, int, int, str]], k: int) -> BaseRetriever:
+    """LlamaIndex's BM25 retriever over ``(doc_id, start, end, text)`` chunks, each a node
+    with its source document (``ref_doc_id``) and range (``start_char_idx``,
+    ``end_char_idx``)."""
+    from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    source = NodeRelationship.SOURCE
+    nodes = [
+        TextNode(id_=f"{d}@{s}", text=t, start_char_idx=s, end_char_idx=e,
+                 relationships={source: RelatedNodeInfo(node_id=d)})
+        for d, s, e, t in chunks
+    ]  # fmt: skip
+    return BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=k)
+
+
 PLUGIN = AdapterPlugin(
     name="llamaindex",
     matches=lambda obj: isinstance(obj, BaseRetriever),
     wrap=LlamaIndexRetriever,
     demo=demo,
     interleave=_interleave,
+    bm25=bm25_over_chunks,
 )
 """The ``ranklens.adapters`` entry point of this package (named ``llama_index``)."""
