@@ -325,6 +325,9 @@ def test_constraint_and_costs(demo):
     assert res.row(best)["cost"] == pytest.approx(expected)
     assert "pareto_cost" in res.row(best)
     assert "⊘" in str(res)
+    none = ranklens.sweep(build, fields, demo, ["recall@10"], constraint="p95 <= 0.001", **FAST)
+    assert none.chosen is None and none.cv_estimate is None
+    assert "none: no configuration satisfies the constraint" in str(none)
     with pytest.raises(InputError, match="fields: p50, p95"):
         ranklens.sweep(build, fields, demo, ["recall@10"], constraint="p95 <= fast", **FAST)
 

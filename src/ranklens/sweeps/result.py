@@ -76,14 +76,15 @@ class SweepResult:
         return next(o.config.params for o in self.outcomes if o.config.name == name)
 
     @property
-    def cv_estimate(self) -> float:
-        """The held-out estimate of the primary metric for choosing by this sweep."""
-        return self.selection[self.primary]["cv_estimate"]
+    def cv_estimate(self) -> float | None:
+        """The held-out estimate of the primary metric for choosing by this sweep (None
+        when no configuration satisfies the constraint)."""
+        return self.selection[self.primary].get("cv_estimate")
 
     @property
-    def in_sample_best(self) -> float:
+    def in_sample_best(self) -> float | None:
         """The chosen configuration's mean on all queries (optimistic)."""
-        return self.selection[self.primary]["in_sample_best"]
+        return self.selection[self.primary].get("in_sample_best")
 
     @property
     def tied(self) -> list[str]:
@@ -185,10 +186,12 @@ class SweepResult:
 
     def __repr__(self) -> str:
         s = self.selection[self.primary]
+        if s.get("chosen") is None:
+            return f"SweepResult({len(self.rows)} configurations, none satisfies the constraint)"
         return (
             f"SweepResult({len(self.rows)} configurations, {self.primary}: chosen "
-            f"{s.get('chosen')!r}, cross-validated {s.get('cv_estimate', math.nan):.4f}, "
-            f"in-sample {s.get('in_sample_best', math.nan):.4f})"
+            f"{s['chosen']!r}, cross-validated {s['cv_estimate']:.4f}, "
+            f"in-sample {s['in_sample_best']:.4f})"
         )
 
 
