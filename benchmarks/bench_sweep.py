@@ -197,9 +197,11 @@ def main() -> None:
     print(f"{name}: {len(ds.queries)} queries, {len(ds.corpus):,} documents, 12 configurations "
           f"({args.scenario})")  # fmt: skip
     hand, swept = [], []
-    for _ in range(args.repeat):
+    for i in range(args.repeat):
         hand.append(timed(hand_fn))
         swept.append(timed(sweep_fn))
+        print(f"  repetition {i + 1}: by hand {hand[-1]:.2f} s, sweep {swept[-1]:.2f} s",
+              flush=True)  # fmt: skip
     h, s = statistics.median(hand), statistics.median(swept)
     print(
         f"by hand : CPU {h:.2f} s (median of {args.repeat}: {', '.join(f'{x:.2f}' for x in hand)})"
