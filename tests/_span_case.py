@@ -57,27 +57,35 @@ def dataset() -> ranklens.Dataset:
     return ranklens.Dataset(queries, labels, {d: {"text": t} for d, t in texts.items()})
 
 
-def offset_faults(chunks: Iterable[tuple[str, int | None, int | None, str]],
-                  texts: Mapping[str, str]) -> list[tuple]:  # fmt: skip
-    """The chunks ``(doc, start, end, text)`` whose recorded range does not read their text."""
-    return [c for c in chunks if c[1] is None or texts[c[0]][c[1] : c[2]] != c[3]]
+def offset_faults(
+    chunks: Iterable[tuple[str, int | None, int | None, str]], texts: Mapping[str, str]
+) -> list[tuple]:
+    """The chunks ``(doc, start, end, text)`` with a recorded range that does not read
+    their text (chunks without one are left to the caller)."""
+    return [c for c in chunks if c[1] is not None and texts[c[0]][c[1] : c[2]] != c[3]]
 
 
-def cover_faults(chunks: Sequence[tuple[str, int | None, int | None, str]],
-                 texts: Mapping[str, str]) -> list[str]:  # fmt: skip
+def cover_faults(
+    chunks: Sequence[tuple[str, int | None, int | None, str]], texts: Mapping[str, str]
+) -> list[str]:
     """What is wrong with where a splitter's chunks (in its order) say they stand: a chunk
     starting before the previous chunk of its document, or a character of a document
-    (other than whitespace) that no chunk covers. A chunk placed on an earlier copy of its
-    own text (a repeated sentence) shows as both."""
+    (other than whitespace) that no chunk covers (in documents whose chunks all have a
+    place). A chunk placed on an earlier copy of its own text (a repeated sentence) shows
+    as both."""
     faults, last, covered = [], {}, {d: set() for d in texts}
     for doc, start, end, text in chunks:
         if start is None:
+            covered.pop(doc, None)
             continue
         if start < last.get(doc, 0):
             faults.append(f"{doc}: {text[:30]!r} at {start}, before {last[doc]}")
         last[doc] = start
-        covered[doc].update(range(start, end))
+        if doc in covered:
+            covered[doc].update(range(start, end))
     for doc, text in texts.items():
+        if doc not in covered:
+            continue
         gaps = [i for i, c in enumerate(text) if not c.isspace() and i not in covered[doc]]
         if gaps:
             faults.append(f"{doc}: {len(gaps)} characters in no chunk, from {gaps[0]}")
@@ -95,8 +103,13 @@ def overlapping(chunks: Sequence[tuple[str, int | None, int | None, str]]) -> in
     return n
 
 
-def brute_force(labels: ranklens.SpanLabels, chunks: Sequence[Mapping[str, Any]], k: int,
-                evidence: float = 0.0, chunk: float = 0.0) -> dict[str, float]:  # fmt: skip
+def brute_force(
+    labels: ranklens.SpanLabels,
+    chunks: Sequence[Mapping[str, Any]],
+    k: int,
+    evidence: float = 0.0,
+    chunk: float = 0.0,
+) -> dict[str, float]:
     """One query's metrics from first principles: ``chunks`` in rank order, each with
     ``doc_id``, ``start``, ``end`` (None when the chunk has no place); ``labels`` holding
     this query only. A chunk finds a span of its document when they overlap by ``o > 0``
@@ -116,11 +129,13 @@ def brute_force(labels: ranklens.SpanLabels, chunks: Sequence[Mapping[str, Any]]
         a, b = c["start"], c["end"]
         read += b - a
         hits = [
-            r for r in spans
+            r
+            for r in spans
             if r["doc_id"] == c["doc_id"]
             and (o := min(b, r["end"]) - max(a, r["start"])) > 0
-            and o >= evidence * (r["end"] - r["start"]) - 1e-9 and o >= chunk * (b - a) - 1e-9
-        ]  # fmt: skip
+            and o >= evidence * (r["end"] - r["start"]) - 1e-9
+            and o >= chunk * (b - a) - 1e-9
+        ]
         new = {r["group"] for r in hits} - found
         relevant += bool(new)  # a rank is relevant when it finds a unit not found above
         found |= new
@@ -135,18 +150,31 @@ def brute_force(labels: ranklens.SpanLabels, chunks: Sequence[Mapping[str, Any]]
     }
 
 
-def assert_equals_brute_force(labels: ranklens.SpanLabels, result: Any, k: int = 5,
-                              **rule: float) -> None:  # fmt: skip
+def assert_equals_brute_force(
+    labels: ranklens.SpanLabels, result: Any, k: int = 5, **rule: float
+) -> None:
     """Every query's P, recall of units and evidence metrics at ``k`` from ranklens equal
     :func:`brute_force` on the chunks the runner recorded (with their recorded ranges)."""
-    names = [f"P@{k}", f"recall@{k}", f"evidence_recall@{k}", f"evidence_precision@{k}",
-             f"evidence_iou@{k}"]  # fmt: skip
+    names = [
+        f"P@{k}",
+        f"recall@{k}",
+        f"evidence_recall@{k}",
+        f"evidence_precision@{k}",
+        f"evidence_iou@{k}",
+    ]
     overlap = ",".join(f"{n}>={v}" for n, v in rule.items()) or "any"
     ev = ranklens.evaluate(labels, result, names, overlap=overlap)
     hits = {r.query_id: r.hits or [] for r in result.records}
     for i, q in enumerate(ev.query_ids):
-        chunks = [{"doc_id": h.get("parent"), "start": h.get("start"), "end": h.get("end"),
-                   "chars": h.get("chars")} for h in hits.get(q, [])]  # fmt: skip
+        chunks = [
+            {
+                "doc_id": h.get("parent"),
+                "start": h.get("start"),
+                "end": h.get("end"),
+                "chars": h.get("chars"),
+            }
+            for h in hits.get(q, [])
+        ]
         want = brute_force(labels.subset([q]), chunks, k, **rule)
         for m in names:
             assert abs(ev.per_query[m][i] - want[m]) < 1e-12, (result.name, q, m)

@@ -70,6 +70,7 @@ def test_node_offsets_read_their_text(parser):
     texts, _, _ = corpus()
     found = positions(nodes_of(texts, parser))
     assert len(found) > len(texts) and not offset_faults(found, texts)
+    assert all(f[1] is not None for f in found)
     if parser.chunk_overlap:
         assert overlapping(found) > len(texts)  # overlapping chunks, each placed right
     assert not cover_faults(found, texts)  # in order, the repeated sentence's copies apart
@@ -113,9 +114,9 @@ def test_glued_sentences_are_found_without_offsets():
     nodes = nodes_of(texts, parser)
     glued = [n for n in nodes if n.start_char_idx is None]
     assert glued and all(n.text not in texts[n.ref_doc_id] for n in glued)
-    run = ranklens.Run.from_chunks({"all": [
-        {"id": n.node_id, "doc_id": n.ref_doc_id, "text": n.text} for n in glued
-    ]})  # fmt: skip
+    run = ranklens.Run.from_chunks(
+        {"all": [{"id": n.node_id, "doc_id": n.ref_doc_id, "text": n.text} for n in glued]}
+    )
     placed, unlocated, _ = place_chunks(run, data.qrels)
     assert unlocated == 0
     for n, a, b in zip(glued, placed.spans.start, placed.spans.end):
@@ -128,11 +129,13 @@ def test_glued_sentences_are_found_without_offsets():
 def test_a_chunk_starting_where_the_last_one_did_is_found_by_its_text():
     """LlamaIndex searches each chunk from one past the previous chunk's start, so a chunk
     starting at the same place (a short sentence under a large overlap) gets no offsets."""
-    doc = ("alpha cell.    gamma beta\ny!  beta\n\n \t y! \n   cell. A.\nthe é   the \t alpha  y! "
-           "gamma \n\n \n\n gamma \t \n\ngamma ﬁne gamma\nbeta é \t y!é \n\n alpha \n        "
-           "beta \n\n \n\n x.    x.beta \t       beta the the beta   \n\tbetagamma\n\n \n    x. "
-           "beta beta\ny!\n\n  \t  gammaﬁne y! A.  alpha \n\ny!\nbeta cell. A.  gamma y! "
-           "ﬁne  the ")  # fmt: skip
+    doc = (
+        "alpha cell.    gamma beta\ny!  beta\n\n \t y! \n   cell. A.\nthe é   the \t alpha  y! "
+        "gamma \n\n \n\n gamma \t \n\ngamma ﬁne gamma\nbeta é \t y!é \n\n alpha \n        "
+        "beta \n\n \n\n x.    x.beta \t       beta the the beta   \n\tbetagamma\n\n \n    x. "
+        "beta beta\ny!\n\n  \t  gammaﬁne y! A.  alpha \n\ny!\nbeta cell. A.  gamma y! "
+        "ﬁne  the "
+    )
 
     def split(text):
         return re.findall(r".+?(?:[.!?](?:\s+|$)|$)", text, re.S) or [text]
@@ -143,10 +146,20 @@ def test_a_chunk_starting_where_the_last_one_did_is_found_by_its_text():
     missing = [n for n in nodes if n.start_char_idx is None]
     assert len(missing) == 1 and missing[0].text in doc
     labels = ranklens.SpanLabels.from_spans({"q": [("d", 0, len(doc))]}, texts={"d": doc})
-    run = ranklens.Run.from_chunks({"q": [
-        {"id": n.node_id, "doc_id": "d", "start": n.start_char_idx, "end": n.end_char_idx,
-         "text": n.text} for n in nodes
-    ]})  # fmt: skip
+    run = ranklens.Run.from_chunks(
+        {
+            "q": [
+                {
+                    "id": n.node_id,
+                    "doc_id": "d",
+                    "start": n.start_char_idx,
+                    "end": n.end_char_idx,
+                    "text": n.text,
+                }
+                for n in nodes
+            ]
+        }
+    )
     placed, unlocated, relocated = place_chunks(run, labels)
     assert unlocated == relocated == 0
     for n, a, b in zip(nodes, placed.spans.start, placed.spans.end):
@@ -155,17 +168,23 @@ def test_a_chunk_starting_where_the_last_one_did_is_found_by_its_text():
 
 def _bare(nodes):
     source = NodeRelationship.SOURCE
-    return [TextNode(id_=n.node_id, text=n.text,
-                     relationships={source: RelatedNodeInfo(node_id=n.ref_doc_id)})
-            for n in nodes]  # fmt: skip
+    return [
+        TextNode(
+            id_=n.node_id,
+            text=n.text,
+            relationships={source: RelatedNodeInfo(node_id=n.ref_doc_id)},
+        )
+        for n in nodes
+    ]
 
 
 def test_nodes_without_offsets_are_found_by_their_text():
     """Nodes made by hand (no parser, so no offsets) judge exactly as the parser's nodes."""
     data = dataset()
     texts = {d: v["text"] for d, v in data.corpus.items()}
-    parsed = nodes_of(texts, SentenceSplitter(chunk_size=64, chunk_overlap=10,
-                                              chunking_tokenizer_fn=keep_spaces))  # fmt: skip
+    parsed = nodes_of(
+        texts, SentenceSplitter(chunk_size=64, chunk_overlap=10, chunking_tokenizer_fn=keep_spaces)
+    )
     with_offsets = ranklens.run(bm25(parsed), data, name="parsed", progress=False)
     without = ranklens.run(bm25(_bare(parsed)), data, name="bare", progress=False)
     assert all(h.get("start") is None for r in without.records for h in r.hits)
@@ -196,8 +215,9 @@ class WithSummary(BaseRetriever):
 def test_a_chunk_not_in_its_document_is_counted_never_dropped():
     data = dataset()
     texts = {d: v["text"] for d, v in data.corpus.items()}
-    parsed = nodes_of(texts, SentenceSplitter(chunk_size=64, chunk_overlap=0,
-                                              chunking_tokenizer_fn=keep_spaces))  # fmt: skip
+    parsed = nodes_of(
+        texts, SentenceSplitter(chunk_size=64, chunk_overlap=0, chunking_tokenizer_fn=keep_spaces)
+    )
     result = ranklens.run(WithSummary(bm25(parsed)), data, name="summary", progress=False)
     ev = ranklens.evaluate(data.qrels, result, ["P@5"])
     assert ev.counts["chunks_unlocated"] == len(data.queries)  # one a query, counted
