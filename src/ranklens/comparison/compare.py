@@ -22,6 +22,7 @@ from ..io import coerce_qrels, coerce_run
 from ..judging import JudgeOptions, judge
 from ..metrics import parse_metrics
 from ..model import Dataset
+from ..model.spans import SpanLabels
 from ..version import __version__
 from . import stats
 from .build import build_report
@@ -134,7 +135,8 @@ def compare(
             infos.setdefault(name, {}).update(run.report_info())
             for (_, doc), text in run.hit_texts().items():
                 hit_texts.setdefault(doc, text)
-            run = run.run
+            # span labels judge every chunk the retriever returned, with its position
+            run = run.chunk_run() if isinstance(qrels, SpanLabels) else run.run
         if isinstance(run, Evaluation):
             evaluations[name] = run.evaluate(parsed)
             continue
@@ -147,7 +149,9 @@ def compare(
         counts = evaluations[name].counts
         if hole_range and counts.get("hits_retrieved", 0) > counts.get("hits_labelled", 0):
             ranges[name] = holes(evaluations[name])
-        if tie_range and evaluations[name].counts.get("tied_documents"):
+        # ties="best"/"worst" reorder ids; chunks judged by overlap have no such range
+        spans = isinstance(qrels, SpanLabels)
+        if tie_range and not spans and evaluations[name].counts.get("tied_documents"):
             bounds[name] = tie_bounds(qrels, run, parsed, options=options, **judge_options)
 
     report = build_report(
