@@ -85,7 +85,7 @@ def test_start_index_on_repeated_passages_with_separators_kept():
         assert not offset_faults(found, {"d": text}) and not cover_faults(found, {"d": text})
 
 
-def test_runner_and_hooks_keep_positions_and_judge_as_brute_force():
+def test_runner_log_and_hooks_keep_positions_and_judge_as_brute_force(tmp_path):
     data = dataset()
     texts = {d: v["text"] for d, v in data.corpus.items()}
     chunks = split(
@@ -93,7 +93,10 @@ def test_runner_and_hooks_keep_positions_and_judge_as_brute_force():
         RecursiveCharacterTextSplitter(chunk_size=200, chunk_overlap=50, add_start_index=True),
     )
     retriever = BM25sRetriever.from_documents(chunks, k=10)
-    result = ranklens.run(retriever, data, key="parent", name="lc", progress=False)
+    log = tmp_path / "lc.jsonl"
+    result = ranklens.run(retriever, data, key="parent", name="lc", progress=False, cache=log)
+    resumed = ranklens.run(retriever, data, key="parent", name="lc", progress=False, cache=log)
+    assert [r.hits for r in resumed.records] == [r.hits for r in result.records]  # the log
     placed = {
         (c.metadata["doc_id"], c.page_content[:200]): c.metadata["start_index"] for c in chunks
     }
