@@ -21,12 +21,14 @@ sentence of a rationale is an alternative to another, and a group of alternative
 span finds it") would credit half a rationale as a whole one. Two rationales of one
 abstract are alternatives to each other, but an alternative of *sets* of spans is not a
 group either. Counting every rationale sentence is what SciFact's own sentence-level
-evaluation does (recall over all gold rationale sentences); recall of these units is the
-share of the evidence sentences found, and 93% of the dev set's rationales are a single
-sentence. SciFact's abstract-level view ("one rationale suffices") is the id-level one:
-the evidence abstracts as documents (``to_document_labels``). Stance (SUPPORT/CONTRADICT)
-is not a grade (both are evidence): every span has grade 1, and the stance of each
-(claim, abstract) is kept in ``dataset.info["stance"]``.
+evaluation does (recall over all gold rationale sentences; it credits a sentence only when
+the rest of its rationale is found too, which units of one sentence do not require: that
+matters for the 7% of the dev set's rationales that have more than one sentence). Recall
+of these units is the share of the evidence sentences found. SciFact's abstract-level
+view ("one rationale suffices") is the id-level one: the evidence abstracts as documents
+(``to_document_labels``). Stance (SUPPORT/CONTRADICT) is not a grade (both are evidence):
+every span has grade 1, and the stance of each (claim, abstract) is kept in
+``dataset.info["stance"]``.
 
 Claims without evidence (SciFact's NOT ENOUGH INFO; BEIR still lists the abstracts they
 cite as relevant) have no span: they are left out and counted in
