@@ -245,7 +245,6 @@ def load():
     return ds
 
 
-<<<<<<< HEAD
 def load_spans():
     """The demo's questions with span labels: the words of the passages that answer them
     (``evidence.jsonl``, quotes located in ``corpus.jsonl`` beside it)."""
@@ -254,7 +253,8 @@ def load_spans():
     ds = read_jsonl_dataset(demo_folder() / "evidence.jsonl")
     ds.name = "merrow-lighthouses (evidence spans)"
     return ds
-=======
+
+
 def guides() -> tuple[dict[str, str], dict[str, str], dict[str, list[dict[str, Any]]]]:
     """The demo's passages as one guide document per lighthouse, to chunk: ``(documents,
     questions, evidence)``. A guide (``lhNN``) is the lighthouse's five passages, each a
@@ -275,7 +275,6 @@ def guides() -> tuple[dict[str, str], dict[str, str], dict[str, list[dict[str, A
                 {"doc_id": doc.split("-")[0], "quote": ds.corpus[doc]["text"], "group": unit}
             )
     return documents, {qid: ds.queries[qid] for qid in evidence}, evidence
->>>>>>> spans-e2e
 
 
 if __name__ == "__main__":
