@@ -31,6 +31,7 @@ from .errors import MetricNameError as MetricNameError
 from .errors import RanklensError as RanklensError
 from .errors import RanklensWarning as RanklensWarning
 from .errors import RunFailuresWarning as RunFailuresWarning
+from .errors import UnknownOptionError as UnknownOptionError
 from .estimation import Estimate as Estimate
 from .estimation import estimate as estimate
 from .estimation import judge_bias as judge_bias

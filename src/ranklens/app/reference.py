@@ -63,16 +63,32 @@ def metric_reference() -> str:
             f"{trec or '–'} | {params or '–'} | {f.aggregate} |"
         )
     for f in FAMILIES.values():
-        lines += ["", f"## {f.name}", "", inspect.cleandoc(f.doc) if f.doc else "(no docstring)"]
+        lines += ["", f"## {f.name}", "", _prose(f.doc) if f.doc else "(no docstring)"]
+        if f.params:  # from each parameter's declaration (ranklens.metrics.params)
+            lines += ["", "Parameters:", ""]
+            lines += [f"- {_code_key(p.summary(k), k)}" for k, p in f.params.items()]
         for variant, fn in f.variants.items():
             when = (
                 'With `ties="expected"`'
                 if variant == "expected_ties"
                 else (f"Under the `{variant}` convention")
             )
-            lines += ["", f"{when}:", "", inspect.cleandoc(fn.__doc__)]
+            lines += ["", f"{when}:", "", _prose(fn.__doc__ or "")]
     lines += ["", TREC_DIFFERENCES.strip(), "", NDEVAL_DIFFERENCES.strip()]
     return "\n".join(lines) + "\n"
+
+
+def _prose(doc: str) -> str:
+    """A metric function's docstring without its runnable example (the ``>>>`` lines at its
+    end, executed by the test suite, call the function on a judged pair)."""
+    lines = inspect.cleandoc(doc).splitlines()
+    first = next((i for i, line in enumerate(lines) if line.startswith(">>>")), len(lines))
+    return "\n".join(lines[:first]).rstrip()
+
+
+def _code_key(summary: str, key: str) -> str:
+    """A parameter's summary line with its name as code (``- `p`: a number ...``)."""
+    return f"`{key}`" + summary[len(key) :]
 
 
 TREC_DIFFERENCES = """
