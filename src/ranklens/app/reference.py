@@ -42,10 +42,12 @@ def metric_reference() -> str:
         "`judged_only=True` (condensed lists, Sakai 2007). Two spellings keep ir_measures'",
         "meaning: `ERR` is gdeval's (`err(max=4)`) and `SetF(beta=x)` is trec_eval's weight",
         "x = β²; `RBP`, `SDCG`, `BPM`, `Compat`, `INST`, `INSQ`, `Accuracy` and `NERR8`-`NERR11`",
-        "are refused by name.",
+        "are refused by name. The `values` column is the range of a query's value (with",
+        "non-negative gains); each parameter's line below gives what it takes, its default, what",
+        "it means and where it is defined (`ranklens explain -m NAME` prints the same).",
         "",
-        "| family | also | cutoff | trec_eval | parameters | aggregate |",
-        "|---|---|---|---|---|---|",
+        "| family | also | cutoff | trec_eval | parameters | aggregate | values |",
+        "|---|---|---|---|---|---|---|",
     ]
     for f in FAMILIES.values():
         trec = ", ".join(
@@ -60,7 +62,7 @@ def metric_reference() -> str:
         also = ", ".join(f"`{a}`" for a in (*f.aliases, *f.presets))
         lines.append(
             f"| [`{f.name}`](#{f.name.lower()}) | {also} | {'yes' if f.cutoff else 'no'} | "
-            f"{trec or '–'} | {params or '–'} | {f.aggregate} |"
+            f"{trec or '–'} | {params or '–'} | {f.aggregate} | {f.value_range} |"
         )
     for f in FAMILIES.values():
         lines += ["", f"## {f.name}", "", _prose(f.doc) if f.doc else "(no docstring)"]

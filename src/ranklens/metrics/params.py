@@ -116,6 +116,8 @@ class Param:
         if self.type is tuple:
             return "numbers in [0, 1], written like [0.2,0.5,0.8]"
         kind = "a whole number" if self.type is int else "a number"
+        if self.range is not None and str(self.range) == "any":
+            return f"any {kind[2:]}"
         if self.range is not None:
             shown = str(self.range)
             return f"{kind} {'in ' if shown[0] in '[(' else ''}{shown}"

@@ -39,6 +39,7 @@ from .params import (
     RECALL_LEVELS,
     UTILITY,
     Param,
+    Range,
     number,
 )
 
@@ -56,7 +57,10 @@ class Family:
     suffix (``P`` in ``P_10``), ``trec_plain`` its name of the uncut measure, and
     ``trec_defaults`` the suffixes trec_eval computes by default; ``value_param`` names the
     parameter the suffix sets when it is not a cutoff (``r`` of ``iprec_at_recall_0.10``).
-    ``presets`` are names that preset parameters (``ndcg_exp``: ``gain=exp``).
+    ``presets`` are names that preset parameters (``ndcg_exp``: ``gain=exp``). ``values``:
+    the :class:`~.params.Range` of its per-query values with non-negative gains (default:
+    [0, 1], or >= 0 for a family aggregated by sum, a count), shown by ``docs/metrics.md``
+    and checked on random inputs for every family by ``tests/test_every_metric.py``.
 
     >>> from ranklens.metrics import precision
     >>> fam = Family("my_p", precision, aliases=("mp",), trec_name="my_P")
@@ -77,6 +81,7 @@ class Family:
     value_param: str | None = None
     variants: dict[str, Callable[..., np.ndarray]] = field(default_factory=dict)
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    values: Range | None = None
 
     def __post_init__(self) -> None:
         if self.aggregate not in ("mean", "sum", "gmean"):
@@ -85,6 +90,13 @@ class Family:
     @property
     def doc(self) -> str:
         return (self.fn.__doc__ or "").strip()
+
+    @property
+    def value_range(self) -> Range:
+        """The declared range of the family's per-query values (see ``values``)."""
+        if self.values is not None:
+            return self.values
+        return Range(0, None) if self.aggregate == "sum" else Range(0, 1)
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -182,6 +194,7 @@ def _p(
 # the shared parameters (declared in .params) under the names the table below uses
 _GAINS, _GAIN, _GRANULAR, _LEGACY = GAINS, GAIN, GRANULAR, LEGACY
 _PERSIST, _ALPHA, _MULT, _BETA = PERSISTENCE, ALPHA, MULTIPLIER, PATIENCE
+_GAINED = Range(0, None)  # sums of gains
 _UNIT_AP = {"unit_average": grouped.unit_average_precision}
 _MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
@@ -207,10 +220,11 @@ for _family in [
            trec_plain="ndcg", trec_defaults=TREC_CUTOFFS,
            presets={"ndcg_exp": {"gain": "exp"}, "ndcg_burges": {"gain": "exp"}},
            variants={"expected_ties": ties.expected_ndcg}),
-    Family("dcg", gain.dcg, params=_GAIN, uses_level=False, trec_plain="dcg",
+    Family("dcg", gain.dcg, params=_GAIN, uses_level=False, trec_plain="dcg", values=_GAINED,
            presets={"dcg_exp": {"gain": "exp"}, "dcg_burges": {"gain": "exp"}},
            variants={"expected_ties": ties.expected_dcg}),
-    Family("idcg", gain.ideal_dcg, params=_GAIN, uses_level=False, trec_plain="ideal_dcg"),
+    Family("idcg", gain.ideal_dcg, params=_GAIN, uses_level=False, trec_plain="ideal_dcg",
+           values=_GAINED),
     Family("rprec", ranking.r_precision, aliases=("r-precision", "r_precision", "rprecision"),
            cutoff=False, trec_plain="Rprec"),
     Family("bpref", ranking.bpref, trec_plain="bpref"),
@@ -257,9 +271,9 @@ for _family in [
     Family("ndcg_rel", cumulative.ndcg_rel, params=_GAINS, cutoff=False, uses_level=False,
            trec_plain="ndcg_rel"),
     Family("Rndcg", cumulative.r_ndcg, params=_GAINS, cutoff=False, trec_plain="Rndcg"),
-    Family("yaap", ranking.yaap, trec_plain="yaap"),
+    Family("yaap", ranking.yaap, trec_plain="yaap", values=Range()),
     Family("utility", sets.utility,
-           params=UTILITY,
+           params=UTILITY, values=Range(),
            cutoff=False, trec_plain="utility"),
     # trec_eval's judgment-group measures: the family itself on one group's labels
     # (ranklens.evaluate_judgment_groups averages any metric over a query's groups)
