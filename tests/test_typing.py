@@ -1,4 +1,4 @@
-"""A user's type checker sees ranklens' types: mypy checks tests/typing/readme_calls.py (the
+"""A user's type checker sees ranklens' types: mypy checks tests/typecheck/readme_calls.py (the
 README's calls, with ``assert_type`` on what they return and ``# type: ignore`` on calls
 the types must refuse) against the core and the three integrations, each marked typed by
 its ``py.typed``. The facade's lazy names reach type checkers through
@@ -21,7 +21,7 @@ import pytest
 import ranklens
 
 ROOT = Path(__file__).resolve().parents[1]
-USAGE = ROOT / "tests" / "typing" / "readme_calls.py"
+USAGE = ROOT / "tests" / "typecheck" / "readme_calls.py"
 PACKAGES = {
     "ranklens": ROOT / "src" / "ranklens",
     **{
