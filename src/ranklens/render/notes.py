@@ -151,12 +151,7 @@ def power_note(report: Report, digits: int = 3) -> Note | None:
             f"of the time (alpha {pw.get('alpha')}, two-sided): too few queries to tell runs "
             "apart.",
         )
-    tail = (
-        f"; for {', '.join(beyond)} no difference within the metric's range is (too few "
-        "queries)"
-        if beyond
-        else ""
-    )
+    tail = f"; {', '.join(beyond)}: none within its range (too few queries)" if beyond else ""
     return Note(
         "power",
         f"{lead}a difference is detected 80% of the time (alpha {pw.get('alpha')}, "
