@@ -102,3 +102,29 @@ def test_compare_retrievers_notebook(tmp_path):
     assert "cross-validated" in text and "tied with it:" in text
     assert (tmp_path / "compare_retrievers.html").exists()
     assert len(list((tmp_path / "sweep-cache").glob("*.jsonl"))) == 19  # 18 logs + builds
+
+
+def test_chunking_comparison_example():
+    """Nine chunkings (three frameworks' splitters, three sizes) judged by one set of span
+    labels: SciFact's rationale sentences when ../shared/data has them, else the demo's
+    guides. Every chunk placed by its framework's offsets; evidence precision rises as
+    chunks shrink in each framework; span labels tell more pairs apart than document
+    labels; on SciFact, docs/chunking.md shows the lines it prints."""
+    import re
+
+    out = run_example("chunking_comparison.py")
+    assert "0 disagreed (found again by the text), 0 not found" in out
+    said = [line for line in out.splitlines() if line.startswith("- ")]
+    for fw in ("llamaindex", "langchain", "haystack"):
+        line = next(x for x in said if x.startswith(f"- {fw}: "))
+        whole, medium, small = map(float, re.findall(r"(0\.\d+) \((?:whole|medium|small)", line))
+        assert whole < medium < small
+    spans = re.search(r"tells apart (\d+) of the (\d+) pairs .*?, and (\d+) of", out)
+    docs = re.search(r"tell (\d+) pairs apart", out)
+    assert int(spans[1]) + int(spans[3]) > int(docs[1])
+    if out.startswith("SciFact dev: 60 claims"):
+        page = (EXAMPLES.parent / "docs" / "chunking.md").read_text(encoding="utf-8")
+        shown = re.search(r"```text\n(- llamaindex.*?)```", page, re.S)[1].splitlines()
+        assert shown == said
+    else:
+        assert out.startswith("the demo's lighthouses")

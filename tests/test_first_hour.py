@@ -584,3 +584,20 @@ def test_difference_bars_are_coloured_by_sign_and_the_runs_named():
     chart = re.search(r'<svg[^>]*aria-label="ndcg@10: b − a, per query".*?</svg>', html, re.S)
     assert chart is not None and "b better than a" in chart.group(0)
     assert 'class="better"' in chart.group(0) and 'class="worse"' not in chart.group(0)
+
+
+def test_the_power_note_never_quotes_a_difference_wider_than_the_metric_allows():
+    # with 2 queries the t test's detectable difference exceeds 1: no P@2 difference is
+    # detectable, said so, never "from about 3.5"
+    qrels = {"q1": ["a"], "q2": ["b"]}
+    runs = {"a": {"q1": ["a"], "q2": ["b"]}, "b": {"q1": ["x", "y", "a"], "q2": ["b", "z"]}}
+    rep = ranklens.compare(qrels, runs, ["P@2", "rr"], test="t", ci="t")
+    assert rep.metadata["power"]["mde"]["P@2"] > 1 and rep.metadata["power"]["span"]["P@2"] == 1
+    text = " ".join(rep.to_text().split())
+    assert "no difference within the range of P@2, rr is detected" in text
+    assert "from about" not in text
+    many = {f"q{i}": ["a"] for i in range(60)}
+    runs = {"a": {q: ["a"] for q in many}, "b": {q: ["x", "a"] if i % 2 else ["a"]
+                                                for i, q in enumerate(many)}}  # fmt: skip
+    text = " ".join(ranklens.compare(many, runs, ["rr", "dcg"], ci=None).to_text().split())
+    assert "from about: rr 0." in text and "dcg" in text.split("Power:")[1]

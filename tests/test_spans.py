@@ -417,6 +417,19 @@ def test_chunks_that_cannot_be_placed_or_disagree_are_counted_never_dropped():
     assert "whose offsets disagreed with their text" in ev.notes()
 
 
+def test_a_chunk_with_a_start_and_no_end_ends_where_its_text_does():
+    # a store that keeps only the start offset (LangChain's start_index): the text agrees
+    # at that start, so the chunk ends where its text ends, not left without a place
+    labels = SpanLabels.from_spans({"q": [("d", 19, 36)]}, TEXTS)
+    text = TEXTS["d"][19:36]
+    run = ranklens.Run.from_chunks(
+        {"q": [{"id": "a", "doc_id": "d", "start": 19, "end": None, "text": text}]}
+    )
+    ev = ranklens.evaluate(labels, run, ["evidence_recall", "evidence_precision"])
+    assert ev["evidence_recall"] == 1.0 and ev["evidence_precision"] == 1.0
+    assert ev.counts.get("chunks_unlocated", 0) == 0
+
+
 def test_a_document_run_is_refused_for_span_labels_and_duplicates_are_named():
     labels = SpanLabels.from_spans({"q": [("d", 0, 5)]})
     with pytest.raises(InputError, match="span labels need each retrieved chunk's document"):

@@ -94,7 +94,7 @@ def test_names_parse(name, family, k, params, level):
         ("precison@5", "closest valid names: precision"),
         ("ndcg@0", "cutoff must be at least 1"),
         ("rprec@10", "rprec takes no cutoff"),
-        ("rbp(p=1.5)", "p must lie strictly between 0 and 1"),
+        ("rbp(p=1.5)", "p must be a number in (0, 1) (persistence, the chance"),
         ("P(foo=1)@5", "unknown parameter 'foo'"),
         ("ndcg(rel=2)@5", "does not use a relevance level"),
         ("P(rel=x)@5", "rel='x' is not an integer"),

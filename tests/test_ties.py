@@ -169,7 +169,7 @@ def test_the_report_shows_each_tied_runs_range_in_every_medium():
     assert (s["value"], s["tie_low"], s["tie_high"]) == (0.5, 0.5, 1.0)  # q1: b, a
     assert "tie_low" not in rep.summary["untied"]["P@1"]
     assert rep.counts["tied<b>"]["tied_documents"] == 2
-    want = "Over every order of each run's tied documents: tied<b>: P@1 0.5000 to 1.0000."
+    want = "Over every order of each run's tied documents: tied<b>: P@1 0.5000 to 1.0000"
     assert want in " ".join(rep.to_text().split())
     assert "tied\\<b\\>: P@1 0.5000 to 1.0000" in rep.to_markdown()
     assert "tied&lt;b&gt;: P@1 0.5000 to 1.0000" in rep.to_html()

@@ -128,8 +128,8 @@ def test_compare_reports_the_hole_range_and_the_queries_with_most_holes(tmp_path
     assert (s["value"], s["as_relevant"], s["judged_only"]) == (0.25, 1.0, 0.5)
     holes_meta = rep.metadata["holes"]["holey"]
     assert holes_meta["unjudged"] == 3 and holes_meta["worst_queries"][0] == ["q1", 2]
-    text = " ".join(rep.to_text().split())  # the terminal table wraps its notes
-    assert "holey retrieved 3 unjudged" in text and "q1 (2)" in text
+    text = " ".join(rep.to_text(details=True).split())  # the terminal table wraps its notes
+    assert "holey: 3 unjudged" in text and "2 in query q1" in text
     assert "1.0000 if relevant" in rep.to_markdown()
     assert "if relevant, " in rep.to_html()
     rep.to_json(tmp_path / "rep.json")

@@ -131,6 +131,8 @@ _LAZY = {
     "RunFailuresWarning": "errors",
     "MetricNameError": "errors",
     "DuplicateDocumentError": "errors",
+    # a misspelled keyword option: a named error (a TypeError too) with the closest valid one
+    "UnknownOptionError": "errors",
 }
 
 __all__ = ["__version__", *_LAZY]

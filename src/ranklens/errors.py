@@ -6,6 +6,9 @@ the file and line, or the field.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class RanklensError(ValueError):
     """Base class of every error ranklens raises on bad input."""
@@ -29,6 +32,30 @@ class MetricNameError(RanklensError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class UnknownOptionError(InputError, TypeError):
+    """A keyword option that the function does not take (a ``TypeError``, as Python's own);
+    the message names the closest valid option."""
+
+
+def suggest(word: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'relevance_level'?"`` when a choice is close to ``word`` (a
+    misspelling), else ``""``.
+
+    >>> suggest("relevance_levle", ["relevance_level", "ties"])
+    "; did you mean 'relevance_level'?"
+    """
+    near = closest(word, choices)
+    return f"; did you mean {near!r}?" if near else ""
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to ``word`` when one is close (difflib's ratio >= 0.6, ignoring
+    case), else None."""
+    pool = {str(c).lower(): str(c) for c in choices}
+    close = difflib.get_close_matches(str(word).lower(), list(pool), n=1, cutoff=0.6)
+    return pool[close[0]] if close else None
 
 
 class RanklensWarning(UserWarning):

@@ -1,3 +1,3 @@
 """The one place the core distribution's version is written (read by the build too)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # unreleased: see CHANGELOG.md

@@ -255,5 +255,27 @@ def load_spans():
     return ds
 
 
+def guides() -> tuple[dict[str, str], dict[str, str], dict[str, list[dict[str, Any]]]]:
+    """The demo's passages as one guide document per lighthouse, to chunk: ``(documents,
+    questions, evidence)``. A guide (``lhNN``) is the lighthouse's five passages, each a
+    title line and its text, a blank line between; the evidence of a question is the text
+    of each passage that answers it (grade 2), quoted in its guide, in its group
+    (``{"doc_id", "quote", "group"}``, for :meth:`ranklens.SpanLabels.from_spans`)."""
+    ds = load()
+    parts: dict[str, list[str]] = {}
+    for d, v in ds.corpus.items():
+        parts.setdefault(d.split("-")[0], []).append(f"{v['title']}\n{v['text']}")
+    documents = {g: "\n\n".join(p) for g, p in parts.items()}
+    q = ds.qrels
+    evidence: dict[str, list[dict[str, Any]]] = {}
+    for qc, dc, grade, unit in zip(q.q.tolist(), q.d.tolist(), q.grade.tolist(), q.unit.tolist()):
+        if grade >= 2:
+            doc = str(q.doc_ids[dc])
+            evidence.setdefault(str(q.query_ids[qc]), []).append(
+                {"doc_id": doc.split("-")[0], "quote": ds.corpus[doc]["text"], "group": unit}
+            )
+    return documents, {qid: ds.queries[qid] for qid in evidence}, evidence
+
+
 if __name__ == "__main__":
     print(f"wrote {write()}")

@@ -8,6 +8,7 @@ are named with their effect.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,7 @@ from ..errors import RanklensError
 from ..evaluation import evaluate, tie_bounds
 from ..io import coerce_qrels, coerce_run
 from ..judging import Convention, get_convention
-from ..metrics import parse_metric
+from ..metrics import FAMILIES, fmt_value, parse_metric
 from ..model import Qrels, QrelsLike, Run, RunLike
 
 # The tricky case of the reference notes: exact score ties, a negative label, a duplicate
@@ -188,4 +189,34 @@ def format_explanation(ex: Explanation, example: bool) -> str:
         "Each line under a convention is one of its switches applied alone to the "
         "baseline; switches that leave the number unchanged here are not shown."
     )
+    lines += parameter_lines(ex.metric)
     return "\n".join(lines) + "\n"
+
+
+def parameter_lines(metric: str) -> list[str]:
+    """What the metric's family takes, each parameter from its declaration (type, range,
+    default, description, reference), with the values this name sets.
+
+    >>> for line in parameter_lines("rbp(p=0.8)")[1:]:  # doctest: +NORMALIZE_WHITESPACE
+    ...     print(line)
+    Parameters of rbp (this name sets p=0.8):
+      p: a number in (0, 1), default 0.9: persistence, the chance that a user reads on to
+         the next rank (Moffat & Zobel, TOIS 2008)
+      gains: grade:gain pairs with distinct grades >= 0, written like {1:3.5,2:9}: the gain
+         of each listed grade; other grades gain their own value (trec_eval 10, ndcg.1=3.5,2=9)
+    """
+    mt = parse_metric(metric)
+    fam = FAMILIES[mt.family]
+    if not fam.params:
+        besides = " besides rel= (its own relevance level)" if fam.uses_level else ""
+        return ["", f"{fam.name} takes no parameter{besides}."]
+    set_here = [f"{k}={fmt_value(v)}" for k, v in mt.params if v != fam.params[k].default]
+    head = f"Parameters of {fam.name}" + (
+        f" (this name sets {', '.join(set_here)}):" if set_here else ":"
+    )
+    lines = ["", head]
+    for key, param in fam.params.items():
+        lines += textwrap.wrap(
+            param.summary(key), 88, initial_indent="  ", subsequent_indent="     "
+        )
+    return lines

@@ -42,10 +42,12 @@ def metric_reference() -> str:
         "`judged_only=True` (condensed lists, Sakai 2007). Two spellings keep ir_measures'",
         "meaning: `ERR` is gdeval's (`err(max=4)`) and `SetF(beta=x)` is trec_eval's weight",
         "x = β²; `RBP`, `SDCG`, `BPM`, `Compat`, `INST`, `INSQ`, `Accuracy` and `NERR8`-`NERR11`",
-        "are refused by name.",
+        "are refused by name. The `values` column is the range of a query's value (with",
+        "non-negative gains); each parameter's line below gives what it takes, its default, what",
+        "it means and where it is defined (`ranklens explain -m NAME` prints the same).",
         "",
-        "| family | also | cutoff | trec_eval | parameters | aggregate |",
-        "|---|---|---|---|---|---|",
+        "| family | also | cutoff | trec_eval | parameters | aggregate | values |",
+        "|---|---|---|---|---|---|---|",
     ]
     for f in FAMILIES.values():
         trec = ", ".join(
@@ -60,19 +62,35 @@ def metric_reference() -> str:
         also = ", ".join(f"`{a}`" for a in (*f.aliases, *f.presets))
         lines.append(
             f"| [`{f.name}`](#{f.name.lower()}) | {also} | {'yes' if f.cutoff else 'no'} | "
-            f"{trec or '–'} | {params or '–'} | {f.aggregate} |"
+            f"{trec or '–'} | {params or '–'} | {f.aggregate} | {f.value_range} |"
         )
     for f in FAMILIES.values():
-        lines += ["", f"## {f.name}", "", inspect.cleandoc(f.doc) if f.doc else "(no docstring)"]
+        lines += ["", f"## {f.name}", "", _prose(f.doc) if f.doc else "(no docstring)"]
+        if f.params:  # from each parameter's declaration (ranklens.metrics.params)
+            lines += ["", "Parameters:", ""]
+            lines += [f"- {_code_key(p.summary(k), k)}" for k, p in f.params.items()]
         for variant, fn in f.variants.items():
             when = (
                 'With `ties="expected"`'
                 if variant == "expected_ties"
                 else (f"Under the `{variant}` convention")
             )
-            lines += ["", f"{when}:", "", inspect.cleandoc(fn.__doc__)]
+            lines += ["", f"{when}:", "", _prose(fn.__doc__ or "")]
     lines += ["", TREC_DIFFERENCES.strip(), "", NDEVAL_DIFFERENCES.strip()]
     return "\n".join(lines) + "\n"
+
+
+def _prose(doc: str) -> str:
+    """A metric function's docstring without its runnable example (the ``>>>`` lines at its
+    end, executed by the test suite, call the function on a judged pair)."""
+    lines = inspect.cleandoc(doc).splitlines()
+    first = next((i for i, line in enumerate(lines) if line.startswith(">>>")), len(lines))
+    return "\n".join(lines[:first]).rstrip()
+
+
+def _code_key(summary: str, key: str) -> str:
+    """A parameter's summary line with its name as code (``- `p`: a number ...``)."""
+    return f"`{key}`" + summary[len(key) :]
 
 
 TREC_DIFFERENCES = """

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..evaluation import Evaluation, MetricsLike, tie_bounds
 from ..io import coerce_qrels, coerce_run
 from ..judging import JudgeOptions, judge
-from ..metrics import parse_metrics
+from ..metrics import parse_metric, parse_metrics
 from ..model import Dataset
 from ..model.spans import SpanLabels
 from ..version import __version__
@@ -221,7 +221,18 @@ def _power(report: Report, alpha: float, test: str) -> dict[str, Any]:
         "power": 0.8,
         "n": len(report.query_ids),
         "mde": {r.metric: r.mde for r in rows},
+        "span": {m: _span(m) for m in means},
     }
+
+
+def _span(metric: str) -> float | None:
+    """The widest difference a mean of the metric's declared per-query range allows
+    (``None``: unbounded)."""
+    try:
+        r = parse_metric(metric).spec.value_range
+    except InputError:
+        return None
+    return None if r.low is None or r.high is None else float(r.high - r.low)
 
 
 def _name_runs(runs: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:

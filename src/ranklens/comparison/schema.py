@@ -271,7 +271,15 @@ METADATA_FIELDS: dict[str, Callable[[Any, str], None]] = {
     "versions": _map_of(_str),
     "options": _fields({"relevance_level": _opt(_int), "switches": _dict}),
     "run_info": _map_of(_fields(RUN_INFO_FIELDS)),
-    "power": _fields({"alpha": _real, "power": _real, "n": _opt(_int), "mde": _map_of(_real)}),
+    "power": _fields(
+        {
+            "alpha": _real,
+            "power": _real,
+            "n": _opt(_int),
+            "mde": _map_of(_real),
+            "span": _map_of(_opt(_real)),
+        }
+    ),
     "holes": _map_of(
         _fields({"unjudged": _opt(_int), "depth": _opt(_int), "worst_queries": _pairs})
     ),

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..errors import InputError
 from ..model import segments as seg
 from .condense import condense, fill_unjudged
 from .join import Join
@@ -128,7 +129,10 @@ def condensed_pair(judged: Judged) -> Judged:
         return judged
     if judged.condensed_cache is None:
         if judged.join is None:
-            raise ValueError("this judged pair keeps no join to condense")
+            raise InputError(
+                "judged_only=True needs the judged pair's join, and this Judged keeps none "
+                "(made by hand, not by ranklens.judge): judge the pair with ranklens.judge"
+            )
         opts = replace(judged.options, judged_only=True)
         judged.condensed_cache = build(condense(judged.join), opts)
     return judged.condensed_cache
@@ -150,7 +154,10 @@ def filled_pair(judged: Judged) -> Judged:
     what missing labels can do to a metric that rewards relevant documents."""
     if judged.filled_cache is None:
         if judged.join is None:
-            raise ValueError("this judged pair keeps no join to fill")
+            raise InputError(
+                "filling unjudged documents needs the judged pair's join, and this Judged keeps "
+                "none (made by hand, not by ranklens.judge): judge the pair with ranklens.judge"
+            )
         level = max(int(judged.options.relevance_level), 1)
         judged.filled_cache = build(fill_unjudged(judged.join, level), judged.options)
     return judged.filled_cache

@@ -9,11 +9,39 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, UnknownOptionError, closest, suggest
 from .conventions import Convention, get_convention
 from .overlap import OverlapRule, get_rule
 
 _SWITCHES = set(Convention.__dataclass_fields__) - {"name"}
+OPTIONS = ("relevance_level", "score_precision", "convention", "judged_only", "ties", "overlap")
+"""The judging options (:class:`JudgeOptions`' fields); the convention switches are the
+other keywords :meth:`JudgeOptions.build` takes."""
+_FORWARDED = ("options", "tokenizer", "chunking", "trec_eval_version", "memory")
+"""Keywords of the functions that pass their other keywords to judging (judge, evaluate):
+a misspelling of one is suggested too."""
+
+
+def unknown_options(names: list[str]) -> str:
+    """The message of unknown judging options: each with the closest valid keyword, and
+    every keyword judging takes.
+
+    >>> print(unknown_options(["relevance_levle"]))  # doctest: +ELLIPSIS
+    unknown judging option 'relevance_levle'; did you mean 'relevance_level'? (judging takes ...
+    """
+    valid = [*OPTIONS, *sorted(_SWITCHES), *_FORWARDED]
+    if len(names) == 1:
+        each = f"{names[0]!r}{suggest(names[0], valid)}"
+    else:
+        near = [closest(name, valid) for name in names]
+        each = ", ".join(
+            f"{n!r}" + (f" (did you mean {c!r}?)" if c else "") for n, c in zip(names, near)
+        )
+    plural = "s" if len(names) > 1 else ""
+    return (
+        f"unknown judging option{plural} {each} (judging takes {', '.join(OPTIONS)}, and the "
+        f"convention switches {', '.join(sorted(_SWITCHES))}; see ranklens.JudgeOptions)"
+    )
 
 
 TIES = ("trec", "input", "expected", "best", "worst")
@@ -81,12 +109,9 @@ class JudgeOptions:
         switches = {k: kwargs.pop(k) for k in list(kwargs) if k in _SWITCHES}
         if "convention" in kwargs:
             kwargs["convention"] = get_convention(kwargs["convention"])
-        unknown = set(kwargs) - {
-            "relevance_level", "score_precision", "convention", "judged_only", "ties",
-            "overlap",
-        }  # fmt: skip
+        unknown = sorted(set(kwargs) - set(OPTIONS))
         if unknown:
-            raise TypeError(f"unknown judging option(s): {', '.join(sorted(unknown))}")
+            raise UnknownOptionError(unknown_options(unknown))
         opts = replace(opts, **kwargs) if kwargs else opts
         if switches:
             changed = {k: v for k, v in switches.items() if getattr(opts.convention, k) != v}

@@ -82,6 +82,8 @@ def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
                 continue
             a = int(start[i])
             if a >= 0 and agrees(text, doc, a, a + len(text)):
+                if end[i] <= a:  # a start without an end: the text says where it ends
+                    end[i] = a + max(int(sp.chars[i]), len(text))
                 continue
             found = locate(text, doc, near=a if a >= 0 else None)
             if found.unique:

@@ -56,7 +56,13 @@ def g_measure(v: LevelView, k: int | None = None, gains: Gains = None) -> np.nda
     """G, normalised gain (trec_eval ``G``): ``Σ_i g_i / log2(2 + C_i − S_i) / Σ g*``, with
     ``S_i = Σ_{t≤i} g_t`` the gain gathered and ``C_i = Σ_{t≤i} max(g*_t, 1)`` the ideal's
     (at least 1 a rank); 0 when the ideal gain is 0. A document's credit depends on how
-    much gain came before it."""
+    much gain came before it.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> g_measure(v)
+    array([0.625])
+    """
     c = _Curves(v, gains)
     excess = seg.seg_cumsum_exact(np.maximum(c.ig - 1.0, 0.0), c.off)
     cost = c.r + _at(excess, c.off, c.q, np.minimum(c.r, c.L[c.q]))
@@ -68,7 +74,13 @@ def g_measure(v: LevelView, k: int | None = None, gains: Gains = None) -> np.nda
 def ndcg_rel(v: LevelView, k: int | None = None, gains: Gains = None) -> np.ndarray:
     """nDCG averaged over the relevant documents (trec_eval ``ndcg_rel``):
     ``(Σ_{g_i>0} DCG@i / IDCG@min(i, L) + (L − #{g_i>0}) · DCG@n / IDCG) / L``, a relevant
-    document not retrieved counting the final nDCG; 0 unless that sum is positive."""
+    document not retrieved counting the final nDCG; 0 unless that sum is positive.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> ndcg_rel(v)
+    array([0.85089558])
+    """
     c = _Curves(v, gains)
     n_q = v.j.n_queries
     pos = c.g > 0
@@ -85,7 +97,13 @@ def r_ndcg(v: LevelView, k: int | None = None, gains: Gains = None) -> np.ndarra
     ranks b where the ideal gain changes (``g*_{b+1} ≠ g*_b``, the last at L), with DCG@b
     counted down to ``min(b, n)``, plus ``DCG@n / IDCG`` when n > L + 1; 0 for a query
     with no relevant document (trec_eval gives 0/0 when no ideal gain is positive; 0
-    here)."""
+    here).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> r_ndcg(v)
+    array([0.81939394])
+    """
     j = v.j
     c = _Curves(v, gains)
     change = np.zeros(len(c.ig), dtype=bool)

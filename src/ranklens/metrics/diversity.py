@@ -66,25 +66,49 @@ def _inverse(rank: np.ndarray) -> np.ndarray:
 
 def alpha_dcg(v: LevelView, k: int | None = None, alpha: float = 0.5) -> np.ndarray:
     """alpha-DCG@k as ndeval reports it: Σ_{i≤k} g_i / log2(i+1) normalised by the
-    "ideal ideal" Σ_{i≤k} S (1−α)^{i−1} / log2(i+1) (Clarke et al., SIGIR 2008)."""
+    "ideal ideal" Σ_{i≤k} S (1−α)^{i−1} / log2(i+1) (Clarke et al., SIGIR 2008).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": [["a", "b"], ["c"]]}, {"q": ["a", "b", "x", "c"]}).view()
+    >>> alpha_dcg(v, 3)
+    array([0.45661123])
+    """
     return safe_div(_run_sum(v, k, alpha, _discount), _ideal_ideal(v, k, alpha, _discount))
 
 
 def alpha_ndcg(v: LevelView, k: int | None = None, alpha: float = 0.5) -> np.ndarray:
     """alpha-nDCG@k = Σ_{i≤k} g_i / log2(i+1) ÷ Σ_{i≤k} g*_i / log2(i+1), the ideal by
-    ndeval's greedy approximation (Clarke et al., SIGIR 2008)."""
+    ndeval's greedy approximation (Clarke et al., SIGIR 2008).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": [["a", "b"], ["c"]]}, {"q": ["a", "b", "x", "c"]}).view()
+    >>> alpha_ndcg(v, 3)
+    array([0.69936949])
+    """
     return safe_div(_run_sum(v, k, alpha, _discount), _ideal_sum(v, k, alpha, _discount))
 
 
 def err_ia(v: LevelView, k: int | None = None, alpha: float = 0.5) -> np.ndarray:
     """ERR-IA@k as ndeval: Σ_{i≤k} g_i / i ÷ Σ_{i≤k} S (1−α)^{i−1} / i (Chapelle et al.,
-    CIKM 2009; collection-independent normalisation)."""
+    CIKM 2009; collection-independent normalisation).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": [["a", "b"], ["c"]]}, {"q": ["a", "b", "x", "c"]}).view()
+    >>> err_ia(v, 3)
+    array([0.46875])
+    """
     return safe_div(_run_sum(v, k, alpha, _inverse), _ideal_ideal(v, k, alpha, _inverse))
 
 
 def nerr_ia(v: LevelView, k: int | None = None, alpha: float = 0.5) -> np.ndarray:
     """nERR-IA@k = Σ_{i≤k} g_i / i ÷ Σ_{i≤k} g*_i / i (ndeval's collection-dependent
-    normalisation by the greedy ideal ranking)."""
+    normalisation by the greedy ideal ranking).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": [["a", "b"], ["c"]]}, {"q": ["a", "b", "x", "c"]}).view()
+    >>> nerr_ia(v, 3)
+    array([0.75])
+    """
     return safe_div(_run_sum(v, k, alpha, _inverse), _ideal_sum(v, k, alpha, _inverse))
 
 
@@ -93,21 +117,39 @@ def _rbp_weight(beta: float):
 
 
 def nrbp(v: LevelView, k: int | None = None, alpha: float = 0.5, beta: float = 0.5) -> np.ndarray:
-    """NRBP = (1 − (1−α)β) / S · Σ_i g_i β^{i−1} (Clarke, Kolla & Vechtomova, ICTIR 2009)."""
+    """NRBP = (1 − (1−α)β) / S · Σ_i g_i β^{i−1} (Clarke, Kolla & Vechtomova, ICTIR 2009).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": [["a", "b"], ["c"]]}, {"q": ["a", "b", "x", "c"]}).view()
+    >>> nrbp(v)
+    array([0.515625])
+    """
     total = _run_sum(v, k, alpha, _rbp_weight(beta))
     return safe_div(total * (1.0 - (1.0 - alpha) * beta), v.intents.S.astype(np.float64))
 
 
 def nnrbp(v: LevelView, k: int | None = None, alpha: float = 0.5, beta: float = 0.5) -> np.ndarray:
     """nNRBP = Σ_i g_i β^{i−1} ÷ Σ_i g*_i β^{i−1}: NRBP normalised by the greedy ideal
-    ranking's NRBP."""
+    ranking's NRBP.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": [["a", "b"], ["c"]]}, {"q": ["a", "b", "x", "c"]}).view()
+    >>> nnrbp(v)
+    array([0.84615385])
+    """
     w = _rbp_weight(beta)
     return safe_div(_run_sum(v, k, alpha, w), _ideal_sum(v, k, alpha, w))
 
 
 def precision_ia(v: LevelView, k: int | None = None) -> np.ndarray:
     """P-IA@k = Σ_{i≤k} #intents covered at i ÷ (k·S) (Agrawal et al., WSDM 2009, as
-    ndeval; without k, k is the list's length)."""
+    ndeval; without k, k is the list's length).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": [["a", "b"], ["c"]]}, {"q": ["a", "b", "x", "c"]}).view()
+    >>> precision_ia(v, 2)
+    array([0.5])
+    """
     q, rank, _, _ = v.intents.cover
     hits = seg.count_top(q, rank, v.j.n_queries, k)
     depth = np.full(v.j.n_queries, float(k)) if k is not None else v.j.lens.astype(np.float64)
@@ -117,7 +159,13 @@ def precision_ia(v: LevelView, k: int | None = None) -> np.ndarray:
 def ap_ia(v: LevelView, k: int | None = None) -> np.ndarray:
     """AP-IA = (1/S) Σ_s (1/n_s) Σ_{i covers s} (c_{s,i} + 1) / i: each intent's average
     precision over its n_s relevant documents, averaged over the S intents (ndeval's
-    MAP-IA)."""
+    MAP-IA).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": [["a", "b"], ["c"]]}, {"q": ["a", "b", "x", "c"]}).view()
+    >>> ap_ia(v)
+    array([0.625])
+    """
     iv = v.intents
     q, rank, intent, seen = iv.cover
     ap = safe_div((seen + 1.0) / rank, iv.per_intent[intent].astype(np.float64))
@@ -126,7 +174,13 @@ def ap_ia(v: LevelView, k: int | None = None) -> np.ndarray:
 
 def subtopic_recall(v: LevelView, k: int | None = None) -> np.ndarray:
     """S-recall@k = #intents covered in the top k ÷ S (Zhai, Cohen & Lafferty, SIGIR
-    2003; ndeval's strec)."""
+    2003; ndeval's strec).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": [["a", "b"], ["c"]]}, {"q": ["a", "b", "x", "c"]}).view()
+    >>> subtopic_recall(v, 2)
+    array([0.5])
+    """
     q, rank, _, seen = v.intents.cover
     first = seen == 0
     covered = seg.count_top(q[first], rank[first], v.j.n_queries, k)

@@ -64,14 +64,30 @@ def evidence_recall(v: LevelView, k: int | None = None) -> np.ndarray:
 
 def evidence_precision(v: LevelView, k: int | None = None) -> np.ndarray:
     """Evidence precision@k: the share of the characters read in the top k chunks that are
-    evidence, ``|E ∩ ∪_{r≤k} C_r| / Σ_{r≤k} |C_r|`` (Chroma's precision)."""
+    evidence, ``|E ∩ ∪_{r≤k} C_r| / Σ_{r≤k} |C_r|`` (Chroma's precision).
+
+    >>> import ranklens
+    >>> labels = ranklens.SpanLabels.from_spans({"q": [("d", 10, 30)]})
+    >>> chunks = [{"doc_id": "d", "start": 0, "end": 20}, {"doc_id": "d", "start": 20, "end": 60}]
+    >>> v = ranklens.judge(labels, ranklens.Run.from_chunks({"q": chunks})).view()
+    >>> evidence_precision(v, 1), evidence_precision(v, 2)
+    (array([0.5]), array([0.33333333]))
+    """
     covered, read, _ = _top(v, k)
     return safe_div(covered, read)
 
 
 def evidence_iou(v: LevelView, k: int | None = None) -> np.ndarray:
     """Evidence IoU@k: ``|E ∩ ∪C| / (Σ_{r≤k} |C_r| + |E| − |E ∩ ∪C|)`` (Chroma's IoU: the
-    characters read plus the evidence not read)."""
+    characters read plus the evidence not read).
+
+    >>> import ranklens
+    >>> labels = ranklens.SpanLabels.from_spans({"q": [("d", 10, 30)]})
+    >>> chunks = [{"doc_id": "d", "start": 0, "end": 20}, {"doc_id": "d", "start": 20, "end": 60}]
+    >>> v = ranklens.judge(labels, ranklens.Run.from_chunks({"q": chunks})).view()
+    >>> evidence_iou(v, 2)
+    array([0.33333333])
+    """
     covered, read, evidence = _top(v, k)
     return safe_div(covered, read + evidence - covered)
 
@@ -80,7 +96,16 @@ def precision_omega(v: LevelView, k: int | None = None) -> np.ndarray:
     """Chroma's precision-Ω: the precision a reader would reach retrieving exactly the
     chunks that hold evidence, ``|E ∩ U| / (|U| + |E \\ U|)`` with ``U`` the union of every
     chunk of the chunking (``chunking=``) that overlaps the evidence ``E``: the best the
-    chunking allows, whatever the retriever does (Smith & Troynikov 2024)."""
+    chunking allows, whatever the retriever does (Smith & Troynikov 2024).
+
+    >>> import ranklens
+    >>> labels = ranklens.SpanLabels.from_spans({"q": [("d", 10, 30)]})
+    >>> chunks = [{"doc_id": "d", "start": 0, "end": 20}, {"doc_id": "d", "start": 20, "end": 60}]
+    >>> run = ranklens.Run.from_chunks({"q": chunks[:1]})
+    >>> v = ranklens.judge(labels, run, chunking={"d": [(0, 20), (20, 60)]}).view()
+    >>> precision_omega(v)  # evidence / the characters of the chunks that hold it
+    array([0.33333333])
+    """
     c = _chars(v)
     if c.omega is None:
         raise MetricNameError(
@@ -91,5 +116,13 @@ def precision_omega(v: LevelView, k: int | None = None) -> np.ndarray:
 
 
 def evidence_chars(v: LevelView, k: int | None = None) -> np.ndarray:
-    """The number of evidence characters of each query, ``|E|`` (summed over queries)."""
+    """The number of evidence characters of each query, ``|E|`` (summed over queries).
+
+    >>> import ranklens
+    >>> labels = ranklens.SpanLabels.from_spans({"q": [("d", 10, 30)]})
+    >>> chunks = [{"doc_id": "d", "start": 0, "end": 20}, {"doc_id": "d", "start": 20, "end": 60}]
+    >>> v = ranklens.judge(labels, ranklens.Run.from_chunks({"q": chunks})).view()
+    >>> evidence_chars(v)  # |E|
+    array([20.])
+    """
     return _chars(v).evidence.astype(np.float64)

@@ -21,7 +21,12 @@ grades not listed keep the gain function's value."""
 def gain_values(grades: np.ndarray, gain: str, gains: Gains = None) -> np.ndarray:
     """The gains of ``grades``: ``linear`` (the grade), ``exp`` (2^g − 1) or ``binary``;
     ``gains`` overrides listed grades (trec_eval: "gains are allowed to be 0 or negative,
-    and relevance level 0 can be given a gain")."""
+    and relevance level 0 can be given a gain").
+
+    >>> import numpy as np
+    >>> gain_values(np.array([0, 1, 2]), "exp", gains=((2, 9.0),))
+    array([0., 1., 9.])
+    """
     g = grades.astype(np.float64)
     if gain == "exp":
         g = np.exp2(np.maximum(g, 0)) - 1.0
@@ -44,7 +49,13 @@ def graded(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(query, rank, gain) of the retrieved ranks that earn a non-zero gain: the
     convention's gain entries, plus the judged grade-0 documents when ``gains`` gives grade
-    0 a gain."""
+    0 a gain.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> graded(v, "linear")  # (query, rank, gain) of a and b
+    (array([0, 0]), array([1, 4]), array([2., 1.]))
+    """
     q, rank, grade = v.gain_entries
     if _level_zero(gains) != 0:
         j = v.j
@@ -65,7 +76,13 @@ def ideal_gains(
     """The ideal ranking's positive gains per query, descending, as ``(offsets, gains,
     cut)`` (:meth:`~ranklens.judging.LevelView.ideal`); with ``gains``, the qrels' grades
     ordered by their gain (grade 0 included when it has one), as trec_eval's
-    ``setup_gains``."""
+    ``setup_gains``.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> ideal_gains(v, 3, "linear")  # offsets, gains, cut
+    (array([0, 3]), array([2., 1., 1.]), 3)
+    """
     off, grades, cut = v.ideal(k)
     g = gain_values(grades, gain or v.gain, gains)
     if not gains:
@@ -93,6 +110,11 @@ def dcg(
     convention's. Negative grades give no gain unless the convention says so (Haystack).
     Grades are not thresholded by ℓ. ``gains={grade: gain}`` sets the gain of listed grades
     (trec_eval's ``dcg.1=3.5,2=9``).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> dcg(v, 4)
+    array([2.43067656])
     """
     gq, gr, gg = graded(v, gain, gains)
     return seg.count_top(gq, gr, v.j.n_queries, k, gg / np.log2(gr + 1.0))
@@ -104,7 +126,13 @@ def ideal_dcg(
     """DCG of the ideal ranking (:meth:`~ranklens.judging.LevelView.ideal`). trec_eval: all
     positive grades of the qrels, sorted descending, cut at k (with ``gains``: the positive
     gains, sorted descending). Conventions: not cut at k (LlamaIndex, Haystack), or
-    ``min(#ground-truth ids, #retrieved)`` ones (AutoRAG)."""
+    ``min(#ground-truth ids, #retrieved)`` ones (AutoRAG).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> ideal_dcg(v, 4)
+    array([3.13092975])
+    """
     ioff, g, cut = ideal_gains(v, k, gain, gains)
     ipos = seg.seg_positions(ioff)
     x = g / np.log2(ipos + 2.0)
@@ -122,6 +150,11 @@ def ndcg(
     gives the exponential-gain variant (``ndcg_exp``); ``gains`` sets chosen grades' gains
     (trec_eval's ``ndcg.1=3.5,2=9``). Reference: Järvelin & Kekäläinen,
     "Cumulated gain-based evaluation of IR techniques", TOIS 2002.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> ndcg(v, 4), ndcg(v, 4, gain="exp")
+    (array([0.77634337]), array([0.83048533]))
     """
     return safe_div(dcg(v, k, gain, gains), ideal_dcg(v, k, gain, gains))
 
@@ -131,6 +164,11 @@ def err(v: LevelView, k: int | None = None, max_grade: int | None = None) -> np.
 
     ``ERR@k = Σ_{i≤k} (1/i) · p_i · Π_{j<i} (1 − p_j)`` with ``p_i = (2^{g_i} − 1) / 2^{g_max}``.
     ``g_max`` defaults to the highest grade in the qrels (``err(max=4)`` reproduces gdeval).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> err(v, 4)
+    array([0.765625])
     """
     j = v.j
     gmax = j.max_grade if max_grade is None else int(max_grade)
@@ -157,6 +195,11 @@ def rbp(v: LevelView, k: int | None = None, p: float = 0.9, gains: Gains = None)
     ``(w − min) / (max − min)`` over the query's grades 0..max and the listed ones when any
     lies outside [0, 1] (binary labels are used as they are); unjudged documents weigh 0;
     ℓ plays no part. Default persistence p = 0.9.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> rbp(v, p=0.5)
+    array([0.53125])
     """
     j = v.j
     keep = j.e_label >= (0 if gains else 1)
@@ -181,7 +224,13 @@ def rbp_residual(v: LevelView, k: int | None = None, p: float = 0.9) -> np.ndarr
     """RBP residual (trec_eval 10 ``rbp_resid``): the most RBP could still grow if every
     unjudged document and every rank below the list were relevant,
     ``p^n + (1 − p) Σ_{unjudged i} p^{i−1}``; trec_eval reports 0 when the list has no
-    unjudged document."""
+    unjudged document.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> rbp_residual(v, p=0.5)
+    array([0.3125])
+    """
     j = v.j
     depth = j.depth(k).astype(np.float64)
     jq, jr = judged_pair(v, True)

@@ -18,7 +18,14 @@ from .ranking import reciprocal_rank
 def unit_reciprocal_rank(v: LevelView, k: int | None = None, granular: bool = False) -> np.ndarray:
     """AutoRAG's RR: the mean over ground-truth units of ``1 / rank`` of each unit's first
     retrieved member, ``(1/R) Σ_{i≤k} h_i / i``. ``granular=True`` is LlamaIndex's granular
-    MRR, as in :func:`~ranklens.metrics.ranking.reciprocal_rank`."""
+    MRR, as in :func:`~ranklens.metrics.ranking.reciprocal_rank`.
+
+    >>> from ranklens import judge
+    >>> labels = {"q": [["a", "b"], ["c"]]}
+    >>> v = judge(labels, {"q": ["x", "b", "c"]}, convention="autorag").view()
+    >>> unit_reciprocal_rank(v)  # each group's first hit: (1/2 + 1/3) / 2
+    array([0.41666667])
+    """
     if granular:
         return reciprocal_rank(v, k, granular=True)
     hq, hr = v.hits
@@ -28,7 +35,14 @@ def unit_reciprocal_rank(v: LevelView, k: int | None = None, granular: bool = Fa
 def unit_average_precision(v: LevelView, k: int | None = None) -> np.ndarray:
     """AutoRAG's AP: the mean over ground-truth units of the mean, over the ranks of the
     unit's retrieved members, of the precision counted within the unit,
-    ``(1/R) Σ_u mean_{i ∈ ranks(u), i≤k} (#members of u at or above i) / i``."""
+    ``(1/R) Σ_u mean_{i ∈ ranks(u), i≤k} (#members of u at or above i) / i``.
+
+    >>> from ranklens import judge
+    >>> labels = {"q": [["a", "b"], ["c"]]}
+    >>> v = judge(labels, {"q": ["x", "b", "c"]}, convention="autorag").view()
+    >>> unit_average_precision(v)
+    array([0.41666667])
+    """
     j = v.j
     keep = j.m_grade >= v.level
     mq, mr, mu = j.m_q[keep], j.m_rank[keep], j.m_unit[keep]

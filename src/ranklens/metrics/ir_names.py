@@ -59,7 +59,13 @@ def ir_param(fam: Any, base: str, key: str, raw: str, name: str) -> tuple[Any, s
     """``(family, key, value)`` after ir_measures' parameter spellings: ``dcg=`` becomes
     ``gain=``, ``recall=`` of IPrec ``r=``, ``NumRet(rel=)`` the family num_rel_ret,
     ``SetP(relative=True)`` the family set_relative_P (key ``""``: nothing left to set),
-    SetF's ``beta=x`` β = √x; quotes around values are dropped."""
+    SetF's ``beta=x`` β = √x; quotes around values are dropped.
+
+    >>> from ranklens.metrics import FAMILIES
+    >>> fam, key, value = ir_param(FAMILIES["ndcg"], "nDCG", "dcg", "'exp-log2'", "nDCG")
+    >>> fam.name, key, value
+    ('ndcg', 'gain', 'exp')
+    """
     raw = raw.strip().strip("'\"")
     if base == "SetF" and key == "beta":
         try:

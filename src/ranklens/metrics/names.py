@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MetricNameError
+from ..errors import MetricNameError, suggest
 from ..judging import condensed_pair
 from .ir_names import IR_MEASURES_EXACT, IR_MEASURES_REFUSED, ir_param
 from .registry import FAMILIES, Family, on_change
@@ -76,6 +76,10 @@ class Metric:
 
     ``name`` is the name as given (results are reported under it); ``str(metric)`` is the
     canonical spelling.
+
+    >>> m = Metric("rbp", params=(("gains", None), ("p", 0.8)), name="rbp(p=0.8)")
+    >>> str(m), m.aggregate
+    ('rbp(p=0.8)', 'mean')
     """
 
     family: str
@@ -116,8 +120,9 @@ class Metric:
 
     def with_params(self, **changes: Any) -> Metric:
         """The same metric (and name) with some parameters set to other values."""
+        declared = self.spec.params
         params = dict(self.params)
-        params.update(changes)
+        params.update({k: declared[k].validate(v, k, self.name) for k, v in changes.items()})
         return replace(self, params=tuple(sorted(params.items())))
 
     def compute(self, judged: Any) -> np.ndarray:
@@ -132,7 +137,11 @@ class Metric:
 
 
 def fmt_value(v: Any) -> str:
-    """A parameter value as written in a metric name."""
+    """A parameter value as written in a metric name.
+
+    >>> fmt_value(0.5), fmt_value(((1, 3.5), (2, 9.0))), fmt_value(0.1 + 0.2)
+    ('0.5', '{1:3.5,2:9}', '0.30000000000000004')
+    """
     if isinstance(v, float):
         short = f"{v:g}"
         return short if float(short) == v else repr(v)  # exact, so it parses back the same
@@ -147,6 +156,10 @@ def parse_metric(name: str | Metric) -> Metric:
     """Parse a metric name (see the module docstring) into a :class:`Metric`.
 
     Raises :class:`~ranklens.errors.MetricNameError` listing the closest valid names.
+
+    >>> m = parse_metric("ndcg_cut_10")
+    >>> m.family, m.k, str(m)
+    ('ndcg', 10, 'ndcg@10')
     """
     if isinstance(name, Metric):
         return name
@@ -158,7 +171,9 @@ def parse_metric(name: str | Metric) -> Metric:
         fam = FAMILIES[NAME_TABLES.trec_cut[mt.group(1).lower()]]
         val = mt.group(2)
         if fam.value_param:
-            return Metric(fam.name, None, _params(fam, {fam.value_param: float(val)}), None, name)
+            key = fam.value_param
+            value = fam.params[key].validate(float(val), key, name)
+            return Metric(fam.name, None, _params(fam, {key: value}), None, name)
         if "." in val:
             raise MetricNameError(f"metric {name!r}: the cutoff must be a whole number")
         return Metric(fam.name, int(val), _params(fam, {}), None, name)
@@ -194,10 +209,7 @@ def parse_metric(name: str | Metric) -> Metric:
                 level = _level(fam, raw, name)
                 continue
             if key not in fam.params:
-                allowed = ", ".join(["rel"] * fam.uses_level + list(fam.params)) or "none"
-                raise MetricNameError(
-                    f"metric {name!r}: unknown parameter {key!r} (allowed: {allowed})"
-                )
+                raise MetricNameError(_unknown_param(fam, key, name))
             given[key] = fam.params[key].parse(raw, key, name)
     k = None
     if k_text is not None and fam.value_param:  # ir_measures' IPrec@0.5
@@ -217,6 +229,16 @@ def parse_metric(name: str | Metric) -> Metric:
             f"{fam.name}({key}=0.5) or {fam.trec_name}_0.50"
         )
     return Metric(fam.name, k, _params(fam, given), level, name, judged_only)
+
+
+def _unknown_param(fam: Family, key: str, name: str) -> str:
+    """An unknown parameter: the closest valid name, and what the family takes."""
+    valid = ["rel"] * fam.uses_level + list(fam.params) + ["judged_only"]
+    takes = ", ".join(valid[:-1]) + f" and {valid[-1]}" if len(valid) > 1 else valid[0]
+    return (
+        f"metric {name!r}: unknown parameter {key!r}{suggest(key, valid)} ({fam.name} takes "
+        f"{takes}; `ranklens explain -m {fam.name}` describes each)"
+    )
 
 
 def _split_params(text: str) -> list[str]:
@@ -253,7 +275,11 @@ def _params(fam: Family, given: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 
 
 def known_names() -> list[str]:
-    """Every family name, alias and trec_eval name form (for messages and docs)."""
+    """Every family name, alias and trec_eval name form (for messages and docs).
+
+    >>> [n for n in known_names() if n.lower().startswith("ndcg_")]
+    ['ndcg_burges', 'ndcg_burges@10', 'ndcg_cut_10', 'ndcg_exp', 'ndcg_exp@10', 'ndcg_rel']
+    """
     names = set()
     for fam in FAMILIES.values():
         names.add(fam.name)

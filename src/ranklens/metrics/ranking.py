@@ -39,17 +39,34 @@ def precision(v: LevelView, k: int | None = None) -> np.ndarray:
     The numerator counts distinct relevant documents. Conventions may divide by the list's
     length (``retrieved``: AutoRAG) or its distinct documents (``unique_retrieved``:
     LlamaIndex) instead (:meth:`~ranklens.judging.LevelView.precision_depth`).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> precision(v, 2)
+    array([0.5])
     """
     return safe_div(count_pair(v, v.distinct, k), v.precision_depth(k))
 
 
 def recall(v: LevelView, k: int | None = None) -> np.ndarray:
-    """Recall at k: ``R@k = (Σ_{i≤k} h_i) / R``; 0 when R = 0 (trec_eval ``recall_k``)."""
+    """Recall at k: ``R@k = (Σ_{i≤k} h_i) / R``; 0 when R = 0 (trec_eval ``recall_k``).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> recall(v, 4)
+    array([0.66666667])
+    """
     return safe_div(count_pair(v, v.hits, k), v.R)
 
 
 def f1(v: LevelView, k: int | None = None) -> np.ndarray:
-    """F1 at k: ``2·P@k·R@k / (P@k + R@k)``; 0 when both are 0 (van Rijsbergen's F, β = 1)."""
+    """F1 at k: ``2·P@k·R@k / (P@k + R@k)``; 0 when both are 0 (van Rijsbergen's F, β = 1).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> f1(v, 4)
+    array([0.57142857])
+    """
     p, r = precision(v, k), recall(v, k)
     return safe_div(2 * p * r, p + r)
 
@@ -58,7 +75,13 @@ def success(v: LevelView, k: int | None = None, granular: bool = False) -> np.nd
     """Success (hit rate) at k: 1 if a relevant document is in the top k, else 0
     (trec_eval ``success_k``). ``granular=True``: LlamaIndex's granular hit rate, the
     number of credited relevant ranks in the top k (every occurrence under its convention)
-    divided by R."""
+    divided by R.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> success(v, 1)
+    array([1.])
+    """
     if granular:
         return safe_div(count_pair(v, v.credit, k), v.R)
     return (count_pair(v, v.hits, k) > 0).astype(np.float64)
@@ -71,6 +94,11 @@ def reciprocal_rank(v: LevelView, k: int | None = None, granular: bool = False) 
     ``granular=True``: LlamaIndex's granular MRR, the mean of ``1 / rank`` over the credited
     relevant ranks in the top k. (AutoRAG's per-group RR is
     :func:`ranklens.metrics.grouped.unit_reciprocal_rank`.)
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> reciprocal_rank(v)
+    array([1.])
     """
     j = v.j
     cq, cr = v.credit
@@ -97,6 +125,11 @@ def average_precision(v: LevelView, k: int | None = None) -> np.ndarray:
     (every occurrence of a relevant document when the convention counts duplicates, as
     LlamaIndex). (AutoRAG's per-group AP is
     :func:`ranklens.metrics.grouped.unit_average_precision`.)
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> average_precision(v)
+    array([0.5])
     """
     pq, pr, above = v.precision_points
     return safe_div(seg.count_top(pq, pr, v.j.n_queries, k, above / pr), v.R)
@@ -104,7 +137,13 @@ def average_precision(v: LevelView, k: int | None = None) -> np.ndarray:
 
 def r_precision(v: LevelView, k: int | None = None) -> np.ndarray:
     """R-precision: ``Σ_{i≤R} h_i / R``, precision at rank R (÷R even when fewer than R
-    documents were retrieved); 0 when R = 0 (trec_eval ``Rprec``)."""
+    documents were retrieved); 0 when R = 0 (trec_eval ``Rprec``).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> r_precision(v)
+    array([0.33333333])
+    """
     hq, hr = v.hits
     R = v.R
     inside = hr <= R[hq]
@@ -118,6 +157,11 @@ def bpref(v: LevelView, k: int | None = None) -> np.ndarray:
     is the number of judged non-relevant documents ranked above r and N the number of
     judged non-relevant documents in the qrels; a term is 1 when ``n_r = 0``. Documents with
     no label or a negative one are skipped.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> bpref(v)
+    array([0.33333333])
     """
     j = v.j
     cq, cr = v.credit
@@ -135,7 +179,13 @@ def bpref(v: LevelView, k: int | None = None) -> np.ndarray:
 
 def relative_precision(v: LevelView, k: int | None = None) -> np.ndarray:
     """Relative precision at k: ``Σ_{i≤k} rel_i / min(k, R)`` (trec_eval ``relative_P_k``);
-    0 when R = 0."""
+    0 when R = 0.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> relative_precision(v, 2)
+    array([0.5])
+    """
     R = v.R
     den = R if k is None else np.minimum(R, k)
     return safe_div(count_pair(v, v.distinct, k), den)
@@ -143,7 +193,13 @@ def relative_precision(v: LevelView, k: int | None = None) -> np.ndarray:
 
 def r_precision_mult(v: LevelView, k: int | None = None, m: float = 1.0) -> np.ndarray:
     """Precision at a multiple of R (trec_eval ``Rprec_mult_m``): ``P@c`` with
-    ``c = ⌊m·R + 0.9⌋`` (÷c even beyond the retrieved list); 0 when c = 0."""
+    ``c = ⌊m·R + 0.9⌋`` (÷c even beyond the retrieved list); 0 when c = 0.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> r_precision_mult(v, m=2.0)
+    array([0.33333333])
+    """
     dq, dr = v.distinct
     c = np.floor(m * v.R + 0.9).astype(np.int64)
     inside = dr <= c[dq]
@@ -153,7 +209,13 @@ def r_precision_mult(v: LevelView, k: int | None = None, m: float = 1.0) -> np.n
 def bin_g(v: LevelView, k: int | None = None) -> np.ndarray:
     """Binary G (trec_eval ``binG``): ``(1/R) Σ_{relevant retrieved i} 1 / log2(2 + u_i)``,
     ``u_i`` the documents above i that are not relevant (judged or not); 0 when no relevant
-    document is retrieved."""
+    document is retrieved.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> bin_g(v)
+    array([0.5])
+    """
     cq, cr = v.credit
     term = 1.0 / np.log2(2.0 + cr - v.credit_count)
     return safe_div(seg.count_top(cq, cr, v.j.n_queries, k, term), v.R)
@@ -171,7 +233,13 @@ def inferred_ap(v: LevelView, k: int | None = None) -> np.ndarray:
 
     ``1/(j+1) + j/(j+1) · (r+s+u)/j · (r+ε) / (r+s+2ε)`` (1 at j = 0; ε = 10⁻⁵),
 
-    and the sum is divided by R."""
+    and the sum is divided by R.
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> inferred_ap(v)
+    array([0.5])
+    """
     j = v.j
     keep = ~j.e_repeat
     if k is not None:
@@ -194,7 +262,13 @@ def inferred_ap(v: LevelView, k: int | None = None) -> np.ndarray:
 
 def yaap(v: LevelView, k: int | None = None) -> np.ndarray:
     """Yet another AP (Robertson, ECIR 2012; trec_eval ``yaap``):
-    ``log((1 + S) / (1 + R − S))`` with ``S = Σ_{relevant retrieved i} P@i`` (AP's sum)."""
+    ``log((1 + S) / (1 + R − S))`` with ``S = Σ_{relevant retrieved i} P@i`` (AP's sum).
+
+    >>> from ranklens import judge
+    >>> v = judge({"q": {"a": 2, "b": 1, "c": 1, "n": 0}}, {"q": ["a", "x", "n", "b"]}).view()
+    >>> yaap(v)
+    array([0.])
+    """
     pq, pr, above = v.precision_points
     s = seg.count_top(pq, pr, v.j.n_queries, k, above / pr)
     return np.log((1.0 + s) / (1.0 + v.R - s))

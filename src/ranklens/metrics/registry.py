@@ -2,10 +2,12 @@
 
 A :class:`Family` names a metric function, its aliases and trec_eval names, whether it
 takes a cutoff and a relevance level, how per-query values aggregate, and its parameters as
-:class:`Param` (type, default, check). Convention-specific implementations are *variants*
-chosen by the judged pair (:attr:`ranklens.judging.Judged.variant`), so metric functions
-never branch on a convention. :func:`register_metric` adds a family; every name, parser and
-reference page is derived from this table::
+:class:`~ranklens.metrics.params.Param` (type, range, default, description, reference: the
+validation, its message, ``ranklens explain`` and ``docs/metrics.md`` come from them).
+Convention-specific implementations are *variants* chosen by the judged pair
+(:attr:`ranklens.judging.Judged.variant`), so metric functions never branch on a
+convention. :func:`register_metric` adds a family; every name, parser and reference page is
+derived from this table::
 
     from ranklens.metrics import Family, register_metric
 
@@ -22,74 +24,26 @@ import numpy as np
 
 from ..errors import MetricNameError
 from . import cumulative, diversity, evidence, gain, grouped, ranking, sets, ties
+from .params import (
+    ALPHA,
+    F_BETA,
+    GAIN,
+    GAINS,
+    GRANULAR,
+    LEGACY,
+    MAX_GRADE,
+    MULTIPLIER,
+    PATIENCE,
+    PERSISTENCE,
+    RECALL_LEVEL,
+    RECALL_LEVELS,
+    UTILITY,
+    Param,
+    Range,
+    number,
+)
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-
-
-@dataclass(frozen=True)
-class Param:
-    """A typed metric parameter: ``type`` (``float``, ``int``, ``bool`` or ``str`` with
-    ``choices``), ``default``, an optional ``check`` with the ``message`` shown when it
-    fails, and ``arg``, the keyword of the metric function it feeds (default: its name)."""
-
-    type: type
-    default: Any = None
-    check: Callable[[Any], bool] | None = None
-    message: str = ""
-    choices: tuple[str, ...] = ()
-    arg: str | None = None
-
-    def parse(self, raw: str, key: str, name: str) -> Any:
-        """The value of ``key=raw`` in metric ``name`` (a :class:`MetricNameError` names
-        what is wrong)."""
-        if self.choices:
-            low = raw.lower()
-            if low not in self.choices:
-                shown = ", ".join(repr(c) for c in self.choices[:-1])
-                raise MetricNameError(
-                    f"metric {name!r}: {key} must be {shown} or {self.choices[-1]!r}, got {raw!r}"
-                )
-            return low
-        if self.type is bool:
-            return raw.lower() in ("1", "true", "yes", "9")
-        if self.type in (dict, tuple):
-            return _parse_collection(self.type, raw, key, name)
-        try:
-            value = self.type(raw)
-        except ValueError:
-            raise MetricNameError(
-                f"metric {name!r}: parameter {key}={raw!r} is not a number"
-            ) from None
-        if self.check is not None and not self.check(value):
-            raise MetricNameError(f"metric {name!r}: {self.message}")
-        return value
-
-
-def _parse_collection(kind: type, raw: str, key: str, name: str) -> Any:
-    """``{1:3.5, 2:9}`` (grade → gain; ``=`` may stand for ``:``) as sorted
-    ``((1, 3.5), (2, 9.0))``, or ``[0.2, 0.5]`` as ``(0.2, 0.5)``."""
-    text = raw.strip()
-    opening, closing = ("{", "}") if kind is dict else ("[", "]")
-    if not (text.startswith(opening) and text.endswith(closing)):
-        example = "{1:3.5,2:9}" if kind is dict else "[0.2,0.5,0.8]"
-        raise MetricNameError(f"metric {name!r}: {key} must be written like {example}")
-    items = [i.strip() for i in text[1:-1].split(",") if i.strip()]
-    try:
-        if kind is tuple:
-            values = tuple(float(i) for i in items)
-            if not values or not all(0.0 <= x <= 1.0 for x in values):
-                raise ValueError
-            return values
-        pairs = {}
-        for item in items:
-            grade, _, gain = item.replace("=", ":").partition(":")
-            if int(grade) < 0 or int(grade) in pairs:
-                raise ValueError
-            pairs[int(grade)] = float(gain)
-        return tuple(sorted(pairs.items())) or None
-    except ValueError:
-        what = "grade:gain pairs with distinct grades >= 0" if kind is dict else "numbers in [0, 1]"
-        raise MetricNameError(f"metric {name!r}: {key} must hold {what}, got {raw!r}") from None
 
 
 @dataclass(frozen=True)
@@ -103,7 +57,15 @@ class Family:
     suffix (``P`` in ``P_10``), ``trec_plain`` its name of the uncut measure, and
     ``trec_defaults`` the suffixes trec_eval computes by default; ``value_param`` names the
     parameter the suffix sets when it is not a cutoff (``r`` of ``iprec_at_recall_0.10``).
-    ``presets`` are names that preset parameters (``ndcg_exp``: ``gain=exp``).
+    ``presets`` are names that preset parameters (``ndcg_exp``: ``gain=exp``). ``values``:
+    the :class:`~.params.Range` of its per-query values with non-negative gains (default:
+    [0, 1], or >= 0 for a family aggregated by sum, a count), shown by ``docs/metrics.md``
+    and checked on random inputs for every family by ``tests/test_every_metric.py``.
+
+    >>> from ranklens.metrics import precision
+    >>> fam = Family("my_p", precision, aliases=("mp",), trec_name="my_P")
+    >>> fam.cutoff, fam.aggregate, fam.defaults
+    (True, 'mean', {})
     """
 
     name: str
@@ -119,6 +81,7 @@ class Family:
     value_param: str | None = None
     variants: dict[str, Callable[..., np.ndarray]] = field(default_factory=dict)
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    values: Range | None = None
 
     def __post_init__(self) -> None:
         if self.aggregate not in ("mean", "sum", "gmean"):
@@ -127,6 +90,13 @@ class Family:
     @property
     def doc(self) -> str:
         return (self.fn.__doc__ or "").strip()
+
+    @property
+    def value_range(self) -> Range:
+        """The declared range of the family's per-query values (see ``values``)."""
+        if self.values is not None:
+            return self.values
+        return Range(0, None) if self.aggregate == "sum" else Range(0, 1)
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -162,7 +132,17 @@ _LISTENERS: list[Callable[[], None]] = []
 
 def register_metric(family: Family, *, replace: bool = False) -> Family:
     """Add ``family`` to the registry (``replace=True`` to redefine a name); every name it
-    brings (aliases, trec_eval names, presets) parses from then on."""
+    brings (aliases, trec_eval names, presets) parses from then on.
+
+    >>> from ranklens.metrics import count_pair, parse_metric
+    >>> hits = Family("hits", lambda v, k=None: count_pair(v, v.distinct, k), aggregate="sum")
+    >>> register_metric(hits, replace=True).name
+    'hits'
+    >>> str(parse_metric("hits@10"))
+    'hits@10'
+    >>> unregister_metric("hits").name
+    'hits'
+    """
     if family.name in FAMILIES and not replace:
         raise ValueError(f"a metric family named {family.name!r} is registered already")
     FAMILIES[family.name] = family
@@ -172,7 +152,15 @@ def register_metric(family: Family, *, replace: bool = False) -> Family:
 
 
 def unregister_metric(name: str) -> Family:
-    """Remove the family ``name`` (and the names it brought) from the registry."""
+    """Remove the family ``name`` (and the names it brought) from the registry.
+
+    >>> from ranklens.metrics import precision
+    >>> toy = register_metric(Family("toy_precision", precision), replace=True)
+    >>> unregister_metric("toy_precision") is toy
+    True
+    >>> "toy_precision" in FAMILIES
+    False
+    """
     family = FAMILIES.pop(name)
     for listener in _LISTENERS:
         listener()
@@ -180,24 +168,35 @@ def unregister_metric(name: str) -> Family:
 
 
 def on_change(listener: Callable[[], None]) -> None:
-    """Call ``listener`` whenever the registry changes (the name tables rebuild)."""
+    """Call ``listener`` whenever the registry changes (the name tables rebuild).
+
+    >>> import itertools
+    >>> from ranklens.metrics import precision
+    >>> changes = itertools.count(1)
+    >>> on_change(changes.__next__)  # called on every change from now on
+    >>> fam = unregister_metric(register_metric(Family("toy_p", precision)).name)
+    >>> next(changes)  # two changes seen: the next count is 3
+    3
+    """
     _LISTENERS.append(listener)
 
 
-def _p(default: float | None, check: Callable[[float], bool] | None = None, msg: str = ""):
-    return Param(float, default, check, msg)
+def _p(
+    default: float | None,
+    check: Callable[[float], bool] | None = None,
+    msg: str = "",
+    **declared: Any,
+) -> Param:
+    """A number parameter declared inline (:func:`~.params.number`)."""
+    return number(default, check, msg, **declared)
 
 
-_GAINS = {"gains": Param(dict, None)}
-_GAIN = {"gain": Param(str, None, choices=("linear", "exp", "binary")), **_GAINS}
-_GRANULAR = {"granular": Param(bool, False)}
-_LEGACY = {"legacy": Param(bool, False)}
-_PERSIST = {"p": _p(0.9, lambda p: 0.0 < p < 1.0, "p must lie strictly between 0 and 1")}
+# the shared parameters (declared in .params) under the names the table below uses
+_GAINS, _GAIN, _GRANULAR, _LEGACY = GAINS, GAIN, GRANULAR, LEGACY
+_PERSIST, _ALPHA, _MULT, _BETA = PERSISTENCE, ALPHA, MULTIPLIER, PATIENCE
+_GAINED = Range(0, None)  # sums of gains
 _UNIT_AP = {"unit_average": grouped.unit_average_precision}
-_ALPHA = {"alpha": _p(0.5, lambda a: 0.0 <= a <= 1.0, "alpha must lie between 0 and 1")}
-_MULT = {"m": _p(None, lambda m: m >= 0, "m must be >= 0")}
 _MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
-_BETA = {"beta": _p(0.5, lambda b: 0.0 < b <= 1.0, "beta must lie in (0, 1]")}
 
 for _family in [
     Family("P", ranking.precision, aliases=("precision", "prec"), trec_name="P",
@@ -221,16 +220,16 @@ for _family in [
            trec_plain="ndcg", trec_defaults=TREC_CUTOFFS,
            presets={"ndcg_exp": {"gain": "exp"}, "ndcg_burges": {"gain": "exp"}},
            variants={"expected_ties": ties.expected_ndcg}),
-    Family("dcg", gain.dcg, params=_GAIN, uses_level=False, trec_plain="dcg",
+    Family("dcg", gain.dcg, params=_GAIN, uses_level=False, trec_plain="dcg", values=_GAINED,
            presets={"dcg_exp": {"gain": "exp"}, "dcg_burges": {"gain": "exp"}},
            variants={"expected_ties": ties.expected_dcg}),
-    Family("idcg", gain.ideal_dcg, params=_GAIN, uses_level=False, trec_plain="ideal_dcg"),
+    Family("idcg", gain.ideal_dcg, params=_GAIN, uses_level=False, trec_plain="ideal_dcg",
+           values=_GAINED),
     Family("rprec", ranking.r_precision, aliases=("r-precision", "r_precision", "rprecision"),
            cutoff=False, trec_plain="Rprec"),
     Family("bpref", ranking.bpref, trec_plain="bpref"),
     Family("gm_bpref", ranking.bpref, aggregate="gmean", cutoff=False, trec_plain="gm_bpref"),
-    Family("err", gain.err, params={"max": Param(int, None, arg="max_grade")},
-           uses_level=False),
+    Family("err", gain.err, params=MAX_GRADE, uses_level=False),
     Family("rbp", gain.rbp, params={**_PERSIST, **_GAINS}, uses_level=False, trec_plain="rbp"),
     Family("judged", sets.judged_at, uses_level=False),
     Family("num_rel", sets.num_rel, aliases=("NumRel",), cutoff=False, aggregate="sum",
@@ -242,13 +241,12 @@ for _family in [
     Family("set_P", sets.set_precision, aliases=("SetP",), cutoff=False, trec_plain="set_P"),
     Family("set_recall", sets.set_recall, aliases=("set_r", "SetR"), cutoff=False,
            trec_plain="set_recall"),
-    Family("set_F", sets.set_f, aliases=("SetF",), params={"beta": _p(1.0)}, cutoff=False,
+    Family("set_F", sets.set_f, aliases=("SetF",), params=F_BETA, cutoff=False,
            trec_plain="set_F"),
     Family("relative_P", ranking.relative_precision, trec_name="relative_P",
            trec_defaults=TREC_CUTOFFS),
     Family("iprec", sets.interpolated_precision, aliases=("iprec_at_recall",),
-           params={"r": _p(None, lambda r: 0.0 <= r <= 1.0, "r must lie between 0 and 1"),
-                   **_LEGACY},
+           params={**RECALL_LEVEL, **_LEGACY},
            cutoff=False, trec_name="iprec_at_recall", trec_defaults=sets.RECALL_POINTS,
            value_param="r"),
     Family("Rprec_mult", ranking.r_precision_mult, params=_MULT, cutoff=False,
@@ -265,7 +263,7 @@ for _family in [
            uses_level=False,
            trec_plain="num_q"),
     Family("11pt_avg", sets.eleven_point_average,
-           params={**_LEGACY, "points": Param(tuple, None)}, cutoff=False, trec_plain="11pt_avg"),
+           params={**_LEGACY, **RECALL_LEVELS}, cutoff=False, trec_plain="11pt_avg"),
     Family("infAP", ranking.inferred_ap, aliases=("infap", "inferred_ap"), trec_plain="infAP"),
     Family("G", cumulative.g_measure, params=_GAINS, cutoff=False, uses_level=False,
            trec_plain="G"),
@@ -273,10 +271,9 @@ for _family in [
     Family("ndcg_rel", cumulative.ndcg_rel, params=_GAINS, cutoff=False, uses_level=False,
            trec_plain="ndcg_rel"),
     Family("Rndcg", cumulative.r_ndcg, params=_GAINS, cutoff=False, trec_plain="Rndcg"),
-    Family("yaap", ranking.yaap, trec_plain="yaap"),
+    Family("yaap", ranking.yaap, trec_plain="yaap", values=Range()),
     Family("utility", sets.utility,
-           params={"a": _p(1.0), "b": _p(-1.0), "c": _p(0.0), "d": _p(0.0),
-                   "docs": Param(int, 0, lambda n: n >= 0, "docs must be >= 0")},
+           params=UTILITY, values=Range(),
            cutoff=False, trec_plain="utility"),
     # trec_eval's judgment-group measures: the family itself on one group's labels
     # (ranklens.evaluate_judgment_groups averages any metric over a query's groups)

@@ -77,12 +77,26 @@ def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def expected_precision(v: LevelView, k: int | None = None) -> np.ndarray:
-    """E[P@k] = Σ_runs r·m/n ÷ k, m the run's ranks within k (McSherry & Najork 2008)."""
+    """E[P@k] = Σ_runs r·m/n ÷ k, m the run's ranks within k (McSherry & Najork 2008).
+
+    >>> from ranklens import judge
+    >>> run = {"q": {"a": 0.5, "x": 0.5, "b": 0.2}}  # a and x tied
+    >>> v = judge({"q": {"a": 1, "b": 2}}, run, ties="expected").view()
+    >>> expected_precision(v, 1)  # a or x first, each half the time
+    array([0.5])
+    """
     return safe_div(_expected_hits(v, k), v.precision_depth(k))
 
 
 def expected_recall(v: LevelView, k: int | None = None) -> np.ndarray:
-    """E[recall@k] = Σ_runs r·m/n ÷ R."""
+    """E[recall@k] = Σ_runs r·m/n ÷ R.
+
+    >>> from ranklens import judge
+    >>> run = {"q": {"a": 0.5, "x": 0.5, "b": 0.2}}  # a and x tied
+    >>> v = judge({"q": {"a": 1, "b": 2}}, run, ties="expected").view()
+    >>> expected_recall(v, 1)
+    array([0.25])
+    """
     return safe_div(_expected_hits(v, k), v.R)
 
 
@@ -98,7 +112,14 @@ def _log_comb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def expected_success(v: LevelView, k: int | None = None, granular: bool = False) -> np.ndarray:
     """E[success@k] = 1 − C(n−r, m) / C(n, m) for the first run holding a relevant
-    document, m its ranks within k (1 when m = n, 0 when m = 0)."""
+    document, m its ranks within k (1 when m = n, 0 when m = 0).
+
+    >>> from ranklens import judge
+    >>> run = {"q": {"a": 0.5, "x": 0.5, "b": 0.2}}  # a and x tied
+    >>> v = judge({"q": {"a": 1, "b": 2}}, run, ties="expected").view()
+    >>> expected_success(v, 1)
+    array([0.5])
+    """
     _granular_refused(granular)
     q, s1, n, r = _first_runs(v)
     m = _inside(s1, n, k).astype(np.float64)
@@ -114,7 +135,14 @@ def expected_reciprocal_rank(
     v: LevelView, k: int | None = None, granular: bool = False
 ) -> np.ndarray:
     """E[RR@k] = Σ_{j=1}^{n−r+1} [C(n−j, r−1) / C(n, r)] / (s+j), over the first run
-    holding a relevant document (ranks beyond k give 0)."""
+    holding a relevant document (ranks beyond k give 0).
+
+    >>> from ranklens import judge
+    >>> run = {"q": {"a": 0.5, "x": 0.5, "b": 0.2}}  # a and x tied
+    >>> v = judge({"q": {"a": 1, "b": 2}}, run, ties="expected").view()
+    >>> expected_reciprocal_rank(v)
+    array([0.75])
+    """
     _granular_refused(granular)
     q, s1, n, r = _first_runs(v)
     owner, j = _expand(n - r + 1)
@@ -126,7 +154,14 @@ def expected_reciprocal_rank(
 
 def expected_average_precision(v: LevelView, k: int | None = None) -> np.ndarray:
     """E[AP@k] = (1/R) Σ_runs (r/n) Σ_{t ≤ m} (R_b + 1 + (t−1)(r−1)/(n−1)) / (s+t), m the
-    run's ranks within k (McSherry & Najork 2008)."""
+    run's ranks within k (McSherry & Najork 2008).
+
+    >>> from ranklens import judge
+    >>> run = {"q": {"a": 0.5, "x": 0.5, "b": 0.2}}  # a and x tied
+    >>> v = judge({"q": {"a": 1, "b": 2}}, run, ties="expected").view()
+    >>> expected_average_precision(v)
+    array([0.70833333])
+    """
     q, s1, n, r, before = _relevant_runs(v)
     owner, t = _expand(_inside(s1, n, k))
     nn, rr = n[owner].astype(np.float64), r[owner]
@@ -138,7 +173,14 @@ def expected_average_precision(v: LevelView, k: int | None = None) -> np.ndarray
 def expected_dcg(
     v: LevelView, k: int | None = None, gain: str | None = None, gains: Gains = None
 ) -> np.ndarray:
-    """E[DCG@k] = Σ_i g_i · (1/n) Σ_{ranks ρ of i's run, ρ ≤ k} 1 / log2(ρ + 1)."""
+    """E[DCG@k] = Σ_i g_i · (1/n) Σ_{ranks ρ of i's run, ρ ≤ k} 1 / log2(ρ + 1).
+
+    >>> from ranklens import judge
+    >>> run = {"q": {"a": 0.5, "x": 0.5, "b": 0.2}}  # a and x tied
+    >>> v = judge({"q": {"a": 1, "b": 2}}, run, ties="expected").view()
+    >>> expected_dcg(v, 2)
+    array([0.81546488])
+    """
     gq, gr, gg = graded(v, gain, gains)
     s1, n = _runs_of(v, gq, gr)
     last = s1 + n - 1 if k is None else np.minimum(s1 + n - 1, k)
@@ -151,7 +193,14 @@ def expected_dcg(
 def expected_ndcg(
     v: LevelView, k: int | None = None, gain: str | None = None, gains: Gains = None
 ) -> np.ndarray:
-    """E[nDCG@k] = E[DCG@k] / IDCG@k (the ideal does not depend on the run's order)."""
+    """E[nDCG@k] = E[DCG@k] / IDCG@k (the ideal does not depend on the run's order).
+
+    >>> from ranklens import judge
+    >>> run = {"q": {"a": 0.5, "x": 0.5, "b": 0.2}}  # a and x tied
+    >>> v = judge({"q": {"a": 1, "b": 2}}, run, ties="expected").view()
+    >>> expected_ndcg(v, 2)
+    array([0.30995312])
+    """
     return safe_div(expected_dcg(v, k, gain, gains), ideal_dcg(v, k, gain, gains))
 
 

@@ -57,7 +57,11 @@ PREFERENCE_NICKNAMES = ("prefs", "all_prefs")
 
 def trec_nickname(name: str) -> tuple[str, ...]:
     """The measures of trec_eval's nickname ``name`` (``official``, ``set``, ``all_trec``,
-    ``qrels_jg``) in trec_eval's print order; the preference nicknames are refused by name."""
+    ``qrels_jg``) in trec_eval's print order; the preference nicknames are refused by name.
+
+    >>> trec_nickname("set")[-5:]
+    ('set_P', 'set_relative_P', 'set_recall', 'set_map', 'set_F')
+    """
     low = name.strip().lower()
     if low in PREFERENCE_NICKNAMES:
         raise MetricNameError(
@@ -78,7 +82,11 @@ def expand_metric_names(
     strings the command line prints). Bare ``P``, ``recall`` and
     ``success`` are measures over the whole ranking (write ``P.5,10`` for trec_eval's
     cutoffs), unless ``trec_bare`` (the command line's ``-m``, as trec_eval): then they too
-    expand to trec_eval's default cutoffs. Other names pass through unchanged."""
+    expand to trec_eval's default cutoffs. Other names pass through unchanged.
+
+    >>> expand_metric_names(["P.5,10", "ndcg_cut.20", "map"])
+    ['P_5', 'P_10', 'ndcg_cut_20', 'map']
+    """
     if isinstance(names, (str, Metric)):
         names = [names]
     out: list[str | Metric] = []
@@ -176,7 +184,11 @@ def _numbers(values: list[str]) -> list[float] | None:
 
 
 def parse_metrics(names: str | Metric | Sequence[str | Metric]) -> list[Metric]:
-    """Expand and parse a list of metric names, keeping their order and dropping repeats."""
+    """Expand and parse a list of metric names, keeping their order and dropping repeats.
+
+    >>> [str(m) for m in parse_metrics(["ndcg@10", "P_5", "ndcg_cut_10"])]
+    ['ndcg@10', 'P@5', 'ndcg@10']
+    """
     seen: dict[str, Metric] = {}
     for item in expand_metric_names(names):
         metric = parse_metric(item)

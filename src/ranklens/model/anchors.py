@@ -1,9 +1,10 @@
 """Finding a piece of text in a document: where evidence quotes and retrieved chunks stand.
 
 :func:`locate` looks for ``text`` in ``doc`` exactly first, then with both normalised
-(NFKC, case folded, runs of whitespace as one space, :func:`normalised`), and maps a
-normalised match back to the document's own character offsets. It returns every place the
-text stands, so that a caller can refuse an ambiguous quote instead of guessing.
+(NFKC, case folded, runs of whitespace as one space, :func:`normalised`), then normalised
+without any whitespace (a splitter that glued sentences: ``"end.Next"`` for ``"end. Next"``),
+and maps a normalised match back to the document's own character offsets. It returns every
+place the text stands, so that a caller can refuse an ambiguous quote instead of guessing.
 
 Offsets are Python string indices (code points) into the document's text, half-open
 ``[start, end)``, as ``doc[start:end]`` reads them.
@@ -99,6 +100,14 @@ def _normalised_cached(text: str) -> tuple[str, np.ndarray, np.ndarray]:
     return normalised(text)
 
 
+@lru_cache(maxsize=256)
+def _spaceless_cached(text: str) -> tuple[str, np.ndarray, np.ndarray]:
+    """:func:`normalised` without its spaces (and their offsets)."""
+    hay, starts, ends = _normalised_cached(text)
+    keep = np.array([c != " " for c in hay], dtype=bool)
+    return hay.replace(" ", ""), starts[keep], ends[keep]
+
+
 def _all(haystack: str, needle: str) -> list[int]:
     out, at = [], haystack.find(needle)
     while at >= 0:
@@ -109,9 +118,9 @@ def _all(haystack: str, needle: str) -> list[int]:
 
 def locate(text: str, doc: str, near: int | None = None) -> Found:
     """Every place ``text`` stands in ``doc``: exact matches, else matches of the
-    normalised forms mapped back to ``doc``'s offsets (see the module docstring). With
-    ``near``, an exact match starting there is preferred alone (a chunk whose recorded
-    offset agrees with its text)."""
+    normalised forms (with whitespace collapsed, else removed) mapped back to ``doc``'s
+    offsets (see the module docstring). With ``near``, an exact match starting there is
+    preferred alone (a chunk whose recorded offset agrees with its text)."""
     if not text:
         return Found((), (), "")
     if near is not None and doc.startswith(text, near):
@@ -131,6 +140,10 @@ def locate_normalised(text: str, doc: str) -> Found:
         return Found((), (), "")
     hay, starts, ends = _normalised_cached(doc)
     hits = _all(hay, needle)
+    if not hits:  # whitespace a splitter dropped ("end.Next" for "end. Next"), or added
+        hay, starts, ends = _spaceless_cached(doc)
+        needle = needle.replace(" ", "")
+        hits = _all(hay, needle) if needle else []
     if not hits:
         return Found((), (), "")
     return Found(

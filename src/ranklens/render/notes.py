@@ -139,11 +139,23 @@ def power_note(report: Report, digits: int = 3) -> Note | None:
     mdes = {m: v for m, v in (pw.get("mde") or {}).items() if v is not None and math.isfinite(v)}
     if not mdes:
         return None
-    shown = ", ".join(f"{m} {v:.{digits}f}" for m, v in mdes.items())
+    span = pw.get("span") or {}
+    # a detectable difference wider than the metric's whole range is no difference at all
+    beyond = [m for m, v in mdes.items() if span.get(m) is not None and v >= span[m]]
+    shown = ", ".join(f"{m} {v:.{digits}f}" for m, v in mdes.items() if m not in beyond)
+    lead = f"Power: with {pw.get('n')} queries "
+    if not shown:
+        return Note(
+            "power",
+            f"{lead}no difference within the range of {', '.join(beyond)} is detected 80% "
+            f"of the time (alpha {pw.get('alpha')}, two-sided): too few queries to tell runs "
+            "apart.",
+        )
+    tail = f"; {', '.join(beyond)}: none within its range (too few queries)" if beyond else ""
     return Note(
         "power",
-        f"Power: with {pw.get('n')} queries a difference is detected 80% of the time "
-        f"(alpha {pw.get('alpha')}, two-sided) from about: {shown}.",
+        f"{lead}a difference is detected 80% of the time (alpha {pw.get('alpha')}, "
+        f"two-sided) from about: {shown}{tail}.",
     )
 
 

@@ -11,7 +11,7 @@ from .components import RanklensEvaluator, RanklensRecorder
 from .hooks import RanklensTracer, instrument
 from .interleaving import InterleavedRetriever
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 document_to_hit = to_hit  # the earlier name
 

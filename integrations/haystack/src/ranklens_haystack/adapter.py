@@ -49,12 +49,23 @@ def to_light(doc: Document, needs: frozenset) -> tuple:
         None if parent is None else str(parent),
         dict(meta) if "metadata" in needs else None,
     )
-    if "positions" in needs:
-        start = meta.get("split_idx_start")  # DocumentSplitter's offset in its source
+    if "positions" in needs:  # DocumentSplitter's offset in its source
+        start = _start(meta.get("split_idx_start"))
         text = doc.content
-        end = start + len(text) if isinstance(start, int) and text is not None else None
-        return (*light, (start, end))
+        if start is None or text is None:
+            return (*light, (None, None))
+        return (*light, (start, start + len(text)))
     return light
+
+
+def _start(value: Any) -> int | None:
+    """``split_idx_start`` as an offset: None when absent, negative or not a whole number;
+    a whole float (a document store's JSON numbers) as an int."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
 
 
 class HaystackRetriever(RetrieverAdapter):

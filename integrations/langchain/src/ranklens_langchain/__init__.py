@@ -12,7 +12,7 @@ from .bm25 import BM25sRetriever
 from .hooks import AsyncRanklensCallbackHandler, RanklensCallbackHandler, instrument
 from .interleaving import InterleavedRetriever
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 document_to_hit = to_hit  # the earlier name
 

@@ -44,7 +44,8 @@ def to_light(item: Any, needs: frozenset) -> tuple:
     :data:`~ranklens.capture.hits.LightHit` (this package's
     :data:`~ranklens.capture.hits.Converter`), read as :func:`to_hit` reads it; the
     chunk's character range is ``metadata["start_index"]`` (which text splitters set with
-    ``add_start_index=True``) and its length."""
+    ``add_start_index=True``) and its length; a start of -1 (the splitter could not find
+    the chunk) is no start, and ranklens finds the chunk by its text."""
     if type(item) is tuple:
         item, score = item
     else:
@@ -65,11 +66,21 @@ def to_light(item: Any, needs: frozenset) -> tuple:
                 parent = str(v)
                 break
     light = (item.id, score, item.page_content, parent, dict(meta) if "metadata" in needs else None)
-    if "positions" in needs:
-        start = meta.get("start_index")  # text splitters' add_start_index=True
-        end = start + len(item.page_content) if isinstance(start, int) else None
-        return (*light, (start, end))
+    if "positions" in needs:  # text splitters' add_start_index=True
+        start = _start(meta.get("start_index"))
+        return (*light, (start, None if start is None else start + len(item.page_content)))
     return light
+
+
+def _start(value: Any) -> int | None:
+    """``start_index`` as an offset: None when absent, when -1 (the splitter did not find
+    its chunk in the text: separators dropped, ``keep_separator=False``) or not a whole
+    number; a whole float (a vector store's JSON numbers) as an int."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
 
 
 def _truly_async(runnable: Runnable) -> bool:

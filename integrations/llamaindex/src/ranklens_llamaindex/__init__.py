@@ -19,7 +19,7 @@ from .hooks import (
 )
 from .interleaving import InterleavedRetriever
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 node_to_hit = to_hit  # the earlier name
 
