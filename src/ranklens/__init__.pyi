@@ -86,6 +86,8 @@ from .profiles import all_profiles as all_profiles
 from .profiles import get_profile as get_profile
 from .profiles import load_profiles as load_profiles
 from .profiles import register_profile as register_profile
+from .sweeps import SweepResult as SweepResult
+from .sweeps import sweep as sweep
 from .synthesis import OfflineGenerator as OfflineGenerator
 from .synthesis import check_dataset as check_dataset
 from .synthesis import synthesize as synthesize
