@@ -276,3 +276,19 @@ def test_skip_failed_keeps_graded_groups():
         == ranklens.evaluate(kept, {"q1": ["c", "a"], "q2": ["d"]}, ["ndcg@2"])["ndcg@2"]
     )
     assert ev.query("q1")["ndcg@2"] < 1.0
+
+
+def test_a_records_dict_equals_asdict_and_owns_its_lists():
+    import dataclasses
+
+    from ranklens.capture.records import Retrieval
+
+    hits = [{"id": "c1", "score": 1.0, "text": "x", "metadata": {"a": [1]}, "parent": "d"}]
+    r = Retrieval("q", "text", ["d"], [1.0], hits, 3.5, error={"type": "E", "message": "m"})
+    d = r.to_dict()
+    assert d == dataclasses.asdict(r) and list(d) == list(dataclasses.asdict(r))
+    d["doc_ids"].append("x")
+    d["hits"][0]["id"] = "changed"
+    d["error"]["type"] = "changed"
+    assert r.doc_ids == ["d"] and r.hits[0]["id"] == "c1" and r.error["type"] == "E"
+    assert Retrieval.from_dict(r.to_dict()) == r
