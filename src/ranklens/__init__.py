@@ -118,6 +118,12 @@ _LAZY = {
     "TargetVerdict": "comparison.targets",
     "plan_queries": "comparison.planner",
     "Plan": "comparison.planner",
+    # freshness: document versions judged as of each query's time, corpus snapshots
+    "Versions": "model.versions",
+    "FreshnessRule": "judging",
+    "read_versions": "io",
+    "compare_snapshots": "comparison",
+    "Snapshots": "comparison",
     # errors
     "RanklensError": "errors",
     "InputError": "errors",

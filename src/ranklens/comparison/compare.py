@@ -230,6 +230,7 @@ def _metadata(evaluations: Mapping[str, Evaluation], dataset, infos) -> dict[str
             "relevance_level": opts.relevance_level,
             "score_precision": opts.score_precision,
             "switches": opts.convention.switches(),
+            **({"freshness": opts.freshness.describe()} if opts.freshness else {}),
         },
         "versions": {
             "ranklens": __version__,

@@ -200,7 +200,9 @@ class Evaluation:
         and messages made visible."""
         j = self.judged
         conv = j.convention
-        notes = counts_notes(self.counts, j.options.missing, conv.name, conv.duplicates)
+        rule = j.options.freshness
+        notes = counts_notes(self.counts, j.options.missing, conv.name, conv.duplicates,
+                             freshness=rule.describe() if rule is not None else None)  # fmt: skip
         return visible("; ".join([*notes, *self.extra_notes]))
 
     def to_pandas(self, per_query: bool = True) -> Any:

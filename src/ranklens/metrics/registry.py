@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetricNameError
-from . import cumulative, diversity, evidence, gain, grouped, ranking, sets, ties
+from . import cumulative, diversity, evidence, freshness, gain, grouped, ranking, sets, ties
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -104,6 +104,8 @@ class Family:
     ``trec_defaults`` the suffixes trec_eval computes by default; ``value_param`` names the
     parameter the suffix sets when it is not a cutoff (``r`` of ``iprec_at_recall_0.10``).
     ``presets`` are names that preset parameters (``ndcg_exp``: ``gain=exp``).
+    ``lower_is_better``: a rate of something unwanted (``outdated@k``): reports mark the
+    lower mean as the better one.
     """
 
     name: str
@@ -119,6 +121,7 @@ class Family:
     value_param: str | None = None
     variants: dict[str, Callable[..., np.ndarray]] = field(default_factory=dict)
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lower_is_better: bool = False
 
     def __post_init__(self) -> None:
         if self.aggregate not in ("mean", "sum", "gmean"):
@@ -305,6 +308,12 @@ for _family in [
            uses_level=False),
     Family("precision_omega", evidence.precision_omega, aliases=("omega",), cutoff=False,
            uses_level=False),
+    # freshness (document versions: versions=)
+    Family("current", freshness.current, aliases=("fresh",), uses_level=False),
+    Family("outdated", freshness.outdated, aliases=("stale",), uses_level=False,
+           lower_is_better=True),
+    Family("undated", freshness.undated, uses_level=False, lower_is_better=True),
+    Family("current_first", freshness.current_first, aliases=("fresh_first",)),
 ]:  # fmt: skip
     register_metric(_family)
 

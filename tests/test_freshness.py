@@ -1,0 +1,333 @@
+"""Freshness: document versions judged as of each query's time.
+
+The property test builds corpora with version chains, time-ordered groups, undated and
+unlisted documents and end-of-validity times, labels and runs, "as of" times and every
+freshness rule, and checks the judged metrics (nDCG, P, RR under the rule) and the
+freshness metrics (outdated@k, undated@k, current@k, current_first@k) against a plain
+scalar implementation of the definitions in docs/freshness.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ranklens
+from ranklens.errors import InputError
+from ranklens.judging import judge
+from ranklens.judging.build import build
+from ranklens.judging.freshness_rules import freshness_table, get_freshness_rule
+
+DAY = 86400.0
+T0 = 1_700_000_000.0  # 2023-11-14
+
+
+# ------------------------------------------------------------------ the brute force
+def resolve(records):
+    """doc -> dict(group, vf, sat, superseded, placed), by the definitions."""
+    by_id = {r["doc_id"]: r for r in records}
+    succ = {r["supersedes"]: r["doc_id"] for r in records if r.get("supersedes")}
+    chained = {d for d in by_id if d in succ or by_id[d].get("supersedes")}
+    out = {}
+    groups = {}
+    for d, r in by_id.items():
+        groups.setdefault(r.get("group") or d, []).append(d)
+    for g, members in groups.items():
+        for d in members:
+            r = by_id[d]
+            vf = r.get("valid_from")
+            end = r.get("superseded_at")
+            if d in chained:
+                nxt = succ.get(d)
+                sat = end if end is not None else (by_id[nxt].get("valid_from") if nxt else None)
+                out[d] = dict(
+                    group=g,
+                    vf=vf,
+                    sat=sat,
+                    superseded=nxt is not None or end is not None,
+                    placed=True,
+                )
+                continue
+            later = [
+                by_id[m]["valid_from"]
+                for m in members
+                if m != d
+                and by_id[m].get("valid_from") is not None
+                and vf is not None
+                and by_id[m]["valid_from"] > vf
+            ]
+            nxt_time = min(later) if later else None
+            sat = end if end is not None else nxt_time
+            out[d] = dict(
+                group=g,
+                vf=vf,
+                sat=sat,
+                superseded=nxt_time is not None or end is not None,
+                placed=vf is not None,
+            )
+    return out
+
+
+def status(info, d, a, latest_time, unlisted):
+    r = info.get(d)
+    if r is None:
+        return "current" if unlisted == "current" else "undated"
+    if not r["placed"]:
+        return "undated"
+    if a is None:  # as of the newest state
+        if r["superseded"] and (r["sat"] is None or r["sat"] <= latest_time):
+            return "outdated"
+        return "current"
+    if r["superseded"] and r["sat"] is not None and r["sat"] <= a:
+        return "outdated"
+    if r["vf"] is not None and r["vf"] > a:
+        return "future"
+    if r["superseded"] and r["sat"] is None:
+        return "undated"
+    return "current" if r["vf"] is not None else "undated"
+
+
+def brute(records, qrels, run, as_of, rule, unlisted, k):
+    info = resolve(records)
+    times = [r["vf"] for r in info.values() if r["vf"] is not None]
+    latest_time = max(times) if times else math.inf
+    members = {}
+    for d, r in info.items():
+        members.setdefault(r["group"], []).append(d)
+    out = {m: [] for m in ("ndcg", "P", "rr", "outdated", "undated", "current", "cf")}
+    for q in sorted(qrels):
+        a = as_of.get(q) if isinstance(as_of, dict) else as_of
+        labels = dict(qrels[q])
+        for ms in members.values():  # labels carry to versions
+            given = [labels[m] for m in ms if m in labels and labels[m] >= 0]
+            for m in ms:
+                if given and m not in labels:
+                    labels[m] = max(given)
+        ref = latest_time if a is None else a
+        judged = {}
+        for d, g in labels.items():
+            s = status(info, d, a, latest_time, unlisted)
+            if g > 0 and s == "future" and rule.future == "zero":
+                g = 0
+            elif g > 0 and s == "outdated":
+                if rule.outdated == "zero":
+                    g = 0
+                elif rule.outdated == "demote":
+                    g = max(g - int(rule.amount), 0)
+                elif rule.outdated == "factor":
+                    g = g * rule.amount
+                elif rule.outdated == "half_life":
+                    age = ref - info[d]["sat"]
+                    g = g * 2 ** (-max(age, 0) / rule.amount)
+            judged[d] = g
+        docs = run.get(q, [])
+        top = docs[:k]
+        dcg = sum(
+            judged.get(d, 0) / math.log2(i + 2) for i, d in enumerate(top) if judged.get(d, 0) > 0
+        )
+        ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:k]
+        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+        out["ndcg"].append(dcg / idcg if idcg else 0.0)
+        out["P"].append(sum(judged.get(d, 0) >= 1 for d in top) / k)
+        first = next((i + 1 for i, d in enumerate(docs) if judged.get(d, 0) >= 1), None)
+        out["rr"].append(1 / first if first else 0.0)
+        sts = [status(info, d, a, latest_time, unlisted) for d in top]
+        n = len(top)
+        for name in ("outdated", "undated", "current"):
+            out[name].append(sts.count(name) / n if n else 0.0)
+        ok = total = 0
+        for ms in members.values():
+            if max((labels.get(m, -1) for m in ms), default=-1) < 1:
+                continue
+            st_m = {m: status(info, m, a, latest_time, unlisted) for m in ms}
+            if "outdated" not in st_m.values() or "current" not in st_m.values():
+                continue
+            total += 1
+            ranks = {d: i + 1 for i, d in enumerate(docs)}
+            cur = [ranks[m] for m in ms if st_m[m] == "current" and m in ranks]
+            old = [ranks[m] for m in ms if st_m[m] == "outdated" and m in ranks]
+            c = min(cur) if cur else math.inf
+            ok += c <= k and (not old or c < min(old))
+        out["cf"].append(ok / total if total else 0.0)
+    return out
+
+
+# ------------------------------------------------------------------ corpora
+@st.composite
+def corpora(draw):
+    docs = [f"d{i:02d}" for i in range(draw(st.integers(3, 12)))]
+    order = draw(st.permutations(docs))
+    records, i = [], 0
+    while i < len(order):
+        size = draw(st.integers(1, 4))
+        group = order[i : i + size]
+        i += size
+        kind = draw(st.sampled_from(["chain", "timed", "single"]))
+        name = f"g{i}"
+        if kind == "chain" and len(group) > 1:
+            day = draw(st.integers(0, 50))
+            timed = draw(st.booleans())
+            for j, d in enumerate(group):
+                day += draw(st.integers(0, 30))
+                rec = {"doc_id": d, "group": name, "valid_from": T0 + day * DAY if timed else None}
+                if j:
+                    rec["supersedes"] = group[j - 1]
+                records.append(rec)
+        elif kind == "timed" and len(group) > 1:
+            days = draw(
+                st.lists(st.integers(0, 400), min_size=len(group), max_size=len(group), unique=True)
+            )
+            for d, day in zip(group, days):
+                missing = draw(st.integers(0, 5)) == 0  # a time field missing on a document
+                records.append(
+                    {"doc_id": d, "group": name, "valid_from": None if missing else T0 + day * DAY}
+                )
+        else:
+            for d in group:
+                if draw(st.integers(0, 4)) == 0:
+                    continue  # unlisted
+                day = draw(st.integers(0, 400))
+                end = draw(st.one_of(st.none(), st.integers(day, 500)))
+                records.append(
+                    {
+                        "doc_id": d,
+                        "valid_from": T0 + day * DAY,
+                        "superseded_at": None if end is None else T0 + end * DAY,
+                    }
+                )
+    queries = [f"q{j}" for j in range(draw(st.integers(1, 4)))]
+    qrels = {
+        q: {
+            d: draw(st.integers(-1, 3))
+            for d in draw(st.lists(st.sampled_from(docs), min_size=1, max_size=4, unique=True))
+        }
+        for q in queries
+    }
+    run = {q: draw(st.permutations(docs))[: draw(st.integers(1, len(docs)))] for q in queries}
+    as_of_kind = draw(st.sampled_from(["none", "one", "each"]))
+    as_of = None
+    if as_of_kind == "one":
+        as_of = T0 + draw(st.integers(0, 500)) * DAY
+    elif as_of_kind == "each":
+        as_of = {q: T0 + draw(st.integers(0, 500)) * DAY for q in queries if draw(st.booleans())}
+    return records, qrels, run, as_of
+
+
+RULES = ["zero", "keep", "demote", "half", "demote=2", "factor=0.3", "half_life=60d"]
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    corpora(),
+    st.sampled_from(RULES),
+    st.sampled_from(["undated", "current"]),
+    st.sampled_from([1, 3, 10]),
+)
+def test_freshness_equals_the_brute_force(case, rule_name, unlisted, k):
+    records, qrels, run, as_of = case
+    rule = get_freshness_rule(rule_name)
+    versions = ranklens.Versions.from_records(records, unlisted=unlisted)
+    metrics = [
+        f"ndcg@{k}",
+        f"P@{k}",
+        "rr",
+        f"outdated@{k}",
+        f"undated@{k}",
+        f"current@{k}",
+        f"current_first@{k}",
+    ]
+    info = resolve(records)
+    vfs = [r["valid_from"] for r in records if r.get("valid_from") is not None]
+    given_times = list(as_of.values()) if isinstance(as_of, dict) else [as_of]
+    if vfs and any(t is not None and t < min(vfs) for t in given_times):
+        with pytest.raises(InputError, match="before every document"):
+            ranklens.evaluate(
+                qrels, run, metrics, versions=versions, as_of=as_of, freshness=rule_name
+            )
+        return
+    try:
+        expected = brute(records, qrels, run, as_of, rule, unlisted, k)
+    except TypeError:  # half-life of a version superseded at an unknown time
+        assert rule.uses_age
+        with pytest.raises(InputError, match="half-life"):
+            ranklens.evaluate(
+                qrels, run, metrics, versions=versions, as_of=as_of, freshness=rule_name
+            )
+        return
+    ev = ranklens.evaluate(qrels, run, metrics, versions=versions, as_of=as_of, freshness=rule_name)
+    assert ev.query_ids == sorted(qrels)
+    for name, key in zip(metrics, ("ndcg", "P", "rr", "outdated", "undated", "current", "cf")):
+        assert np.allclose(ev.per_query[name], expected[key], atol=1e-12), (name, info)
+
+
+# ------------------------------------------------------------------ the rules
+def test_rules_and_their_table_in_the_docs():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "freshness.md").read_text()
+    assert freshness_table() in doc
+    assert get_freshness_rule("half_life=90d").amount == 90 * DAY
+    assert get_freshness_rule("half-life=2w").amount == 14 * DAY
+    for bad in ("factor=1.5", "demote=0", "demote=1.5", "half_life=0", "nope", "factor=2d"):
+        with pytest.raises(InputError):
+            get_freshness_rule(bad)
+
+
+def test_fractional_grades_keep_every_metric_exact():
+    """Integer grades held as floats (what factor and half-life rules produce) give every
+    registered measure the same value as integers."""
+    from ranklens.metrics import parse_metrics
+    from ranklens.metrics.registry import FAMILIES
+
+    rng = np.random.default_rng(1)
+    qrels = {
+        f"q{i}": {f"d{j}": int(rng.integers(-1, 4)) for j in rng.choice(30, 8, replace=False)}
+        for i in range(20)
+    }
+    run = {
+        f"q{i}": {f"d{j}": float(rng.random()) for j in rng.choice(30, 12, replace=False)}
+        for i in range(20)
+    }
+    special = {
+        "iprec": "iprec(r=0.5)",
+        "Rprec_mult": "Rprec_mult(m=0.4)",
+        "Rprec_mult_avgjg": "Rprec_mult_avgjg(m=0.4)",
+    }
+    skip = (
+        "evidence",
+        "precision_omega",
+        "outdated",
+        "undated",
+        "current",
+        "alpha",
+        "err_ia",
+        "nerr_ia",
+        "nrbp",
+        "nnrbp",
+        "p_ia",
+        "ap_ia",
+        "strec",
+    )
+    names = [
+        special.get(f.name, f.name + ("@5" if f.cutoff else ""))
+        for f in FAMILIES.values()
+        if not f.name.startswith(skip)
+    ]
+    names += ["ndcg(gains={1:3.5,2:9})@5", "rbp(gains={0:1,1:2,2:5})", "err(max=4)@5"]
+    j = judge(qrels, run)
+    jn = j.join
+    as_float = dataclasses.replace(
+        jn,
+        m_grade=jn.m_grade.astype(float),
+        unit_g=jn.unit_g.astype(float),
+        doc_label=jn.doc_label.astype(float),
+    )
+    f = build(as_float, j.options)
+    assert f.e_label.dtype.kind == "f"
+    for m in parse_metrics(names):
+        assert np.allclose(m.compute(j), m.compute(f), atol=1e-12), m.name
