@@ -245,7 +245,7 @@ def test_freshness_equals_the_brute_force(case, rule_name, unlisted, k):
     vfs = [r["valid_from"] for r in records if r.get("valid_from") is not None]
     given_times = list(as_of.values()) if isinstance(as_of, dict) else [as_of]
     if vfs and any(t is not None and t < min(vfs) for t in given_times):
-        with pytest.raises(InputError, match="before every document"):
+        with pytest.raises(InputError, match=r"before every document"):
             ranklens.evaluate(
                 qrels, run, metrics, versions=versions, as_of=as_of, freshness=rule_name
             )
@@ -254,7 +254,7 @@ def test_freshness_equals_the_brute_force(case, rule_name, unlisted, k):
         expected = brute(records, qrels, run, as_of, rule, unlisted, k)
     except TypeError:  # half-life of a version superseded at an unknown time
         assert rule.uses_age
-        with pytest.raises(InputError, match="half-life"):
+        with pytest.raises(InputError, match=r"half-life"):
             ranklens.evaluate(
                 qrels, run, metrics, versions=versions, as_of=as_of, freshness=rule_name
             )
@@ -331,3 +331,229 @@ def test_fractional_grades_keep_every_metric_exact():
     assert f.e_label.dtype.kind == "f"
     for m in parse_metrics(names):
         assert np.allclose(m.compute(j), m.compute(f), atol=1e-12), m.name
+
+
+# ------------------------------------------------------------------ bad input
+CHAIN = [
+    {"doc_id": "p2024", "group": "policy", "valid_from": "2024-01-01"},
+    {"doc_id": "p2025", "group": "policy", "valid_from": "2025-01-01"},
+    {"doc_id": "p2026", "group": "policy", "valid_from": "2026-01-01"},
+]
+
+
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        ([{"doc_id": "a", "supersedes": "a"}], "'a' supersedes itself"),
+        ([{"doc_id": "a", "supersedes": "b"}, {"doc_id": "b", "supersedes": "c"},
+          {"doc_id": "c", "supersedes": "a"}], "cycle"),
+        ([{"doc_id": "b", "supersedes": "a"}, {"doc_id": "c", "supersedes": "a"}],
+         "superseded by both 'b' and 'c'"),
+        ([{"doc_id": "a", "group": "x"}, {"doc_id": "b", "group": "y", "supersedes": "a"}],
+         "joins groups"),
+        ([{"doc_id": "a", "valid_from": "2024-01-01"}, {"doc_id": "a"}], "listed twice"),
+        ([{"doc_id": "a", "group": "g", "valid_from": "2024-01-01"},
+          {"doc_id": "b", "group": "g", "valid_from": "2024-01-01"}], "both valid from 2024-01-01"),
+        ([{"doc_id": "a", "valid_from": "2025-01-01"},
+          {"doc_id": "b", "valid_from": "2024-01-01", "supersedes": "a"}], "before it"),
+        ([{"doc_id": "a", "valid_from": "2025-01-01", "superseded_at": "2024-01-01"}],
+         "before it became valid"),
+        ([{"doc_id": "a", "group": "g", "valid_from": "2024-01-01"},
+          {"doc_id": "b", "group": "g", "supersedes": "c"}], "mixes a supersedes chain"),
+        ([{"doc_id": "a", "valid_from": "2024-05-01T09:30"}], "document 'a'.*no time zone.*tz="),
+        ([{"doc_id": "a", "valid_from": "1/5/2024"}], "document 'a'.*cannot read '1/5/2024'"),
+        ([{"doc_id": "a", "valid_from": 1714521600000}], "milliseconds"),
+        ([{"doc_id": "a", "valid_from": True}], "document 'a'"),
+        ([{"doc_id": "a", "updated": "2024-01-01"}], "no record has a value in the field"),
+        ([{"valid_from": "2024-01-01"}], "no document id"),
+    ],
+)  # fmt: skip
+def test_bad_versions_are_named_errors(records, message):
+    with pytest.raises(InputError, match=message):
+        ranklens.Versions.from_records(records)
+
+
+def test_times_with_zones_dates_and_a_zone_given():
+    v = ranklens.Versions.from_records(
+        [{"doc_id": "a", "group": "g", "valid_from": "2024-05-01T09:30:00+02:00"},
+         {"doc_id": "b", "group": "g", "valid_from": "2024-05-01T07:30:01Z"},
+         {"doc_id": "c", "valid_from": "2024-05-01"},
+         {"doc_id": "d", "valid_from": "2024-05-01T12:00"}],
+        tz="UTC",
+    )  # fmt: skip
+    vf = dict(zip(v.doc_ids, v.valid_from))
+    assert vf["b"] - vf["a"] == 1.0  # the zones read, not dropped
+    assert vf["c"] == 1714521600.0  # a date: midnight UTC
+    assert vf["d"] == vf["c"] + 12 * 3600  # a time without a zone, read in tz=
+    assert v.superseded_at[list(v.doc_ids).index("a")] == vf["b"]
+
+
+def test_a_missing_time_is_counted_and_never_read_as_current():
+    """A time field missing on some documents: undated (neither current nor outdated),
+    counted per run, shown in the notes and by undated@k."""
+    records = [*CHAIN, {"doc_id": "p2023", "group": "policy"}]  # no valid_from
+    versions = ranklens.Versions.from_records(records)
+    assert versions.undated_ids == ["p2023"]
+    ev = ranklens.evaluate(
+        {"q": {"p2026": 1}}, {"q": ["p2023", "p2026", "p2024"]},
+        ["undated@3", "current@3", "outdated@3", "ndcg@3"], versions=versions,
+    )  # fmt: skip
+    assert ev["undated@3"] == ev["current@3"] == ev["outdated@3"] == pytest.approx(1 / 3)
+    assert ev.counts["undated_retrieved"] == 1 and ev.counts["outdated_retrieved"] == 1
+    assert "1 without a time (not current; undated@k)" in ev.notes()
+    # the undated version keeps the label it carries: relevance cannot be judged by time
+    assert ev["ndcg@3"] == pytest.approx(1.0)
+
+
+def test_as_of_times_and_an_as_of_before_every_document():
+    versions = ranklens.Versions.from_records(CHAIN)
+    qrels = {"q1": {"p2026": 1}, "q2": {"p2026": 1}}
+    run = {"q1": ["p2024", "p2025"], "q2": ["p2025", "p2026"]}
+    ev = ranklens.evaluate(qrels, run, ["outdated@1", "current@1"], versions=versions,
+                           as_of={"q1": "2024-06-01"})  # fmt: skip
+    assert ev.per_query["outdated@1"].tolist() == [0.0, 1.0]  # q1 as of 2024: p2024 current
+    ev = ranklens.evaluate(qrels, run, ["outdated@1", "current@1"], versions=versions,
+                           as_of="2025-06-01T00:00:00+00:00")  # fmt: skip
+    assert ev.per_query["current@1"].tolist() == [0.0, 1.0]
+    with pytest.raises(InputError, match=r"1 queries \('q2'\) are as of 2023-01-01, before every"):
+        ranklens.evaluate(qrels, run, ["P@1"], versions=versions,
+                          as_of={"q1": "2024-06-01", "q2": "2023-01-01"})  # fmt: skip
+    with pytest.raises(InputError, match=r"as_of of query 'q1'.*no time zone"):
+        ranklens.evaluate(qrels, run, ["P@1"], versions=versions, as_of={"q1": "2024-06-01T10:00"})
+
+
+def test_versions_are_refused_where_they_have_no_meaning():
+    versions = ranklens.Versions.from_records(CHAIN)
+    with pytest.raises(InputError, match=r"plain .graded. labels"):
+        ranklens.evaluate({"q": [["p2024", "x"]]}, {"q": ["p2024"]}, ["P@1"], versions=versions)
+    with pytest.raises(InputError, match=r"give the versions too"):
+        ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, ["P@1"], as_of="2024-01-01")
+    with pytest.raises(InputError, match=r"give the versions too"):
+        ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, ["P@1"], freshness="demote")
+    with pytest.raises(InputError, match=r"must be a ranklens.Versions"):
+        ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, ["P@1"], versions={"a": "2024-01-01"})
+    with pytest.raises(ranklens.MetricNameError, match=r"need document versions"):
+        ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, ["outdated@5"])
+
+
+def test_streamed_evaluation_and_the_gate_say_what_to_do(tmp_path):
+    versions = ranklens.Versions.from_records(CHAIN)
+    run = tmp_path / "run.txt"
+    run.write_text("q Q0 p2024 1 2.0 r\nq Q0 p2026 2 1.0 r\n")
+    with pytest.raises(InputError, match=r"judged in memory"):
+        ranklens.evaluate_file({"q": {"p2026": 1}}, run, ["P@1"], versions=versions)
+    with pytest.raises(InputError, match=r"gate its complement .current@k for outdated@k."):
+        ranklens.gate({"q": {"p2026": 1}}, run, tmp_path / "b.json", ["outdated@5"],
+                      versions=versions, update_baseline=True)  # fmt: skip
+    result = ranklens.gate({"q": {"p2026": 1}}, run, tmp_path / "b.json", ["current@1", "ndcg@2"],
+                           versions=versions, update_baseline=True)  # fmt: skip
+    assert result.report.value("now", "current@1") == 0.0  # p2024 first: outdated
+
+
+def test_reports_mark_the_lower_outdated_share_as_better(tmp_path):
+    versions = ranklens.Versions.from_records(CHAIN)
+    qrels = {f"q{i}": {"p2026": 1} for i in range(8)}
+    stale = {q: ["p2024", "p2026"] for q in qrels}
+    fresh = {q: ["p2026", "p2024"] for q in qrels}
+    rep = ranklens.compare(qrels, {"stale": stale, "fresh": fresh},
+                           ["outdated@1", "current@1", "ndcg@2"], versions=versions)  # fmt: skip
+    for m in rep.metrics:
+        assert rep.best(m) == "fresh" and rep.beats("fresh", m) == ["stale"], m
+    assert rep.metadata["options"]["freshness"] == "outdated versions judged grade 0"
+    text = " ".join(rep.to_text().split())
+    assert "freshness (outdated versions judged grade 0): 8 outdated retrieved" in text
+    saved = tmp_path / "report.json"
+    rep.save(saved)
+    assert ranklens.load_report(saved).beats("fresh", "outdated@1") == ["stale"]
+
+
+def test_condensed_lists_and_tie_orders_keep_the_freshness_arrays():
+    versions = ranklens.Versions.from_records(CHAIN)
+    qrels = {"q": {"p2026": 1, "x": 0}}
+    run = {"q": {"u1": 5.0, "p2024": 4.0, "u2": 3.0, "x": 3.0, "p2026": 1.0}}
+    ev = ranklens.evaluate(qrels, run, ["outdated@2", "current_first@3", "ndcg@3"],
+                           versions=versions, judged_only=True)  # fmt: skip
+    # condensed: p2024 (carried label), x, p2026 at ranks 1, 2, 3
+    assert ev["outdated@2"] == 0.5 and ev["current_first@3"] == 0.0
+    assert ev["ndcg@3"] == pytest.approx(0.5)
+    best = ranklens.evaluate(qrels, run, ["outdated@3"], versions=versions, ties="best")
+    worst = ranklens.evaluate(qrels, run, ["outdated@3"], versions=versions, ties="worst")
+    assert best["outdated@3"] == pytest.approx(1 / 3) and worst["outdated@3"] == pytest.approx(
+        1 / 3
+    )
+
+
+def test_versions_from_files_corpora_and_a_runners_hits(tmp_path):
+    jsonl = tmp_path / "corpus.jsonl"
+    jsonl.write_text(
+        '{"_id": "p2024", "text": "old", "metadata": {"updated": "2024-01-01", "policy": "pol"}}\n'
+        '{"_id": "p2026", "text": "new", "metadata": {"updated": "2026-01-01", "policy": "pol"}}\n'
+    )
+    csv = tmp_path / "versions.csv"
+    csv.write_text("doc_id,updated,policy\np2024,2024-01-01,pol\np2026,2026-01-01,pol\n")
+    from_jsonl = ranklens.read_versions(jsonl, time="updated", group="policy")
+    from_csv = ranklens.read_versions(csv, time="updated", group="policy")
+    from ranklens.io.beir import read_corpus
+
+    from_corpus = ranklens.Versions.from_corpus(read_corpus(jsonl), time="updated", group="policy")
+    for v in (from_jsonl, from_csv, from_corpus):
+        assert v.to_records() == [
+            {"doc_id": "p2024", "group": "pol", "valid_from": "2024-01-01",
+             "superseded_at": "2026-01-01"},
+            {"doc_id": "p2026", "group": "pol", "valid_from": "2026-01-01", "superseded_at": None},
+        ]  # fmt: skip
+    with pytest.raises(InputError, match=r"bad.csv: document 'p2024', field 'updated'"):
+        bad = tmp_path / "bad.csv"
+        bad.write_text("doc_id,updated\np2024,yesterday\n")
+        ranklens.read_versions(bad, time="updated")
+
+    def retriever(query):
+        return [
+            {"id": d, "score": s, "metadata": {"updated": f"{d[1:]}-01-01", "policy": "pol"}}
+            for d, s in (("p2026", 2.0), ("p2024", 1.0))
+        ]
+
+    result = ranklens.run(retriever, {"q": "refunds"}, k=2, progress=False)
+    from_hits = ranklens.Versions.from_metadata(result, time="updated", group="policy")
+    assert from_hits.to_records() == from_csv.to_records()
+    with pytest.raises(InputError, match=r"no document has a field 'date'.*seen: policy, updated"):
+        ranklens.Versions.from_metadata(result, time="date")
+
+
+def test_the_command_line_judges_versions(tmp_path, capsys):
+    from ranklens.app.cli import main
+
+    (tmp_path / "q.txt").write_text("q1 0 p2026 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 p2024 1 2.0 r\nq1 Q0 p2026 2 1.0 r\n")
+    (tmp_path / "v.jsonl").write_text("".join(json_line(r) for r in CHAIN))
+    args = [str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "outdated@1", "-m", "ndcg@2"]
+    assert main(["evaluate", *args, "--versions", str(tmp_path / "v.jsonl"), "--freshness",
+                 "keep", "--format", "json"]) == 0  # fmt: skip
+    out = json_load(capsys.readouterr().out)
+    assert out["aggregate"]["outdated@1"] == 1.0 and out["aggregate"]["ndcg@2"] == 1.0
+    assert out["counts"]["labels_carried"] == 2
+    assert main(["evaluate", *args, "--as-of", "2025-01-01"]) == 2
+    assert "--as-of and --freshness judge document versions" in capsys.readouterr().err
+
+
+def json_line(rec):
+    import json
+
+    return json.dumps(rec) + "\n"
+
+
+def json_load(text):
+    import json
+
+    return json.loads(text)
+
+
+def test_the_demo_versions_file_is_the_generator_output(tmp_path):
+    from ranklens.app import demo_versions
+
+    demo_versions.write(tmp_path)
+    shipped = demo_versions.demo_folder() / demo_versions.FILE
+    assert (tmp_path / demo_versions.FILE).read_text() == shipped.read_text()
+    dataset, versions = demo_versions.load_versions()
+    assert len(dataset.queries) == 36 and len(versions) == 225
+    assert len(versions.group_ids) == 150 and not versions.undated_ids

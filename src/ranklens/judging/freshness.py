@@ -95,14 +95,21 @@ def freshness_inputs(
             f"versions must be a ranklens.Versions table (Versions.from_records, from_chains, "
             f"from_corpus, from_metadata, or read_versions), got {type(versions).__name__}"
         )
-    if Q.grouped:
+    if Q.grouped and not _singletons(Q):
         raise InputError(
             "versions= is defined for plain (graded) labels: grouped ground truth and span "
             "labels find a unit at its first retrieved member, which an outdated version "
             "would take from the current one. Label each version's document instead"
         )
+    if Q.grouped:  # groups of one document each: plain labels
+        Q = _plain(Q, Q.query_ids[Q.q], Q.doc_ids[Q.d], Q.grade, "labels")
     carried_q, n = carry_labels(Q, versions)
     return carried_q, FreshInput(versions, as_of, rule, n)
+
+
+def _singletons(Q: Qrels) -> bool:
+    """Whether every unit of grouped labels holds one document (and no subtopics)."""
+    return Q.intent is None and not bool(np.any(Q.unit[1:] == Q.unit[:-1]))
 
 
 def carry_labels(Q: Qrels, versions: Versions) -> tuple[Qrels, int]:
@@ -114,26 +121,33 @@ def carry_labels(Q: Qrels, versions: Versions) -> tuple[Qrels, int]:
     if not keep.any():
         return Q, 0
     members, off = versions.members()
-    n_g = len(versions.group_ids)
+    n_g, n_rows = len(versions.group_ids), len(versions.doc_ids)
     qg = Q.q[keep].astype(np.int64) * n_g + versions.group[rows[keep]]
-    best = {}
-    for key, g in zip(qg.tolist(), Q.grade[keep].tolist()):
-        best[key] = max(g, best.get(key, g))
-    labelled = set(zip(Q.q.tolist(), rows.tolist()))
-    new_q, new_d, new_g = [], [], []
-    for key, g in best.items():
-        q, grp = divmod(key, n_g)
-        for r in members[off[grp] : off[grp + 1]].tolist():
-            if (q, r) not in labelled:
-                new_q.append(Q.query_ids[q])
-                new_d.append(versions.doc_ids[r])
-                new_g.append(g)
-    if not new_q:
+    keys, inv = np.unique(qg, return_inverse=True)
+    best = np.full(len(keys), -1, dtype=np.int64)
+    np.maximum.at(best, inv, Q.grade[keep].astype(np.int64))
+    q, grp = keys // n_g, keys % n_g
+    size = off[grp + 1] - off[grp]
+    at = np.repeat(off[grp], size) + np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size)
+    cand_q, cand_r, cand_g = np.repeat(q, size), members[at], np.repeat(best, size)
+    listed = rows >= 0
+    taken = Q.q[listed].astype(np.int64) * n_rows + rows[listed]
+    new = ~np.isin(cand_q * n_rows + cand_r, taken)
+    if not new.any():
         return Q, 0
-    qs = [*Q.query_ids[Q.q].tolist(), *new_q]
-    ds = [*Q.doc_ids[Q.d].tolist(), *new_d]
-    gs = np.concatenate((Q.grade, np.array(new_g, dtype=np.int64)))
-    return Qrels.from_arrays(qs, ds, gs, source="labels carried to versions"), len(new_q)
+    qs = np.concatenate((Q.query_ids[Q.q], Q.query_ids[cand_q[new]]))
+    ds = np.concatenate((Q.doc_ids[Q.d], versions.doc_ids[cand_r[new]]))
+    gs = np.concatenate((Q.grade, cand_g[new]))
+    new_q = cand_q[new]
+    return _plain(Q, qs, ds, gs, "labels carried to versions"), len(new_q)
+
+
+def _plain(Q: Qrels, qs: Any, ds: Any, gs: np.ndarray, source: str) -> Qrels:
+    """Plain labels from columns, keeping ``Q``'s queries that label nothing."""
+    labelled = np.zeros(len(Q.query_ids), dtype=bool)
+    labelled[Q.q] = True
+    empty = [str(q) for q in Q.query_ids[~labelled]]
+    return Qrels.from_arrays(list(qs), list(ds), gs, empty_queries=empty, source=source)
 
 
 def judge_versions(
@@ -223,19 +237,17 @@ def _evidence(
     keys, eq, g_best = keys[sel], eq[sel], g_best[sel]
     listed_r = r_rows >= 0
     r_key = ev[listed_r].astype(np.int64) * n_g + V.group[r_rows[listed_r]]
+    at = np.searchsorted(keys, r_key)
+    hit = (
+        (at < len(keys)) & (keys[np.minimum(at, max(len(keys) - 1, 0))] == r_key)
+        if len(keys)
+        else at < 0
+    )
     r_rank, r_status = rank[listed_r], r_st[listed_r]
     best = []
-    for want in (CURRENT, OUTDATED):
-        pick = r_status == want
-        out = np.zeros(len(keys), dtype=np.int64)
-        if len(keys) and pick.any():
-            k, rk = r_key[pick], r_rank[pick]
-            o = np.lexsort((rk, k))
-            k, rk = k[o], rk[o]
-            first = np.ones(len(k), dtype=bool)
-            first[1:] = k[1:] != k[:-1]
-            at = np.searchsorted(keys, k[first])
-            found = (at < len(keys)) & (keys[np.minimum(at, len(keys) - 1)] == k[first])
-            out[at[found]] = rk[first][found]
-        best.append(out)
+    for want in (CURRENT, OUTDATED):  # the best rank of a current / outdated version
+        pick = hit & (r_status == want)
+        out = np.full(len(keys), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(out, at[pick], r_rank[pick].astype(np.int64))
+        best.append(np.where(out == np.iinfo(np.int64).max, 0, out))
     return eq.astype(np.int64), g_best, best[0], best[1]

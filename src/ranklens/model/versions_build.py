@@ -232,14 +232,14 @@ def _components(
     return root
 
 
-def from_metadata(cls: type, source: Any, *, time: str = "valid_from", **fields: Any) -> Any:
+def from_metadata(cls: type, data: Any, *, time: str = "valid_from", **fields: Any) -> Any:
     """Records from ``{doc_id: metadata}`` or an object's ``doc_metadata()``, each field
     read from the mapping or its ``metadata``/``meta`` (dots for nested fields)."""
-    table = source.doc_metadata() if hasattr(source, "doc_metadata") else source
+    table = data.doc_metadata() if hasattr(data, "doc_metadata") else data
     if not isinstance(table, Mapping):
         raise InputError(
             "versions from metadata: expected {doc_id: metadata} or a runner's result, got "
-            f"{type(source).__name__}"
+            f"{type(data).__name__}"
         )
     names = {"time": time}
     for role in ("group", "supersedes", "superseded_at"):
