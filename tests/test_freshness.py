@@ -415,7 +415,7 @@ def test_as_of_times_and_an_as_of_before_every_document():
     ev = ranklens.evaluate(qrels, run, ["outdated@1", "current@1"], versions=versions,
                            as_of="2025-06-01T00:00:00+00:00")  # fmt: skip
     assert ev.per_query["current@1"].tolist() == [0.0, 1.0]
-    with pytest.raises(InputError, match=r"1 queries \('q2'\) are as of 2023-01-01, before every"):
+    with pytest.raises(InputError, match=r"query 'q2' is as of 2023-01-01, before every"):
         ranklens.evaluate(qrels, run, ["P@1"], versions=versions,
                           as_of={"q1": "2024-06-01", "q2": "2023-01-01"})  # fmt: skip
     with pytest.raises(InputError, match=r"as_of of query 'q1'.*no time zone"):
@@ -426,6 +426,10 @@ def test_versions_are_refused_where_they_have_no_meaning():
     versions = ranklens.Versions.from_records(CHAIN)
     with pytest.raises(InputError, match=r"plain .graded. labels"):
         ranklens.evaluate({"q": [["p2024", "x"]]}, {"q": ["p2024"]}, ["P@1"], versions=versions)
+    spans = ranklens.SpanLabels.from_spans({"q": [("p2024", 0, 5)]})
+    chunks = ranklens.Run.from_chunks({"q": [{"doc_id": "p2024", "start": 0, "end": 9}]})
+    with pytest.raises(InputError, match=r"plain .graded. labels"):
+        ranklens.evaluate(spans, chunks, ["P@1"], versions=versions)
     with pytest.raises(InputError, match=r"give the versions too"):
         ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, ["P@1"], as_of="2024-01-01")
     with pytest.raises(InputError, match=r"give the versions too"):

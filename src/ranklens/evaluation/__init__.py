@@ -134,6 +134,7 @@ class Evaluation:
                 "score_precision": opts.score_precision,
                 "convention": opts.convention.name,
                 "switches": opts.convention.switches(),
+                **({"freshness": opts.freshness.describe()} if opts.freshness else {}),
             },
         }
         if self.verdicts:

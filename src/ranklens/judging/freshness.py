@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model import Qrels
+from ..model.spans import SpanLabels
 from ..model.versions import CURRENT, FUTURE, OUTDATED, UNDATED, Versions
 from .freshness_rules import FreshnessRule
 
@@ -95,7 +96,7 @@ def freshness_inputs(
             f"versions must be a ranklens.Versions table (Versions.from_records, from_chains, "
             f"from_corpus, from_metadata, or read_versions), got {type(versions).__name__}"
         )
-    if Q.grouped and not _singletons(Q):
+    if isinstance(Q, SpanLabels) or (Q.grouped and not _singletons(Q)):
         raise InputError(
             "versions= is defined for plain (graded) labels: grouped ground truth and span "
             "labels find a unit at its first retrieved member, which an outdated version "

@@ -193,8 +193,9 @@ class Versions:
         early = np.flatnonzero(out < first)
         if len(early):
             names = ", ".join(repr(str(query_ids[i])) for i in early[:5])
+            who = f"query {names} is" if len(early) == 1 else f"{len(early)} queries ({names}) are"
             raise InputError(
-                f"{len(early)} queries ({names}) are as of {show_time(out[early[0]])}, before "
+                f"{who} as of {show_time(out[early[0]])}, before "
                 f"every document ({self.source}: the earliest is valid from "
                 f"{show_time(first)}): nothing existed yet. Check the as-of times and their "
                 "time zone, or leave as_of out to judge as of the newest version"
