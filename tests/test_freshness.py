@@ -418,6 +418,8 @@ def test_as_of_times_and_an_as_of_before_every_document():
     with pytest.raises(InputError, match=r"query 'q2' is as of 2023-01-01, before every"):
         ranklens.evaluate(qrels, run, ["P@1"], versions=versions,
                           as_of={"q1": "2024-06-01", "q2": "2023-01-01"})  # fmt: skip
+    with pytest.raises(InputError, match=r"as_of names a query the labels do not have \('q9'\)"):
+        ranklens.evaluate(qrels, run, ["P@1"], versions=versions, as_of={"q9": "2024-06-01"})
     with pytest.raises(InputError, match=r"as_of of query 'q1'.*no time zone"):
         ranklens.evaluate(qrels, run, ["P@1"], versions=versions, as_of={"q1": "2024-06-01T10:00"})
 

@@ -26,6 +26,7 @@ first retrieved member, which an outdated version would take from the current on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -102,6 +103,14 @@ def freshness_inputs(
             "labels find a unit at its first retrieved member, which an outdated version "
             "would take from the current one. Label each version's document instead"
         )
+    if isinstance(as_of, Mapping):
+        stray = sorted(set(map(str, as_of)) - set(map(str, Q.query_ids)))
+        if stray:
+            raise InputError(
+                f"as_of names {'a query' if len(stray) == 1 else f'{len(stray)} queries'} the "
+                "labels do not have ("
+                f"{', '.join(map(repr, stray[:5]))}): check the query ids"
+            )
     if Q.grouped:  # groups of one document each: plain labels
         Q = _plain(Q, Q.query_ids[Q.q], Q.doc_ids[Q.d], Q.grade, "labels")
     carried_q, n = carry_labels(Q, versions)
