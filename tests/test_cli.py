@@ -124,6 +124,7 @@ def test_demo_runs_as_a_console_script(tmp_path):
     assert "paired comparisons" in out and "Holm correction" in out
     assert "What LlamaIndex's own RetrieverEvaluator reports" in out and "Next:" in out
     assert "One sweep over the frameworks' BM25" in out and "cross-validated" in out
+    assert "BM25 (LlamaIndex) puts an outdated page first for 11 of 36" in " ".join(out.split())
     html = (tmp_path / "ranklens-demo" / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "merrow-lighthouses" in html
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ranklens-demo"]  # nothing else

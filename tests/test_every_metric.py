@@ -82,6 +82,8 @@ def kind(family: Family) -> str:
         return "spans"
     if family.name.endswith("_avgjg"):
         return "groups"
+    if module.endswith(".freshness"):
+        return "versions"
     return "plain"
 
 
@@ -165,6 +167,22 @@ def assessor_inputs(draw):
     return {"alice": alice, "bob": {q: g for q, g in bob.items() if q in alice}}, run
 
 
+@st.composite
+def versioned_inputs(draw):
+    """Plain inputs with some documents given an older version (``{group: [old, new]}``,
+    undated: the newest of a chain current, the rest outdated), the old versions retrieved
+    among the rest."""
+    qrels, run = draw(plain_inputs())
+    docs = sorted({d for ls in qrels.values() for d in ls} | {d for r in run.values() for d in r})
+    chains = {f"g-{d}": [f"{d}~old", d] for d in docs if draw(st.booleans())}
+    olds = [c[0] for c in chains.values()]
+    for q, ranking in run.items():
+        extra = draw(st.lists(st.sampled_from(olds), unique=True)) if olds else []
+        order = draw(st.permutations(ranking + extra))
+        run[q] = list(order)
+    return (qrels, chains), run
+
+
 def evaluate(of: str, labels, run, metrics):
     """Per-query values ``{name: {query: value}}`` of ``metrics`` on inputs of kind ``of``."""
     metrics = [parse_metric(n) for n in metrics]  # as named: no trec_eval expansion
@@ -172,6 +190,10 @@ def evaluate(of: str, labels, run, metrics):
         warnings.simplefilter("ignore")
         if of == "groups":
             ev = ranklens.evaluate_judgment_groups(labels, run, metrics)
+        elif of == "versions":
+            qrels, chains = labels
+            versions = ranklens.Versions.from_chains(chains)
+            ev = ranklens.evaluate(qrels, run, metrics, versions=versions)
         elif of == "spans":
             labels = ranklens.SpanLabels.from_spans(labels)
             chunking = {}
@@ -202,6 +224,12 @@ def renamed(of: str, labels, run):
         new = {query(q): [[doc(d) for d in g] for g in gs] for q, gs in reversed(labels.items())}
     elif of == "spans":
         new = {query(q): [(doc(d), s, e) for d, s, e in sp] for q, sp in reversed(labels.items())}
+    elif of == "versions":
+        qrels, chains = labels
+        new = (
+            {query(q): {doc(d): x for d, x in ls.items()} for q, ls in reversed(qrels.items())},
+            {g: [doc(d) for d in c] for g, c in chains.items()},
+        )
     else:
         new = {query(q): {doc(d): x for d, x in ls.items()} for q, ls in reversed(labels.items())}
     if of == "spans":
@@ -213,6 +241,8 @@ def renamed(of: str, labels, run):
 
 
 def has_relevant(of: str, labels) -> bool:
+    if of == "versions":
+        return has_relevant("plain", labels[0])
     if of == "plain":
         return any(g > 0 for ls in labels.values() for g in ls.values())
     if of == "groups":
@@ -274,6 +304,12 @@ def test_evidence_families_keep_their_promises_on_span_labels(inputs, fraction):
     check_properties("spans", *inputs, fraction)
 
 
+@EXAMPLES
+@given(versioned_inputs(), st.floats(0, 1))
+def test_freshness_families_keep_their_promises_on_versions(inputs, fraction):
+    check_properties("versions", *inputs, fraction)
+
+
 @settings(max_examples=30, deadline=None)
 @given(assessor_inputs(), st.floats(0, 1))
 def test_judgment_group_families_keep_their_promises(inputs, fraction):
@@ -282,7 +318,7 @@ def test_judgment_group_families_keep_their_promises(inputs, fraction):
 
 def test_every_family_is_walked_by_one_kind_of_input():
     kinds = {kind(FAMILIES[n]) for n in FAMILY_NAMES}
-    assert kinds == {"plain", "intents", "spans", "groups"}
+    assert kinds == {"plain", "intents", "spans", "groups", "versions"}
     assert set(NOT_NORMALISED) <= set(FAMILY_NAMES) and set(FAMILY_NAMES) >= NEVER_FALL
     assert all(FAMILIES[n].cutoff for n in NEVER_FALL)
 
@@ -299,6 +335,14 @@ PERFECT = {
     ),
     # one document of each intent first (ndeval's greedy ideal), then the second ones
     "intents": ({"q1": [["a", "b"], ["c"], ["d", "e"]]}, {"q1": ["a", "c", "d", "b", "e"]}),
+    # current versions only, the relevant ones first (outdated and undated: none)
+    "versions": (
+        (
+            {"q1": {"a": 2, "b": 1, "n": 0}},
+            {"ga": ["a0", "a"], "gb": ["b0", "b"], "gn": ["n0", "n"]},
+        ),
+        {"q1": ["a", "b", "n"]},
+    ),
     # the chunks are the evidence, and the chunking holds no other chunk
     "spans": (
         {"q1": [("d1", 0, 20), ("d1", 40, 55)], "q2": [("d2", 5, 9)]},
@@ -322,8 +366,9 @@ def test_a_perfect_ranking_scores_the_maximum_where_the_metric_is_normalised(of)
     values = evaluate(of, *PERFECT[of], [n for by_k in table.values() for n in by_k])
     for fam in fams:  # over the whole ranking: a cutoff below R caps recall, above it precision
         name = next(n for n, k in table[fam.name].items() if k is None)
+        best = fam.value_range.low if fam.lower_is_better else fam.value_range.high
         for q, x in values[name].items():
-            assert x == pytest.approx(fam.value_range.high, abs=TOLERANCE), (name, q, x)
+            assert x == pytest.approx(best, abs=TOLERANCE), (name, q, x)
 
 
 def test_the_families_left_out_of_the_perfect_ranking_do_fall_short_or_have_no_maximum():

@@ -128,3 +128,37 @@ def test_chunking_comparison_example():
         assert shown == said
     else:
         assert out.startswith("the demo's lighthouses")
+
+
+def test_recency_example_measures_each_frameworks_component():
+    """LangChain's time-weighted retriever, LlamaIndex's recency postprocessors and
+    Haystack's MetaFieldRanker on dates, each against the same retriever without it, on the
+    corpus with planted outdated versions (offline, clock and query order frozen)."""
+    import re
+
+    out = run_example("recency.py")
+    assert (
+        "Reproducible: the clock frozen at 2026-01-01T00:00Z, the queries run one at a time" in out
+    )
+    sections = {s.split("\n", 1)[0]: s for s in out.split("== ")[1:]}
+    assert set(sections) == {"LangChain", "LlamaIndex", "Haystack"}
+    for framework, text in sections.items():
+        lines = text.splitlines()
+        header = re.split(r"\s{2,}", lines[1].strip())
+        rows = {}
+        for line in lines[2:]:
+            cells = re.split(r"\s{2,}", line.strip())
+            if len(cells) == len(header) + 1:
+                rows[cells[0]] = dict(zip(header, cells[1:]))
+        base, *recency = list(rows)
+        for name in recency:
+            if "Fixed" in name:
+                continue  # newest first: no relevance order left to compare
+            cell = rows[name]["outdated@1"]
+            assert cell.endswith("*"), (framework, name, cell)  # fewer outdated first hits
+            assert float(cell.rstrip("*")) < float(rows[base]["outdated@1"])
+    # the rewritten last-accessed times: the order of the queries changes LangChain's runs
+    assert re.search(
+        r"TimeWeightedVectorStoreRetriever, queries in reverse order: [1-9]\d* of 36", out
+    )
+    assert "TimeWeightedPostprocessor, queries in reverse order: 0 of 36" in out

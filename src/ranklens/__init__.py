@@ -124,6 +124,12 @@ _LAZY = {
     # label repair: span labels relocated in a new version of their documents
     "reanchor": "judging.reanchor",
     "Reanchored": "judging.reanchored",
+    # freshness: document versions judged as of each query's time, corpus snapshots
+    "Versions": "model.versions",
+    "FreshnessRule": "judging",
+    "read_versions": "io",
+    "compare_snapshots": "comparison",
+    "Snapshots": "comparison",
     # errors
     "RanklensError": "errors",
     "InputError": "errors",

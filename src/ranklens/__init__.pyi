@@ -14,7 +14,9 @@ from .capture import run as run
 from .capture import text_hash as text_hash
 from .comparison import HoleRange as HoleRange
 from .comparison import Report as Report
+from .comparison import Snapshots as Snapshots
 from .comparison import compare as compare
+from .comparison import compare_snapshots as compare_snapshots
 from .comparison import gate as gate
 from .comparison import holes as holes
 from .comparison import load_report as load_report
@@ -48,10 +50,12 @@ from .io import read_dataset as read_dataset
 from .io import read_judgment_groups as read_judgment_groups
 from .io import read_qrels as read_qrels
 from .io import read_run as read_run
+from .io import read_versions as read_versions
 from .io import register_format as register_format
 from .io import write_qrels as write_qrels
 from .io import write_run as write_run
 from .judging import Convention as Convention
+from .judging import FreshnessRule as FreshnessRule
 from .judging import Judged as Judged
 from .judging import JudgeOptions as JudgeOptions
 from .judging import get_convention as get_convention
@@ -75,6 +79,7 @@ from .model import Dataset as Dataset
 from .model import Qrels as Qrels
 from .model import Run as Run
 from .model.spans import SpanLabels as SpanLabels
+from .model.versions import Versions as Versions
 from .monitoring import Monitor as Monitor
 from .monitoring import interleave as interleave
 from .monitoring import interleaving_result as interleaving_result

@@ -15,12 +15,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..errors import InputError, MissingDependencyError, RanklensError
+from ..errors import MissingDependencyError, RanklensError
 from ..text import visible
 from .check_labels_cli import add_check_labels_command, cmd_check_labels
 from .evaluate_cli import DEFAULT_METRICS, add_scale_args, cmd_evaluate, per_query_argv
 from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
+from .judge_args import add_judge_args as _add_judge_args
+from .judge_args import judge_kwargs as _judge_kwargs
 from .judgments_cli import add_judgment_commands, cmd_agreement, cmd_judge, cmd_pool
 from .next_steps import next_steps
 from .nolabels_cli import NOLABELS_COMMANDS, add_nolabels_commands
@@ -34,62 +36,6 @@ from .profiles_cli import (
 from .report_cli import emit_report as _emit_report
 from .sweep_cli import add_sweep_command, cmd_sweep
 from .trec_flags import add_trec_eval_flags
-
-
-def _add_judge_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "-l",
-        "--relevance-level",
-        type=int,
-        default=1,
-        metavar="LEVEL",
-        help="smallest grade that counts as relevant for binary measures (trec_eval -l; default 1)",
-    )
-    p.add_argument(
-        "--skip-missing",
-        action="store_true",
-        help="leave out labelled queries absent from the run (default: score "
-        "them 0, as trec_eval -c)",
-    )
-    p.add_argument(
-        "-c",
-        dest="complete",
-        action="store_true",
-        help="accepted as trec_eval's -c: labelled queries absent from the run are scored 0, "
-        "which is already the default",
-    )
-    p.add_argument(
-        "--duplicates",
-        choices=["error", "first", "redundant", "count"],
-        help="a document twice in one query: error (trec default), keep the first, keep it "
-        "but never credit it again, or count it again",
-    )
-    p.add_argument(
-        "--ties",
-        choices=["trec", "input", "expected", "best", "worst"],
-        default="trec",
-        help="documents with equal scores: by id descending (trec_eval), in the file's "
-        "order, each metric's expected value over every order (McSherry & Najork), or "
-        "the order most (best) or least (worst) favourable to the run",
-    )
-    p.add_argument(
-        "--convention",
-        default="trec",
-        metavar="NAME",
-        help="trec (default), llamaindex, haystack or autorag: reproduce that tool's numbers",
-    )
-
-
-def _judge_kwargs(args: argparse.Namespace) -> dict:
-    if args.complete and args.skip_missing:
-        raise InputError("-c scores missing queries 0 and --skip-missing leaves them out: pick one")
-    return {
-        "relevance_level": args.relevance_level,
-        "convention": args.convention,
-        **({"ties": args.ties} if args.ties != "trec" else {}),
-        **({"missing": "skip"} if args.skip_missing else {}),
-        **({"duplicates": args.duplicates} if args.duplicates else {}),
-    }
 
 
 def _build_parser() -> argparse.ArgumentParser:

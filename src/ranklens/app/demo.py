@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+from .demo_freshness import freshness_section
 from .demo_nolabels import nolabels_section
 from .demo_spans import spans_section
 
@@ -132,6 +133,7 @@ def run_demo(
     out.write(_sweep_section(dataset, retrievers))
     out.write(_holes_section(dataset, results, folder))
     out.write(spans_section())
+    out.write(freshness_section())
     section = nolabels_section(dataset, results, baseline, overlap_judge,
                                retrievers.get(baseline), report, html)  # fmt: skip
     out.write(section)
@@ -152,6 +154,7 @@ def run_demo(
         "  ranklens synthesize CORPUS -o testset/ && ranklens check testset/   # no labels yet\n"
         "  ranklens estimate DATASET RUN_A RUN_B --judge mod:fn --human human.qrels  # PPI\n"
         "  ranklens evaluate EVIDENCE.jsonl RUN.jsonl -m evidence_recall@5  # span labels\n"
+        "  ranklens evaluate QRELS RUN --versions VERSIONS.jsonl -m outdated@1  # freshness\n"
         "  ranklens evaluate QRELS RUN -m all_trec --format trec   # replaces trec_eval\n"
         "  ranklens evaluate QRELS shards/ --memory 2G [--ray]   # runs larger than memory\n"
         "  see docs/monitoring.md: drift alerts, OpenTelemetry, interleaving in production\n"

@@ -116,9 +116,22 @@ def _passages(h: dict[str, Any]) -> dict[str, tuple[str, str]]:
     }
 
 
+SEED = 20261122
+
+
+def lighthouses() -> list[dict[str, Any]]:
+    """The 30 lighthouses the passages describe (the draws :func:`build` makes)."""
+    return _lighthouses(random.Random(SEED))
+
+
+def passages(h: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """``{kind: (title, text)}``: the five passages about lighthouse ``h``."""
+    return _passages(h)
+
+
 def build() -> tuple[dict[str, dict[str, str]], list[dict[str, Any]]]:
     """The corpus (``{doc_id: {"title", "text"}}``) and the labelled questions."""
-    rng = random.Random(20261122)
+    rng = random.Random(SEED)
     houses = _lighthouses(rng)
     corpus: dict[str, dict[str, str]] = {}
     for h in houses:

@@ -14,7 +14,7 @@ from ..judging.options import failure_note, failure_summary
 from ..model import Run
 from ..model.spans import SpanLabels
 from .chunks import chunk_run
-from .hits import KeyLike
+from .hits import Hit, KeyLike, key_function
 from .matching import warn_if_wrong_key
 from .records import Retrieval
 
@@ -80,6 +80,24 @@ class RunResult:
                 for n in names:
                     if isinstance(n, (str, int)) and str(n) in wanted:
                         out.setdefault((rec.query_id, str(n)), text)
+        return out
+
+    def doc_metadata(self) -> dict[str, dict[str, Any]]:
+        """``{document: metadata}`` of every document the run retrieved, named as the run
+        names it (the runner's ``key=``), from its first hit's metadata as the log keeps it
+        (strings and integers): what ``ranklens.Versions.from_metadata(result,
+        time="updated_at", group=...)`` reads each document's time and version group from."""
+        by_key = isinstance(self.key, str) and self.key not in ("text", "text_hash")
+        name = key_function(self.key) if by_key else None  # the log keeps 200 characters
+        out: dict[str, dict[str, Any]] = {}
+        for rec in self.records:
+            hits = rec.hits or []
+            if name is None and len(hits) != len(rec.doc_ids):
+                continue  # chunks merged by a text key: no safe pairing
+            for i, raw in enumerate(hits):
+                doc = name(Hit.from_json(raw)) if name is not None else rec.doc_ids[i]
+                if doc is not None and doc not in out:
+                    out[doc] = dict(raw.get("metadata") or {})
         return out
 
     @property

@@ -13,6 +13,7 @@ from .holes import HoleRange, holes, holes_at
 from .power_analysis import Power, power
 from .renderers import get_renderer, register_renderer, renderer_names
 from .report import SCHEMA, SCHEMA_VERSION, Comparison, Report, load_report
+from .snapshots import Snapshots, compare_snapshots
 
 __all__ = [
     "CURVE_CUTOFFS",
@@ -23,8 +24,10 @@ __all__ = [
     "HoleRange",
     "Power",
     "Report",
+    "Snapshots",
     "build_report",
     "compare",
+    "compare_snapshots",
     "curve_family",
     "gate",
     "get_renderer",

@@ -260,6 +260,7 @@ def _metadata(evaluations: Mapping[str, Evaluation], dataset, infos) -> dict[str
             "score_precision": opts.score_precision,
             "switches": opts.convention.switches(),
             **({"overlap": rule_text(opts.overlap)} if first.judged.chars is not None else {}),
+            **({"freshness": opts.freshness.describe()} if opts.freshness else {}),
         },
         "versions": {
             "ranklens": __version__,

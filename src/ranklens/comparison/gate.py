@@ -182,6 +182,10 @@ def gate(
     names = [m.name for m in parsed]
     if not names:
         raise InputError("gate needs at least one metric")
+    lower = [m.name for m in parsed if m.spec.lower_is_better]
+    if lower:  # the gate checks drops; for these a rise is the regression
+        raise InputError(f"the gate checks drops, and {', '.join(lower)} is better lower: gate "
+                         "its complement (current@k for outdated@k)")  # fmt: skip
     if profile is not None:
         names, floors = profile_floors(profile, floors, names)
     margins = _per_metric(margin, names, "margin")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io.records import load_json
+from ..metrics import lower_is_better
 from .display import RAW_FORMATS, display_copy
 from .renderers import get_renderer
 from .schema import check_metadata, validate_report_dict
@@ -64,7 +65,8 @@ class Comparison:
         """The significantly better run of the pair, or None."""
         if not self.significant or self.diff == 0:
             return None
-        return self.run if self.diff > 0 else self.other
+        up = (self.diff > 0) != lower_is_better(self.metric)  # outdated@k: lower is better
+        return self.run if up else self.other
 
 
 @dataclass
@@ -143,10 +145,12 @@ class Report:
         return sorted(out, key=self.runs.index)
 
     def best(self, metric: str) -> str | None:
-        """The run with the highest aggregate of ``metric``."""
+        """The run with the highest aggregate of ``metric`` (the lowest for a metric where
+        lower is better, such as ``outdated@k``)."""
         vals = [(self.value(r, metric), r) for r in self.runs]
         vals = [(v, r) for v, r in vals if math.isfinite(v)]
-        return max(vals, key=lambda t: t[0])[1] if vals else None
+        pick = min if lower_is_better(metric) else max
+        return pick(vals, key=lambda t: t[0])[1] if vals else None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Report):

@@ -134,6 +134,7 @@ class Evaluation:
                 "score_precision": opts.score_precision,
                 "convention": opts.convention.name,
                 "switches": opts.convention.switches(),
+                **({"freshness": opts.freshness.describe()} if opts.freshness else {}),
             },
         }
         if self.verdicts:
@@ -200,7 +201,9 @@ class Evaluation:
         and messages made visible."""
         j = self.judged
         conv = j.convention
-        notes = counts_notes(self.counts, j.options.missing, conv.name, conv.duplicates)
+        rule = j.options.freshness
+        notes = counts_notes(self.counts, j.options.missing, conv.name, conv.duplicates,
+                             freshness=rule.describe() if rule is not None else None)  # fmt: skip
         return visible("; ".join([*notes, *self.extra_notes]))
 
     def to_pandas(self, per_query: bool = True) -> Any:

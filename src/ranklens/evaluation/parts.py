@@ -124,6 +124,11 @@ def plan(
     budget = int(memory)
     if budget < 1000:
         raise InputError(f"memory must be at least 1000 bytes, got {memory!r}")
+    if judge_options.get("versions") is not None:
+        raise InputError(
+            "document versions (versions=) are judged in memory: "
+            "ranklens.evaluate(..., memory=float('inf'))"
+        )
     parsed = versioned_metrics(metrics, version, judge_options)
     opts = JudgeOptions.build(options, **judge_options)
     Q = coerce_qrels(qrels)
@@ -283,6 +288,9 @@ def _merge_counts(parts: list[JudgeCounts]) -> JudgeCounts:
         vals = [getattr(p, f.name) for p in parts]
         if f.name == "failures":
             out[f.name] = {k: v for d in vals for k, v in d.items()}
+        elif f.name == "freshness":  # counts of judging with versions (None without)
+            given = [v for v in vals if v]
+            out[f.name] = {k: sum(v.get(k, 0) for v in given) for k in given[0]} if given else None
         elif isinstance(vals[0], list):
             out[f.name] = [x for v in vals for x in v]
         else:

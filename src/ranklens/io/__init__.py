@@ -29,6 +29,7 @@ from .llamaindex import read_llamaindex_qa
 from .parquet import read_run_parquet, write_run_parquet
 from .trec import read_judgment_groups, write_qrels
 from .trec import write_run as write_trec_run
+from .versions import read_versions
 
 
 def _is_beir(p: Path) -> bool:
@@ -74,6 +75,7 @@ __all__ = [
     "read_judgment_groups",
     "read_qrels",
     "read_run",
+    "read_versions",
     "register_format",
     "write_qrels",
     "write_run",

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,8 @@ from .build import build, condensed_pair, filled_pair
 from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
 from .dicts import join_dicts
+from .freshness import freshness_inputs
+from .freshness_rules import FreshnessRule, get_freshness_rule
 from .join import Join, join_columnar
 from .judged import Judged, LevelView
 from .options import JudgeCounts, JudgeOptions, counts_notes
@@ -122,6 +125,8 @@ def judge(
     name: str | None = None,
     tokenizer: Any = None,
     chunking: Any = None,
+    versions: Any = None,
+    as_of: Any = None,
     **kwargs: Any,
 ) -> Judged:
     """Judge ``run`` against ``qrels`` into the arrays every metric works on.
@@ -139,24 +144,35 @@ def judge(
     For span labels: ``tokenizer`` counts the evidence metrics in tokens
     (:mod:`~ranklens.judging.tokens`), ``chunking`` (every chunk of the chunking, as
     ``{document: [(start, end), ...]}`` or a run of chunks) gives ``precision_omega``.
+    With document versions: ``versions`` (a :class:`~ranklens.Versions` table) and ``as_of``
+    (one time for every query, or ``{query: time}``; default: the table's newest version)
+    judge outdated versions by the ``freshness`` rule (:mod:`.freshness`).
     """
     opts = JudgeOptions.build(options, **kwargs)
+    if versions is None and (as_of is not None or opts.freshness is not None):
+        raise InputError(
+            "as_of= and freshness= judge outdated versions: give the versions too "
+            "(versions=ranklens.Versions.from_records(...); docs/freshness.md)"
+        )
     # Judging creates no reference cycles; pausing the cyclic collector keeps it from walking
     # every object of a large input (10^7 dict entries) while temporary lists are allocated.
     paused = gc.isenabled()
     gc.disable()
     try:
-        joined = join_dicts(qrels, run, opts)
+        joined = join_dicts(qrels, run, opts) if versions is None else None
         if joined is None:
             Q = coerce_qrels(qrels)
-            placed, table = (0, 0), None
+            placed, table, fresh = (0, 0), None, None
+            if versions is not None:  # the rule applied is the one the options record
+                opts = replace(opts, freshness=get_freshness_rule(opts.freshness))
+                Q, fresh = freshness_inputs(Q, versions, as_of, opts.freshness)
             if isinstance(Q, SpanLabels):
                 Q, R, table, *placed = span_inputs(Q, run, opts, tokenizer, chunking)
             elif tokenizer is not None or chunking is not None:
                 raise InputError("tokenizer= and chunking= are for span labels (SpanLabels)")
             else:
                 R = coerce_run(run)
-            joined = join_columnar(Q, R, opts, name, table)
+            joined = join_columnar(Q, R, opts, name, table, fresh)
             if joined.chars is not None:
                 joined.chars.unlocated, joined.chars.relocated = placed
         if name is not None:
@@ -176,6 +192,7 @@ def judge(
 __all__ = [
     "PRESETS",
     "Convention",
+    "FreshnessRule",
     "Join",
     "JudgeCounts",
     "JudgeOptions",

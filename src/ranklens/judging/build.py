@@ -51,7 +51,10 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
     # ideal grades per query, descending
     ideal_sel = unit_g != 0 if conv.negative_gain else unit_g > 0
     iq, ig = unit_q[ideal_sel], unit_g[ideal_sel]
-    io = seg.order_by(iq, ig.max() - ig) if len(ig) else np.zeros(0, dtype=np.int64)
+    if ig.dtype.kind == "f":  # judged grades with fractions (freshness rules)
+        io = np.lexsort((-ig, iq))
+    else:
+        io = seg.order_by(iq, ig.max() - ig) if len(ig) else np.zeros(0, dtype=np.int64)
     ideal_grade = ig[io]
     ideal_off = np.searchsorted(iq[io], np.arange(n_q + 1)).astype(np.int64)
     level = max(int(opts.relevance_level), 1)
@@ -79,35 +82,37 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         queries_without_relevant=int((~has_rel).sum()),
         without_relevant_ids=[str(q) for q in jn.query_ids[~has_rel]],
         labelled_documents=len(jn.doc_q),
+        freshness=dict(jn.fresh.counts) if jn.fresh is not None else None,
     )
     i64 = np.int64
+    gt = np.float64 if jn.unit_g.dtype.kind == "f" else i64  # grades: fractions stay
     return Judged(
         query_ids=jn.query_ids,
         lens=jn.lens,
         missing=jn.missing,
         e_q=e_q.astype(i64),
         e_rank=e_rank.astype(i64),
-        e_label=e_label.astype(i64),
+        e_label=e_label.astype(gt),
         e_repeat=e_repeat,
         u_q=u_q.astype(i64),
         u_rank=u_rank.astype(i64),
-        u_grade=u_grade.astype(i64),
+        u_grade=u_grade.astype(gt),
         u_id=u_id.astype(i64),
         m_q=m_q,
         m_rank=m_rank.astype(i64),
         m_unit=m_unit.astype(i64),
-        m_grade=m_grade.astype(i64),
+        m_grade=m_grade.astype(gt),
         g_q=g_q.astype(i64),
         g_rank=g_rank.astype(i64),
-        g_grade=g_grade.astype(i64),
+        g_grade=g_grade.astype(gt),
         rep_q=jn.rep_q.astype(i64),
         rep_rank=jn.rep_rank.astype(i64),
         unit_q=unit_q.astype(i64),
-        unit_g=unit_g.astype(i64),
+        unit_g=unit_g.astype(gt),
         doc_q=jn.doc_q.astype(i64),
-        doc_label=jn.doc_label.astype(i64),
+        doc_label=jn.doc_label.astype(gt),
         ideal_off=ideal_off,
-        ideal_grade=ideal_grade.astype(i64),
+        ideal_grade=ideal_grade.astype(gt),
         n_gt_ids=jn.n_gt_ids,
         options=opts,
         counts=counts,
@@ -119,6 +124,7 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         ties=jn.ties,
         join=jn,
         chars=jn.chars,
+        fresh=jn.fresh,
     )
 
 

@@ -46,6 +46,7 @@ def condense(jn: Join) -> Join:
         m_repeat=jn.m_repeat[mkeep],
         rep_q=jn.rep_q[rkeep],
         rep_rank=rep_rank.astype(jn.rep_rank.dtype),
+        fresh=jn.fresh.renumbered(renumber) if jn.fresh is not None else None,
     )
 
 

@@ -15,6 +15,7 @@ from ..model import segments as seg
 from ..model.spans import SpanLabels
 from ..model.vocab import translate
 from .docmatch import match_documents
+from .freshness import FreshInput, judge_versions
 from .options import JudgeOptions
 from .overlap import get_rule
 from .overlap_check import no_relevant_query, no_shared_query
@@ -42,7 +43,9 @@ class Join:
       more documents with equal scores; always: ``tied_docs`` and ``tie_queries``, the
       documents in such runs and the queries that have one;
     * for span labels: ``chars`` (:class:`~.spanmatch.SpanChars`), the evidence and
-      retrieved characters of each ranked row.
+      retrieved characters of each ranked row;
+    * with document versions: ``fresh`` (:class:`~.freshness.FreshRanks`), each ranked
+      row's status and the ranks of each versioned evidence group's versions.
     """
 
     query_ids: np.ndarray
@@ -74,6 +77,7 @@ class Join:
     tied_docs: int = 0
     tie_queries: int = 0
     chars: SpanChars | None = None
+    fresh: Any = None
 
 
 def join_columnar(
@@ -82,9 +86,11 @@ def join_columnar(
     opts: JudgeOptions,
     name: str | None = None,
     chunking: dict[str, np.ndarray] | None = None,
+    fresh: FreshInput | None = None,
 ) -> Join:
     """Join columnar qrels and run: per-query list lengths, every (retrieved row, unit)
-    match, repeated rows, and the qrels-side arrays of the evaluated queries."""
+    match, repeated rows, and the qrels-side arrays of the evaluated queries; with
+    ``fresh``, outdated versions judged by its rule (:mod:`.freshness`)."""
     conv = opts.convention
 
     # --- queries ---------------------------------------------------------------------
@@ -201,7 +207,7 @@ def join_columnar(
     if chars is not None:
         chars.rank = at - first_row[ev] + 1
         chars.q = ev.astype(np.int64)
-    return Join(
+    jn = Join(
         query_ids=Q.query_ids[eval_q],
         missing=~present[eval_q],
         lens=dm.lens,
@@ -232,6 +238,10 @@ def join_columnar(
         tie_queries=tied[1],
         chars=chars,
     )
+    if fresh is not None:  # outdated versions: grades by the rule, per-rank status
+        judge_versions(jn, fresh, Q, q_rows, dm.ranked_rows(np.arange(len(ev))), R,
+                       at - first_row[ev] + 1, ev)  # fmt: skip
+    return jn
 
 
 def _expected_ties_allowed(Q: Qrels, conv: Any) -> None:

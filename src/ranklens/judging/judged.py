@@ -12,6 +12,7 @@ import numpy as np
 
 from ..model import segments as seg
 from .conventions import Convention
+from .freshness import FreshRanks
 from .intents import IntentView
 from .join import Join
 from .options import JudgeCounts, JudgeOptions
@@ -46,7 +47,10 @@ class Judged:
       :func:`~ranklens.judging.build.condensed_pair`);
     * for span labels, ``chars`` (:class:`~ranklens.judging.spanmatch.SpanChars`): per
       ranked chunk (``q``, ``rank``) the evidence characters it covers first (``new``) and
-      its ``length``; per query the ``evidence`` total (the character metrics read these).
+      its ``length``; per query the ``evidence`` total (the character metrics read these);
+    * with document versions, ``fresh`` (:class:`~ranklens.judging.freshness.FreshRanks`):
+      each ranked row's status as of its query's time and the ranks of each versioned
+      evidence group's current and outdated versions (the freshness metrics read these).
     """
 
     query_ids: np.ndarray
@@ -86,6 +90,7 @@ class Judged:
     ties: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     join: Join | None = field(default=None, repr=False)
     chars: SpanChars | None = field(default=None, repr=False)
+    fresh: FreshRanks | None = field(default=None, repr=False)
     _views: dict[int, LevelView] = field(default_factory=dict, repr=False)
     condensed_cache: Judged | None = field(default=None, repr=False)
     filled_cache: Judged | None = field(default=None, repr=False)

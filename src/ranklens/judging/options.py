@@ -11,10 +11,14 @@ import numpy as np
 
 from ..errors import InputError, UnknownOptionError, closest, suggest
 from .conventions import Convention, get_convention
+from .freshness_rules import FreshnessRule, get_freshness_rule
 from .overlap import OverlapRule, get_rule
 
 _SWITCHES = set(Convention.__dataclass_fields__) - {"name"}
-OPTIONS = ("relevance_level", "score_precision", "convention", "judged_only", "ties", "overlap")
+OPTIONS = (
+    "relevance_level", "score_precision", "convention", "judged_only", "ties", "overlap",
+    "freshness",
+)  # fmt: skip
 """The judging options (:class:`JudgeOptions`' fields); the convention switches are the
 other keywords :meth:`JudgeOptions.build` takes."""
 _FORWARDED = ("options", "tokenizer", "chunking", "trec_eval_version", "memory")
@@ -75,6 +79,9 @@ class JudgeOptions:
         overlap: for span labels, when a chunk finds an evidence span
             (:mod:`ranklens.judging.overlap`: ``"any"``, the default, ``"evidence_half"``,
             ``"evidence>=0.5,chunk>=0.2"``...).
+        freshness: with document versions (``versions=``), how an outdated version is
+            judged (:mod:`ranklens.judging.freshness_rules`: ``"zero"``, the default,
+            ``"keep"``, ``"demote"``, ``"half"``, ``"factor=0.3"``, ``"half_life=90d"``).
     """
 
     relevance_level: int = 1
@@ -83,6 +90,7 @@ class JudgeOptions:
     judged_only: bool = False
     ties: str = "trec"
     overlap: OverlapRule | str | None = None
+    freshness: FreshnessRule | str | None = None
 
     def __post_init__(self) -> None:
         lv = self.relevance_level
@@ -100,6 +108,8 @@ class JudgeOptions:
             object.__setattr__(self, "convention", get_convention(self.convention))
         if not isinstance(self.overlap, OverlapRule):
             object.__setattr__(self, "overlap", get_rule(self.overlap))
+        if self.freshness is not None and not isinstance(self.freshness, FreshnessRule):
+            object.__setattr__(self, "freshness", get_freshness_rule(self.freshness))
 
     @classmethod
     def build(cls, options: JudgeOptions | None = None, **kwargs: Any) -> JudgeOptions:
@@ -153,6 +163,7 @@ class JudgeCounts:
     chunks_unlocated: int = 0
     chunks_relocated: int = 0
     span_alternatives: int = 0
+    freshness: dict[str, int] | None = None
 
     @property
     def queries_failed(self) -> int:
@@ -183,6 +194,7 @@ class JudgeCounts:
             **({"chunks_unlocated": self.chunks_unlocated} if self.chunks_unlocated else {}),
             **({"chunks_relocated": self.chunks_relocated} if self.chunks_relocated else {}),
             **({"span_alternatives": self.span_alternatives} if self.span_alternatives else {}),
+            **(self.freshness or {}),
         }
 
 
@@ -214,9 +226,11 @@ def counts_notes(
     convention: str = "trec",
     duplicates: str = "error",
     evaluated: bool = True,
+    freshness: str | None = None,
 ) -> list[str]:
     """The judging counts (:meth:`JudgeCounts.as_dict`) as phrases, the one wording used by
-    :meth:`Evaluation.to_table <ranklens.Evaluation.to_table>` and the reports."""
+    :meth:`Evaluation.to_table <ranklens.Evaluation.to_table>` and the reports
+    (``freshness``: the freshness rule's description, with document versions)."""
     notes = []
     if evaluated and counts.get("queries_evaluated") is not None:
         notes.append(f"{plural(counts['queries_evaluated'], 'query', 'queries')} evaluated")
@@ -275,6 +289,8 @@ def counts_notes(
             f"{plural(counts['span_alternatives'], 'query has', 'queries have')} groups of "
             "alternative spans: the character metrics count every alternative as evidence"
         )
+    if "outdated_retrieved" in counts:
+        notes.append(freshness_note(counts, freshness))
     total = counts.get("hits_retrieved")
     if total:
         labelled = counts.get("hits_labelled") or 0
@@ -293,3 +309,21 @@ def counts_notes(
 def plural(n: int, one: str, many: str) -> str:
     """``"1 query"``, ``"3 queries"`` (``n`` with thousands separators)."""
     return f"{n:,} {one if n == 1 else many}"
+
+
+def freshness_note(counts: Mapping[str, Any], rule: str | None = None) -> str:
+    """What judging with document versions counted, as one phrase: the rule (as
+    :meth:`FreshnessRule.describe` words it), the retrieved outdated, undated and future
+    versions, the labels carried to versions, and the queries with versioned evidence."""
+    head = f"freshness ({rule})" if rule else "freshness"
+    bits = [f"{counts.get('outdated_retrieved', 0):,} outdated retrieved"]
+    if counts.get("undated_retrieved"):
+        bits.append(f"{counts['undated_retrieved']:,} without a time (not current; undated@k)")
+    if counts.get("future_retrieved"):
+        bits.append(f"{counts['future_retrieved']:,} from after the query's as-of time")
+    if counts.get("labels_carried"):
+        bits.append(f"{plural(counts['labels_carried'], 'label', 'labels')} carried to versions")
+    n, total = counts.get("versioned_queries", 0), counts.get("queries_evaluated")
+    of = f" of {total:,}" if total is not None else ""
+    bits.append(f"{n:,}{of} {'query' if (total or n) == 1 else 'queries'} with versioned evidence")
+    return f"{head}: " + ", ".join(bits)

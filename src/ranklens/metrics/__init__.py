@@ -32,7 +32,7 @@ from .base import count_pair, safe_div
 from .cumulative import g_measure, ndcg_rel, r_ndcg
 from .gain import dcg, err, gain_values, ideal_dcg, ndcg, rbp, rbp_residual
 from .grouped import unit_average_precision, unit_reciprocal_rank
-from .names import Metric, fmt_value, known_names, parse_metric
+from .names import Metric, fmt_value, known_names, lower_is_better, parse_metric
 from .ranking import (
     average_precision,
     bin_g,
@@ -108,6 +108,7 @@ __all__ = [
     "interpolated_precision",
     "judged_at",
     "known_names",
+    "lower_is_better",
     "ndcg",
     "ndcg_rel",
     "num_nonrel_judged_ret",

@@ -202,9 +202,9 @@ def rbp(v: LevelView, k: int | None = None, p: float = 0.9, gains: Gains = None)
     array([0.53125])
     """
     j = v.j
-    keep = j.e_label >= (0 if gains else 1)
+    keep = j.e_label >= 0 if gains else j.e_label > 0
     eq, er, el = j.e_q[keep], j.e_rank[keep], j.e_label[keep]
-    qmax = np.zeros(j.n_queries, dtype=np.int64)
+    qmax = np.zeros(j.n_queries, dtype=j.doc_label.dtype)
     has = j.doc_label >= 0
     np.maximum.at(qmax, j.doc_q[has], j.doc_label[has])
     listed_grades = [g for g, _ in gains or ()]
@@ -214,9 +214,11 @@ def rbp(v: LevelView, k: int | None = None, p: float = 0.9, gains: Gains = None)
     present = (levels[None, :] <= qmax[:, None]) | listed[None, :]
     lo = np.where(present, lg, np.inf).min(axis=1, initial=np.inf)
     hi = np.where(present, lg, -np.inf).max(axis=1, initial=-np.inf)
+    hi = np.maximum(hi, gain_values(qmax, "linear", gains))  # a fractional top grade too
     rescale = (lo < 0) | (hi > 1)
     span = np.where(rescale & (hi > lo), hi - lo, 1.0)
-    w = np.where(rescale[eq], (lg[el] - lo[eq]) / span[eq], lg[el]) * np.power(p, er - 1.0)
+    w = gain_values(el, "linear", gains)  # the grades' gains (fractions: by freshness)
+    w = np.where(rescale[eq], (w - lo[eq]) / span[eq], w) * np.power(p, er - 1.0)
     return (1.0 - p) * seg.count_top(eq, er, j.n_queries, k, w)
 
 

@@ -274,6 +274,19 @@ def _params(fam: Family, given: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(merged.items()))
 
 
+def lower_is_better(name: str) -> bool:
+    """Whether the metric ``name`` is a rate of something unwanted (its family says
+    ``lower_is_better``); False for a name that does not parse.
+
+    >>> lower_is_better("outdated@5"), lower_is_better("ndcg@10"), lower_is_better("nonsense")
+    (True, False, False)
+    """
+    try:
+        return parse_metric(name).spec.lower_is_better
+    except Exception:
+        return False
+
+
 def known_names() -> list[str]:
     """Every family name, alias and trec_eval name form (for messages and docs).
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MetricNameError
-from . import cumulative, diversity, evidence, gain, grouped, ranking, sets, ties
+from . import cumulative, diversity, evidence, freshness, gain, grouped, ranking, sets, ties
 from .params import (
     ALPHA,
     F_BETA,
@@ -61,6 +61,8 @@ class Family:
     the :class:`~.params.Range` of its per-query values with non-negative gains (default:
     [0, 1], or >= 0 for a family aggregated by sum, a count), shown by ``docs/metrics.md``
     and checked on random inputs for every family by ``tests/test_every_metric.py``.
+    ``lower_is_better``: a rate of something unwanted (``outdated@k``): reports mark the
+    lower mean as the better one.
 
     >>> from ranklens.metrics import precision
     >>> fam = Family("my_p", precision, aliases=("mp",), trec_name="my_P")
@@ -82,6 +84,7 @@ class Family:
     variants: dict[str, Callable[..., np.ndarray]] = field(default_factory=dict)
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     values: Range | None = None
+    lower_is_better: bool = False
 
     def __post_init__(self) -> None:
         if self.aggregate not in ("mean", "sum", "gmean"):
@@ -302,6 +305,12 @@ for _family in [
            uses_level=False),
     Family("precision_omega", evidence.precision_omega, aliases=("omega",), cutoff=False,
            uses_level=False),
+    # freshness (document versions: versions=)
+    Family("current", freshness.current, aliases=("fresh",), uses_level=False),
+    Family("outdated", freshness.outdated, aliases=("stale",), uses_level=False,
+           lower_is_better=True),
+    Family("undated", freshness.undated, uses_level=False, lower_is_better=True),
+    Family("current_first", freshness.current_first, aliases=("fresh_first",)),
 ]:  # fmt: skip
     register_metric(_family)
 

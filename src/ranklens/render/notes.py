@@ -53,6 +53,7 @@ def counts_note(report: Report) -> Note:
             convention,
             switches.get("duplicates", "error"),
             evaluated=False,
+            freshness=options.get("freshness"),
         )
         errors = (report.metadata.get("run_info") or {}).get(r, {}).get("errors") or 0
         counted = (report.counts.get(r, {}).get("failures") or {}).get("count", 0)
