@@ -67,15 +67,15 @@ def main() -> None:
 
     queries = {f"q{i}": f"question {i}" for i in range(args.queries)}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    ranklens.run(None, dict(list(queries.items())[:40]), backend="ray",
+    ranklens.run_retriever(None, dict(list(queries.items())[:40]), backend="ray",
                  retriever_factory=factory, actors=2, concurrency=1)  # fmt: skip
     t0 = time.perf_counter()
-    ranklens.run(factory(), queries, concurrency=1, progress=False)
+    ranklens.run_retriever(factory(), queries, concurrency=1, progress=False)
     local = time.perf_counter() - t0
     timings = {}
     for actors in (1, 2):
         t0 = time.perf_counter()
-        result = ranklens.run(None, queries, backend="ray", retriever_factory=factory,
+        result = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
                               actors=actors, concurrency=1)  # fmt: skip
         timings[actors] = time.perf_counter() - t0
         assert len(result.records) == len(queries) and all(r.ok for r in result.records)
@@ -97,7 +97,7 @@ def main() -> None:
             calls, marker = Path(tmp) / "calls.txt", Path(tmp) / "crashed"
             calls.touch()
             t0 = time.perf_counter()
-            hurt = ranklens.run(None, queries, backend="ray", actors=2, concurrency=1,
+            hurt = ranklens.run_retriever(None, queries, backend="ray", actors=2, concurrency=1,
                                 retriever_factory=crashing_factory(crash_on, str(marker),
                                                                    str(calls)),
                                 cache=Path(tmp) / "logs")  # fmt: skip

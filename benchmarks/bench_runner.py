@@ -3,7 +3,7 @@
     uv run python benchmarks/bench_runner.py
 
 (1) Overhead per query: a real BM25 retriever (bm25s over 1,000 synthetic passages, 10 hits)
-    called directly in a loop, against ``ranklens.run`` at concurrency 1 on the same 1,000
+    called directly in a loop, against ``ranklens.run_retriever`` at concurrency 1 on the same 1,000
     queries (thread hand-off, hit mapping, the record, and with ``cache=`` the JSONL log).
     Target: at most 1 ms per query.
 (2) Concurrency: an async retriever with 50 ms of latency over 1,000 queries at concurrency
@@ -51,7 +51,7 @@ def main() -> None:
     def runner(cache: bool) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "log.jsonl" if cache else None
-            ranklens.run(bm25, queries, concurrency=1, progress=False, cache=path)
+            ranklens.run_retriever(bm25, queries, concurrency=1, progress=False, cache=path)
 
     n = len(queries)
     direct()  # warm bm25s
@@ -81,7 +81,9 @@ def main() -> None:
     walls = []
     for _ in range(3):
         t = time.perf_counter()
-        ranklens.run(slow, {f"q{i}": "x" for i in range(1000)}, concurrency=32, progress=False)
+        ranklens.run_retriever(
+            slow, {f"q{i}": "x" for i in range(1000)}, concurrency=32, progress=False
+        )
         walls.append(time.perf_counter() - t)
     wall = statistics.median(walls)
     print("async retriever, 50 ms latency, 1,000 queries, concurrency 32 (median of 3)")

@@ -8,7 +8,7 @@ shared data is absent): BM25 in LlamaIndex, LangChain (bm25s) and Haystack, over
 abstracts or sentence chunks (mapped back with ``key="parent"``), each index built once
 and asked at top-k 10 and 30. Both sides do the same work a user would:
 
-* **by hand**: each index built, each configuration run with ``ranklens.run`` (a run log
+* **by hand**: each index built, each configuration run with ``ranklens.run_retriever`` (a run log
   per configuration, concurrency 4), then one ``ranklens.compare`` of the twelve runs;
 * **sweep**: one ``ranklens.sweep`` call with ``query_params=["top_k"]`` and a sweep
   folder, which also cross-validates the choice, tests the chosen configuration against
@@ -131,7 +131,7 @@ def light_by_hand(folder: Path) -> ranklens.Report:
     for field in LIGHT_GRID["field"]:
         for top_k in LIGHT_GRID["top_k"]:
             name = f"field={field}, top_k={top_k}"
-            results[name] = ranklens.run(light_build(field, top_k), DATA["ds"], k=10,
+            results[name] = ranklens.run_retriever(light_build(field, top_k), DATA["ds"], k=10,
                                          concurrency=4, cache=folder / f"{field}-{top_k}.jsonl",
                                          name=name, progress=False)  # fmt: skip
     return ranklens.compare(DATA["ds"], results, METRICS, baseline=next(iter(results)))
@@ -151,7 +151,7 @@ def by_hand(folder: Path) -> ranklens.Report:
             for top_k in GRID["top_k"]:
                 name = f"framework={fw}, chunks={chunks}, top_k={top_k}"
                 log = folder / f"{fw}-{chunks}-{top_k}.jsonl"
-                results[name] = ranklens.run(at(top_k), DATA["ds"], k=10, key="parent",
+                results[name] = ranklens.run_retriever(at(top_k), DATA["ds"], k=10, key="parent",
                                              concurrency=4, cache=log, name=name,
                                              progress=False)  # fmt: skip
     return ranklens.compare(DATA["ds"], results, METRICS, baseline=next(iter(results)))

@@ -128,7 +128,9 @@ def run_all(dataset: ranklens.Dataset, setups: dict[str, dict[str, Any]]) -> dic
     """Each retriever over the dataset's queries (``key="parent"``: every chunk is kept with
     its document and range for the span labels, and its document ranks for id labels)."""
     return {
-        name: ranklens.run(s["retriever"], dataset, key="parent", name=name, progress=False)
+        name: ranklens.run_retriever(
+            s["retriever"], dataset, key="parent", name=name, progress=False
+        )
         for name, s in setups.items()
     }
 

@@ -76,7 +76,7 @@ def run(retriever, name: str, reverse: bool = False) -> ranklens.RunResult:
     """One run with the query order frozen: one query at a time, in the labelled set's
     order (or its reverse)."""
     queries = dict(reversed(dataset.queries.items())) if reverse else dataset.queries
-    return ranklens.run(retriever, queries, k=K, name=name, concurrency=1, progress=False)
+    return ranklens.run_retriever(retriever, queries, k=K, name=name, concurrency=1, progress=False)
 
 
 # ------------------------------------------------------------------ LangChain

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,7 @@ FLOORS = {
     "capture": 6,
     "render": 7,
     "fusion": 7,
-    "judgments": 7,
+    "labelling": 7,
     "sweeps": 8,
     "synthesis": 8,
     "estimation": 8,
@@ -211,6 +212,14 @@ OLD_PATHS = {
     "ranklens.demo_data": ["load", "write"],
     "ranklens.cli": ["main"],
     "ranklens.io.tables": ["read_topics", "read_jsonl_dataset", "read_csv_dataset"],
+    "ranklens.judgments": ["Pool", "pool", "assess", "agreement", "judging_page", "rescore"],
+    "ranklens.judgments.agreement": ["agreement"],
+    "ranklens.judgments.judges": ["assess"],
+    "ranklens.judgments.page": ["judging_page"],
+    "ranklens.judgments.pool": ["Pool", "pool"],
+    "ranklens.judgments.rescore": ["rescore"],
+    "ranklens.app.judgments_cli": ["add_judgment_commands", "cmd_pool"],
+    "ranklens.comparison.floors": ["apply_confident_floors", "profile_floors"],
 }
 
 
@@ -225,10 +234,60 @@ def test_old_import_paths_still_work_and_name_the_new_one(old):
     import importlib
     import sys
 
-    sys.modules.pop(old, None)
+    for path in [m for m in sys.modules if m == old or m.startswith(old + ".")]:
+        sys.modules.pop(path)
     with pytest.warns(DeprecationWarning, match=f"{old} moved: import from ranklens"):
         module = importlib.import_module(old)
-    for name in OLD_PATHS[old]:
-        assert getattr(module, name) is not None, (old, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # 0.1's names: tested below
+        for name in OLD_PATHS[old]:
+            assert getattr(module, name) is not None, (old, name)
     with pytest.raises(AttributeError):
         module.no_such_name  # noqa: B018
+
+
+RENAMED_NAMES = [
+    ("ranklens", "run", "run_retriever"),
+    ("ranklens", "arun", "arun_retriever"),
+    ("ranklens", "Pool", "LabelPool"),
+    ("ranklens", "Estimate", "EstimateResult"),
+    ("ranklens.capture", "run", "run_retriever"),
+    ("ranklens.labelling", "Pool", "LabelPool"),
+    ("ranklens.estimation", "Estimate", "EstimateResult"),
+]
+
+
+@pytest.mark.parametrize(("module", "old", "new"), RENAMED_NAMES)
+def test_renamed_names_still_resolve_and_name_the_new_one(module, old, new):
+    import importlib
+
+    mod = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=rf"{module}\.{old} is now {module}\.{new}"):
+        value = getattr(mod, old)
+    assert value is getattr(mod, new)
+
+
+def test_an_old_room_is_one_module_not_a_second_copy():
+    import importlib
+    import sys
+
+    import ranklens
+
+    for path in [m for m in sys.modules if m.startswith("ranklens.judgments")]:
+        sys.modules.pop(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        old = importlib.import_module("ranklens.judgments.pool")
+        assert old.Pool is ranklens.LabelPool  # the same class: isinstance keeps working
+        assert old.pool is ranklens.pool
+
+
+def test_no_public_names_differ_only_by_case():
+    import ranklens
+    from ranklens.errors import RENAMED
+
+    seen: dict[str, str] = {}
+    for name in ranklens.__all__:
+        assert name.lower() not in seen, (name, seen.get(name.lower()))
+        seen[name.lower()] = name
+    assert not set(RENAMED["ranklens"]) & set(ranklens.__all__)

@@ -16,7 +16,7 @@ import ranklens
 from ranklens import InputError, Qrels
 from ranklens.app.cli import main
 from ranklens.app.demo import demo_paths
-from ranklens.judgments import Pool, PoolPair, agreement, assess, pool, read_judgments, rescore
+from ranklens.labelling import LabelPool, PoolPair, agreement, assess, pool, read_judgments, rescore
 
 DOCS = [f"d{i}" for i in range(12)]
 
@@ -78,7 +78,7 @@ def test_pool_texts_come_from_the_dataset_and_the_jsonl_round_trips(tmp_path, de
     p = pool(ds, runs, depth=5)
     assert len(p) > 0 and all(x.query and x.text for x in p)
     assert p.info["queries_pooled"] <= len(ds.qrels.query_ids)
-    back = Pool.from_jsonl(p.to_jsonl(tmp_path / "pool.jsonl"))
+    back = LabelPool.from_jsonl(p.to_jsonl(tmp_path / "pool.jsonl"))
     assert [x.to_json() for x in back] == [x.to_json() for x in p]
 
 
@@ -86,7 +86,7 @@ def test_pool_reads_hit_text_from_a_runner_result_and_refuses_bad_input(tmp_path
     def retriever(query):
         return [ranklens.Hit("a", 2.0, text="alpha text"), ranklens.Hit("b", 1.0, text="beta")]
 
-    result = ranklens.run(retriever, {"q": "question"}, progress=False)
+    result = ranklens.run_retriever(retriever, {"q": "question"}, progress=False)
     p = pool({"q": ["a"]}, {"fn": result}, depth=3, queries={"q": "question"})
     assert [(x.doc_id, x.text, x.query) for x in p] == [("b", "beta", "question")]
     with pytest.raises(InputError, match="depth"):
@@ -96,11 +96,11 @@ def test_pool_reads_hit_text_from_a_runner_result_and_refuses_bad_input(tmp_path
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query_id": "q", "doc_id": "a"}\n{"query_id": "q"}\n')
     with pytest.raises(InputError, match=r"bad.jsonl:2: field .doc_id."):
-        Pool.from_jsonl(bad)
+        LabelPool.from_jsonl(bad)
 
 
 def small_pool():
-    return Pool([
+    return LabelPool([
         PoolPair("q1", "a", {"r": 1}, "cats", "a page about cats"),
         PoolPair("q1", "b", {"r": 2}, "cats", "a page about dogs"),
         PoolPair("q2", "c", {"r": 1}, "dogs", "dogs and more dogs"),
@@ -260,7 +260,7 @@ def test_pool_judge_agreement_commands(tmp_path, capsys):
     assert main(["pool", str(paths["qrels"]), str(paths["bm25"]), str(paths["bm25-short-chunks"]),
                  "--depth", "3", "--max-pairs", "7", "-o", str(out)]) == 0  # fmt: skip
     assert "left out by the budget" in capsys.readouterr().err
-    assert len(Pool.from_jsonl(out)) == 7
+    assert len(LabelPool.from_jsonl(out)) == 7
     page = tmp_path / "judge.html"
     assert main(["judge", str(out), "--html", str(page), "--grades", "binary"]) == 0
     assert "pool-data" in page.read_text()

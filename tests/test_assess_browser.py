@@ -13,7 +13,15 @@ from selenium.webdriver.common.by import By
 
 import ranklens
 from ranklens import Qrels
-from ranklens.judgments import Pool, PoolPair, assess, judging_page, pool, read_judgments, rescore
+from ranklens.labelling import (
+    LabelPool,
+    PoolPair,
+    assess,
+    judging_page,
+    pool,
+    read_judgments,
+    rescore,
+)
 
 HOSTILE = '<img src=x onerror="window.__pwned=1"> & </script><script>window.__pwned=2</script>'
 
@@ -43,7 +51,7 @@ def test_key_presses_give_the_exact_export_and_a_reload_resumes(browser, tmp_pat
         PoolPair("q2", "c", {"dense": 1}, HOSTILE, "passage c"),
     ]
     path = tmp_path / "judge.html"
-    judging_page(Pool(pairs), path, source="human:test")
+    judging_page(LabelPool(pairs), path, source="human:test")
     open_page(browser, path)
     assert browser.find_element(By.ID, "progress").text == "0 / 3 judged"
     press(browser, ["2", "0"])  # a -> 2, b -> 0
@@ -91,7 +99,7 @@ def test_the_whole_loop_on_the_demo_set(browser, tmp_path, demo_bm25):
     p = pool(ds, runs, depth=10, max_pairs=12)
     assert len(p) == 12 and p.info["left_out_by_budget"] > 0
     # a model judge grades the first half, a person the second half on the page
-    model_part, human_part = Pool(p.pairs[:6]), Pool(p.pairs[6:])
+    model_part, human_part = LabelPool(p.pairs[:6]), LabelPool(p.pairs[6:])
     words = lambda s: {w.strip(".,?!").lower() for w in s.split() if len(w) > 3}  # noqa: E731
 
     def overlap_judge(query, passage):

@@ -191,7 +191,9 @@ def test_compare_takes_runner_results_and_tied_chunks():
             {"id": "c2", "parent": "d", "start": 20, "end": 40, "score": 1.0},
         ]
 
-    result = ranklens.run(tied, {"q": "a", "r": "b"}, key="parent", name="tied", progress=False)
+    result = ranklens.run_retriever(
+        tied, {"q": "a", "r": "b"}, key="parent", name="tied", progress=False
+    )
     report = ranklens.compare(labels, {"tied": result, "again": result}, ["evidence_recall@2"])
     assert report.value("tied", "evidence_recall@2") == 1.0  # both chunks, not one document
     with pytest.raises(InputError, match="not defined for span labels"):

@@ -17,7 +17,7 @@ from ranklens.app.demo_data import load
 from ranklens.errors import InputError
 from ranklens.estimation import classical, judge_bias, ppi
 from ranklens.estimation.labels import combined
-from ranklens.judgments import PoolPair
+from ranklens.labelling import PoolPair
 
 METRICS = ["ndcg@10", "P@5"]
 

@@ -73,7 +73,7 @@ def test_ids_of_another_form_are_pointed_out():
 
 
 def test_a_run_whose_every_labelled_query_failed_is_scored_not_refused():
-    result = ranklens.run(lambda q: 1 / 0, {"q1": "a", "q2": "b"}, retries=0)
+    result = ranklens.run_retriever(lambda q: 1 / 0, {"q1": "a", "q2": "b"}, retries=0)
     ev = result.evaluate({"q1": ["d1"], "q2": ["d2"]}, ["P@1"])
     assert ev["P@1"] == 0 and "2 failed in the retriever" in ev.notes()
 
@@ -210,12 +210,12 @@ def chunked(q, k=None):
 def test_merging_chunks_into_fewer_than_k_documents_warns_with_the_fix():
     queries = {f"q{i}": f"question {i}" for i in range(4)}
     with pytest.warns(ranklens.RanklensWarning, match=r"4 of 4 queries have fewer than k=6") as w:
-        result = ranklens.run(chunked, queries, k=6, key="parent")
+        result = ranklens.run_retriever(chunked, queries, k=6, key="parent")
     assert "fetch_k=" in str(w[0].message) and "as few as 2" in str(w[0].message)
     assert all(len(r.doc_ids) == 2 for r in result.records)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        full = ranklens.run(chunked, queries, k=6, key="parent", fetch_k=18)
+        full = ranklens.run_retriever(chunked, queries, k=6, key="parent", fetch_k=18)
     assert all(r.doc_ids == [f"doc{i}" for i in range(6)] for r in full.records)
 
 
@@ -227,7 +227,7 @@ def test_fetch_k_is_refused_where_the_retriever_sets_its_own_top_k():
             return chunked(query_id)
 
     with pytest.raises(InputError, match="its own top-k setting decides"):
-        ranklens.run(OwnTopK(), {"q": "x"}, k=3, key="parent", fetch_k=9)
+        ranklens.run_retriever(OwnTopK(), {"q": "x"}, k=3, key="parent", fetch_k=9)
     from ranklens.capture.run_checks import merged_message
 
     msg = merged_message("r", "parent", 10, 5, [3, 4], None, False, ("similarity_top_k", 10))
@@ -246,7 +246,7 @@ def busy(q):
 
 
 def test_cpu_time_is_reported_beside_latency_at_concurrency():
-    result = ranklens.run(busy, {f"q{i}": "x" for i in range(24)}, concurrency=6)
+    result = ranklens.run_retriever(busy, {f"q{i}": "x" for i in range(24)}, concurrency=6)
     info = result.report_info()
     assert info["concurrency"] == 6
     assert 12 <= info["cpu_ms"]["p50"] <= 40  # one call's own cost
@@ -268,7 +268,9 @@ def test_a_retrievers_own_timeout_error_is_recorded_and_retried():
 
     for timeout in (None, 5.0):
         calls.clear()
-        result = ranklens.run(flaky, {"q1": "x"}, retries=2, backoff=0.001, timeout=timeout)
+        result = ranklens.run_retriever(
+            flaky, {"q1": "x"}, retries=2, backoff=0.001, timeout=timeout
+        )
         err = result.records[0].error
         assert err == {"type": "TimeoutError", "message": "upstream took too long"}
         assert len(calls) == 3 and result.records[0].attempts == 3
@@ -278,9 +280,9 @@ def test_a_function_retrievers_run_is_named_after_it():
     def bm25_top10(q):
         return ["a"]
 
-    assert ranklens.run(bm25_top10, {"q": "x"}).name == "bm25_top10"
-    assert ranklens.run(lambda q: ["a"], {"q": "x"}).name == "lambda"
-    assert ranklens.run(bm25_top10, {"q": "x"}, name="mine").name == "mine"
+    assert ranklens.run_retriever(bm25_top10, {"q": "x"}).name == "bm25_top10"
+    assert ranklens.run_retriever(lambda q: ["a"], {"q": "x"}).name == "lambda"
+    assert ranklens.run_retriever(bm25_top10, {"q": "x"}, name="mine").name == "mine"
 
 
 # --- 7: a key that maps no hit blames the key, not the retriever's top-k -------------------
@@ -291,7 +293,7 @@ def test_a_key_that_names_no_hit_says_so_and_lists_the_fields_that_exist():
         return [ranklens.Hit(f"c{i}", 1.0, metadata={"doc_id": f"d{i}"}) for i in range(5)]
 
     with pytest.warns(ranklens.RanklensWarning) as caught:
-        ranklens.run(hits, {"q": "x"}, k=5, key="meta.doc_idd")
+        ranklens.run_retriever(hits, {"q": "x"}, k=5, key="meta.doc_idd")
     messages = [str(w.message) for w in caught]
     assert any(
         "gave no document id for 5 of 5 hits" in m and "'meta.doc_id'" in m for m in messages
@@ -316,7 +318,7 @@ def slow(q):
 if sys.argv[2] == "kill":
     threading.Thread(target=lambda: (started.wait(), time.sleep(0.4),
                                      os.kill(os.getpid(), signal.SIGINT)), daemon=True).start()
-ranklens.run(slow, {f"q{i}": "x" for i in range(60)}, cache=sys.argv[1], concurrency=2)
+ranklens.run_retriever(slow, {f"q{i}": "x" for i in range(60)}, cache=sys.argv[1], concurrency=2)
 print(len(calls))
 """
 
@@ -331,7 +333,10 @@ def test_ctrl_c_says_how_many_queries_are_saved_and_how_to_resume(tmp_path):
     killed = script("kill")
     err = killed.stderr
     assert killed.returncode != 0
-    assert "RunInterrupted: ranklens.run interrupted:" in err and "run again with the same" in err
+    assert (
+        "RunInterrupted: ranklens.run_retriever interrupted:" in err
+        and "run again with the same" in err
+    )
     assert "CancelledError" not in err and "During handling" not in err and "no running" not in err
     saved = int(re.search(r"(\d+) of 60 queries are saved", err).group(1))
     assert 0 < saved < 60 and len(log.read_text().splitlines()) == saved + 1
@@ -355,7 +360,7 @@ def test_an_interrupt_in_a_notebook_stops_the_runs_thread_and_says_so(tmp_path):
 
     async def notebook_cell():
         threading.Timer(0.5, _thread.interrupt_main).start()
-        ranklens.run(slow, {f"q{i}": "x" for i in range(500)}, cache=tmp_path / "l.jsonl",
+        ranklens.run_retriever(slow, {f"q{i}": "x" for i in range(500)}, cache=tmp_path / "l.jsonl",
                      concurrency=2)  # fmt: skip
 
     loop = asyncio.new_event_loop()  # as a kernel's loop: no SIGINT handler of asyncio's
@@ -375,12 +380,16 @@ def test_an_interrupt_in_a_notebook_stops_the_runs_thread_and_says_so(tmp_path):
 def test_a_config_of_any_plain_shape_is_accepted_and_resumes(tmp_path):
     config = {1: "int key", ("a", 2): {3, 1}, "nested": {"k": (1, 2.5, None)}, "n": np.int64(3),
               "path": Path("/data/index"), "flag": True}  # fmt: skip
-    first = ranklens.run(lambda q: ["a"], {"q": "x"}, config=config, cache=tmp_path / "l.jsonl")
-    again = ranklens.run(lambda q: ["b"], {"q": "x"}, config=config, cache=tmp_path / "l.jsonl")
+    first = ranklens.run_retriever(
+        lambda q: ["a"], {"q": "x"}, config=config, cache=tmp_path / "l.jsonl"
+    )
+    again = ranklens.run_retriever(
+        lambda q: ["b"], {"q": "x"}, config=config, cache=tmp_path / "l.jsonl"
+    )
     assert first.records[0].doc_ids == again.records[0].doc_ids == ["a"]  # resumed, not re-run
     assert again.info["resumed"] == 1
     with pytest.raises(InputError, match="config must be a dict"):
-        ranklens.run(lambda q: ["a"], {"q": "x"}, config=["not", "a", "dict"])
+        ranklens.run_retriever(lambda q: ["a"], {"q": "x"}, config=["not", "a", "dict"])
 
 
 # --- 11: datasets: a missing path, swapped files, one schema --------------------------------
@@ -443,7 +452,9 @@ def test_the_runners_log_reads_as_a_run(tmp_path):
             raise RuntimeError("down")
         return answers[q]
 
-    result = ranklens.run(retriever, {"q1": "a", "q2": "b", "q3": "c"}, cache=log, retries=0)
+    result = ranklens.run_retriever(
+        retriever, {"q1": "a", "q2": "b", "q3": "c"}, cache=log, retries=0
+    )
     assert [r.query_id for r in result.failed] == ["q1"]
     run = ranklens.read_run(log)
     assert run.to_lists() == result.run.to_lists() == {"q2": ["y", "d2"], "q3": ["d3"]}

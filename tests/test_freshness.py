@@ -519,7 +519,7 @@ def test_versions_from_files_corpora_and_a_runners_hits(tmp_path):
             for d, s in (("p2026", 2.0), ("p2024", 1.0))
         ]
 
-    result = ranklens.run(retriever, {"q": "refunds"}, k=2, progress=False)
+    result = ranklens.run_retriever(retriever, {"q": "refunds"}, k=2, progress=False)
     from_hits = ranklens.Versions.from_metadata(result, time="updated", group="policy")
     assert from_hits.to_records() == from_csv.to_records()
     with pytest.raises(InputError, match=r"no document has a field 'date'.*seen: policy, updated"):

@@ -2,7 +2,7 @@
 algorithm, probabilistic interleaving's lists follow Hofmann et al.'s distribution, both
 are fair under clicks that ignore the documents, and on simulated traffic with a cascade
 click model the truly better ranker wins, with fewer impressions than an A/B split of
-the same traffic needs. Feedback, results from a file and ranklens.run on an
+the same traffic needs. Feedback, results from a file and ranklens.run_retriever on an
 interleaving."""
 
 from __future__ import annotations
@@ -204,8 +204,8 @@ def test_live_interleaving_feedback_and_results(tmp_path):
     assert "good preferred" in str(res)
     path = inter.to_jsonl(tmp_path / "impressions.jsonl")
     assert interleaving_result(path).to_dict() == res.to_dict()
-    # ranklens.run takes an interleaving as a retriever: one impression per query
-    out = ranklens.run(inter, {"x": "a question"}, k=10, progress=False)
+    # ranklens.run_retriever takes an interleaving as a retriever: one impression per query
+    out = ranklens.run_retriever(inter, {"x": "a question"}, k=10, progress=False)
     assert out.run.to_lists()["x"][0] in {"d0", "d10"}
     assert inter.counts["impressions"] == 301
 

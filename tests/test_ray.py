@@ -66,16 +66,16 @@ def summary(result):
 def test_the_ray_backend_gives_the_local_records(local_ray):
     queries = demo_queries()
     factory = make_factory()
-    local = ranklens.run(factory(), queries, k=5, progress=False)
+    local = ranklens.run_retriever(factory(), queries, k=5, progress=False)
     with pytest.warns(ranklens.RunFailuresWarning):
-        on_ray = ranklens.run(None, queries, backend="ray", retriever_factory=factory,
+        on_ray = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
                               actors=2, k=5)  # fmt: skip
     assert summary(on_ray) == summary(local)
     assert on_ray.info["backend"] == "ray" and on_ray.info["shards"] == 8
     failed = [r for r in on_ray.records if not r.ok]
     assert failed and all(r.error["type"] == "ValueError" for r in failed)
     with pytest.raises(ranklens.InputError, match="backend must be"):
-        ranklens.run(None, queries, backend="spark", retriever_factory=factory)
+        ranklens.run_retriever(None, queries, backend="spark", retriever_factory=factory)
 
 
 def test_a_killed_actor_is_replaced_and_its_shard_resumed(local_ray, tmp_path):
@@ -83,10 +83,11 @@ def test_a_killed_actor_is_replaced_and_its_shard_resumed(local_ray, tmp_path):
     calls = tmp_path / "calls.txt"
     factory = make_factory(str(calls), crash_on="q12", marker=str(tmp_path / "crashed"))
     with pytest.warns(ranklens.RunFailuresWarning):
-        result = ranklens.run(None, queries, backend="ray", retriever_factory=factory, actors=2,
-                              shards=4, concurrency=1, cache=tmp_path / "logs", k=5)  # fmt: skip
+        result = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
+                                        actors=2, shards=4, concurrency=1,
+                                        cache=tmp_path / "logs", k=5)  # fmt: skip
     assert (tmp_path / "crashed").exists() and result.info["actor_restarts"] == 1
-    reference = ranklens.run(make_factory()(), queries, k=5, progress=False)
+    reference = ranklens.run_retriever(make_factory()(), queries, k=5, progress=False)
     assert summary(result) == summary(reference)  # as if uninterrupted
     asked = calls.read_text().split()
     assert sorted(set(asked)) == sorted(queries)
@@ -98,9 +99,10 @@ def test_a_killed_actor_is_replaced_and_its_shard_resumed(local_ray, tmp_path):
     # run again: every shard resumes from its log, nothing is asked
     calls.write_text("")
     with pytest.warns(ranklens.RunFailuresWarning):
-        again = ranklens.run(None, queries, backend="ray", retriever_factory=factory, actors=2,
-                             shards=4, concurrency=1, cache=tmp_path / "logs", k=5,
-                             retry_failed=False)  # fmt: skip
+        again = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
+                                       actors=2, shards=4, concurrency=1,
+                                       cache=tmp_path / "logs", k=5,
+                                       retry_failed=False)  # fmt: skip
     assert summary(again) == summary(reference) and calls.read_text() == ""
 
 

@@ -130,7 +130,7 @@ def _namespace(workdir: Path) -> dict:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dense_result = ranklens.run(
+        dense_result = ranklens.run_retriever(
             lambda q: [h["parent"] for h in bm25_retriever(q)][::-1], dataset
         )
     ns = {"bm25_retriever": bm25_retriever, "dense_result": dense_result}

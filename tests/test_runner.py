@@ -40,7 +40,7 @@ def test_hit_forms_and_keys():
         [{"id": "a", "score": 0.9, "metadata": {"doc": {"id": "A"}}}, Hit("b", 0.5)],
     ]
     for f in forms:
-        res = ranklens.run(lambda q, f=f: f, {"q": "x"}, progress=False)
+        res = ranklens.run_retriever(lambda q, f=f: f, {"q": "x"}, progress=False)
         assert res.run.to_lists() == {"q": ["a", "b"]}
     assert key_function("meta.doc.id")(Hit("x", metadata={"doc": {"id": 7}})) == "7"
     assert key_function("metadata.missing")(Hit("x")) is None
@@ -52,7 +52,7 @@ def test_hit_forms_and_keys():
     m = map_hits([Hit("c1", parent="A"), Hit("c2"), Hit("c3", parent="A")], "parent")
     assert (m.doc_ids, m.duplicates, m.unmapped) == (["A"], 1, 1)
     # A malformed answer is that query's error, named, and the run goes on.
-    bad = ranklens.run(lambda q: [("a", "high")], {"q": "x"}, progress=False)
+    bad = ranklens.run_retriever(lambda q: [("a", "high")], {"q": "x"}, progress=False)
     assert bad.failed[0].error == {
         "type": "InputError",
         "message": "query 'q', hit 1: score 'high' is not a number",
@@ -65,7 +65,7 @@ def test_failures_are_recorded_and_the_run_goes_on():
             raise RuntimeError(f"backend refused {query_id}")
         return ranked(query)
 
-    res = ranklens.run(flaky, QUERIES, concurrency=4, progress=False)
+    res = ranklens.run_retriever(flaky, QUERIES, concurrency=4, progress=False)
     assert len(res.failed) == 10
     assert res.failed[0].error == {"type": "RuntimeError", "message": "backend refused q3"}
     assert res.failed[0].attempts == 1  # RuntimeError is not transient: no retry
@@ -95,7 +95,7 @@ def test_timeouts_and_retries():
         return ranked(query)
 
     t0 = time.perf_counter()
-    res = ranklens.run(
+    res = ranklens.run_retriever(
         slow_or_transient, {q: QUERIES[q] for q in ("q0", "q1", "q2")},
         timeout=0.2, retries=1, backoff=0.01, concurrency=3, progress=False,
     )  # fmt: skip
@@ -119,11 +119,11 @@ def test_async_function_runs_concurrently_and_inside_a_running_loop():
         active -= 1
         return ranked(query)
 
-    res = ranklens.run(retriever, QUERIES, concurrency=16, progress=False)
+    res = ranklens.run_retriever(retriever, QUERIES, concurrency=16, progress=False)
     assert peak == 16 and not res.failed
 
     async def notebook_cell():  # Jupyter runs cells inside an event loop
-        return ranklens.run(retriever, QUERIES, concurrency=8, progress=False)
+        return ranklens.run_retriever(retriever, QUERIES, concurrency=8, progress=False)
 
     again = asyncio.run(notebook_cell())
     assert again.run.to_lists() == res.run.to_lists()
@@ -137,7 +137,9 @@ def test_log_resumes_refuses_other_configs_and_survives_a_torn_line(tmp_path):
         asked.append(query_id)
         return ranked(query)
 
-    first = ranklens.run(retriever, dict(list(QUERIES.items())[:40]), cache=log, progress=False)
+    first = ranklens.run_retriever(
+        retriever, dict(list(QUERIES.items())[:40]), cache=log, progress=False
+    )
     assert len(asked) == 40
     lines = log.read_text().splitlines()
     assert json.loads(lines[0])["type"] == "header" and len(lines) == 41
@@ -145,13 +147,16 @@ def test_log_resumes_refuses_other_configs_and_survives_a_torn_line(tmp_path):
     with open(log, "a") as fh:
         fh.write('{"type": "query", "query_id": "q40", "que')
     asked.clear()
-    res = ranklens.run(retriever, QUERIES, cache=log, progress=False)
+    res = ranklens.run_retriever(retriever, QUERIES, cache=log, progress=False)
     assert sorted(asked) == sorted(list(QUERIES)[40:])
     assert res.info["resumed"] == 40 and res.info["torn_log_lines"] == 1
-    assert res.run.to_lists() == ranklens.run(retriever, QUERIES, progress=False).run.to_lists()
+    assert (
+        res.run.to_lists()
+        == ranklens.run_retriever(retriever, QUERIES, progress=False).run.to_lists()
+    )
     assert first.run.to_lists()["q0"] == res.run.to_lists()["q0"]
     with pytest.raises(InputError, match=r"another configuration .* k: None -> 5"):
-        ranklens.run(retriever, QUERIES, cache=log, k=5, progress=False)
+        ranklens.run_retriever(retriever, QUERIES, cache=log, k=5, progress=False)
 
 
 CHILD = textwrap.dedent(
@@ -169,7 +174,8 @@ CHILD = textwrap.dedent(
         return [(d, 1.0 - i / 10) for i, d in enumerate(scored[:10])]
 
     queries = {f"q{i}": f"text of q{i}" for i in range(300)}
-    res = ranklens.run(retrieve, queries, cache=sys.argv[1], concurrency=4, progress=False)
+    res = ranklens.run_retriever(retrieve, queries, cache=sys.argv[1], concurrency=4,
+                                 progress=False)
     res.to_trec(sys.argv[3])
     """
 )
@@ -204,7 +210,7 @@ def test_sigkill_mid_run_loses_nothing_finished(tmp_path):
     assert re_asked | finished == {f"q{i}" for i in range(300)}
     # The resumed run equals an uninterrupted one.
     queries = {f"q{i}": f"text of q{i}" for i in range(300)}
-    whole = ranklens.run(lambda q: ranked(q), queries, progress=False).run.to_lists()
+    whole = ranklens.run_retriever(lambda q: ranked(q), queries, progress=False).run.to_lists()
     assert ranklens.read_run(out).to_lists() == whole
 
 
@@ -214,8 +220,8 @@ def test_compare_reports_latency_and_errors(tmp_path):
             raise RuntimeError("down")
         return ranked(query)
 
-    a = ranklens.run(lambda q: ranked(q), QUERIES, name="a", progress=False)
-    b = ranklens.run(flaky, QUERIES, name="b", progress=False)
+    a = ranklens.run_retriever(lambda q: ranked(q), QUERIES, name="a", progress=False)
+    b = ranklens.run_retriever(flaky, QUERIES, name="b", progress=False)
     rep = compare(QRELS, {"a": a, "b": b}, ["ndcg@10"], test="t")
     info = rep.metadata["run_info"]
     assert info["b"]["errors"] == 1 and info["a"]["errors"] == 0
@@ -235,21 +241,21 @@ def test_progress_bar_reports_errors(capsys):
             raise RuntimeError("x")
         return ranked(query)
 
-    ranklens.run(flaky, dict(list(QUERIES.items())[:5]), progress=True, name="demo")
+    ranklens.run_retriever(flaky, dict(list(QUERIES.items())[:5]), progress=True, name="demo")
     err = capsys.readouterr().err
     assert "demo" in err and "1 errors" in err and "5/5" in err
 
 
 def test_bad_inputs_are_named():
     with pytest.raises(InputError, match="query 'q1' appears twice"):
-        ranklens.run(lambda q: [], [("q1", "a"), ("q1", "b")])
+        ranklens.run_retriever(lambda q: [], [("q1", "a"), ("q1", "b")])
     with pytest.raises(InputError, match="query 'q': the text must be a string"):
-        ranklens.run(lambda q: [], {"q": 3})
+        ranklens.run_retriever(lambda q: [], {"q": 3})
     with pytest.raises(InputError, match="not a retriever: int"):
-        ranklens.run(3, {"q": "x"})
+        ranklens.run_retriever(3, {"q": "x"})
     with pytest.raises(InputError, match="concurrency must be at least 1"):
-        ranklens.run(lambda q: [], {"q": "x"}, concurrency=0)
-    empty = ranklens.run(lambda q: [], {}, progress=False)
+        ranklens.run_retriever(lambda q: [], {"q": "x"}, concurrency=0)
+    empty = ranklens.run_retriever(lambda q: [], {}, progress=False)
     assert empty.records == [] and empty.report_info()["latency_ms"] == {}
 
 
@@ -266,7 +272,7 @@ def test_skip_failed_keeps_graded_groups():
             raise RuntimeError("down")
         return ["c", "a"] if query_id == "q1" else ["d"]
 
-    res = ranklens.run(flaky, {"q1": "x", "q2": "y", "q3": "z"}, progress=False)
+    res = ranklens.run_retriever(flaky, {"q1": "x", "q2": "y", "q3": "z"}, progress=False)
     ev = res.evaluate(qrels, ["ndcg@2"], skip_failed=True)
     assert ev.query_ids == ["q1", "q2"]
     # Group grades survive the subset: c (grade 1) then a (grade 3) is not ideal.

@@ -23,7 +23,7 @@ def chunked():
     chunks (a quarter overlapping)."""
     labels, texts, queries = evidence_labels()
     results = {
-        f"c{size}": ranklens.run(bm25_retriever(chunks(texts, size, size // 4)), queries,
+        f"c{size}": ranklens.run_retriever(bm25_retriever(chunks(texts, size, size // 4)), queries,
                                  name=f"c{size}", progress=False)
         for size in (200, 600)
     }  # fmt: skip

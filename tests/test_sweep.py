@@ -205,7 +205,7 @@ def test_numbers_equal_the_runs_made_by_hand_and_brute_force_cross_validation(de
     names = [r["name"] for r in res.rows]
     values = []
     for r in res.rows:
-        by_hand = ranklens.run(
+        by_hand = ranklens.run_retriever(
             overlap_build(**res.outcomes[names.index(r["name"])].config.params),
             demo,
             k=10,
@@ -488,7 +488,7 @@ def test_span_labels_pass_through_to_every_chunking(demo):
         build, {"size": [40, 120, 400]}, demo, metrics, labels=labels, key="parent", k=None, **FAST
     )
     for size in (40, 120, 400):
-        by_hand = ranklens.run(build(size), demo, key="parent", progress=False)
+        by_hand = ranklens.run_retriever(build(size), demo, key="parent", progress=False)
         ev = ranklens.evaluate(labels, by_hand, metrics)
         for m in metrics:
             assert res.row(f"size={size}")["metrics"][m]["value"] == pytest.approx(ev[m], abs=1e-12)

@@ -98,7 +98,7 @@ def test_real_sweep_killed_midway_resumes_without_rerunning_finished_work(tmp_pa
 
     # the numbers are those of the same retriever run by hand
     name = "framework=langchain, chunks=sentences, top_k=30"
-    by_hand = ranklens.run(
+    by_hand = ranklens.run_retriever(
         build("langchain", "sentences")(30), dataset, k=10, key="parent", progress=False
     )
     ev = by_hand.evaluate(dataset, ["ndcg@10", "recall@10", "mrr@10"])

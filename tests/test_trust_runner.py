@@ -24,7 +24,7 @@ QUERIES = {"q1": "alpha", "q2": "beta", "q3": "gamma"}
 
 @pytest.mark.parametrize("answer", ["d1", b"d1", {"d1": 1.0}, None, 42])
 def test_a_retriever_returning_no_list_fails_that_query(answer):
-    res = ranklens.run(lambda q: answer if q == "alpha" else ["d1"], QUERIES)
+    res = ranklens.run_retriever(lambda q: answer if q == "alpha" else ["d1"], QUERIES)
     bad = {r.query_id: r.error for r in res.failed}
     assert list(bad) == ["q1"] and bad["q1"]["type"] == "TypeError"
     assert "expected a list of hits" in bad["q1"]["message"]
@@ -35,7 +35,7 @@ def test_one_bad_hit_or_a_raising_key_fails_only_its_query():
     def retriever(q):
         return [{"id": "d1", "text": 5}] if q == "alpha" else [{"id": "d2", "text": "ok"}]
 
-    res = ranklens.run(retriever, QUERIES)
+    res = ranklens.run_retriever(retriever, QUERIES)
     assert [r.query_id for r in res.failed] == ["q1"] and "'text'" in res.failed[0].error["message"]
 
     def key(hit):
@@ -43,7 +43,7 @@ def test_one_bad_hit_or_a_raising_key_fails_only_its_query():
             raise ValueError("no parent")
         return hit.id
 
-    res = ranklens.run(lambda q: ["boom"] if q == "beta" else ["d1"], QUERIES, key=key)
+    res = ranklens.run_retriever(lambda q: ["boom"] if q == "beta" else ["d1"], QUERIES, key=key)
     assert [r.query_id for r in res.failed] == ["q2"] and res.failed[0].error[
         "type"
     ] == "ValueError"
@@ -52,7 +52,7 @@ def test_one_bad_hit_or_a_raising_key_fails_only_its_query():
 @pytest.mark.parametrize("timeout", [0, -1.0])
 def test_non_positive_timeout_is_refused(timeout):
     with pytest.raises(InputError, match="timeout must be a positive"):
-        ranklens.run(lambda q: ["d1"], QUERIES, timeout=timeout)
+        ranklens.run_retriever(lambda q: ["d1"], QUERIES, timeout=timeout)
 
 
 def test_calls_queued_behind_hung_ones_are_not_timed_out():
@@ -64,7 +64,7 @@ def test_calls_queued_behind_hung_ones_are_not_timed_out():
         return ["d1"]
 
     queries = {"q1": "alpha", **{f"x{i}": f"fast {i}" for i in range(6)}}
-    res = ranklens.run(retriever, queries, concurrency=1, timeout=0.3, retries=0)
+    res = ranklens.run_retriever(retriever, queries, concurrency=1, timeout=0.3, retries=0)
     release.set()
     failed = {r.query_id: r for r in res.failed}
     assert list(failed) == ["q1"] and failed["q1"].error["type"] == "TimeoutError"
@@ -81,7 +81,7 @@ def test_a_hung_sync_retriever_does_not_keep_the_process_alive(tmp_path):
             warnings.simplefilter("ignore")
             never = threading.Event()
             queries = {"q1": "x", "q2": "y"}
-            res = ranklens.run(lambda q: never.wait(), queries, timeout=0.2, retries=0)
+            res = ranklens.run_retriever(lambda q: never.wait(), queries, timeout=0.2, retries=0)
             print(len(res.failed))
             """
         )
@@ -101,7 +101,7 @@ def test_failures_warn_once_at_the_end_and_show_in_every_evaluation():
     with pytest.warns(
         RunFailuresWarning, match=r"2 failed in the retriever.*ConnectionRefusedError 2"
     ) as rec:
-        res = ranklens.run(retriever, QUERIES, retries=0)
+        res = ranklens.run_retriever(retriever, QUERIES, retries=0)
     assert len([w for w in rec if issubclass(w.category, RunFailuresWarning)]) == 1
     ev = res.evaluate({"q1": ["d1"], "q2": ["d2"], "q3": ["d3"]}, ["P@1"])
     assert ev.counts["queries_failed"] == 2 and ev.counts["failures"]["types"] == {
@@ -119,13 +119,13 @@ def test_library_logs_without_printing(capfd):
     assert any(isinstance(h, logging.NullHandler) for h in logging.getLogger("ranklens").handlers)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ranklens.run(lambda q: 1 / 0, {"q1": "x"}, retries=0)
+        ranklens.run_retriever(lambda q: 1 / 0, {"q1": "x"}, retries=0)
     assert capfd.readouterr().err == ""  # no handler output from the library itself
 
 
 def test_asking_more_than_the_retriever_gives_warns_once():
     with pytest.warns(RanklensWarning, match="asked for k=10 .* at most 5 hits"):
-        ranklens.run(lambda q: [f"d{i}" for i in range(5)], QUERIES, k=10)
+        ranklens.run_retriever(lambda q: [f"d{i}" for i in range(5)], QUERIES, k=10)
 
 
 def _scored(factor):
@@ -154,10 +154,10 @@ class Store:
 )
 def test_a_differently_configured_retriever_never_reads_anothers_cache(tmp_path, first, second):
     cache = tmp_path / "log.jsonl"
-    ranklens.run(first, QUERIES, cache=cache)
+    ranklens.run_retriever(first, QUERIES, cache=cache)
     with pytest.raises(InputError, match="another configuration"):
-        ranklens.run(second, QUERIES, cache=cache)
-    again = ranklens.run(first, QUERIES, cache=cache)  # the same configuration resumes
+        ranklens.run_retriever(second, QUERIES, cache=cache)
+    again = ranklens.run_retriever(first, QUERIES, cache=cache)  # the same configuration resumes
     assert again.info["resumed"] == 3
 
 
@@ -169,10 +169,10 @@ def test_a_changed_query_text_is_asked_again(tmp_path):
         calls.append(q)
         return ["d1"]
 
-    ranklens.run(retriever, QUERIES, cache=cache, config={"index": "v1"})
+    ranklens.run_retriever(retriever, QUERIES, cache=cache, config={"index": "v1"})
     with pytest.raises(InputError, match="pass config="):
-        ranklens.run(retriever, QUERIES, cache=cache)  # the fingerprint saw `calls` grow
-    res = ranklens.run(
+        ranklens.run_retriever(retriever, QUERIES, cache=cache)  # the fingerprint saw `calls` grow
+    res = ranklens.run_retriever(
         retriever, {**QUERIES, "q2": "beta, reworded"}, cache=cache, config={"index": "v1"}
     )
     assert calls[3:] == ["beta, reworded"] and res.info["requeried_changed_text"] == 1
@@ -181,14 +181,14 @@ def test_a_changed_query_text_is_asked_again(tmp_path):
 
 def test_a_corrupt_last_log_line_is_repaired(tmp_path):
     cache = tmp_path / "log.jsonl"
-    ranklens.run(lambda q: ["d1"], QUERIES, cache=cache)
+    ranklens.run_retriever(lambda q: ["d1"], QUERIES, cache=cache)
     with open(cache, "a", encoding="utf-8") as fh:
         fh.write('{"query_id": "q9", "query": "cut mid-wri\n')  # torn, with its newline
-    res = ranklens.run(lambda q: ["d1"], QUERIES, cache=cache)
+    res = ranklens.run_retriever(lambda q: ["d1"], QUERIES, cache=cache)
     assert res.info["torn_log_lines"] == 1 and res.info["resumed"] == 3
     for line in cache.read_text().splitlines():
         json.loads(line)  # every line readable again
-    assert ranklens.run(lambda q: ["d1"], QUERIES, cache=cache).info["resumed"] == 3
+    assert ranklens.run_retriever(lambda q: ["d1"], QUERIES, cache=cache).info["resumed"] == 3
 
 
 def _hits(i):
@@ -278,11 +278,11 @@ def test_node_ids_against_document_labels_name_the_key_that_fixes_them():
         return [{"id": f"node-{q}", "parent": f"doc-{q}", "metadata": {"doc_id": f"doc-{q}"}}]
 
     labels = {"q1": ["doc-alpha"], "q2": ["doc-beta"], "q3": ["doc-gamma"]}
-    res = ranklens.run(retriever, QUERIES)
+    res = ranklens.run_retriever(retriever, QUERIES)
     with pytest.warns(RanklensWarning, match=r"0 of 3 retrieved ids have a label.*key='parent'"):
         ev = res.evaluate(labels, ["P@1"])
     assert ev["P@1"] == 0.0 and "0 of 3 retrieved ids have a label" in ev.to_table()
-    fixed = ranklens.run(retriever, QUERIES, key="parent").evaluate(labels, ["P@1"])
+    fixed = ranklens.run_retriever(retriever, QUERIES, key="parent").evaluate(labels, ["P@1"])
     assert fixed["P@1"] == 1.0
     rec = Recorder()
     for qid, text in QUERIES.items():
@@ -290,7 +290,9 @@ def test_node_ids_against_document_labels_name_the_key_that_fixes_them():
     with pytest.warns(RanklensWarning, match=r"key='parent' would match 3"):
         rec.evaluate(labels, ["P@1"])
     # metadata fields the runner's log keeps: a metadata key is found as well
-    meta_only = ranklens.run(lambda q: [{"id": "n", "metadata": {"doc_id": f"doc-{q}"}}], QUERIES)
+    meta_only = ranklens.run_retriever(
+        lambda q: [{"id": "n", "metadata": {"doc_id": f"doc-{q}"}}], QUERIES
+    )
     with pytest.warns(RanklensWarning, match=r"key='meta\.doc_id'"):
         meta_only.evaluate(labels, ["P@1"])
 
@@ -331,5 +333,5 @@ def test_summary_lines_report_failures_as_failures():
     assert rec.summary()["error_types"] == {"TimeoutError": 3}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = ranklens.run(lambda q: 1 / 0, {"q1": "x"}, retries=0)
+        res = ranklens.run_retriever(lambda q: 1 / 0, {"q1": "x"}, retries=0)
     assert "1 failed in the retriever" in repr(res) and "ZeroDivisionError 1" in repr(res)

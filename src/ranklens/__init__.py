@@ -74,13 +74,13 @@ _LAZY = {
     # unjudged documents (holes) and filling them
     "holes": "comparison",
     "HoleRange": "comparison",
-    "pool": "judgments",
-    "Pool": "judgments",
-    "assess": "judgments",
-    "judging_page": "judgments",
-    "read_judgments": "judgments",
-    "agreement": "judgments",
-    "rescore": "judgments",
+    "pool": "labelling",
+    "LabelPool": "labelling",
+    "assess": "labelling",
+    "judging_page": "labelling",
+    "read_judgments": "labelling",
+    "agreement": "labelling",
+    "rescore": "labelling",
     # no labels yet: synthetic test sets, leakage checks, model-judged estimates (PPI)
     "synthesize": "synthesis",
     "check_dataset": "synthesis",
@@ -88,10 +88,10 @@ _LAZY = {
     "estimate": "estimation",
     "plan_labels": "estimation",
     "judge_bias": "estimation",
-    "Estimate": "estimation",
+    "EstimateResult": "estimation",
     # capture
-    "run": "capture",
-    "arun": "capture",
+    "run_retriever": "capture",
+    "arun_retriever": "capture",
     "RunResult": "capture",
     "RetrieverAdapter": "capture",
     "AdapterPlugin": "capture",
@@ -147,7 +147,9 @@ __all__ = ["__version__", *_LAZY]
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'ranklens' has no attribute {name!r}")
+        from .errors import renamed
+
+        return renamed("ranklens", name, {})  # 0.1's names, or an AttributeError
     from importlib import import_module
 
     value = getattr(import_module(f"ranklens.{module}"), name)

@@ -13,6 +13,8 @@ import warnings
 from types import ModuleType
 from typing import Any
 
+from .errors import RENAMED, renamed
+
 MOVED: dict[str, tuple[str, ...]] = {
     "ranklens.specs": ("ranklens.metrics", "ranklens.app.reference"),
     "ranklens.conventions": ("ranklens.judging.conventions",),
@@ -34,16 +36,28 @@ MOVED: dict[str, tuple[str, ...]] = {
     "ranklens.demo_data": ("ranklens.app.demo_data",),
     "ranklens.cli": ("ranklens.app.cli",),
     "ranklens.io.tables": ("ranklens.io.datasets", "ranklens.io.topics"),
-}
+    # 0.2: rooms renamed so that their names say their job
+    "ranklens.judgments": ("ranklens.labelling",),
+    **{f"ranklens.judgments.{m}": (f"ranklens.labelling.{m}",)
+       for m in ("agreement", "judges", "page", "pool", "rescore")},
+    "ranklens.app.judgments_cli": ("ranklens.app.labelling_cli",),
+    "ranklens.comparison.floors": ("ranklens.comparison.gate_floors",),
+}  # fmt: skip
 """Old module path → the modules its names now live in (searched in order)."""
 
 
 class _MovedModule(ModuleType):
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # never the new home's __path__: submodules come from MOVED
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         for target in MOVED[self.__name__]:
             module = importlib.import_module(target)
             if hasattr(module, name):
                 return getattr(module, name)
+        for target in MOVED[self.__name__]:  # a name renamed with its room (errors.RENAMED)
+            new = RENAMED.get(target, {}).get(name)
+            if new is not None:
+                return renamed(target, name, vars(importlib.import_module(target)))
         raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
     def __dir__(self) -> list[str]:
@@ -57,7 +71,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname not in MOVED:
             return None
-        return importlib.machinery.ModuleSpec(fullname, self)
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=self.is_package(fullname))
 
     def create_module(self, spec: Any) -> ModuleType:
         warnings.warn(
@@ -66,7 +80,10 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             DeprecationWarning,
             stacklevel=3,
         )
-        return _MovedModule(spec.name)
+        module = _MovedModule(spec.name)
+        if self.is_package(spec.name):  # its old submodules are found here, nowhere else
+            module.__path__ = []
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         return None
@@ -92,7 +109,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return compile(source, f"<moved {fullname}>", "exec")
 
     def is_package(self, fullname: str) -> bool:
-        return False
+        return any(old.startswith(fullname + ".") for old in MOVED)
 
 
 def install() -> None:

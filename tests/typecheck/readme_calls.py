@@ -70,7 +70,7 @@ def retriever(text: str, k: int) -> list[Hit]:
     return [Hit("d1", 1.0)]
 
 
-result = ranklens.run(retriever, {"q1": "the red light"}, k=10, cache="runs/bm25.jsonl")
+result = ranklens.run_retriever(retriever, {"q1": "the red light"}, k=10, cache="runs/bm25.jsonl")
 assert_type(result, RunResult)
 assert_type(result.run, Run)
 recorder = Recorder(key="parent", spill=False)

@@ -40,11 +40,11 @@ def test_a_yaml_pipeline_loaded_in_each_actor(tmp_path):
 
     assert "ranklens-demo" in (tmp_path / "pipeline.yaml").read_text()
     queries = dict(list(dataset.queries.items())[:40])
-    local = ranklens.run(factory(), queries, k=10, progress=False)
+    local = ranklens.run_retriever(factory(), queries, k=10, progress=False)
     assert all(r.doc_ids for r in local.records)  # the YAML's store holds the documents
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     try:
-        on_ray = ranklens.run(None, queries, backend="ray", retriever_factory=factory,
+        on_ray = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
                               actors=2, k=10)  # fmt: skip
     finally:
         ray.shutdown()

@@ -64,14 +64,14 @@ def test_pipeline_reads_the_named_component(
 
 def test_ranklens_run_wraps_components_through_the_entry_point(store_of, scifact_slice):
     """A Haystack component, built in or the user's own @component class (whose module is
-    the user's: found through Haystack's metaclass), runs through ``ranklens.run``."""
+    the user's: found through Haystack's metaclass), runs through ``ranklens.run_retriever``."""
     from haystack import Document, component
 
     import ranklens
 
     store = store_of(scifact_slice)
     builtin = InMemoryBM25Retriever(store, top_k=10)
-    direct = ranklens.run(builtin, scifact_slice, progress=False)
+    direct = ranklens.run_retriever(builtin, scifact_slice, progress=False)
     assert direct.config["retriever"]["framework"] == "haystack"
     assert direct.run.to_lists() == run(builtin, scifact_slice, progress=False).run.to_lists()
 
@@ -82,5 +82,5 @@ def test_ranklens_run_wraps_components_through_the_entry_point(store_of, scifact
             return {"documents": [Document(id=f"d{i}", content=query) for i in range(top_k)]}
 
     assert FirstDocs.__module__ == __name__
-    own = ranklens.run(FirstDocs(), {"q": "anything"}, k=2, progress=False)
+    own = ranklens.run_retriever(FirstDocs(), {"q": "anything"}, k=2, progress=False)
     assert own.run.to_lists() == {"q": ["d0", "d1"]}

@@ -84,7 +84,7 @@ def test_runner_and_hooks_keep_positions_and_judge_as_brute_force():
     chunks = split(texts, DocumentSplitter(split_by="word", split_length=30, split_overlap=10))
     by_id = {c.id: (c.meta["source_id"], c.meta["split_idx_start"]) for c in chunks}
     retriever = bm25(chunks)
-    result = ranklens.run(retriever, data, key="parent", name="hs", progress=False)
+    result = ranklens.run_retriever(retriever, data, key="parent", name="hs", progress=False)
     for rec in result.records:
         for h in rec.hits:
             assert (h["parent"], h["start"]) == by_id[h["id"]]
@@ -122,7 +122,9 @@ def test_offsets_into_a_cleaned_text_are_found_again_in_the_original():
         if texts[c.meta["source_id"]][c.meta["split_idx_start"] :][: len(c.content)] != c.content
     ]
     assert len(moved) > len(texts)
-    result = ranklens.run(bm25(chunks), data, key="parent", name="cleaned", progress=False)
+    result = ranklens.run_retriever(
+        bm25(chunks), data, key="parent", name="cleaned", progress=False
+    )
     metrics = ["P@5", "recall@5", "ndcg@10", "mrr@10"]
     ev = ranklens.evaluate(data.qrels, result, metrics)
     assert ev.counts["chunks_relocated"] > 0 and ev.counts.get("chunks_unlocated", 0) == 0
@@ -173,8 +175,10 @@ def test_chunks_without_offsets_are_found_by_their_text():
         Document(id=c.id, content=c.content, meta={"source_id": c.meta["source_id"]})
         for c in chunks
     ]
-    with_offsets = ranklens.run(bm25(chunks), data, key="parent", name="split", progress=False)
-    without = ranklens.run(bm25(bare), data, key="parent", name="bare", progress=False)
+    with_offsets = ranklens.run_retriever(
+        bm25(chunks), data, key="parent", name="split", progress=False
+    )
+    without = ranklens.run_retriever(bm25(bare), data, key="parent", name="bare", progress=False)
     assert all(h.get("start") is None for r in without.records for h in r.hits)
     metrics = ["P@5", "recall@5", "ndcg@10", "evidence_recall@5", "evidence_precision@5"]
     a = ranklens.evaluate(data.qrels, with_offsets, metrics)
@@ -211,7 +215,7 @@ def test_a_chunk_not_in_its_document_is_counted_never_dropped():
     texts = {d: v["text"] for d, v in data.corpus.items()}
     chunks = split(texts, DocumentSplitter(split_by="word", split_length=30, split_overlap=0))
     retriever = WithSummary(bm25(chunks))
-    result = ranklens.run(retriever, data, key="parent", name="summary", progress=False)
+    result = ranklens.run_retriever(retriever, data, key="parent", name="summary", progress=False)
     ev = ranklens.evaluate(data.qrels, result, ["P@5"])
     assert ev.counts["chunks_unlocated"] == len(data.queries)
     assert ev.counts["hits_retrieved"] == sum(len(r.hits) for r in result.records)

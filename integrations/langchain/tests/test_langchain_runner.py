@@ -70,6 +70,6 @@ def test_ranklens_run_wraps_a_langchain_retriever_through_the_entry_point(
     import ranklens
 
     retriever = BM25sRetriever.from_documents(documents(scifact_slice), k=10)
-    direct = ranklens.run(retriever, scifact_slice, progress=False)
+    direct = ranklens.run_retriever(retriever, scifact_slice, progress=False)
     assert direct.config["retriever"]["framework"] == "langchain"
     assert direct.run.to_lists() == run(retriever, scifact_slice, progress=False).run.to_lists()

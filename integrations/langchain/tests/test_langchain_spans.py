@@ -94,8 +94,12 @@ def test_runner_log_and_hooks_keep_positions_and_judge_as_brute_force(tmp_path):
     )
     retriever = BM25sRetriever.from_documents(chunks, k=10)
     log = tmp_path / "lc.jsonl"
-    result = ranklens.run(retriever, data, key="parent", name="lc", progress=False, cache=log)
-    resumed = ranklens.run(retriever, data, key="parent", name="lc", progress=False, cache=log)
+    result = ranklens.run_retriever(
+        retriever, data, key="parent", name="lc", progress=False, cache=log
+    )
+    resumed = ranklens.run_retriever(
+        retriever, data, key="parent", name="lc", progress=False, cache=log
+    )
     assert [r.hits for r in resumed.records] == [r.hits for r in result.records]  # the log
     placed = {
         (c.metadata["doc_id"], c.page_content[:200]): c.metadata["start_index"] for c in chunks
@@ -145,7 +149,7 @@ def test_minus_one_is_no_offset_and_the_chunk_is_found_by_its_text():
     for c, a, b in zip(lost, placed.spans.start, placed.spans.end):
         doc = texts[c.metadata["doc_id"]]
         assert re.sub(r"\s+", " ", doc[a:b]) == re.sub(r"\s+", " ", c.page_content)
-    result = ranklens.run(
+    result = ranklens.run_retriever(
         BM25sRetriever.from_documents(chunks, k=10), data, key="parent", name="lost", progress=False
     )
     ev = ranklens.evaluate(data.qrels, result, ["evidence_recall@5"])
@@ -172,7 +176,7 @@ def test_a_chunk_not_in_its_document_is_counted_never_dropped():
         page_content="Otters: rare, a summary by a model.", metadata={"doc_id": "short"}
     )
     chain = bm25 | RunnableLambda(lambda docs: [summary, *docs])
-    result = ranklens.run(chain, data, key="parent", name="summary", progress=False)
+    result = ranklens.run_retriever(chain, data, key="parent", name="summary", progress=False)
     ev = ranklens.evaluate(data.qrels, result, ["P@5"])
     assert ev.counts["chunks_unlocated"] == len(data.queries)
     assert ev.counts["hits_retrieved"] == 11 * len(data.queries)

@@ -111,5 +111,5 @@ def test_interleaved_retriever_in_a_query_engine(app, monkeypatch):
     res = inter.result()
     assert res.names == ("passages", "sentences") and res.wins > res.losses
     # the runner takes it too (through the LlamaIndex adapter)
-    out = ranklens.run(inter, ds, k=10, progress=False)
+    out = ranklens.run_retriever(inter, ds, k=10, progress=False)
     assert len(out.run.to_lists()) == len(ds.queries) and core.counts["impressions"] == 60

@@ -29,10 +29,10 @@ def test_a_persisted_index_loaded_in_each_actor(tmp_path):
         return BM25Retriever.from_persist_dir(folder)
 
     queries = dict(list(dataset.queries.items())[:40])
-    local = ranklens.run(factory(), queries, k=10, progress=False)
+    local = ranklens.run_retriever(factory(), queries, k=10, progress=False)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     try:
-        on_ray = ranklens.run(None, queries, backend="ray", retriever_factory=factory,
+        on_ray = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
                               actors=2, k=10, cache=tmp_path / "logs")  # fmt: skip
     finally:
         ray.shutdown()

@@ -117,11 +117,11 @@ def test_wrong_object_is_named(monkeypatch):
     import ranklens
 
     # With this package installed, its entry point wraps the retriever...
-    assert ranklens.run(bm25_over_tiny(), {"q": "alpha"}).run.to_lists() == {"q": ["a"]}
+    assert ranklens.run_retriever(bm25_over_tiny(), {"q": "alpha"}).run.to_lists() == {"q": ["a"]}
     # ...and without it, the error names the package to install.
     monkeypatch.setattr(contract, "plugin_for_module", lambda module: None)
     with pytest.raises(InputError, match=r"pip install ranklens-llamaindex"):
-        ranklens.run(bm25_over_tiny(), ["q"])
+        ranklens.run_retriever(bm25_over_tiny(), ["q"])
 
 
 def bm25_over_tiny():

@@ -83,7 +83,7 @@ def test_runner_and_hooks_keep_positions_and_judge_as_brute_force():
     nodes = nodes_of(texts, parser)
     by_id = {n.node_id: (n.ref_doc_id, n.start_char_idx, n.end_char_idx) for n in nodes}
     retriever = bm25(nodes)
-    result = ranklens.run(retriever, data, name="li", progress=False)
+    result = ranklens.run_retriever(retriever, data, name="li", progress=False)
     for rec in result.records:
         assert [(h["parent"], h["start"], h["end"]) for h in rec.hits] == [
             by_id[h["id"]] for h in rec.hits
@@ -121,7 +121,7 @@ def test_glued_sentences_are_found_without_offsets():
     assert unlocated == 0
     for n, a, b in zip(glued, placed.spans.start, placed.spans.end):
         assert re.sub(r"\s", "", texts[n.ref_doc_id][a:b]) == re.sub(r"\s", "", n.text)
-    result = ranklens.run(bm25(nodes, 20), data, name="glued", progress=False)
+    result = ranklens.run_retriever(bm25(nodes, 20), data, name="glued", progress=False)
     ev = ranklens.evaluate(data.qrels, result, ["P@5", "evidence_recall@5"])
     assert ev.counts.get("chunks_unlocated", 0) == 0  # every retrieved chunk placed
 
@@ -185,8 +185,8 @@ def test_nodes_without_offsets_are_found_by_their_text():
     parsed = nodes_of(
         texts, SentenceSplitter(chunk_size=64, chunk_overlap=10, chunking_tokenizer_fn=keep_spaces)
     )
-    with_offsets = ranklens.run(bm25(parsed), data, name="parsed", progress=False)
-    without = ranklens.run(bm25(_bare(parsed)), data, name="bare", progress=False)
+    with_offsets = ranklens.run_retriever(bm25(parsed), data, name="parsed", progress=False)
+    without = ranklens.run_retriever(bm25(_bare(parsed)), data, name="bare", progress=False)
     assert all(h.get("start") is None for r in without.records for h in r.hits)
     metrics = ["P@5", "recall@5", "ndcg@10", "evidence_recall@5", "evidence_precision@5"]
     a = ranklens.evaluate(data.qrels, with_offsets, metrics)
@@ -218,7 +218,7 @@ def test_a_chunk_not_in_its_document_is_counted_never_dropped():
     parsed = nodes_of(
         texts, SentenceSplitter(chunk_size=64, chunk_overlap=0, chunking_tokenizer_fn=keep_spaces)
     )
-    result = ranklens.run(WithSummary(bm25(parsed)), data, name="summary", progress=False)
+    result = ranklens.run_retriever(WithSummary(bm25(parsed)), data, name="summary", progress=False)
     ev = ranklens.evaluate(data.qrels, result, ["P@5"])
     assert ev.counts["chunks_unlocated"] == len(data.queries)  # one a query, counted
     assert ev.counts["hits_retrieved"] == 11 * len(data.queries)  # and kept at rank 1

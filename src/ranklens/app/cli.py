@@ -23,7 +23,7 @@ from .fusion_cli import add_fuse_command, cmd_fuse, cmd_tune_fusion, named_paths
 from .gate_cli import PAIRED_TESTS, add_gate_commands, cmd_gate, cmd_power
 from .judge_args import add_judge_args as _add_judge_args
 from .judge_args import judge_kwargs as _judge_kwargs
-from .judgments_cli import add_judgment_commands, cmd_agreement, cmd_judge, cmd_pool
+from .labelling_cli import add_judgment_commands, cmd_agreement, cmd_judge, cmd_pool
 from .next_steps import next_steps
 from .nolabels_cli import NOLABELS_COMMANDS, add_nolabels_commands
 from .profiles_cli import (

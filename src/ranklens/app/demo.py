@@ -102,11 +102,11 @@ def run_demo(
         out.write("No framework is installed: evaluating two shipped TREC runs instead.\n\n")
         return _files_demo(out)
 
-    from ..capture import run
+    from ..capture import run_retriever
 
     results = {}
     for name, (retriever, kwargs) in retrievers.items():
-        res = run(retriever, dataset, k=10, name=name, concurrency=4, **kwargs)
+        res = run_retriever(retriever, dataset, k=10, name=name, concurrency=4, **kwargs)
         info = res.report_info()
         extra = (
             f", {info['duplicates_dropped']} sentence hits folded into their passage"
@@ -301,12 +301,12 @@ def _holes_section(dataset: Any, results: dict[str, Any], folder: Path) -> str:
     import textwrap
     import warnings
 
-    from ..judgments import Pool, PoolPair, agreement, assess, judging_page, pool, rescore
+    from ..labelling import LabelPool, PoolPair, agreement, assess, judging_page, pool, rescore
     from ..model import Qrels
 
     p = pool(dataset, results, depth=10, strategy="rrf", max_pairs=60)
     # calibrate first: the judge on passages the labels already grade
-    labelled = Pool([
+    labelled = LabelPool([
         PoolPair(q, d, {}, dataset.queries[q], dataset.corpus[d]["text"])
         for q, docs in dataset.qrels.to_dict().items() for d in docs if d in dataset.corpus
     ])  # fmt: skip

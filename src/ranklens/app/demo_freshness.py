@@ -10,7 +10,7 @@ import textwrap
 
 def freshness_section() -> str:
     """The section's text (empty when no framework package offers a BM25 retriever)."""
-    from ..capture import plugins, run
+    from ..capture import plugins, run_retriever
     from ..evaluation import evaluate
     from .demo_versions import load_versions
 
@@ -19,7 +19,7 @@ def freshness_section() -> str:
         return ""
     ds, versions = load_versions()
     docs = [(d, 0, len(v["text"]), v["text"]) for d, v in ds.corpus.items()]
-    result = run(bm25(docs, 10), ds, key="parent", name="bm25", progress=False)
+    result = run_retriever(bm25(docs, 10), ds, key="parent", name="bm25", progress=False)
     metrics = ["ndcg@10", "outdated@1", "current_first@10"]
     fresh = evaluate(ds.qrels, result.run, metrics, versions=versions)
     keep = evaluate(ds.qrels, result.run, ["ndcg@10"], versions=versions, freshness="keep")

@@ -22,7 +22,7 @@ def nolabels_section(dataset: Any, results: dict[str, Any], baseline: str, judge
     baseline's ``(retriever, run options)``, run on the generated questions; with
     ``report`` and ``html``, the estimate is attached to the comparison report and the
     HTML page rewritten with it."""
-    from ..capture import run
+    from ..capture import run_retriever
     from ..estimation import estimate
     from ..evaluation import evaluate
     from ..synthesis import OfflineGenerator, check_dataset, synthesize
@@ -49,7 +49,7 @@ def nolabels_section(dataset: Any, results: dict[str, Any], baseline: str, judge
     if retriever is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            synth_run = run(retriever[0], synthetic.dataset, k=10, name=baseline,
+            synth_run = run_retriever(retriever[0], synthetic.dataset, k=10, name=baseline,
                             progress=False, **retriever[1])  # fmt: skip
             on_synth = evaluate(synthetic.dataset, synth_run, ["ndcg@10"])["ndcg@10"]
         on_human = evaluate(dataset, base, ["ndcg@10"])["ndcg@10"]

@@ -27,7 +27,7 @@ def chunkings(corpus: dict[str, dict[str, Any]]) -> dict[str, list[tuple[str, in
 def spans_section() -> str:
     """The section's text (empty when no framework package offers a BM25 retriever over
     chunks: the LlamaIndex one does, through its adapter plugin)."""
-    from ..capture import plugins, run
+    from ..capture import plugins, run_retriever
     from ..comparison import compare
     from .demo_data import load_spans
 
@@ -38,7 +38,7 @@ def spans_section() -> str:
     results = {}
     for name, chunks in chunkings(ds.corpus).items():
         texts = [(d, s, e, ds.corpus[d]["text"][s:e]) for d, s, e in chunks]
-        results[name] = run(bm25(texts, 5), ds, key="parent", name=name, progress=False)
+        results[name] = run_retriever(bm25(texts, 5), ds, key="parent", name=name, progress=False)
     report = compare(ds, results, METRICS, baseline="passages", test="t", ci="t",
                      hole_range=False, tie_range=False, curves=False, drilldown=None)  # fmt: skip
     rows = []

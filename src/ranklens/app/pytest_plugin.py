@@ -8,9 +8,9 @@ gate a retriever on a labelled set inside a test suite.
                       ["ndcg@10", "mrr@10"], margin=0.02, floors={"mrr@10": 0.8})
 
 ``ranklens_gate(labels, run_or_retriever, baseline, metrics, **options)`` runs the retriever
-(any callable or framework retriever :func:`ranklens.run` takes) over the labelled set, or
+(any callable or framework retriever :func:`ranklens.run_retriever` takes) over the labelled set, or
 takes a ready run, gates it with :func:`ranklens.gate` (options as there; ``run_options``
-go to :func:`ranklens.run`) and fails the test with the verdict table and the regressed
+go to :func:`ranklens.run_retriever`) and fails the test with the verdict table and the regressed
 queries. A relative baseline path is read next to the test file. ``pytest
 --ranklens-update-baselines`` rewrites the baselines instead (floors still gate). Under
 GitHub Actions each gate appends its Markdown summary to ``$GITHUB_STEP_SUMMARY``. Works
@@ -55,7 +55,7 @@ def ranklens_gate(request: pytest.FixtureRequest) -> Callable[..., Any]:
         run_options: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> Any:
-        from ..capture import run as run_retriever
+        from ..capture import run_retriever
         from ..comparison import gate
         from .gate_cli import write_summaries
 

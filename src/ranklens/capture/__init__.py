@@ -33,7 +33,7 @@ from .instrumentation import Instrumentation, recorder_or_new
 from .recorder import Recorder
 from .records import Retrieval
 from .result import RunResult
-from .runner import TRANSIENT, arun, run
+from .runner import TRANSIENT, arun_retriever, run_retriever
 
 __all__ = [
     "ALL_FIELDS",
@@ -50,7 +50,7 @@ __all__ = [
     "RetrieverAdapter",
     "RunResult",
     "array_bytes",
-    "arun",
+    "arun_retriever",
     "as_retriever",
     "fingerprint",
     "key_function",
@@ -59,7 +59,14 @@ __all__ = [
     "plugins",
     "recorder_or_new",
     "register_adapter",
-    "run",
+    "run_retriever",
     "state_digest",
     "text_hash",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """0.1's names of this package (``errors.RENAMED``), with a ``DeprecationWarning``."""
+    from ..errors import renamed
+
+    return renamed(__name__, name, globals())

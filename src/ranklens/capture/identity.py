@@ -18,7 +18,7 @@ name. :func:`fingerprint` describes an object as plain JSON data, stable across 
 Values that cannot be stable across processes are left out: memory addresses (no ``repr``
 of arbitrary objects is used) and random identifiers (UUID-like strings become
 ``"<uuid>"``, so an index rebuilt in a new process still resumes its log). ``name=`` and
-``config=`` of :func:`ranklens.run` stay as overrides and additions.
+``config=`` of :func:`ranklens.run_retriever` stay as overrides and additions.
 """
 
 from __future__ import annotations

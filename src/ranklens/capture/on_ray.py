@@ -1,4 +1,4 @@
-"""``ranklens.run(..., backend="ray")``: retrieval on Ray actors, for labelled sets one
+"""``ranklens.run_retriever(..., backend="ray")``: retrieval on Ray actors, for labelled sets one
 machine asks too slowly (embedding and ANN calls dominate at 10^5-10^6 queries).
 
 * Each actor builds its retriever once, with ``retriever_factory()`` (an index loaded from
@@ -31,7 +31,7 @@ from .result import RunResult
 
 class ShardRunner:
     """What runs inside one Ray actor: the retriever, built once, and the local runner
-    (``run``: :func:`ranklens.run`, passed in so that this module imports no runner)."""
+    (``run``: :func:`ranklens.run_retriever`, passed in so that this module imports no runner)."""
 
     def __init__(self, factory: Callable[[], Any], run: Callable[..., Any],
                  options: dict[str, Any]):  # fmt: skip

@@ -1,4 +1,4 @@
-"""The outcome of :func:`ranklens.run`: a :class:`RunResult`."""
+"""The outcome of :func:`ranklens.run_retriever`: a :class:`RunResult`."""
 
 from __future__ import annotations
 

@@ -107,7 +107,9 @@ def merged_message(
             f"first {k} documents)"
         )
     else:
-        fix = f"ranklens.run(..., k={k}, fetch_k={more}) (the first {k} documents are kept)"
+        fix = (
+            f"ranklens.run_retriever(..., k={k}, fetch_k={more}) (the first {k} documents are kept)"
+        )
     return (
         f"run {name!r}: key={key_name(key)!r} merged chunks of one document, so "
         f"{len(short):,} of {n_queries:,} queries have fewer than k={k} documents (as few as "

@@ -1,4 +1,4 @@
-"""``ranklens.run``: ask a retriever every query of a labelled set, concurrently, and keep
+"""``ranklens.run_retriever``: ask a retriever every query of a labelled set, concurrently, and keep
 everything it answered in a resumable log.
 
 * A retriever is a plain function (sync or ``async``) of the query text (and optionally
@@ -74,7 +74,7 @@ def _queries(queries: Any) -> list[tuple[str, str]]:
     return out
 
 
-def run(
+def run_retriever(
     retriever: Any,
     queries: Any,
     *,
@@ -121,7 +121,7 @@ def run(
     includes and its CPU time does not).
 
     In a running event loop (Jupyter), the work runs on a loop of its own in a thread;
-    ``await arun(...)`` avoids that.
+    ``await arun_retriever(...)`` avoids that.
 
     ``backend="ray"`` runs on Ray actors (:mod:`ranklens.capture.on_ray`): give
     ``retriever_factory=`` (each actor builds its retriever once; ``retriever`` is then
@@ -141,8 +141,8 @@ def run(
                        retry_on=retry_on, backoff=backoff, retry_failed=retry_failed,
                        config=config, fetch_k=fetch_k)  # fmt: skip
         result = run_on_ray(_queries(queries), ray_options.pop("retriever_factory", None),
-                            run, retriever=retriever, cache=cache, name=name, options=options,
-                            **ray_options)  # fmt: skip
+                            run_retriever, retriever=retriever, cache=cache, name=name,
+                            options=options, **ray_options)  # fmt: skip
         warn_at_end(result, k, key, fetch_k)
         return result
     state: dict[str, Any] = {}
@@ -191,12 +191,12 @@ def interrupted(state: Mapping[str, Any]) -> RunInterrupted:
         else f"{finished:,} of {total:,} queries had finished; nothing was saved (pass "
         "cache=PATH to make a run resumable)"
     )
-    msg = f"ranklens.run interrupted: {where}"
+    msg = f"ranklens.run_retriever interrupted: {where}"
     log.warning(msg)
     return RunInterrupted(msg)
 
 
-async def arun(
+async def arun_retriever(
     retriever: Any,
     queries: Any,
     *,

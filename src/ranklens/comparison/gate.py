@@ -41,7 +41,7 @@ from .baseline import check_fingerprint, fingerprint, found_relevant
 from .bounds import check_level
 from .compare import compare
 from .evidence import found_evidence
-from .floors import apply_confident_floors, profile_floors
+from .gate_floors import apply_confident_floors, profile_floors
 from .power_analysis import mde, queries_needed
 from .report import Report, load_report
 

@@ -8,13 +8,13 @@ from .estimate import estimate
 from .plan import LabelPlan, plan_labels
 from .ppi import Interval, classical, power_tuned_lambda, ppi
 from .quality import BiasCheck, judge_bias
-from .result import METHODS, MIN_HUMAN, Estimate
+from .result import METHODS, MIN_HUMAN, EstimateResult
 
 __all__ = [
     "METHODS",
     "MIN_HUMAN",
     "BiasCheck",
-    "Estimate",
+    "EstimateResult",
     "Interval",
     "LabelPlan",
     "classical",
@@ -24,3 +24,10 @@ __all__ = [
     "power_tuned_lambda",
     "ppi",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """0.1's names of this package (``errors.RENAMED``), with a ``DeprecationWarning``."""
+    from ..errors import renamed
+
+    return renamed(__name__, name, globals())

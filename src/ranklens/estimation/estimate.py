@@ -17,7 +17,7 @@ from ..model import Dataset, Run
 from .labels import human_labels, judge_labels, per_query, top_pairs
 from .ppi import classical, correlation, ppi
 from .quality import quality
-from .result import METHODS, MIN_HUMAN, Estimate
+from .result import METHODS, MIN_HUMAN, EstimateResult
 
 
 def _runs(runs: Any) -> dict[str, Run]:
@@ -58,7 +58,7 @@ def estimate(
     cache: str | Path | None = None,
     progress: bool | None = None,
     config: Mapping[str, Any] | None = None,
-) -> Estimate:
+) -> EstimateResult:
     """Estimate ``metrics`` of each run, and each run's difference from ``baseline``, over
     the dataset's queries, from a model judge calibrated on human labels.
 
@@ -76,7 +76,7 @@ def estimate(
     Each metric is estimated four ways (:mod:`ranklens.estimation.ppi`): ``naive`` (the
     judge alone), ``human`` (the human sample alone), ``ppi`` and ``ppi++`` (both), with
     ``confidence`` intervals of kind ``interval`` (``"t"``, or ``"z"`` as in the papers). Returns
-    an :class:`~ranklens.estimation.Estimate`, with the judge's agreement with the people
+    an :class:`~ranklens.estimation.EstimateResult`, with the judge's agreement with the people
     and every condition met (judge failures, human holes, a small sample) in its notes.
     """
     if isinstance(dataset, (str, Path)):
@@ -205,7 +205,7 @@ def estimate(
     judge_info = {"source": source, **quality(human_q, judge_q)}
     if len(members) > 1:
         judge_info["members"] = [{"source": a.source, **quality(human_q, a.qrels)} for a in members]
-    return Estimate(
+    return EstimateResult(
         rows=rows,
         runs=list(run_map),
         baseline=base,

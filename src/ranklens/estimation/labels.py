@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import InputError, RanklensWarning
 from ..evaluation import evaluate
 from ..io import coerce_qrels
-from ..judgments import Assessment, Pool, PoolPair, assess
+from ..labelling import Assessment, LabelPool, PoolPair, assess
 from ..model import Qrels, Run
 
 COMBINE = ("majority", "mean", "median")
@@ -54,7 +54,7 @@ def judge_labels(
     judge of an ensemble, ``name-<i>.jsonl``), and the grades combined per pair."""
     if combine not in COMBINE:
         raise InputError(f"combine must be one of {', '.join(COMBINE)}, got {combine!r}")
-    pool = Pool(pairs)
+    pool = LabelPool(pairs)
     out = []
     for i, j in enumerate(judges):
         log = None

@@ -77,7 +77,7 @@ def plan_labels(
 ) -> LabelPlan:
     """How many human-labelled queries an interval ``width`` wide (``hi − lo``) needs.
 
-    From a pilot :class:`~ranklens.estimation.Estimate` (its human and judge standard
+    From a pilot :class:`~ranklens.estimation.EstimateResult` (its human and judge standard
     deviations and their correlation, per run, difference and metric; ``target``/``metric``
     keep one), or from guesses: ``sd`` (of the metric per query), ``sd_judge`` (default
     ``sd``) and ``corr`` (the judge's correlation with people). ``queries``: how many

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..judgments import PoolPair, agreement, assess
-from ..judgments.pool import Pool
+from ..labelling import PoolPair, agreement, assess
+from ..labelling.pool import LabelPool
 from .ppi import z_value
 
 SEP = "\n\n"
@@ -133,7 +133,7 @@ def judge_bias(
             ("padded", p.text + SEP + filler),
         ):
             shown.append(PoolPair(p.query_id, f"{p.doc_id}\u241f{form}", {}, p.query, text))
-    a = assess(Pool(shown), judge, **assess_options)
+    a = assess(LabelPool(shown), judge, **assess_options)
     g = a.grades
 
     def shift(x: str, y: str) -> dict[str, float]:

@@ -1,4 +1,4 @@
-""":class:`Estimate`: what :func:`ranklens.estimate` found, as data (``to_dict``) that the
+""":class:`EstimateResult`: what :func:`ranklens.estimate` found, as data (``to_dict``) that the
 renderers (``estimate_text``, ``estimate_html``) and a comparison report's HTML page show."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ METHOD_NAMES = {
 
 
 @dataclass
-class Estimate:
+class EstimateResult:
     """Per run and per difference from the baseline (``rows``), each metric estimated by
     :data:`METHODS` (``{"value", "lo", "hi", "se"}``, ``lambda`` for PPI/PPI++), the
     judge's measured bias on the human sample (``judge_bias``: judge minus human) and the

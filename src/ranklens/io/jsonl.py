@@ -14,8 +14,8 @@ JSONL, one query per line:
   ``doc_id``, ``start`` and ``end`` (and optionally ``id``, ``score``, ``text``).
 
 ``qid`` and ``id`` are accepted for ``query_id``. A malformed line is an error naming the
-file, line and field. A log written by ``ranklens.run(..., cache=PATH)`` reads as a run too
-(:func:`run_from_log`: each query's last line; failed queries recorded as failures).
+file, line and field. A log written by ``ranklens.run_retriever(..., cache=PATH)`` reads as
+a run too (:func:`run_from_log`: each query's last line; failed queries recorded as failures).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def read_run_json(path: str | Path, name: str | None = None) -> Run:
 
 
 def is_run_log(path: Path) -> bool:
-    """Whether ``path`` is a log written by ``ranklens.run(..., cache=...)`` (its first
+    """Whether ``path`` is a log written by ``ranklens.run_retriever(..., cache=...)`` (its first
     line is the header holding the configuration)."""
     try:
         with open(path, "rb") as fh:

@@ -69,7 +69,7 @@ def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
     if sp is None:
         raise InputError(
             f"run {R.name!r}: span labels need each retrieved chunk's document and character "
-            "range (or its text, to find it): run the retriever with ranklens.run or the "
+            "range (or its text, to find it): run the retriever with ranklens.run_retriever or the "
             "hooks, or give Run.from_chunks(...)"
         )
     start, end = sp.start.copy(), sp.end.copy()

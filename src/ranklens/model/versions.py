@@ -151,9 +151,9 @@ class Versions:
     @classmethod
     def from_metadata(cls, data: Any, **fields: Any) -> Versions:
         """From each document's metadata: ``{doc_id: {field: value}}``, or a runner's result
-        (``ranklens.run(...)``; its ``doc_metadata()``: what each framework's hits carried,
-        LlamaIndex ``metadata``, LangChain ``metadata``, Haystack ``meta``). Name the fields
-        with ``time=``, ``group=``... as for :meth:`from_records`."""
+        (``ranklens.run_retriever(...)``; its ``doc_metadata()``: what each framework's hits
+        carried, LlamaIndex ``metadata``, LangChain ``metadata``, Haystack ``meta``). Name the
+        fields with ``time=``, ``group=``... as for :meth:`from_records`."""
         from .versions_build import from_metadata
 
         return from_metadata(cls, data, **fields)

@@ -9,7 +9,7 @@ and :func:`~.preference.interleaving_result` gives the preference with a test an
 interval. Each hit served carries ``ranklens_impression`` and ``ranklens_doc`` in its
 metadata, so feedback can name the hit itself.
 
-An :class:`Interleaving` is a retriever: ``ranklens.run`` takes it, and it is callable.
+An :class:`Interleaving` is a retriever: ``ranklens.run_retriever`` takes it, and it is callable.
 For framework retrievers, ``ranklens.interleave`` returns the framework's own kind of
 retriever (a LlamaIndex ``BaseRetriever``, a LangChain ``BaseRetriever``, a Haystack
 component), built by the framework package's adapter plugin around an Interleaving.
@@ -261,7 +261,7 @@ def interleave(a: Any, b: Any, method: str = "team-draft", **kwargs: Any) -> Any
     as :class:`Interleaving`'s). Two retrievers of one framework give that framework's
     own kind of retriever (through its package's adapter plugin); anything else (plain
     functions, adapters, a mix) gives the :class:`Interleaving`, a retriever
-    ``ranklens.run`` takes. Either way, feedback and results go through
+    ``ranklens.run_retriever`` takes. Either way, feedback and results go through
     ``.interleaving`` (the Interleaving itself has it too)."""
     core = Interleaving(a, b, method, **kwargs)
     plugin = plugin_of(a)

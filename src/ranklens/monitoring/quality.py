@@ -79,7 +79,7 @@ def judged_values(
     [(doc id, text), ...])``) the share of its hits the judge grades at least
     ``relevance_level`` (NaN when every call failed), the share the labels grade so (NaN
     unless the labels grade every hit), and the judge calls that failed."""
-    from ..judgments import Pool, PoolPair, assess
+    from ..labelling import LabelPool, PoolPair, assess
 
     pairs, owner = [], []
     for i, (query, _, hits) in enumerate(samples):
@@ -90,7 +90,7 @@ def judged_values(
     human = np.full(len(samples), np.nan)
     if not pairs:
         return judged, human, 0
-    result = assess(Pool(pairs), judge, concurrency=concurrency, timeout=timeout,
+    result = assess(LabelPool(pairs), judge, concurrency=concurrency, timeout=timeout,
                     progress=False, source="model:monitor")  # fmt: skip
     grades = result.grades
     rel: list[list[float]] = [[] for _ in samples]

@@ -1,4 +1,4 @@
-"""An estimate without full labels (:class:`~ranklens.estimation.Estimate`, as its
+"""An estimate without full labels (:class:`~ranklens.estimation.EstimateResult`, as its
 ``to_dict()``) as text and as HTML: per metric, each run and difference estimated by the
 judge alone, the people alone, PPI and PPI++, with intervals (a table and an interval
 chart), the judge's measured bias, its agreement with people per grade, and the notes."""

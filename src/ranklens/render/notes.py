@@ -162,7 +162,7 @@ def power_note(report: Report, digits: int = 3) -> Note | None:
 
 def estimate_note(report: Report, digits: int = 3) -> Note | None:
     """An estimate without full labels attached to the report (``metadata["estimate"]``,
-    :meth:`ranklens.estimation.Estimate.attach`): per run, each metric's judge-only value
+    :meth:`ranklens.estimation.EstimateResult.attach`): per run, each metric's judge-only value
     beside the calibrated PPI++ one, with intervals."""
     e = report.metadata.get("estimate") or {}
     rows = [r for r in e.get("rows", []) if r.get("kind") == "run"]

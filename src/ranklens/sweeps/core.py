@@ -66,7 +66,7 @@ def sweep(
     """Build, run and compare every configuration of ``grid``; choose honestly.
 
     ``build(**params)`` returns a retriever (a LlamaIndex, LangChain or Haystack object, a
-    :class:`~ranklens.RetrieverAdapter` or a function, as :func:`ranklens.run` takes) for
+    :class:`~ranklens.RetrieverAdapter` or a function, as :func:`ranklens.run_retriever` takes) for
     each configuration of ``grid``: a dict of lists (every combination) or a list of dicts.
     With ``query_params`` (parameters that only affect the query, such as a top-k),
     ``build`` is called once per combination of the other parameters, with those only, and
@@ -80,7 +80,7 @@ def sweep(
 
     Each configuration runs through the runner (``k``, ``key``, ``fetch_k``,
     ``concurrency``, ``timeout``, ``retries``, ``retry_on``, ``retry_failed``, ``progress``
-    as in :func:`ranklens.run`); ``cache``: the sweep folder, one run log per
+    as in :func:`ranklens.run_retriever`); ``cache``: the sweep folder, one run log per
     configuration, so an interrupted sweep resumes where it stopped (see
     :mod:`ranklens.sweeps.execute`); ``config``: facts naming what ``build`` closes over
     (``{"corpus": "v3"}``), kept in every log. ``backend="ray"``: each configuration's

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..capture import RunResult, as_retriever, key_name, run
+from ..capture import RunResult, as_retriever, key_name, run_retriever
 from ..capture.identity import fingerprint, plain
 from ..capture.log import config_diff, read_log
 from ..capture.records import Retrieval
@@ -323,7 +323,7 @@ def _run_one(
         folder.record({"type": "config", "key": cfg.key, "name": cfg.name, "build": info})
         return Outcome(cfg, None, build=info, log=log)
     if ray:
-        result = run(
+        result = run_retriever(
             None,
             queries,
             backend="ray",
@@ -366,7 +366,7 @@ def _run_one(
     )
     if info.get("error"):
         return Outcome(cfg, None, build=info, index=index, log=log)
-    result = run(adapter, queries, cache=path, name=cfg.name, config=ident, **run_options)
+    result = run_retriever(adapter, queries, cache=path, name=cfg.name, config=ident, **run_options)
     return Outcome(cfg, result, build=info, index=index, log=log)
 
 

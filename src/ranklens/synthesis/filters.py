@@ -59,14 +59,14 @@ def ambiguous_filter(
     source, among the retriever's top ``depth``, hold as large a share of the question's
     words as the source does (they could answer it as well). A question the retriever
     failed on is kept and its row says so."""
-    from ..capture import run
+    from ..capture import run_retriever
 
     live = {r.query_id: r for r in rows if r.status == "kept" and r.query_id}
     if not live:
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunFailuresWarning)
-        result = run(
+        result = run_retriever(
             retriever,
             {q: r.query or "" for q, r in live.items()},
             k=depth,

@@ -4,7 +4,7 @@ filter counted.
 
 Each passage is one runner "query" (its id the JSON of ``[doc_id, start, end]``, its text
 the passage), so concurrency, the timeout per attempt, retries with backoff and the
-resumable JSONL log come from :func:`ranklens.run`: a passage the generator answered is
+resumable JSONL log come from :func:`ranklens.run_retriever`: a passage the generator answered is
 never asked again on resume (a passage whose text changed is), and a generator that
 raises, hangs or answers junk fails that passage only, recorded with its error.
 """
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..capture import Hit, RetrieverAdapter
-from ..capture import run as run_items
+from ..capture import run_retriever as run_items
 from ..capture.identity import state_digest
 from ..capture.runner import TRANSIENT
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
@@ -117,7 +117,7 @@ def synthesize(
     (one question per line), a list of strings, ``{"question", "evidence"}`` (evidence: a
     quote of the passage) or a list of those (:mod:`ranklens.synthesis.parse`).
     ``concurrency``/``timeout``/``retries``/``retry_on``/``backoff``/``cache``/
-    ``progress``/``config``: as for :func:`ranklens.run` (``cache``: the resumable log).
+    ``progress``/``config``: as for :func:`ranklens.run_retriever` (``cache``: the resumable log).
     ``cost(output) -> float``: what one answer cost (tokens, money), summed in the result.
 
     Filters, in order, each counted in ``Synthesis.counts`` and named per row of
@@ -126,7 +126,7 @@ def synthesize(
     normalisation), ``near_duplicate`` (Jaccard of word sets ≥ ``near_duplicate``),
     ``copies_passage`` (containment of the question's word bigrams in its passage above
     ``max_overlap``; None keeps them all, the overlap still recorded), and with
-    ``retriever`` (anything :func:`ranklens.run` takes) ``ambiguous``: at least
+    ``retriever`` (anything :func:`ranklens.run_retriever` takes) ``ambiguous``: at least
     ``max_answerable`` other passages in its top ``depth`` hold as much of the question's
     words as its source does.
 

@@ -1,6 +1,6 @@
 """The Haystack adapter: :class:`HaystackRetriever` (a component or a Pipeline), hits from
 Documents (:func:`to_hit`, :func:`to_light`), :func:`run`, and :data:`PLUGIN`, registered
-in the ``ranklens.adapters`` entry-point group so that ``ranklens.run(component)`` wraps a
+in the ``ranklens.adapters`` entry-point group so that ``ranklens.run_retriever(component)`` wraps a
 retriever component (a Pipeline needs ``component=``: use :func:`run`)."""
 
 from __future__ import annotations
@@ -204,9 +204,10 @@ def run(
     name: str | None = None,
     **kwargs: Any,
 ) -> RunResult:
-    """:func:`ranklens.run` on a Haystack component or Pipeline (same keyword arguments)."""
+    """:func:`ranklens.run_retriever` on a Haystack component or Pipeline (same keyword
+    arguments)."""
     adapter = HaystackRetriever(target, component=component, name=name)
-    return ranklens.run(adapter, queries, name=name, **kwargs)
+    return ranklens.run_retriever(adapter, queries, name=name, **kwargs)
 
 
 def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:

@@ -1,6 +1,6 @@
 """The LangChain adapter: :class:`LangChainRetriever`, hits from Documents (:func:`to_hit`,
 :func:`to_light`), :func:`run`, and :data:`PLUGIN`, registered in the ``ranklens.adapters``
-entry-point group so that ``ranklens.run(retriever)`` wraps any Runnable."""
+entry-point group so that ``ranklens.run_retriever(retriever)`` wraps any Runnable."""
 
 from __future__ import annotations
 
@@ -142,8 +142,11 @@ class LangChainRetriever(RetrieverAdapter):
 
 
 def run(retriever: Runnable, queries: Any, *, name: str | None = None, **kwargs: Any) -> RunResult:
-    """:func:`ranklens.run` on a LangChain retriever or Runnable (same keyword arguments)."""
-    return ranklens.run(LangChainRetriever(retriever, name=name), queries, name=name, **kwargs)
+    """:func:`ranklens.run_retriever` on a LangChain retriever or Runnable (same keyword
+    arguments)."""
+    return ranklens.run_retriever(
+        LangChainRetriever(retriever, name=name), queries, name=name, **kwargs
+    )
 
 
 def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:

@@ -2,7 +2,7 @@
 (:mod:`.adapter`), and record live retrievals (:mod:`.hooks`).
 
 >>> import ranklens                                    # doctest: +SKIP
->>> result = ranklens.run(bm25_retriever, dataset, k=10, key="parent", cache="bm25.jsonl")
+>>> result = ranklens.run_retriever(bm25_retriever, dataset, k=10, key="parent", cache="bm25.jsonl")
 >>> result.evaluate(dataset, ["ndcg@10", "recall@10"])
 """
 

@@ -1,6 +1,6 @@
 """The LlamaIndex adapter: :class:`LlamaIndexRetriever`, hits from nodes (:func:`to_hit`,
 :func:`to_light`), :func:`run`, and :data:`PLUGIN`, registered in the ``ranklens.adapters``
-entry-point group so that ``ranklens.run(retriever)`` wraps any ``BaseRetriever``."""
+entry-point group so that ``ranklens.run_retriever(retriever)`` wraps any ``BaseRetriever``."""
 
 from __future__ import annotations
 
@@ -113,8 +113,10 @@ class LlamaIndexRetriever(RetrieverAdapter):
 def run(
     retriever: BaseRetriever, queries: Any, *, name: str | None = None, **kwargs: Any
 ) -> RunResult:
-    """:func:`ranklens.run` on a LlamaIndex retriever (same keyword arguments)."""
-    return ranklens.run(LlamaIndexRetriever(retriever, name=name), queries, name=name, **kwargs)
+    """:func:`ranklens.run_retriever` on a LlamaIndex retriever (same keyword arguments)."""
+    return ranklens.run_retriever(
+        LlamaIndexRetriever(retriever, name=name), queries, name=name, **kwargs
+    )
 
 
 def _passage_text(v: dict[str, Any]) -> str:

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ..capture import Hit, RetrieverAdapter
-from ..capture import run as run_queries
+from ..capture import run_retriever as run_queries
 from ..capture.identity import state_digest
 from ..capture.runner import TRANSIENT
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
 from ..model import Qrels
-from .pool import Pool, PoolPair
+from .pool import LabelPool, PoolPair
 
 SEP = "\n\u241e\n"  # between query and passage in the runner's text (for change detection)
 
@@ -119,7 +119,7 @@ class Assessment:
 
 
 def assess(
-    pool: Pool | Iterable[PoolPair] | str | Path,
+    pool: LabelPool | Iterable[PoolPair] | str | Path,
     judge: Callable[..., Any],
     *,
     source: str | None = None,
@@ -135,12 +135,12 @@ def assess(
 ) -> Assessment:
     """Grade every pair of ``pool`` with ``judge(query, passage) -> grade``.
 
-    ``pool``: a :class:`~ranklens.judgments.Pool` (or its JSONL file, or pairs) whose pairs
+    ``pool``: a :class:`~ranklens.labelling.Pool` (or its JSONL file, or pairs) whose pairs
     carry the query and document text. ``judge``: sync or ``async``; returns an integer
     grade (``True``/``False`` count as 1/0). ``source``: the provenance written on each
     judgment (default ``"model:<judge's name>"``). ``grades``: the allowed grades (an answer
     outside is that pair's failure). ``concurrency``/``timeout``/``retries``/``retry_on``/
-    ``backoff``/``cache``/``progress``: as for :func:`ranklens.run` (``cache`` is the
+    ``backoff``/``cache``/``progress``: as for :func:`ranklens.run_retriever` (``cache`` is the
     resumable log: judged pairs are not asked again; a judge whose code, closure values or
     settings changed refuses the old log, and ``config={...}`` names the configuration
     yourself when the judge keeps mutable state, such as a counter or a client).
@@ -148,7 +148,7 @@ def assess(
     A judge that raises, times out or answers something that is not a grade fails that
     pair only; the failures are in ``Assessment.failures`` and a warning names the first.
 
-    >>> from ranklens.judgments import pool
+    >>> from ranklens.labelling import pool
     >>> p = pool({"q": ["a"]}, {"r": {"q": ["a", "b", "c"]}}, queries={"q": "cats"},
     ...          corpus={"b": "about cats", "c": "about dogs"})
     >>> a = assess(p, lambda query, passage: query in passage, progress=False)
@@ -156,7 +156,7 @@ def assess(
     {('q', 'b'): 1, ('q', 'c'): 0}
     """
     if isinstance(pool, (str, Path)):
-        pool = Pool.from_jsonl(pool)
+        pool = LabelPool.from_jsonl(pool)
     pairs = list(pool)
     if not callable(judge):
         raise InputError(f"judge must be a callable (query, passage) -> grade, got {judge!r}")

@@ -55,7 +55,7 @@ def add_judgment_commands(sub: Any) -> None:
 
 def cmd_pool(args: argparse.Namespace) -> int:
     from ..io import read_dataset
-    from ..judgments import pool
+    from ..labelling import pool
 
     labels: Any = args.qrels
     if Path(labels).is_dir():
@@ -79,9 +79,9 @@ def cmd_pool(args: argparse.Namespace) -> int:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from ..judgments import Pool, judging_page
+    from ..labelling import LabelPool, judging_page
 
-    pool = Pool.from_jsonl(args.pool)
+    pool = LabelPool.from_jsonl(args.pool)
     grades: Any = args.grades
     if grades != "binary":
         try:
@@ -96,7 +96,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from ..judgments import agreement, read_judgments
+    from ..labelling import agreement, read_judgments
 
     a, b = read_judgments(args.first), read_judgments(args.second)
     weights = None if args.weights == "none" else args.weights

@@ -56,7 +56,7 @@ class PoolPair:
 
 
 @dataclass
-class Pool:
+class LabelPool:
     """The pairs to judge, in pool order, and what pooling saw (``info``: the depth and
     strategy, the queries pooled, the judged documents met in the top K, the pairs left out
     by the budget, the run queries without labels)."""
@@ -71,7 +71,9 @@ class Pool:
         return iter(self.pairs)
 
     def __repr__(self) -> str:
-        return f"Pool({len(self.pairs)} pairs in {len({p.query_id for p in self.pairs})} queries)"
+        return (
+            f"LabelPool({len(self.pairs)} pairs in {len({p.query_id for p in self.pairs})} queries)"
+        )
 
     def keys(self) -> list[tuple[str, str]]:
         """``(query id, document id)`` of every pair, in pool order."""
@@ -87,7 +89,7 @@ class Pool:
         return path
 
     @classmethod
-    def from_jsonl(cls, path: str | Path) -> Pool:
+    def from_jsonl(cls, path: str | Path) -> LabelPool:
         """Read a pool written by :meth:`to_jsonl` (or by hand: ``query_id`` and
         ``doc_id`` are required); a bad line is an error naming the file and line."""
         path = Path(path)
@@ -132,7 +134,7 @@ def pool(
     max_pairs: int | None = None,
     queries: Mapping[str, str] | None = None,
     corpus: Mapping[str, Any] | None = None,
-) -> Pool:
+) -> LabelPool:
     """The unjudged pairs in the top ``depth`` of any of ``runs``, for the labelled queries.
 
     ``labels``: anything :func:`ranklens.evaluate` takes, or a :class:`~ranklens.Dataset`
@@ -197,7 +199,7 @@ def pool(
                 text = _doc_text(docs, doc) or hit_text.get((qid, doc))
                 levels.append(PoolPair(qid, doc, where, texts.get(qid), text))
         level += 1
-    return Pool(
+    return LabelPool(
         levels,
         {
             "depth": depth,

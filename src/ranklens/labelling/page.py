@@ -22,14 +22,14 @@ from ..io import read_qrels
 from ..io.records import json_records
 from ..model import Qrels
 from ..text import script_json
-from .pool import Pool, PoolPair
+from .pool import LabelPool, PoolPair
 
 DEFAULT_LABELS = {0: "not relevant", 1: "related", 2: "relevant", 3: "perfect"}
 BINARY_LABELS = {0: "not relevant", 1: "relevant"}
 
 
 def judging_page(
-    pool: Pool | Iterable[PoolPair] | str | Path,
+    pool: LabelPool | Iterable[PoolPair] | str | Path,
     path: str | Path | None = None,
     *,
     grades: Iterable[int] | str = (0, 1, 2, 3),
@@ -37,7 +37,7 @@ def judging_page(
     title: str | None = None,
     source: str = "human",
 ) -> str:
-    """The judging page for ``pool`` (a Pool, its pairs, or its JSONL file) as HTML;
+    """The judging page for ``pool`` (a LabelPool, its pairs, or its JSONL file) as HTML;
     written to ``path`` when given.
 
     ``grades``: the grades offered (keys ``0``-``9``), or ``"binary"`` for 0/1;
@@ -46,7 +46,7 @@ def judging_page(
     in the browser under a key made from the pool, so a reload resumes.
     """
     if isinstance(pool, (str, Path)):
-        pool = Pool.from_jsonl(pool)
+        pool = LabelPool.from_jsonl(pool)
     pairs = list(pool)
     if grades == "binary":
         grades = (0, 1)

@@ -7,10 +7,17 @@ their provenance (:meth:`ranklens.Qrels.merge`) and re-score (:func:`rescore`)."
 from .agreement import Agreement, agreement
 from .judges import Assessment, assess
 from .page import judging_page, read_judgments
-from .pool import STRATEGIES, Pool, PoolPair, pool
+from .pool import STRATEGIES, LabelPool, PoolPair, pool
 from .rescore import Rescoring, rescore
 
 __all__ = [
-    "STRATEGIES", "Agreement", "Assessment", "Pool", "PoolPair", "Rescoring", "agreement",
+    "STRATEGIES", "Agreement", "Assessment", "LabelPool", "PoolPair", "Rescoring", "agreement",
     "assess", "judging_page", "pool", "read_judgments", "rescore",
 ]  # fmt: skip
+
+
+def __getattr__(name: str) -> object:
+    """0.1's names of this package (``errors.RENAMED``), with a ``DeprecationWarning``."""
+    from ..errors import renamed
+
+    return renamed(__name__, name, globals())
