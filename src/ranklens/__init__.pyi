@@ -1,5 +1,5 @@
 """What type checkers see of the facade: each lazily imported public name of
-``ranklens/__init__.py`` from its home (``tests/test_typing.py`` keeps this stub equal to
+``ranklens/__init__.py`` from its home (``tests/project/test_typing.py`` keeps this stub equal to
 ``_LAZY``; add a name to both)."""
 
 from .capture import AdapterPlugin as AdapterPlugin

@@ -1,5 +1,5 @@
 """The README's calls as a user's type checker sees them (checked by mypy in
-tests/test_typing.py, never imported by the suite).
+tests/project/test_typing.py, never imported by the suite).
 
 ``assert_type`` fails when a public function loses its annotations (its result would be
 ``Any``); each ``# type: ignore[...]`` marks a call the types must refuse, and mypy's

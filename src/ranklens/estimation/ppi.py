@@ -26,7 +26,7 @@ Intervals, ``interval=``:
   (``ppi_mean_ci``, ``classical_mean_ci``) to rounding;
 * ``"t"`` (default): ``θ̂ ± t_{(1+c)/2, n−1} · se`` with sample standard deviations
   (``ddof=1``): the same estimator with the usual small-sample correction. Simulated over
-  synthetic judges with known bias (tests/test_ppi.py), PPI++'s ``"z"`` interval covers
+  synthetic judges with known bias (tests/estimation/test_ppi.py), PPI++'s ``"z"`` interval covers
   about 93% at ``n = 50`` human-labelled queries, the ``"t"`` one 94-96% from ``n = 30``.
 
 ``λ̂``'s ``Cov̂`` divides by ``n`` in both, as ``ppi_py`` does.

@@ -60,7 +60,7 @@ class Family:
     ``presets`` are names that preset parameters (``ndcg_exp``: ``gain=exp``). ``values``:
     the :class:`~.params.Range` of its per-query values with non-negative gains (default:
     [0, 1], or >= 0 for a family aggregated by sum, a count), shown by ``docs/metrics.md``
-    and checked on random inputs for every family by ``tests/test_every_metric.py``.
+    and checked on random inputs for every family by ``tests/metrics/test_every_metric.py``.
     ``lower_is_better``: a rate of something unwanted (``outdated@k``): reports mark the
     lower mean as the better one.
 

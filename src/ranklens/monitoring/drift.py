@@ -20,7 +20,7 @@ independent retrievals; the family of one window's signals is corrected by Holm
   :func:`mean_test`, Welch's unequal-variance t test.
 
 The false-alarm rate of the whole family (at most ``alpha`` per window) is measured on
-simulated stationary traffic in ``tests/test_monitor_drift.py``.
+simulated stationary traffic in ``tests/monitoring/test_monitor_drift.py``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import pytest
 
 import ranklens
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 USAGE = ROOT / "tests" / "typecheck" / "readme_calls.py"
 PACKAGES = {
     "ranklens": ROOT / "src" / "ranklens",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 NOT_CODE = (
@@ -37,14 +37,14 @@ NOT_CODE = (
     "- llamaindex: evidence precision@5",  # chunking.md: the example's output (test_examples)
 )
 EXECUTED_ELSEWHERE = {
-    "architecture.md": "tests/test_architecture.py",
-    "grouped.md": "tests/test_docs.py",
+    "architecture.md": "tests/project/test_architecture.py",
+    "grouped.md": "tests/project/test_docs.py",
 }
-# the suite itself; the demo (run by tests/test_cli.py and in CI's last step)
+# the suite itself; the demo (run by tests/app/test_cli.py and in CI's last step)
 SKIPPED_COMMANDS = ("uv run pytest", "uv run ranklens demo", "ranklens demo")
 INSTALL_COMMANDS = ("python3 -m pip install uv", "python3 -m venv", "pip install ")
 """The README's first-contact lines, run for real in a fresh environment without uv by
-tests/test_first_contact.py."""
+tests/project/test_first_contact.py."""
 
 
 def blocks(page: Path) -> list[tuple[str, str]]:

@@ -269,7 +269,7 @@ def test_freshness_equals_the_brute_force(case, rule_name, unlisted, k):
 def test_rules_and_their_table_in_the_docs():
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "freshness.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "freshness.md").read_text()
     assert freshness_table() in doc
     assert get_freshness_rule("half_life=90d").amount == 90 * DAY
     assert get_freshness_rule("half-life=2w").amount == 14 * DAY

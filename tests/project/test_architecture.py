@@ -14,7 +14,7 @@ import pytest
 
 from ranklens.errors import MetricNameError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "src" / "ranklens"
 SOURCES = sorted(CORE.rglob("*.py")) + sorted(ROOT.glob("integrations/*/src/*/*.py"))
 
@@ -291,3 +291,16 @@ def test_no_public_names_differ_only_by_case():
         assert name.lower() not in seen, (name, seen.get(name.lower()))
         seen[name.lower()] = name
     assert not set(RENAMED["ranklens"]) & set(ranklens.__all__)
+
+
+def test_the_tests_mirror_the_floors():
+    """A room's tests are found from its path: ``tests/<room>/test_*.py`` for every room of
+    ``src/ranklens`` (``tests/project/`` for the whole house: docs, packaging, types); the
+    cases several rooms share stay beside them in ``tests/``."""
+    tests = ROOT / "tests"
+    rooms = {p.name for p in CORE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    for path in tests.rglob("test_*.py"):
+        folder = path.relative_to(tests).parts[0]
+        assert folder in rooms | {"project"}, f"{path.relative_to(ROOT)}: not in a room's folder"
+        assert len(path.relative_to(tests).parts) == 2, path
+    assert not list(tests.glob("test_*.py")), "tests/test_*.py: put each in its room's folder"

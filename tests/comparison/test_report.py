@@ -16,7 +16,7 @@ from ranklens.app.cli import main
 from ranklens.app.demo import demo_paths
 from ranklens.errors import InputError
 
-SNAPSHOTS = Path(__file__).parent / "snapshots"
+SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots"
 
 QRELS = {
     "q1": {"d1": 2, "d2": 1, "d3": 0},

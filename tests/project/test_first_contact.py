@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 UV = shutil.which("uv")
 
 
@@ -106,7 +106,7 @@ def test_a_fresh_clone_without_uv_reaches_the_demo_and_the_tests(tmp_path):
     shutil.copy(real_uv(), clone / ".venv" / "bin" / "uv")
     cache = subprocess.run([UV, "cache", "dir"], capture_output=True, text=True, check=True)
     env.update(UV_OFFLINE="1", UV_CACHE_DIR=cache.stdout.strip())  # offline: uv's own cache
-    tests = sh(f"{activate} && uv run pytest -q -p no:cacheprovider tests/test_specs.py",
+    tests = sh(f"{activate} && uv run pytest -q -p no:cacheprovider tests/metrics/test_specs.py",
                timeout=900)  # fmt: skip
     assert re.search(r"\d+ passed", tests.stdout), tests.stdout[-500:]
 

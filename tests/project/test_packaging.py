@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 UV = shutil.which("uv")
 pytestmark = pytest.mark.skipif(UV is None, reason="uv is the project's installer (see README)")
 

@@ -27,7 +27,7 @@ from ranklens.profiles import (
     unregister_profile,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_built_in_profiles_cover_the_use_cases_and_cite_every_number():

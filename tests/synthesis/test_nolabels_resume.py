@@ -17,7 +17,7 @@ from _nolabels_case import Recording, word_overlap
 import ranklens
 from ranklens.app.demo_data import load
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # the shared cases
 
 SYNTH = """
 import sys; sys.path.insert(0, {here!r})

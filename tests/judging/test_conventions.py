@@ -174,7 +174,7 @@ def test_docs_table_is_generated_from_the_code():
 
     from ranklens.judging.conventions import conventions_table
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "conventions.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "conventions.md").read_text()
     hint = "regenerate with: python -m ranklens.app.reference conventions"
     assert conventions_table() in doc, hint
 
@@ -183,6 +183,6 @@ def test_docs_table_is_generated_from_the_code():
 def test_docs_explain_tables_are_generated_from_the_code(metric):
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "conventions.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "conventions.md").read_text()
     text = format_explanation(explain(metric), example=True)
     assert text in doc, f"regenerate docs/conventions.md with: ranklens explain -m {metric}"

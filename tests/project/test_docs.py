@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ranklens.app.reference import metric_reference
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_metric_reference_is_generated_from_the_code():

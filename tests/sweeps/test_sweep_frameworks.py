@@ -21,7 +21,7 @@ pytest.importorskip("ranklens_llamaindex")
 pytest.importorskip("ranklens_langchain")
 pytest.importorskip("ranklens_haystack")
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]  # the shared cases
 
 CHILD = textwrap.dedent(
     """

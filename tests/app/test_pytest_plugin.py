@@ -16,7 +16,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ci_gate"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ci_gate"
 
 
 @pytest.fixture

@@ -259,7 +259,7 @@ def test_to_run_without_ids_says_how_to_pass_them():
 @pytest.mark.parametrize("framework", ["llamaindex", "langchain", "haystack"])
 def test_framework_retriever_identity_is_stable_across_processes(framework):
     pytest.importorskip(f"ranklens_{framework}")
-    script = Path(__file__).with_name("_retriever_identity.py")
+    script = Path(__file__).resolve().parents[1] / "_retriever_identity.py"
 
     def digest(top_k):
         out = subprocess.run(

@@ -345,7 +345,7 @@ def test_the_rules_table_in_the_docs_is_generated_from_the_code():
 
     from ranklens.judging.overlap import rules_table
 
-    page = Path(__file__).resolve().parents[1] / "docs" / "spans.md"
+    page = Path(__file__).resolve().parents[2] / "docs" / "spans.md"
     assert rules_table() in page.read_text()
 
 
