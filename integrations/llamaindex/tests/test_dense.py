@@ -70,7 +70,11 @@ class MiniLM(BaseEmbedding):
 
 
 def test_dense_against_bm25(assert_equals_trec_eval, model, scifact_slice, tmp_path, request):
-    cache = request.config.cache.mkdir("ranklens-minilm-vectors")
+    if getattr(request.config, "cache", None) is not None:
+        cache = request.config.cache.mkdir("ranklens-minilm-vectors")
+    else:  # -p no:cacheprovider: vectors for this run only
+        cache = tmp_path / "minilm-vectors"
+        cache.mkdir()
     nodes = [TextNode(id_=d, text=v["text"]) for d, v in scifact_slice.corpus.items() if v["text"]]
     assert len(nodes) <= 300
     embed = MiniLM(model, cache)
