@@ -19,7 +19,7 @@ from ..io.files import BOM, open_binary
 from ..io.scan import line_blocks, scan
 from ..io.trec import read_trec_run
 from ..model import Run
-from ..model.ids import PAD, hash_slices
+from ..model.idbytes import PAD, hash_slices
 
 SHARDS_MAX = 256
 """Shard files at most when an ungrouped file is partitioned."""

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ..model.ids import PAD, DocIds, fixed_words, gather_packed, hash_slices
+from ..model.idbytes import PAD, fixed_words, gather_packed, hash_slices
+from ..model.ids import DocIds
 from ..model.vocab import BadIdError, encode
 from .files import BOM, open_binary, read_errors
 

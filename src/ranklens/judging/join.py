@@ -148,7 +148,7 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
     m_q = qrow_q[dm.qrows].astype(np.int64)
     m_unit = qrow_unit[dm.qrows]
     m_grade = qrow_g[dm.qrows]
-    at = np.arange(len(ev), dtype=np.int64)  # each ranked row's position
+    at = None  # each ranked row's position, when ties move rows
     ties = None
     tied = (0, 0)
     if R.scored and conv.ordering != "given":
@@ -160,10 +160,12 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         if opts.ties == "expected":
             _expected_ties_allowed(Q, conv)
             ties = tie_runs(ev, pairs, first_row)
-    m_rank = at[dm.m_row] - first_row[m_q] + 1
-    is_rep = np.zeros(len(ev), dtype=bool)
-    is_rep[repeat_rows] = True
-    m_repeat = is_rep[dm.m_row]
+    m_rank = (dm.m_row if at is None else at[dm.m_row]) - first_row[m_q] + 1
+    m_repeat = np.zeros(len(dm.m_row), dtype=bool)
+    if len(repeat_rows):
+        is_rep = np.zeros(len(ev), dtype=bool)
+        is_rep[repeat_rows] = True
+        m_repeat = is_rep[dm.m_row]
     return Join(
         query_ids=Q.query_ids[eval_q],
         missing=~present[eval_q],
@@ -174,7 +176,7 @@ def join_columnar(Q: Qrels, R: Run, opts: JudgeOptions) -> Join:
         m_grade=m_grade,
         m_repeat=m_repeat,
         rep_q=ev[repeat_rows].astype(np.int64),
-        rep_rank=at[repeat_rows] - first_row[ev[repeat_rows]] + 1,
+        rep_rank=(repeat_rows if at is None else at[repeat_rows]) - first_row[ev[repeat_rows]] + 1,
         unit_q=unit_q,
         unit_g=unit_g,
         doc_q=doc_q,
@@ -236,7 +238,8 @@ def tie_counts(q: np.ndarray, tied: np.ndarray) -> tuple[int, int]:
     member = np.zeros(len(q), dtype=bool)
     member[1:] |= tied
     member[:-1] |= tied
-    return int(member.sum()), len(np.unique(q[member]))
+    # each query's rows are one block: its members are consecutive
+    return int(member.sum()), int(seg.run_starts(q[member]).sum())
 
 
 def extreme_tie_positions(
