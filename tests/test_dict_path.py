@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 import ranklens
 from ranklens import Qrels, Run
 from ranklens.errors import InputError
+from ranklens.judging import JudgeOptions
+from ranklens.judging.dicts import join_dicts
 
 METRICS = [
     "P@3", "recall@5", "map", "map@3", "ndcg@5", "ndcg", "rr", "rprec", "bpref", "err@5",
@@ -141,6 +143,11 @@ def test_every_form_equals_interned_columns(c, opts):
         return
     want = outcome(Q, R, **opts)
     assert outcome(qrels, run, **opts) == want
+    ids = [*qrels, *run, *(d for h in [*run.values(), *qrels.values()] for d in h)]
+    if all(type(h) is dict for h in run.values()) and want[0] != "error" and not any(
+        "\0" in x for x in ids
+    ):  # a run of dicts is joined on its own dicts
+        assert join_dicts(qrels, run, JudgeOptions.build(**opts)) is not None
     assert outcome(Qrels.from_dict(qrels), Run.from_dict(run), **opts) == want
     assert outcome(Qrels.from_dict(qrels), R, **opts) == want  # packed labels, codes
     assert outcome(Q, Run.from_dict(run), **opts) == want

@@ -35,9 +35,10 @@ the judged documents retrieved, not to the length of the run.
 Layout: :mod:`.conventions` (the switches and presets), :mod:`.options` (options and
 counts), :mod:`.join` and :mod:`.docmatch` (matching a run with its qrels: one columnar join
 for every input form, Python dicts and lists read into columns with their ids kept as
-bytes by :mod:`ranklens.model.mappings`), :mod:`.build` (the arrays), :mod:`.judged`
-(:class:`Judged` and its per-level :class:`LevelView`). Imports the io floor (to read
-paths) and the model below it.
+bytes by :mod:`ranklens.model.mappings`; a run of ``{doc: score}`` dicts is joined on its
+own dicts instead, :mod:`.dicts`, in a fraction of the memory), :mod:`.build` (the
+arrays), :mod:`.judged` (:class:`Judged` and its per-level :class:`LevelView`). Imports the
+io floor (to read paths) and the model below it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from ..model import QrelsLike, RunLike
 from .build import build, condensed_pair, filled_pair
 from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
+from .dicts import join_dicts
 from .join import Join, join_columnar
 from .judged import Judged, LevelView
 from .options import JudgeCounts, JudgeOptions, counts_notes
@@ -75,7 +77,9 @@ def judge(
     paused = gc.isenabled()
     gc.disable()
     try:
-        joined = join_columnar(coerce_qrels(qrels), coerce_run(run), opts)
+        joined = join_dicts(qrels, run, opts)
+        if joined is None:
+            joined = join_columnar(coerce_qrels(qrels), coerce_run(run), opts)
         if opts.judged_only:
             joined = condense(joined)
         return build(joined, opts)

@@ -1,0 +1,321 @@
+"""The join for the commonest Python input, a run of ``{query: {doc: score}}`` dicts, done on
+the run's own dicts (see :func:`join_dicts`).
+
+A run given as dicts is already a hash table per query, so each labelled document is
+looked up in it directly instead of packing and hashing every retrieved id for the columnar
+join of :mod:`.join` (which would hold several times the run in arrays); a label's rank is
+then counted from the query's scores. Everything the columnar path would refuse or convert
+(an id that is not a string, an empty id, a score that is not a finite number, labels with a
+repeated document, grouped labels, ids with a zero character) makes this path step aside
+(None), so both paths give the same numbers and errors: ``tests/test_dict_path.py`` checks
+them equal to the last bit.
+"""
+
+from __future__ import annotations
+
+from itertools import chain, islice, repeat
+from typing import Any
+
+import numpy as np
+
+from ..model.mappings import query_codes
+from .join import Join
+from .options import JudgeOptions
+
+
+def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
+    """The :class:`~.join.Join` of ``{query: {doc: grade}}`` or ``{query: [doc, ...]}``
+    labels with a ``{query: {doc: score}}`` run (dicts, string ids), ranked trec_eval's way
+    (score descending, ties by id descending, or in input order under ``ties="input"``);
+    None for anything else, which the columnar join reads (see the module docstring)."""
+    conv = opts.convention
+    if (
+        conv.ordering != "score"
+        or opts.ties not in ("trec", "input")
+        or type(run) is not dict
+        or not isinstance(qrels, dict)
+    ):
+        return None
+    r_vals = list(run.values())
+    if not all(type(v) is dict for v in r_vals) or not _valid_keys(run, r_vals):
+        return None
+    labels = _labels(qrels)
+    if labels is None:
+        return None
+    qids, q_vals, q_lens, grades = labels
+    raw = list(chain.from_iterable(map(dict.values, r_vals)))
+    scores = np.array(raw) if raw else np.zeros(0)
+    del raw
+    if scores.dtype.kind not in "iuf":
+        return None  # the columnar path checks every score and names a bad one
+    scores = scores.astype(np.float64, copy=False)
+    if not np.isfinite(scores).all():
+        return None
+    if opts.score_precision == "float32":
+        scores = scores.astype(np.float32).astype(np.float64)
+
+    # --- queries: the labels' ids, in the columnar path's order -------------------------
+    present_all = np.fromiter(map(run.__contains__, qids), dtype=bool, count=len(qids))
+    keep = present_all.copy() if conv.missing == "skip" else np.ones(len(qids), dtype=bool)
+    no_rel_ids: list[str] = []
+    if conv.no_relevant == "skip":
+        has_rel = np.zeros(len(qids), dtype=bool)
+        has_rel[np.repeat(np.arange(len(qids)), q_lens)[grades >= opts.relevance_level]] = True
+        no_rel_ids = [q for q, k, h in zip(qids, keep.tolist(), has_rel.tolist()) if k and not h]
+        keep &= has_rel
+    eval_at = np.flatnonzero(keep)
+    n_q = len(eval_at)
+    if n_q == 0:
+        return None  # nothing to evaluate: the columnar join says why
+    eval_ids = [qids[i] for i in eval_at.tolist()]
+
+    # --- the run's rows: each query's segment of the flat scores -------------------------
+    r_lens = np.fromiter(map(len, r_vals), dtype=np.int64, count=len(r_vals))
+    r_off = np.zeros(len(r_vals) + 1, dtype=np.int64)
+    np.cumsum(r_lens, out=r_off[1:])
+    slot = dict(zip(run, range(len(r_vals))))  # run query -> its segment
+    ev_seg = np.fromiter(map(slot.get, eval_ids, repeat(-1)), np.int64, count=n_q)
+    there = ev_seg >= 0
+    lens = np.zeros(n_q, dtype=np.int64)
+    seg_start = np.zeros(n_q, dtype=np.int64)
+    lens[there] = r_lens[ev_seg[there]]
+    seg_start[there] = r_off[ev_seg[there]]
+    ranked, unsorted = _ranked_scores(scores, r_off)  # each segment descending
+
+    # --- labels of evaluated queries, looked up in the run's dicts ----------------------
+    pos_q = np.full(len(qids), -1, dtype=np.int64)
+    pos_q[eval_at] = np.arange(n_q)
+    row_q = np.repeat(pos_q, q_lens)
+    sel = row_q >= 0
+    empty: dict[str, Any] = {}
+    found = np.fromiter(
+        chain.from_iterable(
+            map(run.get(q, empty).get, lab, repeat(np.nan)) for q, lab in zip(qids, q_vals)
+        ),
+        dtype=np.float64,
+        count=len(grades),
+    )
+    if opts.score_precision == "float32":
+        found = found.astype(np.float32).astype(np.float64)
+    sel &= ~np.isnan(found)
+    h_rows = np.flatnonzero(sel)
+    h_q = row_q[h_rows]
+    s = found[h_rows]
+    del found
+    start, length = seg_start[h_q], lens[h_q]
+    above = _count_above(ranked, start, length, s)  # scores > s
+    tied = _tied(ranked, start + above, start + length, s)  # scores == s (at least 1)
+    rank = above + 1
+    at = np.flatnonzero(tied > 1)
+    if len(at):
+        moved = _tie_places(run, eval_ids, q_vals, scores, r_off, ev_seg, unsorted,
+                            h_rows[at], h_q[at], above[at], tied[at], s[at], opts.ties)  # fmt: skip
+        if moved is None:
+            return None
+        rank[at] += moved
+
+    # --- ties among the evaluated queries' documents, for the notes ----------------------
+    evaluated = np.zeros(len(r_vals), dtype=bool)
+    evaluated[ev_seg[there]] = True
+    tied_docs, tie_queries = _tie_counts(ranked, r_off, evaluated)
+    del ranked
+
+    labelled = row_q >= 0
+    unit_q, unit_g = row_q[labelled], grades[labelled]
+    return Join(
+        query_ids=_objects(eval_ids),
+        missing=~present_all[eval_at],
+        lens=lens,
+        m_q=h_q,
+        m_rank=rank,
+        m_unit=np.cumsum(labelled)[h_rows] - 1,
+        m_grade=grades[h_rows],
+        m_repeat=np.zeros(len(h_rows), dtype=bool),
+        rep_q=np.zeros(0, dtype=np.int64),
+        rep_rank=np.zeros(0, dtype=np.int64),
+        unit_q=unit_q,
+        unit_g=unit_g,
+        doc_q=unit_q,
+        doc_label=unit_g,
+        n_gt_ids=np.bincount(unit_q[unit_g > 0], minlength=n_q),
+        missing_ids=[q for q, p in zip(qids, present_all.tolist()) if not p],
+        ignored_ids=_sorted_ids([q for q in run if q not in qrels]),
+        no_rel_ids=no_rel_ids,
+        dropped=0,
+        kept_dups=0,
+        run_name="run",
+        max_grade=int(grades.max()) if len(grades) else 0,
+        tied_docs=tied_docs,
+        tie_queries=tie_queries,
+    )
+
+
+def _valid_keys(run: dict[Any, Any], r_vals: list[dict[Any, Any]]) -> bool:
+    """Whether the run's query ids and document ids are all non-empty strings with no zero
+    character (what the columnar path takes as they are and orders alike). Joining each
+    query's ids into one string checks every one of them in C, each query's ids while
+    they are in the cache."""
+    if not all(map(isinstance, run, repeat(str))) or "" in run:
+        return False
+    if any(map(dict.__contains__, r_vals, repeat(""))):
+        return False
+    try:
+        return not any(map(str.__contains__, map("".join, r_vals), repeat("\0")))
+    except TypeError:
+        return False
+
+
+def _sorted_ids(ids: list[Any]) -> list[Any]:
+    """``ids`` in the order the columnar path sorts query ids (a stable numpy sort)."""
+    if not ids:
+        return ids
+    return [ids[i] for i in np.argsort(np.array(ids, dtype=str), kind="stable").tolist()]
+
+
+def _objects(ids: list[Any]) -> np.ndarray:
+    out = np.empty(len(ids), dtype=object)
+    out[:] = ids
+    return out
+
+
+def _labels(qrels: dict[Any, Any]) -> tuple[list[Any], list[Any], np.ndarray, np.ndarray] | None:
+    """``(query ids sorted, their labels, labels per query, grades)`` of ``{query: {doc:
+    grade}}`` or ``{query: [doc, ...]}`` (grade 1) with string ids and integer grades, no
+    document twice in a query; None for anything else."""
+    coded = query_codes(qrels)
+    if coded is None:
+        return None
+    qids = coded[1].tolist()
+    values = list(map(qrels.__getitem__, qids))
+    dicts = all(type(v) is dict for v in values)
+    if not dicts and set(map(type, values)) - {list, tuple}:
+        return None  # a mix of forms, other containers: the columnar path
+    try:  # every id a string (grouped labels are lists of lists), none with a zero
+        if any(map(str.__contains__, map("".join, values), repeat("\0"))):
+            return None
+    except TypeError:
+        return None
+    q_lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    if dicts:
+        if any(map(dict.__contains__, values, repeat(""))):
+            return None
+        raw = list(chain.from_iterable(map(dict.values, values)))
+        grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
+        if grades.dtype.kind not in "iub":
+            return None
+    else:
+        if any("" in v or len(set(v)) < len(v) for v in values):
+            return None  # an empty id, a document listed twice: the columnar path names it
+        grades = np.ones(int(q_lens.sum()), dtype=np.int64)
+    return qids, values, q_lens, grades.astype(np.int64)
+
+
+def _ranked_scores(scores: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, set[int]]:
+    """Each query's scores (``scores[off[i]:off[i + 1]]``) sorted descending, and the
+    queries that were not so already (most runs are: then nothing moves)."""
+    up = np.flatnonzero(scores[1:] > scores[:-1]) + 1  # a score above the one before it
+    if len(up):
+        up = up[~np.isin(up, off)]  # ... in the same query
+    if not len(up):
+        return scores, set()
+    seg = np.unique(np.searchsorted(off, up, side="right") - 1)
+    starts, sizes = off[seg], off[seg + 1] - off[seg]
+    width = int(sizes.max())
+    col = np.arange(width)[None, :] < sizes[:, None]
+    rows = (starts[:, None] + np.arange(width)[None, :])[col]
+    mat = np.full((len(seg), width), np.inf)
+    mat[col] = -scores[rows]
+    mat.sort(axis=1)
+    out = scores.copy()
+    out[rows] = -mat[col]
+    return out, set(seg.tolist())
+
+
+def _count_above(
+    ranked: np.ndarray, start: np.ndarray, length: np.ndarray, s: np.ndarray
+) -> np.ndarray:
+    """In the descending segments ``ranked[start:start + length]``, the number of entries
+    above ``s``: a vectorised binary search over all segments at once, one step per bit of
+    the longest segment."""
+    count = np.zeros(len(s), dtype=np.int64)
+    if not len(s):
+        return count
+    step = 1 << (int(length.max()).bit_length() - 1)
+    while step:
+        cand = count + step
+        ok = cand <= length
+        np.minimum(cand, length, out=cand)
+        cand += start
+        cand -= 1
+        ok &= ranked[cand] > s
+        count[ok] += step
+        step >>= 1
+    return count
+
+
+def _tied(ranked: np.ndarray, first: np.ndarray, end: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The number of entries equal to ``s`` from ``first`` (where ``s`` stands in its
+    descending segment) up to ``end``: one step per further tie (most runs of ties are
+    two)."""
+    tied = np.ones(len(s), dtype=np.int64)
+    live = np.flatnonzero(first + 1 < end)
+    while len(live):
+        nxt = first[live] + tied[live]
+        same = ranked[np.minimum(nxt, len(ranked) - 1)] == s[live]
+        same &= nxt < end[live]
+        live = live[same]
+        tied[live] += 1
+    return tied
+
+
+def _tie_counts(ranked: np.ndarray, off: np.ndarray, evaluated: np.ndarray) -> tuple[int, int]:
+    """(documents, queries) in runs of equal scores among the ``evaluated`` queries'
+    (``ranked[off[i]:off[i + 1]]``, each descending), as :func:`~.join.tie_counts` counts
+    them."""
+    if len(ranked) < 2:
+        return 0, 0
+    pair = ranked[1:] == ranked[:-1]
+    bounds = off[1:-1]
+    pair[bounds[(bounds > 0) & (bounds < len(ranked))] - 1] = False  # not across two queries
+    pair &= np.repeat(evaluated, np.diff(off))[1:]
+    if not pair.any():
+        return 0, 0
+    member = np.zeros(len(ranked), dtype=bool)
+    member[1:] |= pair
+    member[:-1] |= pair
+    seg = np.searchsorted(off, np.flatnonzero(member), side="right") - 1
+    return int(member.sum()), len(np.unique(seg))
+
+
+def _tie_places(
+    run: dict[Any, Any], eval_ids: list[Any], q_vals: list[Any], scores: np.ndarray,
+    r_off: np.ndarray, ev_seg: np.ndarray, unsorted: set[int], rows: np.ndarray,
+    hq: np.ndarray, above: np.ndarray, tied: np.ndarray, s: np.ndarray, ties: str,
+) -> np.ndarray | None:  # fmt: skip
+    """For labelled documents tied with others in score (label rows ``rows``): how many of
+    their tied documents rank before them (ids greater, trec_eval's order; or earlier in
+    the dict under ``ties="input"``)."""
+    seg = ev_seg[hq]
+    dicts = list(map(run.__getitem__, map(eval_ids.__getitem__, hq.tolist())))
+    in_order = ~np.isin(seg, np.fromiter(unsorted, np.int64, len(unsorted)))
+    groups: list[list[Any]] = [[]] * len(rows)
+    at = np.flatnonzero(in_order)  # a query in score order: its ties are consecutive
+    for i, g in zip(at.tolist(), map(list, map(islice, (dicts[i] for i in at.tolist()),
+                                                above[at].tolist(),
+                                                (above[at] + tied[at]).tolist()))):  # fmt: skip
+        groups[i] = g
+    for i in np.flatnonzero(~in_order).tolist():  # elsewhere: wherever their score is
+        lo, hi = r_off[seg[i]], r_off[seg[i] + 1]
+        keys = list(dicts[i])
+        groups[i] = [keys[j] for j in np.flatnonzero(scores[lo:hi] == s[i]).tolist()]
+    labelled = list(chain.from_iterable(q_vals))
+    docs = [labelled[r] for r in rows.tolist()]
+    del labelled
+    sizes = np.fromiter(map(len, groups), np.int64, len(groups))
+    flat = list(chain.from_iterable(groups))
+    if ties == "trec":
+        mine = chain.from_iterable(map(repeat, docs, sizes.tolist()))
+        above_me = np.fromiter(map(str.__gt__, flat, mine), dtype=bool, count=len(flat))
+        first = np.cumsum(sizes) - sizes
+        return np.add.reduceat(above_me, first).astype(np.int64) if len(flat) else sizes * 0
+    return np.fromiter(map(list.index, groups, docs), np.int64, len(groups))
