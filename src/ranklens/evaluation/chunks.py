@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io.files import BOM, open_binary
-from ..io.scan import line_blocks, scan
+from ..io.scan import line_blocks, read_into, scan
 from ..io.trec import read_trec_run
 from ..model import Run
 from ..model.idbytes import PAD, hash_slices
@@ -25,33 +25,45 @@ SHARDS_MAX = 256
 """Shard files at most when an ungrouped file is partitioned."""
 
 
-def query_chunks(path: Path, size: Any) -> Iterator[tuple[bytes, int]]:
+def query_chunks(path: Path, size: Any) -> Iterator[tuple[memoryview, int]]:
     """``(bytes, number of the chunk's first line)``: the file in chunks of whole lines of
     at least ``size()`` bytes (asked before each read), each cut where a query's lines end
-    (a query longer than a chunk stays whole)."""
+    (a query longer than a chunk stays whole). Each chunk is a view of a buffer the file is
+    read into in place (only the last query's lines are copied, to the next)."""
     line_no = 1
     rest = b""
     first = True
     with open_binary(path) as fh:
         while True:
             want = size()
-            block = fh.read(want)
-            data = rest + block
-            if first:
-                first = False
-                if data.startswith(BOM):
-                    data = data[len(BOM) :]
-            if len(block) < want:  # the end of the file: the rest is one chunk
-                if data.strip():
-                    yield (data if data.endswith(b"\n") else data + b"\n"), line_no
+            buf = bytearray(len(rest) + want + 1)  # + 1: room for a last line feed
+            buf[: len(rest)] = rest
+            end = len(rest) + read_into(fh, memoryview(buf)[len(rest) : len(rest) + want])
+            lo = len(BOM) if first and buf.startswith(BOM) else 0
+            first = False
+            if end < len(rest) + want:  # the end of the file: the rest is one chunk
+                if _has_content(buf, lo, end):
+                    if buf[end - 1] != 10:
+                        buf[end] = 10
+                        end += 1
+                    yield memoryview(buf)[lo:end], line_no
                 return
-            cut = last_query_start(data)
-            if cut <= 0:  # one query so far: read on
-                rest = data
+            cut = last_query_start(buf, lo, end)
+            if cut <= lo:  # one query so far: read on
+                rest = bytes(buf[lo:end])
                 continue
-            chunk, rest = data[:cut], data[cut:]
-            yield chunk, line_no
-            line_no += chunk.count(b"\n")
+            rest = bytes(buf[cut:end])
+            yield memoryview(buf)[lo:cut], line_no
+            line_no += buf.count(b"\n", lo, cut)
+
+
+def _has_content(buf: bytearray, lo: int, end: int) -> bool:
+    """Whether ``buf[lo:end]`` holds more than whitespace (looked at without a copy)."""
+    if end <= lo:
+        return False
+    if not bytes(buf[lo : min(end, lo + 4096)]).isspace():
+        return True
+    return not bool(WHITESPACE[np.frombuffer(buf, np.uint8, end - lo, lo)].all())
 
 
 def query_id_of(line: bytes) -> bytes:
@@ -59,21 +71,23 @@ def query_id_of(line: bytes) -> bytes:
     return parts[0] if parts else b""
 
 
-def last_query_start(data: bytes) -> int:
-    """Where the lines of the last query of ``data`` begin (whole lines only: a partial last
-    line belongs to that query or a later one); 0 when ``data`` holds one query."""
-    end = data.rfind(b"\n")
-    if end < 0:
-        return 0
-    start = data.rfind(b"\n", 0, end) + 1
-    last = query_id_of(data[start:end])
-    while start > 0:
-        prev = data.rfind(b"\n", 0, start - 1) + 1
-        line = data[prev : start - 1]
+def last_query_start(data: Any, lo: int = 0, end: int | None = None) -> int:
+    """Where the lines of the last query of ``data[lo:end]`` begin (whole lines only: a
+    partial last line belongs to that query or a later one); ``lo`` when it holds one
+    query."""
+    stop = data.rfind(b"\n", lo, len(data) if end is None else end)
+    if stop < lo:
+        return lo
+    start = data.rfind(b"\n", lo, stop) + 1 or lo
+    start = max(start, lo)
+    last = query_id_of(bytes(data[start:stop]))
+    while start > lo:
+        prev = max(data.rfind(b"\n", lo, start - 1) + 1, lo)
+        line = bytes(data[prev : start - 1])
         if line.strip() and not line.lstrip().startswith(b"#") and query_id_of(line) != last:
             return start
         start = prev
-    return 0
+    return lo
 
 
 def consecutive(keys: np.ndarray, distinct: int | None = None) -> bool:
@@ -254,4 +268,5 @@ def file_blocks(path: Path, size: int) -> Iterator[bytes]:
     """The file in blocks of whole lines of about ``size`` bytes (:func:`line_blocks`: a
     BOM dropped, the last line ended)."""
     with open_binary(path) as fh:
-        yield from line_blocks(fh, size)
+        for block in line_blocks(fh, size):
+            yield bytes(block)

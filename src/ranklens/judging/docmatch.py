@@ -203,7 +203,8 @@ def _sorted_blocks(
 def _has_repeat(table: np.ndarray, pbits: int) -> bool:
     """Whether some block of the sorted ``table`` (:func:`_sorted_blocks`) holds one key
     twice."""
-    same = (table[1:] >> pbits) == (table[:-1] >> pbits)
+    same = np.bitwise_xor(table[1:], table[:-1])  # the key bits agree: only position bits
+    same = same < (1 << pbits)
     if not same.any():
         return False
     pad = (1 << pbits) - 1  # a padded cell's position bits

@@ -353,6 +353,8 @@ def first_repeat(group: np.ndarray, docs: DocIds) -> tuple[int, int] | None:
             key = None
     else:
         key = None
+    if key is None and _no_repeat_in_rows(group, docs.hashes()):
+        return None
     if key is None:
         hb = 63 - max(int(group.max()).bit_length(), 1) - max(int(n).bit_length(), 1)
         if hb < 16:  # too few bits left for a useful hash: intern
@@ -372,3 +374,24 @@ def first_repeat(group: np.ndarray, docs: DocIds) -> tuple[int, int] | None:
         if first != r:
             return first, r
     return None
+
+
+def _no_repeat_in_rows(group: np.ndarray, h: np.ndarray) -> bool:
+    """True when no group holds one hash twice, found by sorting each group's hashes as a
+    row of a matrix (far faster than one sort of all rows); False when some may (or the
+    groups do not come in order, or are too ragged for a matrix): the exact search
+    decides."""
+    n = len(group)
+    if bool((group[1:] < group[:-1]).any()):
+        return False
+    starts = np.flatnonzero(run_starts(group))
+    sizes = np.diff(np.append(starts, n))
+    width = int(sizes.max())
+    if len(starts) * width > 2 * n + 4096:
+        return False
+    mat = np.full((len(starts), width), np.iinfo(np.uint64).max, dtype=np.uint64)
+    mat[np.repeat(np.arange(len(starts)), sizes), np.arange(n) - np.repeat(starts, sizes)] = h
+    mat.sort(axis=1)
+    same = mat[:, 1:] == mat[:, :-1]
+    same &= np.arange(1, width)[None, :] < sizes[:, None]  # not the padding
+    return not bool(same.any())

@@ -31,7 +31,7 @@ from ..errors import DuplicateDocumentError, InputError
 from .ids import DocIds, HoldsDocIds, first_repeat
 from .labels import check_grade, group_columns, subtopic_columns
 from .mappings import label_columns
-from .segments import repeats, sorted_with_rows
+from .segments import blocks_in_order, repeats, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
 QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
@@ -180,7 +180,9 @@ class Qrels(HoldsDocIds):
         query; ids stay strings until something needs codes. ``unique``: no document can
         be labelled twice in a query (a dict's keys), so that is not checked."""
         if len(qcode) > 1 and np.any(qcode[1:] < qcode[:-1]):
-            order = sorted_with_rows(qcode.astype(np.int64))[1]
+            order = blocks_in_order(qcode)
+            if order is None:  # a query's rows in several places: one stable sort
+                order = sorted_with_rows(qcode.astype(np.int64))[1]
             qcode, docs, grades = qcode[order], docs.take(order), grades[order]
         dup = None if unique else first_repeat(qcode, docs)
         if dup is not None:
