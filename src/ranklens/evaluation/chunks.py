@@ -163,21 +163,39 @@ def query_shards(files: list[Path], folder: Path, size: int) -> Iterator[Path]:
     ``size`` bytes (each holding whole queries), yielded one at a time and deleted after."""
     total = sum(f.stat().st_size for f in files)
     n = shard_count(total, size)
-    outs = [(folder / f"shard-{i:03d}.run").open("wb") for i in range(n)]
+    partition(files, folder, n, size)
+    for i in range(n):
+        shard = folder / f"shard-{i:03d}.run"
+        if shard.stat().st_size:
+            yield shard
+        shard.unlink()
+
+
+def partition(files: list[Path], folder: Path, n: int, size: int = 1 << 26,
+              name: str | None = None) -> list[Path]:  # fmt: skip
+    """The files' lines (whole lines of a TREC run or qrels file, the query id first) in
+    ``n`` shard files ``folder/shard-NNN.run`` (or ``folder/NNN/name``, so that a shard
+    reads under the file's own name) by a hash of the query id (:func:`bucket_lines`: a
+    file of labels and a run partitioned alike put each query's labels and lines in shards
+    of the same number); read in blocks of about ``size`` bytes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"shard-{i:03d}.run" if name is None else folder / f"{i:03d}" / name
+             for i in range(n)]  # fmt: skip
+    for p in paths:
+        p.parent.mkdir(exist_ok=True)
+    outs = [p.open("wb") for p in paths]
     try:
         block = max(min(size // 2, 1 << 28), 1 << 20)  # fewer blocks: fewer runs per query
-        for data in (d for f in files for d in file_blocks(f, block)):
+        # blocks cut where a query's lines end: a grouped file gives grouped shards
+        blocks = (bytes(d) for f in files for d, _ in query_chunks(f, lambda: block))
+        for data in blocks:
             for out, part in zip(outs, bucket_lines(data, n)):
                 if part:
                     out.write(part)
     finally:
         for out in outs:
             out.close()
-    for i in range(n):
-        shard = folder / f"shard-{i:03d}.run"
-        if shard.stat().st_size:
-            yield shard
-        shard.unlink()
+    return paths
 
 
 WHITESPACE = np.zeros(256, dtype=bool)
