@@ -20,6 +20,7 @@ from ..io import coerce_qrels
 from ..judging import JudgeCounts, JudgeOptions, judge
 from ..model import Qrels, QrelsLike, Run
 from ..model import segments as seg
+from ..model.vocab import sort_order
 from . import Evaluation, MetricsLike, versioned_metrics
 from .sources import chunks, shards
 
@@ -110,6 +111,7 @@ class Plan:
     chunk_options: JudgeOptions
     top_grade: int
     size: int
+    work: int = 1 << 30  # the bytes a chunk's judging may hold (size times what a byte costs)
 
 
 @dataclass
@@ -147,7 +149,7 @@ def plan(
     per_byte = RUN_BYTES + LABEL_ROW_BYTES * labels_per_byte
     size = min(max(int(left // per_byte), MIN_CHUNK), largest)
     chunk_opts = replace(opts, convention=replace(opts.convention, missing="skip"))
-    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size)
+    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size, int(size * per_byte))
 
 
 def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None = None,
@@ -219,16 +221,31 @@ def settle(p: Plan, part: Partial, name: str) -> tuple[list[Any], JudgeCounts]:
     absent = [str(q) for q in Q.query_ids if str(q) not in part.seen]
     pieces = list(part.pieces)
     missing_counts = JudgeCounts()
+    missing_counts = [JudgeCounts()]
     if absent and opts.missing == "zero":
         placeholder = Run.from_dict({_unused_id(Q, part.seen): ["-"]}, name=name)
-        judged = judge(_labels_of(Q, p.q_str, np.array(absent)), placeholder, opts)
-        judged.max_grade = p.top_grade
-        ev = Evaluation.from_judged(judged, p.metrics)
-        pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
-        missing_counts = replace(judged.counts, queries_ignored=0, ignored_ids=[])
+        # in batches of labels as large as a chunk's judging may hold
+        for batch in _label_batches(Q, p.q_str, absent, max(p.work // LABEL_ROW_BYTES, 4096)):
+            judged = judge(_labels_of(Q, p.q_str, batch), placeholder, opts)
+            judged.max_grade = p.top_grade
+            ev = Evaluation.from_judged(judged, p.metrics)
+            pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
+            missing_counts.append(replace(judged.counts, queries_ignored=0, ignored_ids=[]))
+            del judged, ev
+            release_memory()
     elif absent:
-        missing_counts = JudgeCounts(queries_missing=len(absent), missing_ids=absent)
-    return pieces, merge_counts([*part.counts, missing_counts])
+        missing_counts = [JudgeCounts(queries_missing=len(absent), missing_ids=absent)]
+    return pieces, merge_counts([*part.counts, *missing_counts])
+
+
+def _label_batches(Q: Qrels, q_str: np.ndarray, ids: list[str], rows: int) -> list[np.ndarray]:
+    """``ids`` (labelled queries) in batches whose labels hold about ``rows`` rows."""
+    want = np.array(ids, dtype=object)
+    at = np.minimum(np.searchsorted(q_str, want.astype(str)), max(len(q_str) - 1, 0))
+    per_q = np.bincount(Q.q, minlength=len(q_str))[at]
+    batch = np.cumsum(per_q) // max(rows, 1)
+    cuts = np.flatnonzero(np.diff(batch)) + 1
+    return np.split(want, cuts)
 
 
 def assemble(
@@ -243,7 +260,7 @@ def assemble(
             "missing queries are skipped"
         )
     qids = np.concatenate([q for q, _ in pieces])
-    order = np.argsort(qids.astype(str), kind="stable")
+    order = sort_order(qids)
     values = {mt.name: np.concatenate([v[mt.name] for _, v in pieces])[order] for mt in metrics}
     summary = _Summary(qids[order], replace(total, queries_evaluated=len(qids)), options,
                        path.name)  # fmt: skip

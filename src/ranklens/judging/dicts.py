@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..model.mappings import query_codes
+from ..model.vocab import sort_order
 from .join import Join
 from .options import JudgeOptions
 
@@ -166,10 +167,8 @@ def _valid_keys(run: dict[Any, Any], r_vals: list[dict[Any, Any]]) -> bool:
 
 
 def _sorted_ids(ids: list[Any]) -> list[Any]:
-    """``ids`` in the order the columnar path sorts query ids (a stable numpy sort)."""
-    if not ids:
-        return ids
-    return [ids[i] for i in np.argsort(np.array(ids, dtype=str), kind="stable").tolist()]
+    """``ids`` in the order the columnar path sorts query ids."""
+    return [ids[i] for i in sort_order(ids).tolist()] if ids else ids
 
 
 def _objects(ids: list[Any]) -> np.ndarray:
@@ -297,19 +296,15 @@ def _tie_places(
     the dict under ``ties="input"``)."""
     seg = ev_seg[hq]
     dicts = list(map(run.__getitem__, map(eval_ids.__getitem__, hq.tolist())))
-    in_order = ~np.isin(seg, np.fromiter(unsorted, np.int64, len(unsorted)))
-    groups: list[list[Any]] = [[]] * len(rows)
-    at = np.flatnonzero(in_order)  # a query in score order: its ties are consecutive
-    for i, g in zip(at.tolist(), map(list, map(islice, (dicts[i] for i in at.tolist()),
-                                                above[at].tolist(),
-                                                (above[at] + tied[at]).tolist()))):  # fmt: skip
-        groups[i] = g
-    for i in np.flatnonzero(~in_order).tolist():  # elsewhere: wherever their score is
-        lo, hi = r_off[seg[i]], r_off[seg[i] + 1]
-        keys = list(dicts[i])
-        groups[i] = [keys[j] for j in np.flatnonzero(scores[lo:hi] == s[i]).tolist()]
+    # a query in score order: its ties are consecutive, sliced in C
+    groups = list(map(list, map(islice, dicts, above.tolist(), (above + tied).tolist())))
+    if unsorted:  # elsewhere: the tied documents are wherever their score is
+        for i in np.flatnonzero(np.isin(seg, list(unsorted))).tolist():
+            lo, hi = r_off[seg[i]], r_off[seg[i] + 1]
+            keys = list(dicts[i])
+            groups[i] = [keys[j] for j in np.flatnonzero(scores[lo:hi] == s[i]).tolist()]
     labelled = list(chain.from_iterable(q_vals))
-    docs = [labelled[r] for r in rows.tolist()]
+    docs = list(map(labelled.__getitem__, rows.tolist()))
     del labelled
     sizes = np.fromiter(map(len, groups), np.int64, len(groups))
     flat = list(chain.from_iterable(groups))

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .ids import DocIds
-from .vocab import encode
+from .vocab import sort_order
 
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
@@ -32,14 +32,12 @@ _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 def query_codes(mapping: Mapping[Any, Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """``(code of each key, the keys sorted, an object array)`` of a mapping whose keys
     are all non-empty strings, sorted as :func:`~ranklens.model.vocab.encode` sorts them
-    (one numpy sort); else None (the general path converts integers and names bad ids)."""
+    (:func:`~ranklens.model.vocab.sort_order`); else None (the general path converts
+    integers and names bad ids)."""
     keys = list(mapping)
     if not keys or not all(map(isinstance, keys, repeat(str))) or "" in mapping:
         return None
-    if max(map(len, keys)) * len(keys) > 1 << 26:  # a fixed-width copy would be too large
-        codes, vocab = encode(keys)
-        return codes.astype(np.int64), vocab
-    order = np.argsort(np.array(keys, dtype=str), kind="stable")
+    order = sort_order(keys)
     codes = np.empty(len(keys), dtype=np.int64)
     codes[order] = np.arange(len(keys))
     vocab = np.empty(len(keys), dtype=object)
