@@ -1,5 +1,6 @@
 """Where ranklens' time goes, phase by phase, in CPU seconds (``time.process_time``: both
-reader threads counted; a fair measure on a machine shared with other work), on the data
+reader threads counted; a fair measure on a machine shared with other work; the cyclic
+collector paused as ``judge`` pauses it), on the data
 of ``_realistic.py`` (``msmarco/deep``): the best of ``--reps`` repetitions after a
 warm-up, each phase timed on its own.
 
@@ -35,10 +36,15 @@ def best(phases: list[dict[str, float]]) -> dict[str, float]:
 
 
 def timed(out: dict[str, float], name: str, fn):
+    """``fn()`` timed, with the cyclic collector paused as ``judge`` pauses it."""
     gc.collect()
-    t = time.process_time()
-    got = fn()
-    out[name] = time.process_time() - t
+    gc.disable()
+    try:
+        t = time.process_time()
+        got = fn()
+        out[name] = time.process_time() - t
+    finally:
+        gc.enable()
     return got
 
 

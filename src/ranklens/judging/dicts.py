@@ -296,8 +296,19 @@ def _tie_places(
     the dict under ``ties="input"``)."""
     seg = ev_seg[hq]
     dicts = list(map(run.__getitem__, map(eval_ids.__getitem__, hq.tolist())))
-    # a query in score order: its ties are consecutive, sliced in C
-    groups = list(map(list, map(islice, dicts, above.tolist(), (above + tied).tolist())))
+    # a query in score order: its ties are consecutive, sliced in C from the nearer end
+    n = np.fromiter(map(len, dicts), np.int64, len(dicts))
+    back = above + tied > n // 2
+    groups: list[Any] = [None] * len(dicts)
+    front, end = np.flatnonzero(~back), np.flatnonzero(back)
+    lo, hi = above[front].tolist(), (above + tied)[front].tolist()
+    sliced = map(islice, map(dicts.__getitem__, front.tolist()), lo, hi)
+    for i, g in zip(front.tolist(), map(list, sliced)):
+        groups[i] = g
+    lo, hi = (n - above - tied)[end].tolist(), (n - above)[end].tolist()
+    sliced = map(islice, map(reversed, map(dicts.__getitem__, end.tolist())), lo, hi)
+    for i, g in zip(end.tolist(), map(list, sliced)):
+        groups[i] = g[::-1]
     if unsorted:  # elsewhere: the tied documents are wherever their score is
         for i in np.flatnonzero(np.isin(seg, list(unsorted))).tolist():
             lo, hi = r_off[seg[i]], r_off[seg[i] + 1]
