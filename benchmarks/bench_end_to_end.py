@@ -12,7 +12,8 @@ line says how many distinct document ids the run holds and how deep the labels a
 
 Metric set: P@10, recall@100, reciprocal rank, MAP, nDCG@10, nDCG@100 (each tool's own
 spelling). Phases, each timed in a worker process of its own (which also gives peak
-memory), wall time and CPU time (``time.process_time``: both threads when ranklens reads
+memory: the worker's resident size at its highest once the inputs are loaded), wall time
+and CPU time (``time.process_time``: both threads when ranklens reads
 on two; a fair measure on a machine shared with other work):
 
   (a) files   from TREC files to means
@@ -103,6 +104,10 @@ def work(tool: str, phase: str, n: int, depth: int, reps: int, scenario: str) ->
     if phase == "forms":
         other = form_of(run, tool.split(":")[1])
         del run
+
+    # peak memory from here on (the inputs loaded, the form made): VmHWM reset to now
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
 
     def timed(fn):  # one repetition: wall and CPU time
         t, c = time.perf_counter(), time.process_time()

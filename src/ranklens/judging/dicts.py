@@ -6,13 +6,14 @@ looked up in it directly instead of packing and hashing every retrieved id for t
 join of :mod:`.join` (which would hold several times the run in arrays); a label's rank is
 then counted from the query's scores. Everything the columnar path would refuse or convert
 (an id that is not a string, an empty id, a score that is not a finite number, labels with a
-repeated document, grouped labels, ids with a zero character) makes this path step aside
+repeated document, grouped labels) makes this path step aside
 (None), so both paths give the same numbers and errors: ``tests/test_dict_path.py`` checks
 them equal to the last bit.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from itertools import chain, islice, repeat
 from typing import Any
 
@@ -152,18 +153,18 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
 
 
 def _valid_keys(run: dict[Any, Any], r_vals: list[dict[Any, Any]]) -> bool:
-    """Whether the run's query ids and document ids are all non-empty strings with no zero
-    character (what the columnar path takes as they are and orders alike). Joining each
-    query's ids into one string checks every one of them in C, each query's ids while
-    they are in the cache."""
+    """Whether the run's query ids and document ids are all non-empty strings (what the
+    columnar path takes as they are). Joining each query's ids into one string checks every
+    one of them in C, each query's ids while they are in the cache."""
     if not all(map(isinstance, run, repeat(str))) or "" in run:
         return False
     if any(map(dict.__contains__, r_vals, repeat(""))):
         return False
     try:
-        return not any(map(str.__contains__, map("".join, r_vals), repeat("\0")))
+        deque(map("".join, r_vals), 0)
     except TypeError:
         return False
+    return True
 
 
 def _sorted_ids(ids: list[Any]) -> list[Any]:
@@ -189,9 +190,8 @@ def _labels(qrels: dict[Any, Any]) -> tuple[list[Any], list[Any], np.ndarray, np
     dicts = all(type(v) is dict for v in values)
     if not dicts and set(map(type, values)) - {list, tuple}:
         return None  # a mix of forms, other containers: the columnar path
-    try:  # every id a string (grouped labels are lists of lists), none with a zero
-        if any(map(str.__contains__, map("".join, values), repeat("\0"))):
-            return None
+    try:  # every id a string (grouped labels are lists of lists)
+        deque(map("".join, values), 0)
     except TypeError:
         return None
     q_lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
