@@ -20,6 +20,7 @@ from ranklens import Qrels, Run
 from ranklens.errors import InputError
 from ranklens.judging import JudgeOptions
 from ranklens.judging.dicts import join_dicts
+from ranklens.model import native as native_mod
 
 METRICS = [
     "P@3", "recall@5", "map", "map@3", "ndcg@5", "ndcg", "rr", "rprec", "bpref", "err@5",
@@ -132,9 +133,25 @@ OPTIONS = st.fixed_dictionaries({
 })  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case(), OPTIONS)
-def test_every_form_equals_interned_columns(c, opts):
+@pytest.fixture(params=["C", "numpy"])
+def reader(request, monkeypatch):
+    """The dict join both ways: with the compiled helpers (ranklens-native, when built)
+    and with numpy alone."""
+    if request.param == "C":
+        if native_mod.NATIVE is None:
+            pytest.skip("ranklens-native is not built here (no C compiler)")
+    else:
+        monkeypatch.setattr(native_mod, "NATIVE", None)
+    return request.param
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(c=case(), opts=OPTIONS)
+def test_every_form_equals_interned_columns(reader, c, opts):
     qrels, run = c
     try:
         Q, R = interned(qrels, run)
@@ -243,3 +260,44 @@ def test_a_large_run_of_each_form_is_read_without_interning():
     for m in ("map", "ndcg@10", "P@5"):
         assert a[m] == b[m]
         assert not math.isnan(c[m])
+
+
+def test_the_c_helpers_read_what_numpy_reads_and_leave_the_rest():
+    """The compiled helpers give numpy's values for plain ids, ints and floats, and None
+    (the numpy path decides) for anything else: bools, numpy scalars, ints past 64 bits,
+    str subclasses, empty or non-UTF-8 ids, other containers, hits that are not pairs."""
+    native = native_mod.NATIVE
+    if native is None:
+        pytest.skip("ranklens-native is not built here (no C compiler)")
+
+    class Sub(str):
+        pass
+
+    got = native.run_scores([{"a": 1.5, "b": 2, "c": -(2**62)}, {}, {"d": float("nan")}])
+    assert np.array_equal(np.frombuffer(got), [1.5, 2.0, float(-(2**62)), np.nan], equal_nan=True)
+    for odd in ({"a": True}, {"a": np.float64(1.0)}, {"a": 2**64}, {"a": "1"}, {1: 1.0},
+                {Sub("a"): 1.0}, {"": 1.0}):  # fmt: skip
+        assert native.run_scores([odd]) is None, odd
+    assert native.run_scores([{"a": 1.0}, [("b", 1.0)]]) is None  # not a dict
+    run = {"q": {"a": 3.0, "b": 1}}
+    got = native.lookups(run, ["q", "x"], [{"a": 1, "z": 2}, ["a"]], 3)
+    assert np.array_equal(np.frombuffer(got), [3.0, np.nan, np.nan], equal_nan=True)
+    assert native.lookups(run, ["q"], [[1]], 1) is None  # an integer id: the columns convert it
+    assert native.lookups(run, ["q"], [["a"]], 2) is None  # not the count asked
+    grades = native.label_grades([{"a": 2, "b": True, "c": -1}])
+    assert np.frombuffer(grades, np.int64).tolist() == [2, 1, -1]
+    body, lens, nul = native.pack_ids([["x"], ("a\nb",)], 1, 2)
+    assert (body, np.frombuffer(lens, np.int32).tolist(), nul) == (b"xa\nb" + bytes(8), [1, 3],
+                                                                   False)  # fmt: skip
+    body, lens, nul = native.pack_ids([{"ab": 1, "é": 2}], 0, 2)
+    assert body == "abé".encode() + bytes(8) and nul is False
+    assert native.pack_ids([[("q\0", 1.0)]], 2, 1)[2] is True
+    for odd in ([[""]], [[1]], [["\ud800"]], [[Sub("a")]], [{"a": 1}]):
+        assert native.pack_ids(odd, 1, 1) is None, odd
+    assert native.pack_ids([["a"]], 1, 2) is None  # not the count asked
+    scores = native.pair_scores([[("a", 1.5), ["b", 2]], ()])
+    assert np.frombuffer(scores).tolist() == [1.5, 2.0]
+    for odd in ([[("a", True)]], [[("a",)]], [[("a", 1.0, 2)]], [["a"]], [[("a", "1")]]):
+        assert native.pair_scores(odd) is None, odd
+    for odd in ({"a": 1.0}, {"a": np.int64(1)}, {"a": 2**63}):
+        assert native.label_grades([odd]) is None, odd

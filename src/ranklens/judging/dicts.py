@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model import native as compiled
 from ..model.mappings import query_codes
 from ..model.vocab import sort_order
 from .join import Join
@@ -39,18 +40,24 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     ):
         return None
     r_vals = list(run.values())
-    if not all(type(v) is dict for v in r_vals) or not _valid_keys(run, r_vals):
+    if not all(map(isinstance, run, repeat(str))) or "" in run:
         return None
-    labels = _labels(qrels)
+    native = compiled.NATIVE
+    scores = _native_scores(native, r_vals)  # every id and score checked in C, when built
+    if scores is None:
+        native = None  # something the C helpers do not read: the numpy path throughout
+        if not all(type(v) is dict for v in r_vals) or not _valid_docs(r_vals):
+            return None
+        raw = list(chain.from_iterable(map(dict.values, r_vals)))
+        scores = np.array(raw) if raw else np.zeros(0)
+        del raw
+        if scores.dtype.kind not in "iuf":
+            return None  # the columnar path checks every score and names a bad one
+        scores = scores.astype(np.float64, copy=False)
+    labels = _labels(qrels, native)
     if labels is None:
         return None
     qids, q_vals, q_lens, grades = labels
-    raw = list(chain.from_iterable(map(dict.values, r_vals)))
-    scores = np.array(raw) if raw else np.zeros(0)
-    del raw
-    if scores.dtype.kind not in "iuf":
-        return None  # the columnar path checks every score and names a bad one
-    scores = scores.astype(np.float64, copy=False)
     if not np.isfinite(scores).all():
         return None
     if opts.score_precision == "float32":
@@ -89,14 +96,20 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     pos_q[eval_at] = np.arange(n_q)
     row_q = np.repeat(pos_q, q_lens)
     sel = row_q >= 0
-    empty: dict[str, Any] = {}
-    found = np.fromiter(
-        chain.from_iterable(
-            map(run.get(q, empty).get, lab, repeat(np.nan)) for q, lab in zip(qids, q_vals)
-        ),
-        dtype=np.float64,
-        count=len(grades),
-    )
+    if native is not None:  # looked up in C (each labelled id checked there)
+        got = native.lookups(run, qids, q_vals, len(grades))
+        if got is None:
+            return None
+        found = np.frombuffer(got, dtype=np.float64)
+    else:
+        empty: dict[str, Any] = {}
+        found = np.fromiter(
+            chain.from_iterable(
+                map(run.get(q, empty).get, lab, repeat(np.nan)) for q, lab in zip(qids, q_vals)
+            ),
+            dtype=np.float64,
+            count=len(grades),
+        )
     if opts.score_precision == "float32":
         found = found.astype(np.float32).astype(np.float64)
     sel &= ~np.isnan(found)
@@ -111,7 +124,8 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     at = np.flatnonzero(tied > 1)
     if len(at):
         moved = _tie_places(run, eval_ids, q_vals, scores, r_off, ev_seg, unsorted,
-                            h_rows[at], h_q[at], above[at], tied[at], s[at], opts.ties)  # fmt: skip
+                            h_rows[at], h_q[at], above[at], tied[at], s[at], opts.ties,
+                            native)  # fmt: skip
         if moved is None:
             return None
         rank[at] += moved
@@ -152,12 +166,10 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     )
 
 
-def _valid_keys(run: dict[Any, Any], r_vals: list[dict[Any, Any]]) -> bool:
-    """Whether the run's query ids and document ids are all non-empty strings (what the
-    columnar path takes as they are). Joining each query's ids into one string checks every
-    one of them in C, each query's ids while they are in the cache."""
-    if not all(map(isinstance, run, repeat(str))) or "" in run:
-        return False
+def _valid_docs(r_vals: list[dict[Any, Any]]) -> bool:
+    """Whether the run's document ids are all non-empty strings (what the columnar path
+    takes as they are). Joining each query's ids into one string checks every one of them
+    in C, each query's ids while they are in the cache."""
     if any(map(dict.__contains__, r_vals, repeat(""))):
         return False
     try:
@@ -165,6 +177,15 @@ def _valid_keys(run: dict[Any, Any], r_vals: list[dict[Any, Any]]) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _native_scores(native: Any, r_vals: list[Any]) -> np.ndarray | None:
+    """Every score of the run's dicts read in C (ids checked too), or None when the C
+    helpers are not built or leave the run to numpy."""
+    if native is None:
+        return None
+    got = native.run_scores(r_vals)
+    return None if got is None else np.frombuffer(got, dtype=np.float64)
 
 
 def _sorted_ids(ids: list[Any]) -> list[Any]:
@@ -178,10 +199,13 @@ def _objects(ids: list[Any]) -> np.ndarray:
     return out
 
 
-def _labels(qrels: dict[Any, Any]) -> tuple[list[Any], list[Any], np.ndarray, np.ndarray] | None:
+def _labels(
+    qrels: dict[Any, Any], native: Any = None
+) -> tuple[list[Any], list[Any], np.ndarray, np.ndarray] | None:
     """``(query ids sorted, their labels, labels per query, grades)`` of ``{query: {doc:
     grade}}`` or ``{query: [doc, ...]}`` (grade 1) with string ids and integer grades, no
-    document twice in a query; None for anything else."""
+    document twice in a query; None for anything else. With the C helpers (``native``),
+    the grades are read and the ids checked in C (the ids as they are looked up)."""
     coded = query_codes(qrels)
     if coded is None:
         return None
@@ -190,21 +214,29 @@ def _labels(qrels: dict[Any, Any]) -> tuple[list[Any], list[Any], np.ndarray, np
     dicts = all(type(v) is dict for v in values)
     if not dicts and set(map(type, values)) - {list, tuple}:
         return None  # a mix of forms, other containers: the columnar path
-    try:  # every id a string (grouped labels are lists of lists)
-        deque(map("".join, values), 0)
-    except TypeError:
-        return None
+    if native is None:
+        try:  # every id a string (grouped labels are lists of lists)
+            deque(map("".join, values), 0)
+        except TypeError:
+            return None
     q_lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     if dicts:
         if any(map(dict.__contains__, values, repeat(""))):
             return None
-        raw = list(chain.from_iterable(map(dict.values, values)))
-        grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
-        if grades.dtype.kind not in "iub":
-            return None
+        got = None if native is None else native.label_grades(values)
+        if got is not None:
+            grades = np.frombuffer(got, dtype=np.int64)
+        else:
+            raw = list(chain.from_iterable(map(dict.values, values)))
+            grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
+            if grades.dtype.kind not in "iub":
+                return None
     else:
-        if any("" in v or len(set(v)) < len(v) for v in values):
-            return None  # an empty id, a document listed twice: the columnar path names it
+        try:
+            if any("" in v or len(set(v)) < len(v) for v in values):
+                return None  # an empty id, a document listed twice: the columnar path names it
+        except TypeError:  # an unhashable id (groups are lists of lists)
+            return None
         grades = np.ones(int(q_lens.sum()), dtype=np.int64)
     return qids, values, q_lens, grades.astype(np.int64)
 
@@ -290,12 +322,21 @@ def _tie_places(
     run: dict[Any, Any], eval_ids: list[Any], q_vals: list[Any], scores: np.ndarray,
     r_off: np.ndarray, ev_seg: np.ndarray, unsorted: set[int], rows: np.ndarray,
     hq: np.ndarray, above: np.ndarray, tied: np.ndarray, s: np.ndarray, ties: str,
+    native: Any = None,
 ) -> np.ndarray | None:  # fmt: skip
     """For labelled documents tied with others in score (label rows ``rows``): how many of
     their tied documents rank before them (ids greater, trec_eval's order; or earlier in
     the dict under ``ties="input"``)."""
     seg = ev_seg[hq]
     dicts = list(map(run.__getitem__, map(eval_ids.__getitem__, hq.tolist())))
+    labelled = list(chain.from_iterable(q_vals))
+    docs = list(map(labelled.__getitem__, rows.tolist()))
+    del labelled
+    if native is not None and not unsorted:  # counted in C, the entries before not read
+        got = native.tie_places(dicts, above.astype(np.int64), tied.astype(np.int64), docs,
+                                ties == "trec")  # fmt: skip
+        if got is not None:
+            return np.frombuffer(got, dtype=np.int64)
     # a query in score order: its ties are consecutive, sliced in C from the nearer end
     n = np.fromiter(map(len, dicts), np.int64, len(dicts))
     back = above + tied > n // 2
@@ -314,9 +355,6 @@ def _tie_places(
             lo, hi = r_off[seg[i]], r_off[seg[i] + 1]
             keys = list(dicts[i])
             groups[i] = [keys[j] for j in np.flatnonzero(scores[lo:hi] == s[i]).tolist()]
-    labelled = list(chain.from_iterable(q_vals))
-    docs = list(map(labelled.__getitem__, rows.tolist()))
-    del labelled
     sizes = np.fromiter(map(len, groups), np.int64, len(groups))
     flat = list(chain.from_iterable(groups))
     if ties == "trec":

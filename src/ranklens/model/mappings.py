@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import native as compiled
 from .ids import DocIds
 from .vocab import sort_order
 
@@ -45,9 +46,25 @@ def query_codes(mapping: Mapping[Any, Any]) -> tuple[np.ndarray, np.ndarray] | N
     return codes, vocab[order]
 
 
-def _packed(groups: list[Any], n: int) -> DocIds | None:
+DICT_KEYS, ITEMS, FIRST_ITEMS = 0, 1, 2
+"""What :func:`_packed` reads of each group: a dict's keys, a list's items, its pairs' ids."""
+
+
+def _packed(groups: list[Any], n: int, kind: int = ITEMS) -> DocIds | None:
     """The ids of the non-empty ``groups`` (each query's documents), ``n`` in all, as
-    packed bytes; None when one is not a non-empty string."""
+    packed bytes (``kind``: what each group holds); None when one is not a non-empty
+    string. The compiled helpers copy the bytes straight from each string; else the
+    groups are joined with newlines and encoded once."""
+    native = compiled.NATIVE
+    got = None if native is None else native.pack_ids(groups, kind, n)
+    if got is not None:
+        body, lens, nul = got
+        length = np.frombuffer(lens, dtype=np.int32)
+        start = np.zeros(len(length), dtype=np.int64)
+        np.cumsum(length[:-1], out=start[1:])
+        return DocIds.slices(np.frombuffer(body, np.uint8), start, length, nul, len(body) - 8)
+    if kind == FIRST_ITEMS:
+        groups = [list(map(_FIRST, v)) for v in groups]
     try:
         packed = DocIds.from_groups(groups, n)
         if packed is None:  # an id holds a newline
@@ -73,6 +90,12 @@ def _plain_numbers(values: Any) -> bool:
         t in (float, int, bool) or issubclass(t, (np.integer, np.floating))
         for t in set(map(type, values))
     )
+
+
+def _native_pair_scores(values: list[Any]) -> bytes | None:
+    """The pairs' scores read in C (each hit checked to be a pair), or None."""
+    native = compiled.NATIVE
+    return None if native is None else native.pair_scores(values)
 
 
 def _forms(values: list[Any]) -> list[str] | None:
@@ -115,9 +138,17 @@ def run_columns(
     except TypeError:
         return None
     n = int(lens.sum())
+    scores: np.ndarray | None = None
+    raw: list[Any] | None = None
+    native = None
+    if forms is not None and "pairs" in forms and set(forms) <= {"pairs", "empty"}:
+        native = _native_pair_scores(values)  # every hit a pair, every score plain: in C
     if forms is None:
-        docs = _packed([v for v in values if v], n)
-        raw: list[Any] | None = list(chain.from_iterable(map(dict.values, values)))
+        docs = _packed([v for v in values if v], n, DICT_KEYS)
+        raw = list(chain.from_iterable(map(dict.values, values)))
+    elif native is not None:
+        docs = _packed([v for v in values if v], n, FIRST_ITEMS)
+        scores = np.frombuffer(native, dtype=np.float64)
     else:
         pairs = [v for v, f in zip(values, forms) if f == "pairs"]
         hits = list(chain.from_iterable(pairs))
@@ -136,7 +167,6 @@ def run_columns(
             return None  # mixed forms' scores are checked one by one there
     if docs is None:
         return None
-    scores = None
     if raw is not None:
         scores = _numbers(raw, "iuf")
         if scores is None:
@@ -162,7 +192,7 @@ def label_columns(
     if not dicts and set(map(type, values)) - {list, tuple}:
         return None  # a mix of forms, or other containers: the general path
     lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-    docs = _packed([v for v in values if v], int(lens.sum()))
+    docs = _packed([v for v in values if v], int(lens.sum()), DICT_KEYS if dicts else ITEMS)
     if docs is None:
         return None  # integer ids, groups (lists of lists), a bad id
     if dicts:
