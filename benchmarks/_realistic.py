@@ -208,6 +208,12 @@ def paths(n: int, depth: int, scenario: str = "msmarco/deep") -> tuple[Path, Pat
     return qp, rp
 
 
+def ensure_dicts(n: int, depth: int, scenario: str = "msmarco/deep") -> None:
+    """Write :func:`dicts`' cache file if it is not there (without keeping the dicts)."""
+    if not (DATA / f"dicts_{_slug(n, depth, scenario)}.pickle").exists():
+        dicts(n, depth, scenario)
+
+
 def dicts(n: int, depth: int, scenario: str = "msmarco/deep") -> tuple[dict, dict]:
     """The same qrels and run as ``{q: {doc: grade}}`` and ``{q: {doc: score}}`` (cached)."""
     DATA.mkdir(parents=True, exist_ok=True)

@@ -2,26 +2,35 @@
 
     uv run python benchmarks/bench_end_to_end.py            # headline scenario, all sizes
     uv run python benchmarks/bench_end_to_end.py --quick    # 1k x 100 and 10k x 100 only
+    uv run python benchmarks/bench_end_to_end.py --issue    # the rows of issue 38
     uv run python benchmarks/bench_end_to_end.py --scenarios beir/sparse,small/deep \
-        --sizes 10000x100,100000x100 --phases files,dicts
+        --sizes 10000x100,100000x100 --phases files,dicts,forms
 
 Data: ``_realistic.py`` (the headline scenario is ``msmarco/deep``: MS MARCO-like numeric ids
-from an 8.8M space, TREC-style deep judgments; see that module for the others).
+from an 8.8M space, TREC-style deep judgments; see that module for the others). Each size's
+line says how many distinct document ids the run holds and how deep the labels are.
 
 Metric set: P@10, recall@100, reciprocal rank, MAP, nDCG@10, nDCG@100 (each tool's own
-spelling). Phases, each timed as the median of several repetitions in a worker process of
-its own (which also gives peak memory):
+spelling). Phases, each timed in a worker process of its own (which also gives peak
+memory: the worker's resident size at its highest once the inputs are loaded), wall time
+and CPU time (``time.process_time``: both threads when ranklens reads
+on two; a fair measure on a machine shared with other work):
 
   (a) files   from TREC files to means
   (b) dicts   from Python dicts to means (ranx twice: through Qrels/Run objects, and its
               fastest path, evaluate() on plain dicts)
-  (c) reeval  re-evaluating ready objects (ranklens: judged arrays; pytrec_eval: its
+  (c) forms   ranklens from the other in-memory forms of the same run, labels as dicts:
+              ranked lists ``{q: [doc, ...]}``, ``{q: [(doc, score), ...]}``, a runner's
+              ``RunResult`` and a pandas DataFrame (query_id, doc_id, score); each against
+              pytrec_eval from dicts and ranklens from files
+  (d) reeval  re-evaluating ready objects (ranklens: judged arrays; pytrec_eval: its
               evaluator's evaluate(); ranx: evaluate on built Qrels/Run)
-  (d) fresh   a whole fresh process at 10k x 100: import, load files, evaluate, exit
+  (e) fresh   a whole fresh process at 10k x 100: import, load files, evaluate, exit
 
 Before timing, the three tools' per-query values are compared (ranx gets the run with ties
-already broken the trec_eval way, as ranx's own tie order is arbitrary): a disagreement
-stops the benchmark.
+already broken the trec_eval way, as ranx's own tie order is arbitrary), and every form's
+means must equal the dicts' means: a disagreement stops the benchmark. The run ends with
+the issue's table: each row's ratios by wall and by CPU time, side by side.
 """
 
 from __future__ import annotations
@@ -36,13 +45,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _realistic import SCENARIOS, dicts, paths
+from _realistic import SCENARIOS, dicts, ensure_dicts, paths
 
 RANKLENS = ["P@10", "recall@100", "recip_rank", "map", "ndcg@10", "ndcg@100"]
 PYTREC = ["P_10", "recall_100", "recip_rank", "map", "ndcg_cut_10", "ndcg_cut_100"]
 RANX = ["precision@10", "recall@100", "mrr", "map", "ndcg@10", "ndcg@100"]
 SIZES = [(1_000, 100), (10_000, 100), (100_000, 100), (7_000, 1_000)]
+ISSUE_SIZES = [(10_000, 100), (100_000, 100), (7_000, 1_000)]
 HEADLINE = "msmarco/deep"
+FORMS = ("lists", "pairs", "runresult", "frame")
 
 
 # ----------------------------------------------------------------------------- workers
@@ -52,88 +63,128 @@ def _pytrec_means(per_query: dict) -> dict:
     return {m: float(np.mean([v[m] for v in per_query.values()])) for m in PYTREC}
 
 
+def form_of(run: dict, form: str):
+    """The run in another in-memory form, ranked as the dicts rank it (ties by id, as
+    trec_eval breaks them), so that every form gives the dicts' numbers."""
+    import ranklens
+
+    ranked = ranklens.Run.from_dict(run).to_lists()
+    if form == "lists":
+        return ranked
+    if form == "pairs":
+        return {q: [(d, run[q][d]) for d in docs] for q, docs in ranked.items()}
+    if form == "runresult":
+        from ranklens.capture import RunResult
+        from ranklens.capture.records import Retrieval
+
+        records = [Retrieval(q, "", doc_ids=docs, scores=[run[q][d] for d in docs])
+                   for q, docs in ranked.items()]  # fmt: skip
+        return RunResult(records, "bm25", {})
+    if form == "frame":
+        import numpy as np
+        import pandas as pd
+
+        lens = [len(h) for h in run.values()]
+        return pd.DataFrame({
+            "query_id": np.repeat(np.array(list(run), dtype=object), lens),
+            "doc_id": [d for h in run.values() for d in h],
+            "score": [s for h in run.values() for s in h.values()],
+        })  # fmt: skip
+    raise ValueError(form)
+
+
 def work(tool: str, phase: str, n: int, depth: int, reps: int, scenario: str) -> dict:
-    """Time one tool in one phase (runs inside a fresh worker process)."""
+    """Time one tool in one phase (runs inside a fresh worker process): wall and CPU."""
     qp, rp = paths(n, depth, scenario)
     times: list[float] = []
+    cpu: list[float] = []
     means: dict = {}
-    if phase == "dicts":
+    if phase in ("dicts", "forms"):
         qrels, run = dicts(n, depth, scenario)
-    if tool == "ranklens":
+    if phase == "forms":
+        other = form_of(run, tool.split(":")[1])
+        del run
+
+    # peak memory from here on (the inputs loaded, the form made): VmHWM reset to now
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+
+    def timed(fn):  # one repetition: wall and CPU time
+        t, c = time.perf_counter(), time.process_time()
+        out = fn()
+        times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+        return out
+
+    if tool.startswith("ranklens"):
         import ranklens
 
         if phase == "files":
             for _ in range(reps):
-                t = time.perf_counter()
-                means = ranklens.evaluate(str(qp), str(rp), RANKLENS).aggregate
-                times.append(time.perf_counter() - t)
+                means = timed(lambda: ranklens.evaluate(str(qp), str(rp), RANKLENS).aggregate)
         elif phase == "dicts":
             for _ in range(reps):
-                t = time.perf_counter()
-                means = ranklens.evaluate(qrels, run, RANKLENS).aggregate
-                times.append(time.perf_counter() - t)
+                means = timed(lambda: ranklens.evaluate(qrels, run, RANKLENS).aggregate)
+        elif phase == "forms":
+            for _ in range(reps):
+                if tool.endswith("runresult"):  # the runner's result evaluates itself
+                    means = timed(lambda: other.evaluate(qrels, RANKLENS).aggregate)
+                else:
+                    means = timed(lambda: ranklens.evaluate(qrels, other, RANKLENS).aggregate)
         elif phase == "reeval":
             ev = ranklens.evaluate(str(qp), str(rp), RANKLENS)
             for _ in range(reps):
-                t = time.perf_counter()
-                means = ev.evaluate(RANKLENS).aggregate
-                times.append(time.perf_counter() - t)
+                means = timed(lambda: ev.evaluate(RANKLENS).aggregate)
     elif tool == "pytrec_eval":
         import pytrec_eval
 
+        def from_files():
+            with open(qp) as fq, open(rp) as fr:
+                q, r = pytrec_eval.parse_qrel(fq), pytrec_eval.parse_run(fr)
+            return _pytrec_means(pytrec_eval.RelevanceEvaluator(q, set(PYTREC)).evaluate(r))
+
         if phase == "files":
             for _ in range(reps):
-                t = time.perf_counter()
-                with open(qp) as fq, open(rp) as fr:
-                    q, r = pytrec_eval.parse_qrel(fq), pytrec_eval.parse_run(fr)
-                ev = pytrec_eval.RelevanceEvaluator(q, set(PYTREC))
-                means = _pytrec_means(ev.evaluate(r))
-                times.append(time.perf_counter() - t)
+                means = timed(from_files)
         elif phase == "dicts":
             for _ in range(reps):
-                t = time.perf_counter()
-                ev = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC))
-                means = _pytrec_means(ev.evaluate(run))
-                times.append(time.perf_counter() - t)
+                means = timed(lambda: _pytrec_means(
+                    pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC)).evaluate(run)))  # fmt: skip
         elif phase == "reeval":
             with open(qp) as fq, open(rp) as fr:
                 q, r = pytrec_eval.parse_qrel(fq), pytrec_eval.parse_run(fr)
             ev = pytrec_eval.RelevanceEvaluator(q, set(PYTREC))
             for _ in range(reps):
-                t = time.perf_counter()
-                means = _pytrec_means(ev.evaluate(r))
-                times.append(time.perf_counter() - t)
+                means = timed(lambda: _pytrec_means(ev.evaluate(r)))
     elif tool in ("ranx", "ranx_plain"):
         from ranx import Qrels, Run, evaluate
 
         if phase == "files":
             for _ in range(reps):
-                t = time.perf_counter()
-                q = Qrels.from_file(str(qp), kind="trec")
-                r = Run.from_file(str(rp), kind="trec")
-                means = evaluate(q, r, RANX, make_comparable=True)
-                times.append(time.perf_counter() - t)
+                means = timed(lambda: evaluate(
+                    Qrels.from_file(str(qp), kind="trec"), Run.from_file(str(rp), kind="trec"),
+                    RANX, make_comparable=True))  # fmt: skip
         elif phase == "dicts":
+            # plain dicts must share their query ids (make_comparable needs ranx's objects):
+            # the run's unlabelled queries are left out, inside the timing
+            def plain():
+                same = run if run.keys() == qrels.keys() else {q: run.get(q, {}) for q in qrels}
+                return evaluate(qrels, same, RANX)
+
             for _ in range(reps):
-                t = time.perf_counter()
                 if tool == "ranx":
-                    means = evaluate(Qrels(qrels), Run(run), RANX, make_comparable=True)
+                    means = timed(lambda: evaluate(Qrels(qrels), Run(run), RANX,
+                                                   make_comparable=True))  # fmt: skip
                 else:
-                    # plain dicts must share their query ids (make_comparable needs ranx's
-                    # objects): the run's unlabelled queries are left out, inside the timing
-                    same = run if run.keys() == qrels.keys() else {q: run.get(q, {}) for q in qrels}
-                    means = evaluate(qrels, same, RANX)
-                times.append(time.perf_counter() - t)
+                    means = timed(plain)
         elif phase == "reeval":
             q = Qrels.from_file(str(qp), kind="trec")
             r = Run.from_file(str(rp), kind="trec")
             evaluate(q, r, RANX, make_comparable=True)
             for _ in range(reps):
-                t = time.perf_counter()
-                means = evaluate(q, r, RANX, make_comparable=True)
-                times.append(time.perf_counter() - t)
+                means = timed(lambda: evaluate(q, r, RANX, make_comparable=True))
         means = {k: float(v) for k, v in means.items()}
-    return {"times": times, "means": means, "peak_mb": peak_rss_mb()}
+    return {"times": times, "cpu": cpu, "means": means, "peak_mb": peak_rss_mb()}
 
 
 def peak_rss_mb() -> float:
@@ -278,42 +329,139 @@ def warm_memory(gb: float = 6.0) -> None:
 
 
 # ----------------------------------------------------------------------------- main
+TOOLS = {
+    "files": ["ranklens", "pytrec_eval", "ranx"],
+    "dicts": ["ranklens", "pytrec_eval", "ranx", "ranx_plain"],
+    "forms": ["pytrec_eval", *(f"ranklens:{f}" for f in FORMS)],
+    "reeval": ["ranklens", "pytrec_eval", "ranx"],
+}
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{b / a:.2f}x" if a and b else "-"
+
+
 def _row(label: str, phases: list[str], row: dict) -> None:
+    """One size's table: median wall and CPU seconds per tool, ranklens' ratios by wall
+    (and by CPU), peak memory."""
     print(f"\n== {label} ==")
-    print(
-        f"{'phase':8} {'ranklens':>10} {'pytrec_eval':>12} {'ranx':>10} {'ranx(dict)':>11}"
-        f" {'vs pytrec':>10} {'vs ranx':>8} {'vs ranx(dict)':>13}   peak MB (rl/pt/rx)"
-    )
+    print(f"{'phase':8} {'tool':18} {'wall s':>8} {'cpu s':>8} {'vs pytrec wall (cpu)':>21} "
+          f"{'vs ranx':>8} {'vs ranx(dict)':>13} {'peak MB':>8}")  # fmt: skip
     for phase in phases:
-        if f"{phase}/ranklens" not in row:
-            continue
-        ours = row[f"{phase}/ranklens"]["median"]
-        pt = row[f"{phase}/pytrec_eval"]["median"]
-        rx = row[f"{phase}/ranx"]["median"]
-        rxp = row.get(f"{phase}/ranx_plain", {}).get("median")
-        mem = "/".join(
-            f"{row[f'{phase}/{t}']['peak_mb']:.0f}" for t in ("ranklens", "pytrec_eval", "ranx")
-        )
-        print(
-            f"{phase:8} {ours:10.3f} {pt:12.3f} {rx:10.3f} "
-            f"{(f'{rxp:11.3f}' if rxp else ' ' * 11)} {pt / ours:9.1f}x {rx / ours:7.1f}x "
-            f"{(f'{rxp / ours:12.1f}x' if rxp else ' ' * 13)}   {mem}"
-        )
+        ref = "dicts" if phase == "forms" else phase
+        pt = row.get(f"{phase}/pytrec_eval") or row.get(f"{ref}/pytrec_eval")
+        rx, rxp = row.get(f"{ref}/ranx"), row.get(f"{ref}/ranx_plain")
+        for tool in TOOLS[phase]:
+            got = row.get(f"{phase}/{tool}")
+            if got is None:
+                continue
+            ours = tool.startswith("ranklens")
+            cells = ["", "", ""]
+            if ours and pt:
+                cells[0] = (f"{_ratio(got['median'], pt['median'])} "
+                            f"({_ratio(got['cpu'], pt['cpu'])})")  # fmt: skip
+            if ours and rx:
+                cells[1] = _ratio(got["median"], rx["median"])
+            if ours and rxp:
+                cells[2] = _ratio(got["median"], rxp["median"])
+            print(f"{phase:8} {tool:18} {got['median']:8.3f} {got['cpu']:8.3f} {cells[0]:>21} "
+                  f"{cells[1]:>8} {cells[2]:>13} {got['peak_mb']:8.0f}")  # fmt: skip
 
 
-def _distinct(n: int, depth: int, scenario: str) -> int:
+def describe_data(n: int, depth: int, scenario: str) -> dict:
+    """What the data holds: distinct document ids of the run (by their 64-bit hashes),
+    labelled queries, judged and relevant documents per labelled query."""
+    import numpy as np
+
     import ranklens
 
-    return len(ranklens.read_run(str(paths(n, depth, scenario)[1])).doc_ids)
+    qp, rp = paths(n, depth, scenario)
+    run = ranklens.read_run(str(rp))
+    qrels = ranklens.read_qrels(str(qp))
+    per_q = np.bincount(qrels.q, minlength=len(qrels.query_ids))
+    rel = np.bincount(qrels.q[qrels.grade > 0], minlength=len(qrels.query_ids))
+    return {
+        "run_rows": len(run.q),
+        "distinct_doc_ids": len(np.unique(run.docs.hashes())),
+        "labelled_queries": len(qrels.query_ids),
+        "labels_per_query": float(per_q.mean()),
+        "max_labels": int(per_q.max()),
+        "relevant_per_query": float(rel.mean()),
+    }
+
+
+def _describe(d: dict) -> str:
+    return (
+        f"{d['run_rows']:,} run rows, {d['distinct_doc_ids']:,} distinct doc ids; "
+        f"{d['labelled_queries']:,} labelled queries, {d['labels_per_query']:.1f} judged "
+        f"(max {d['max_labels']}) and {d['relevant_per_query']:.1f} relevant per query"
+    )
+
+
+def check_forms(row: dict, phases: list[str]) -> None:
+    """Every form's means equal the dicts' means (ranklens), or pytrec_eval's within 1e-9."""
+    ref = row.get("dicts/ranklens", {}).get("means")
+    pt = row.get("forms/pytrec_eval", {}).get("means") or row.get("dicts/pytrec_eval", {}).get(
+        "means"
+    )
+    for form in FORMS:
+        got = row.get(f"forms/ranklens:{form}", {}).get("means")
+        if got is None:
+            continue
+        if ref is not None:
+            assert got == ref, (form, got, ref)
+        if pt is not None:
+            for mine, other in zip(RANKLENS, PYTREC):
+                assert abs(got[mine] - pt[other]) < 1e-9, (form, mine, got[mine], pt[other])
+
+
+def issue_table(scenario: str, res: dict) -> None:
+    """The rows of issue 38, each size's data described beside them."""
+    print(f"\n== issue 38 rows, {scenario}: ranklens against pytrec_eval and ranx, median "
+          "wall s (ratio by wall; by CPU) ==")  # fmt: skip
+    for size, got in res.items():
+        if not isinstance(got, dict) or "rows" not in got:
+            continue
+        row = got["rows"]
+        print(f"-- {size.replace('x', ' x ')}: {_describe(got['data'])}")
+        pt_d = row.get("dicts/pytrec_eval") or row.get("forms/pytrec_eval")
+        files = row.get("files/ranklens")
+        lines = [("TREC files -> six means", "files/ranklens", "files/pytrec_eval", "files/ranx"),
+                 ("Python dicts -> six means", "dicts/ranklens", "dicts/pytrec_eval",
+                  "dicts/ranx")]  # fmt: skip
+        for title, ours, pt, rx in lines:
+            o, p, r = row.get(ours), row.get(pt), row.get(rx)
+            if o is None:
+                continue
+            print(f"   {title:34} {o['median']:7.3f}  pytrec_eval {p['median']:7.3f} "
+                  f"({_ratio(o['median'], p['median'])}; {_ratio(o['cpu'], p['cpu'])})  "
+                  f"ranx {r['median']:7.3f} ({_ratio(o['median'], r['median'])})")  # fmt: skip
+        if "dicts/ranklens" in row:
+            mem = "/".join(f"{row[f'dicts/{t}']['peak_mb']:.0f}"
+                           for t in ("ranklens", "pytrec_eval", "ranx"))  # fmt: skip
+            print(f"   {'peak memory, dicts (MB, rl/pt/rx)':34} {mem}")
+        for form in FORMS:
+            o = row.get(f"forms/ranklens:{form}")
+            if o is None or pt_d is None:
+                continue
+            vs_files = f"; {_ratio(o['median'], files['median'])} files" if files else ""
+            print(
+                f"   {form + ' -> six means':34} {o['median']:7.3f}  pytrec_eval (dicts) "
+                f"{pt_d['median']:7.3f} ({_ratio(o['median'], pt_d['median'])}; "
+                f"{_ratio(o['cpu'], pt_d['cpu'])}){vs_files}; peak {o['peak_mb']:.0f} MB"
+            )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--issue", action="store_true",
+                    help="issue 38's rows: files, dicts and forms at 10k x 100, 100k x 100, "
+                    "7k x 1000")  # fmt: skip
     ap.add_argument("--worker", nargs=6, metavar=("TOOL", "PHASE", "N", "DEPTH", "REPS", "SCEN"))
     ap.add_argument("--json", help="write all measurements to this file")
     ap.add_argument("--sizes", help="only these sizes, e.g. 100000x100,7000x1000")
-    ap.add_argument("--phases", help="only these phases, e.g. files,dicts,reeval,fresh")
+    ap.add_argument("--phases", help="only these phases, e.g. files,dicts,forms,reeval,fresh")
     ap.add_argument(
         "--scenarios", default=HEADLINE, help=f"comma-separated, of {', '.join(SCENARIOS)}"
     )
@@ -332,10 +480,11 @@ def main() -> None:
 
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, numpy {np.__version__}"
+        f"{platform.python_version()}, numpy {np.__version__}; load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     versions = {}
-    for mod in ("ranklens", "pytrec_eval", "ranx", "numba", "pyarrow"):
+    for mod in ("ranklens", "pytrec_eval", "ranx", "numba", "pyarrow", "pandas"):
         try:
             from importlib.metadata import version
 
@@ -344,10 +493,11 @@ def main() -> None:
             versions[mod] = "?"
     print("versions:", ", ".join(f"{k} {v}" for k, v in versions.items()))
     scenarios = args.scenarios.split(",")
-    sizes = SIZES[:2] if args.quick else SIZES
+    sizes = SIZES[:2] if args.quick else ISSUE_SIZES if args.issue else SIZES
     if args.sizes:
         sizes = [tuple(int(x) for x in sz.split("x")) for sz in args.sizes.split(",")]
-    phases = args.phases.split(",") if args.phases else ["files", "dicts", "reeval", "fresh"]
+    default = ["files", "dicts", "forms"] if args.issue else ["files", "dicts", "reeval", "fresh"]
+    phases = args.phases.split(",") if args.phases else default
     results: dict = {"versions": versions, "scenarios": {}}
     warm_memory()
     for scenario in scenarios:
@@ -355,32 +505,38 @@ def main() -> None:
         res = results["scenarios"][scenario] = {}
         for n, depth in sizes:
             paths(n, depth, scenario)
-            label = f"{scenario}, {n // 1000}k x {depth}"
+            if {"dicts", "forms"} & set(phases):
+                ensure_dicts(n, depth, scenario)  # written once, before any timing
+            data = describe_data(n, depth, scenario)
             row: dict = {}
-            for phase, tools in (
-                ("files", ["ranklens", "pytrec_eval", "ranx"]),
-                ("dicts", ["ranklens", "pytrec_eval", "ranx", "ranx_plain"]),
-                ("reeval", ["ranklens", "pytrec_eval", "ranx"]),
-            ):
+            for phase in ("files", "dicts", "forms", "reeval"):
                 if phase not in phases:
                     continue
+                tools = TOOLS[phase]
+                if phase == "forms" and "dicts" in phases:
+                    tools = tools[1:]  # pytrec_eval from dicts was timed just before
                 # one repetition per worker, the tools taking turns, so that the machine's
                 # drift over minutes falls on every tool alike
-                acc: dict = {t: {"times": [], "peak_mb": 0.0} for t in tools}
+                acc: dict = {t: {"times": [], "cpu": [], "peak_mb": 0.0} for t in tools}
                 for _ in range(args.reps):
                     for tool in tools:
                         got = run_worker([tool, phase, str(n), str(depth), "1", scenario])
                         acc[tool]["times"] += got["times"]
+                        acc[tool]["cpu"] += got["cpu"]
                         acc[tool]["peak_mb"] = max(acc[tool]["peak_mb"], got["peak_mb"])
+                        acc[tool]["means"] = got["means"]
                 for tool in tools:
                     row[f"{phase}/{tool}"] = {
                         "median": statistics.median(acc[tool]["times"]),
+                        "cpu": statistics.median(acc[tool]["cpu"]),
                         "peak_mb": acc[tool]["peak_mb"],
                         "times": acc[tool]["times"],
+                        "cpus": acc[tool]["cpu"],
+                        "means": acc[tool]["means"],
                     }
-            distinct = _distinct(n, depth, scenario)
-            res[f"{n}x{depth}"] = {"rows": row, "distinct_doc_ids": distinct}
-            _row(f"{label} ({n * depth:,} run rows, {distinct:,} distinct doc ids)", phases, row)
+            check_forms(row, phases)
+            res[f"{n}x{depth}"] = {"rows": row, "data": data}
+            _row(f"{scenario}, {n // 1000}k x {depth}: {_describe(data)}", phases, row)
         if "fresh" in phases:
             n, depth = 10_000, 100
             tools = ["ranklens", "ranklens CLI", "pytrec_eval", "ranx"]
@@ -407,6 +563,7 @@ def main() -> None:
                 f"import ranklens {fc['import']:.3f} s; first call {fc['calls'][0]:.3f} s vs "
                 f"later calls {later:.3f} s (ratio {fc['calls'][0] / later:.2f})"
             )
+        issue_table(scenario, res)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 

@@ -3,8 +3,9 @@ budget, against the in-memory ``ranklens.evaluate``, in one run.
 
 Writes a TREC run of Q queries x D documents (MS MARCO-shaped numeric ids over the
 8.8M-passage space, scores descending, grouped by query as systems write them) and sparse
-labels (1-3 relevant per query, two thirds of them retrieved), then, each in a fresh
-process with its peak memory (VmHWM):
+labels (1-3 relevant per query, two thirds of them retrieved; ``--labels N``: N judged per
+query, a third of them retrieved, grades 0-3, as TREC-style deep judgments), then, each in
+a fresh process with its peak memory (VmHWM):
 
 * the whole file with ``evaluate_file`` under the budget (default 2 GB);
 * a subset of the first ``--subset`` queries both ways, checked equal to the last bit, and
@@ -19,6 +20,7 @@ process with its peak memory (VmHWM):
 
     uv run python benchmarks/bench_stream.py --queries 1000000 --depth 100   # ~4.6 GB file
     uv run python benchmarks/bench_stream.py --queries 100000 --subset 20000   # quick
+    uv run python benchmarks/bench_stream.py --queries 1000000 --labels 30   # deep labels
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ import numpy as np
 METRICS = ["ndcg@10", "recall@100", "rr", "map", "P@10"]
 
 
-def write_files(folder: Path, n_q: int, depth: int, subset: int, seed: int = 0) -> None:
+def write_files(
+    folder: Path, n_q: int, depth: int, subset: int, seed: int = 0, labels: int = 0
+) -> None:
     rng = np.random.default_rng(seed)
     ranks = np.arange(1, depth + 1)
     tail = np.char.add(np.char.add(" ", ranks.astype(str)), " ")
@@ -64,6 +68,17 @@ def write_files(folder: Path, n_q: int, depth: int, subset: int, seed: int = 0) 
             run.write(blob)
             if lo < subset:
                 sub.write(blob)
+            if labels:  # deep: `labels` judged per query, a third retrieved, grades 0-3
+                other = 9_000_000 + rng.integers(0, 10**7, (n, labels))  # distinct from the run
+                other[:, : labels // 3] = docs[:, : labels // 3]
+                other.sort(axis=1)
+                keep = np.ones_like(other, dtype=bool)
+                keep[:, 1:] = other[:, 1:] != other[:, :-1]
+                grades = rng.integers(0, 4, (n, labels))
+                qs = np.repeat(qid, labels)[keep.ravel()].tolist()
+                ds, gs = other[keep].tolist(), grades[keep].tolist()
+                qrels.write("".join(f"{q} 0 {d} {g}\n" for q, d, g in zip(qs, ds, gs)).encode())
+                continue
             rel = rng.integers(1, 4, n)
             picked = []
             for i in range(n):
@@ -118,25 +133,35 @@ def main() -> None:
     ap.add_argument("--subset", type=int, default=100_000)
     ap.add_argument("--memory", default="2G")
     ap.add_argument("--dir", help="where the files go (default: a temporary folder)")
+    ap.add_argument("--data", help="a folder to write the files to once and read them from")
     ap.add_argument("--formats", action="store_true", help="also the subset as Parquet")
     ap.add_argument("--ray", action="store_true", help="also the subset's shards on Ray")
     ap.add_argument("--shuffled", action="store_true", help="also the subset's lines shuffled")
     ap.add_argument("--skip-whole", action="store_true", help="only the subset")
+    ap.add_argument(
+        "--labels", type=int, default=0, help="judged per query (default: 1-3 relevant)"
+    )
     args = ap.parse_args()
     from ranklens.evaluation.stream import parse_bytes
 
     budget = parse_bytes(args.memory)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        folder = Path(tmp)
+        folder = Path(args.data or tmp)
         t0 = time.perf_counter()
-        write_files(folder, args.queries, args.depth, args.subset)
+        if not (folder / "run.txt").exists():  # --data: files written by an earlier run
+            folder.mkdir(parents=True, exist_ok=True)
+            write_files(folder, args.queries, args.depth, args.subset, labels=args.labels)
         size = (folder / "run.txt").stat().st_size
         rows = args.queries * args.depth
         took = time.perf_counter() - t0
-        print(f"{args.queries:,} queries x {args.depth} ({rows:,} rows, {size / 1e9:.2f} GB) "
-              f"written in {took:.0f} s; budget {budget / 2**30:.2f} GiB")  # fmt: skip
+        q_size = (folder / "qrels.txt").stat().st_size
+        print(f"{args.queries:,} queries x {args.depth} ({rows:,} rows, {size / 1e9:.2f} GB), "
+              f"labels {q_size / 1e9:.2f} GB ({args.labels or '1-3'} per query), written in "
+              f"{took:.0f} s; budget {budget / 2**30:.2f} GiB")  # fmt: skip
         sub_rows = min(args.subset, args.queries) * args.depth
-        t_mem, p_mem, o_mem = measure(f"ranklens.evaluate(qrels, sub, {METRICS!r})", folder)
+        t_mem, p_mem, o_mem = measure(
+            f"ranklens.evaluate(qrels, sub, {METRICS!r}, memory=float('inf'))", folder
+        )
         t_str, p_str, o_str = measure(
             f"ranklens.evaluate_file(qrels, sub, {METRICS!r}, memory={budget})", folder
         )

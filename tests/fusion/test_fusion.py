@@ -183,11 +183,11 @@ def test_short_ids_of_one_length_never_share_a_hash():
     hash is a bijection of their one 64-bit word: inverting each step recovers the word."""
     import numpy as np
 
-    from ranklens.model import ids as ids_mod
+    from ranklens.model import idbytes as ids_mod
 
     rng = np.random.default_rng(3)
     for n_bytes in range(1, ids_mod.HASH_EXACT_BYTES + 1):
-        words = rng.integers(0, 2**63, 2000, dtype=np.uint64) & ids_mod._BYTE_MASKS[n_bytes]
+        words = rng.integers(0, 2**63, 2000, dtype=np.uint64) & ids_mod.BYTE_MASKS[n_bytes]
         ids = [int(w).to_bytes(8, "little")[:n_bytes].decode("latin-1") for w in words]
         body = np.frombuffer(b"".join(i.encode("latin-1") for i in ids) + bytes(8), np.uint8)
         start = np.arange(len(ids), dtype=np.int64) * n_bytes
@@ -199,7 +199,7 @@ def _unhash(h, n_bytes):
     """The inverse of hash_slices for ids of ``n_bytes`` <= 8 bytes."""
     import numpy as np
 
-    from ranklens.model import ids as ids_mod
+    from ranklens.model import idbytes as ids_mod
 
     def unshift(x, s):  # inverse of x ^= x >> s
         y = x.copy()

@@ -231,6 +231,13 @@ RULES = ["zero", "keep", "demote", "half", "demote=2", "factor=0.3", "half_life=
 def test_freshness_equals_the_brute_force(case, rule_name, unlisted, k):
     records, qrels, run, as_of = case
     rule = get_freshness_rule(rule_name)
+    if records and all(
+        r.get("valid_from") is None and r.get("supersedes") is None for r in records
+    ):
+        # no time and no supersedes link anywhere: nothing to order versions by, refused
+        with pytest.raises(InputError, match=r"no record has a value in the field"):
+            ranklens.Versions.from_records(records, unlisted=unlisted)
+        return
     versions = ranklens.Versions.from_records(records, unlisted=unlisted)
     metrics = [
         f"ndcg@{k}",

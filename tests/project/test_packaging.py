@@ -1,6 +1,7 @@
-"""The four distributions build, and each installs alone with pip: the core, and each
+"""The five distributions build (the core, three framework packages and the optional C
+helpers, ``ranklens-native``), and each installs alone with pip: the core, and each
 framework package, whose ``ranklens>=0.2.0`` dependency resolves by name to the core's wheel
-(pip ignores uv's workspace sources). Each wheel carries ``py.typed``.
+(pip ignores uv's workspace sources). Each Python package's wheel carries ``py.typed``.
 
 Each framework package requires the core it is released with and states the framework
 releases it is tested against (``[tool.ranklens.tested]``: the floor, the newest checked,
@@ -97,7 +98,11 @@ def test_wheels_carry_one_version_a_named_core_dependency_and_entry_points(wheel
 
     found = {p.name.split("-")[0]: p for p in wheels.glob("*.whl")}
     assert set(found) == {"ranklens", "ranklens_llamaindex", "ranklens_langchain",
-                          "ranklens_haystack"}  # fmt: skip
+                          "ranklens_haystack", "ranklens_native"}  # fmt: skip
+    with zipfile.ZipFile(found.pop("ranklens_native")) as zf:  # the optional C helpers
+        meta = zf.read(f"ranklens_native-{__version__}.dist-info/METADATA").decode()
+        assert f"Version: {__version__}" in meta
+        assert any(n.startswith("_ranklens_native.") for n in zf.namelist())  # built here
     for dist, path in found.items():
         with zipfile.ZipFile(path) as zf:
             meta = zf.read(f"{dist}-{__version__}.dist-info/METADATA").decode()

@@ -301,7 +301,7 @@ def evaluate(
     if isinstance(run, (str, Path)):
         from .stream import evaluate_file, streams
 
-        if streams(run, memory):
+        if streams(run, memory, qrels):
             budget = {} if memory is None else {"memory": memory}
             return evaluate_file(qrels, run, metrics, options=options, **budget,
                                  trec_eval_version=trec_eval_version, **judge_options)  # fmt: skip

@@ -16,42 +16,54 @@ import numpy as np
 
 from ..errors import InputError
 from ..io.files import BOM, open_binary
-from ..io.scan import line_blocks, scan
+from ..io.scan import line_blocks, read_into, scan
 from ..io.trec import read_trec_run
 from ..model import Run
-from ..model.ids import PAD, hash_slices
+from ..model.idbytes import PAD, hash_slices
 
 SHARDS_MAX = 256
 """Shard files at most when an ungrouped file is partitioned."""
 
 
-def query_chunks(path: Path, size: Any) -> Iterator[tuple[bytes, int]]:
+def query_chunks(path: Path, size: Any) -> Iterator[tuple[memoryview, int]]:
     """``(bytes, number of the chunk's first line)``: the file in chunks of whole lines of
     at least ``size()`` bytes (asked before each read), each cut where a query's lines end
-    (a query longer than a chunk stays whole)."""
+    (a query longer than a chunk stays whole). Each chunk is a view of a buffer the file is
+    read into in place (only the last query's lines are copied, to the next)."""
     line_no = 1
     rest = b""
     first = True
     with open_binary(path) as fh:
         while True:
             want = size()
-            block = fh.read(want)
-            data = rest + block
-            if first:
-                first = False
-                if data.startswith(BOM):
-                    data = data[len(BOM) :]
-            if len(block) < want:  # the end of the file: the rest is one chunk
-                if data.strip():
-                    yield (data if data.endswith(b"\n") else data + b"\n"), line_no
+            buf = bytearray(len(rest) + want + 1)  # + 1: room for a last line feed
+            buf[: len(rest)] = rest
+            end = len(rest) + read_into(fh, memoryview(buf)[len(rest) : len(rest) + want])
+            lo = len(BOM) if first and buf.startswith(BOM) else 0
+            first = False
+            if end < len(rest) + want:  # the end of the file: the rest is one chunk
+                if _has_content(buf, lo, end):
+                    if buf[end - 1] != 10:
+                        buf[end] = 10
+                        end += 1
+                    yield memoryview(buf)[lo:end], line_no
                 return
-            cut = last_query_start(data)
-            if cut <= 0:  # one query so far: read on
-                rest = data
+            cut = last_query_start(buf, lo, end)
+            if cut <= lo:  # one query so far: read on
+                rest = bytes(buf[lo:end])
                 continue
-            chunk, rest = data[:cut], data[cut:]
-            yield chunk, line_no
-            line_no += chunk.count(b"\n")
+            rest = bytes(buf[cut:end])
+            yield memoryview(buf)[lo:cut], line_no
+            line_no += buf.count(b"\n", lo, cut)
+
+
+def _has_content(buf: bytearray, lo: int, end: int) -> bool:
+    """Whether ``buf[lo:end]`` holds more than whitespace (looked at without a copy)."""
+    if end <= lo:
+        return False
+    if not bytes(buf[lo : min(end, lo + 4096)]).isspace():
+        return True
+    return not bool(WHITESPACE[np.frombuffer(buf, np.uint8, end - lo, lo)].all())
 
 
 def query_id_of(line: bytes) -> bytes:
@@ -59,21 +71,23 @@ def query_id_of(line: bytes) -> bytes:
     return parts[0] if parts else b""
 
 
-def last_query_start(data: bytes) -> int:
-    """Where the lines of the last query of ``data`` begin (whole lines only: a partial last
-    line belongs to that query or a later one); 0 when ``data`` holds one query."""
-    end = data.rfind(b"\n")
-    if end < 0:
-        return 0
-    start = data.rfind(b"\n", 0, end) + 1
-    last = query_id_of(data[start:end])
-    while start > 0:
-        prev = data.rfind(b"\n", 0, start - 1) + 1
-        line = data[prev : start - 1]
+def last_query_start(data: Any, lo: int = 0, end: int | None = None) -> int:
+    """Where the lines of the last query of ``data[lo:end]`` begin (whole lines only: a
+    partial last line belongs to that query or a later one); ``lo`` when it holds one
+    query."""
+    stop = data.rfind(b"\n", lo, len(data) if end is None else end)
+    if stop < lo:
+        return lo
+    start = data.rfind(b"\n", lo, stop) + 1 or lo
+    start = max(start, lo)
+    last = query_id_of(bytes(data[start:stop]))
+    while start > lo:
+        prev = max(data.rfind(b"\n", lo, start - 1) + 1, lo)
+        line = bytes(data[prev : start - 1])
         if line.strip() and not line.lstrip().startswith(b"#") and query_id_of(line) != last:
             return start
         start = prev
-    return 0
+    return lo
 
 
 def consecutive(keys: np.ndarray, distinct: int | None = None) -> bool:
@@ -149,21 +163,39 @@ def query_shards(files: list[Path], folder: Path, size: int) -> Iterator[Path]:
     ``size`` bytes (each holding whole queries), yielded one at a time and deleted after."""
     total = sum(f.stat().st_size for f in files)
     n = shard_count(total, size)
-    outs = [(folder / f"shard-{i:03d}.run").open("wb") for i in range(n)]
+    partition(files, folder, n, size)
+    for i in range(n):
+        shard = folder / f"shard-{i:03d}.run"
+        if shard.stat().st_size:
+            yield shard
+        shard.unlink()
+
+
+def partition(files: list[Path], folder: Path, n: int, size: int = 1 << 26,
+              name: str | None = None) -> list[Path]:  # fmt: skip
+    """The files' lines (whole lines of a TREC run or qrels file, the query id first) in
+    ``n`` shard files ``folder/shard-NNN.run`` (or ``folder/NNN/name``, so that a shard
+    reads under the file's own name) by a hash of the query id (:func:`bucket_lines`: a
+    file of labels and a run partitioned alike put each query's labels and lines in shards
+    of the same number); read in blocks of about ``size`` bytes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"shard-{i:03d}.run" if name is None else folder / f"{i:03d}" / name
+             for i in range(n)]  # fmt: skip
+    for p in paths:
+        p.parent.mkdir(exist_ok=True)
+    outs = [p.open("wb") for p in paths]
     try:
         block = max(min(size // 2, 1 << 28), 1 << 20)  # fewer blocks: fewer runs per query
-        for data in (d for f in files for d in file_blocks(f, block)):
+        # blocks cut where a query's lines end: a grouped file gives grouped shards
+        blocks = (bytes(d) for f in files for d, _ in query_chunks(f, lambda: block))
+        for data in blocks:
             for out, part in zip(outs, bucket_lines(data, n)):
                 if part:
                     out.write(part)
     finally:
         for out in outs:
             out.close()
-    for i in range(n):
-        shard = folder / f"shard-{i:03d}.run"
-        if shard.stat().st_size:
-            yield shard
-        shard.unlink()
+    return paths
 
 
 WHITESPACE = np.zeros(256, dtype=bool)
@@ -254,4 +286,5 @@ def file_blocks(path: Path, size: int) -> Iterator[bytes]:
     """The file in blocks of whole lines of about ``size`` bytes (:func:`line_blocks`: a
     BOM dropped, the last line ended)."""
     with open_binary(path) as fh:
-        yield from line_blocks(fh, size)
+        for block in line_blocks(fh, size):
+            yield bytes(block)

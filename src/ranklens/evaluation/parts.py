@@ -22,16 +22,31 @@ from ..judging.overlap_check import no_relevant_query, no_shared_query
 from ..model import Qrels, QrelsLike, Run
 from ..model import segments as seg
 from ..model.spans import SpanLabels
+from ..model.vocab import sort_order
 from . import Evaluation, MetricsLike, versioned_metrics
 from .sources import chunks, shards
 
 BYTES_PER_CHUNK_BYTE = 9
-"""Judging holds about this many bytes per byte of run file read (ids, codes, orders)."""
+"""Judging a run file whole holds about this many bytes per byte of it (ids, codes,
+orders; measured with few labels per query)."""
+RUN_BYTES = 6
+"""A chunk's working set per byte of run file in it (reading, the join, the judged
+arrays), measured on MS MARCO-shaped runs ..."""
+LABEL_ROW_BYTES = 500
+"""... plus this many per label row of the chunk's queries (the labels' side of the join
+and of the judged arrays: about 400 measured with 30 labels per query) ..."""
+WORKING_FIXED = 64 << 20
+"""... plus this much whatever the chunk (the reader's threads and buffers, the interpreter's
+pools): ``benchmarks/README.md`` has the measurements."""
+BUDGET_SHARE = 0.9
+"""The share of the budget chunks are sized for: the rest covers the estimates' error (a
+10^6 x 100 run with 30 labels per query peaked 1.4% over a 2 GiB budget sized for all of
+it)."""
 MIN_CHUNK = 1 << 16
 """The smallest chunk read (a query longer than a chunk is read whole all the same)."""
 
 
-def _release() -> None:
+def release_memory() -> None:
     """Give freed memory back to the system (glibc keeps what the reader's threads freed in
     their own arenas; elsewhere nothing to do)."""
     try:
@@ -42,7 +57,7 @@ def _release() -> None:
         pass
 
 
-def _resident() -> int:
+def resident_bytes() -> int:
     """This process's resident memory in bytes (0 where ``/proc`` is not there)."""
     try:
         with open("/proc/self/statm") as f:
@@ -102,6 +117,7 @@ class Plan:
     chunk_options: JudgeOptions
     top_grade: int
     size: int
+    work: int = 1 << 30  # the bytes a chunk's judging may hold (size times what a byte costs)
 
 
 @dataclass
@@ -140,12 +156,21 @@ def plan(
     Q.docs.hashes()  # computed once: each chunk's labels take their rows' hashes
     top_grade = int(Q.grade.max()) if len(Q.grade) else 0
     q_str = Q.query_ids.astype(str)
-    left = budget - _resident() - _per_query_bytes(len(q_str), len(parsed))
+    release_memory()  # what reading the labels freed, before the process's size is taken
+    left = (
+        int(budget * BUDGET_SHARE)
+        - resident_bytes()
+        - _per_query_bytes(len(q_str), len(parsed))
+        - WORKING_FIXED
+    )
     # never ask for more than a file (a Ray Dataset's buckets come whole: no files)
-    largest = max((f.stat().st_size for f in files), default=budget) + 1
-    size = min(max(left // BYTES_PER_CHUNK_BYTE, MIN_CHUNK), largest)
+    sizes = [f.stat().st_size for f in files]
+    largest = max(sizes, default=budget) + 1
+    labels_per_byte = len(Q.q) / max(sum(sizes), 1) if sizes else 0.0
+    per_byte = RUN_BYTES + LABEL_ROW_BYTES * labels_per_byte
+    size = min(max(int(left // per_byte), MIN_CHUNK), largest)
     chunk_opts = replace(opts, convention=replace(opts.convention, missing="skip"))
-    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size)
+    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size, int(size * per_byte))
 
 
 def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None = None,
@@ -155,7 +180,7 @@ def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None
     out = Partial()
     if not _score_in_order(p, files, fmt, bar, out):
         out = Partial()  # what was scored goes: every row is read again, by query
-        _release()
+        release_memory()
         return _partitioned(p, files, fmt, tmp_dir, bar)
     return out
 
@@ -206,32 +231,64 @@ def finish(p: Plan, part: Partial, path: Path,
     ``evaluate`` settles them), counts summed, values in the labels' query order."""
     if not part.seen:
         raise InputError(f"{path}: no run lines (the file is empty or only comments)")
+    pieces, total = settle(p, part, path.name)
+    return assemble(pieces, total, p.metrics, p.options, path, again, part.chunks)
+
+
+def settle(
+    p: Plan, part: Partial, name: str, require_shared: bool = True
+) -> tuple[list[Any], JudgeCounts]:
+    """The parts' per-query values and counts, with the labelled queries the run never
+    retrieved settled as ``evaluate`` settles them (scored 0, or skipped and counted).
+    ``require_shared=False`` for one shard of labels: the whole run is checked by the
+    caller."""
     Q, opts = p.Q, p.options
     absent = [str(q) for q in Q.query_ids if str(q) not in part.seen]
-    if len(absent) == len(Q.query_ids):  # the run answers no labelled query
-        raise no_shared_query(path.name, list(part.seen), [str(q) for q in p.q_str])
+    if require_shared and len(absent) == len(Q.query_ids):  # no labelled query answered
+        raise no_shared_query(name, list(part.seen), [str(q) for q in p.q_str])
     pieces = list(part.pieces)
-    missing_counts = JudgeCounts()
+    missing_counts = [JudgeCounts()]
     if absent and opts.missing == "zero":
-        placeholder = Run.from_dict({_unused_id(Q, part.seen): ["-"]}, name=path.name)
-        judged = judge(_labels_of(Q, p.q_str, np.array(absent)), placeholder, opts,
-                       require_shared=False)  # fmt: skip
-        judged.max_grade = p.top_grade
-        ev = Evaluation.from_judged(judged, p.metrics)
-        pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
-        missing_counts = replace(judged.counts, queries_ignored=0, ignored_ids=[])
+        placeholder = Run.from_dict({_unused_id(Q, part.seen): ["-"]}, name=name)
+        # in batches of labels as large as a chunk's judging may hold
+        for batch in _label_batches(Q, p.q_str, absent, max(p.work // LABEL_ROW_BYTES, 4096)):
+            judged = judge(_labels_of(Q, p.q_str, batch), placeholder, opts, require_shared=False)
+            judged.max_grade = p.top_grade
+            ev = Evaluation.from_judged(judged, p.metrics)
+            pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
+            missing_counts.append(replace(judged.counts, queries_ignored=0, ignored_ids=[]))
+            del judged, ev
+            release_memory()
     elif absent:
-        missing_counts = JudgeCounts(queries_missing=len(absent), missing_ids=absent)
-    total = _merge_counts([*part.counts, missing_counts])
+        missing_counts = [JudgeCounts(queries_missing=len(absent), missing_ids=absent)]
+    return pieces, merge_counts([*part.counts, *missing_counts])
+
+
+def _label_batches(Q: Qrels, q_str: np.ndarray, ids: list[str], rows: int) -> list[np.ndarray]:
+    """``ids`` (labelled queries) in batches whose labels hold about ``rows`` rows."""
+    want = np.array(ids, dtype=object)
+    at = np.minimum(np.searchsorted(q_str, want.astype(str)), max(len(q_str) - 1, 0))
+    per_q = np.bincount(Q.q, minlength=len(q_str))[at]
+    batch = np.cumsum(per_q) // max(rows, 1)
+    cuts = np.flatnonzero(np.diff(batch)) + 1
+    return np.split(want, cuts)
+
+
+def assemble(
+    pieces: list[Any], total: JudgeCounts, metrics: list, options: JudgeOptions, path: Path,
+    again: Callable[[MetricsLike], Evaluation], chunks: int,
+) -> StreamedEvaluation:  # fmt: skip
+    """Every query's values in the labels' query order (sorted ids), as ``evaluate``
+    orders them, so the aggregates equal its own to the last bit."""
     if not pieces or sum(len(q) for q, _ in pieces) == 0:
-        level, conv = opts.relevance_level, opts.convention.name
+        level, conv = options.relevance_level, options.convention.name
         raise no_relevant_query(path.name, total.no_relevant_ids, level, conv)
     qids = np.concatenate([q for q, _ in pieces])
-    order = np.argsort(qids.astype(str), kind="stable")
-    values = {mt.name: np.concatenate([v[mt.name] for _, v in pieces])[order] for mt in p.metrics}
-    summary = _Summary(qids[order], replace(total, queries_evaluated=len(qids)), opts,
+    order = sort_order(qids)
+    values = {mt.name: np.concatenate([v[mt.name] for _, v in pieces])[order] for mt in metrics}
+    summary = _Summary(qids[order], replace(total, queries_evaluated=len(qids)), options,
                        path.name)  # fmt: skip
-    return StreamedEvaluation(summary, p.metrics, values, again, part.chunks)
+    return StreamedEvaluation(summary, metrics, values, again, chunks)
 
 
 def _labels_of(Q: Qrels, q_str: np.ndarray, run: Run | np.ndarray) -> Qrels:
@@ -253,8 +310,9 @@ def _labels_of(Q: Qrels, q_str: np.ndarray, run: Run | np.ndarray) -> Qrels:
 
 
 def _per_query_bytes(n_queries: int, n_metrics: int) -> int:
-    """What the gathered per-query values and ids take at the end (about)."""
-    return n_queries * (8 * n_metrics + 80)
+    """What the gathered per-query values and ids take at the end, with the final merge's
+    copies and sort (about)."""
+    return n_queries * (24 * n_metrics + 200)
 
 
 def score_chunk(p: Plan, run: Run, out: Partial) -> None:
@@ -279,10 +337,10 @@ def score_chunk(p: Plan, run: Run, out: Partial) -> None:
     out.pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
     out.counts.append(replace(judged.counts, queries_missing=0, missing_ids=[]))
     del judged, ev
-    _release()
+    release_memory()
 
 
-def _merge_counts(parts: list[JudgeCounts]) -> JudgeCounts:
+def merge_counts(parts: list[JudgeCounts]) -> JudgeCounts:
     out: dict[str, Any] = {}
     for f in fields(JudgeCounts):
         vals = [getattr(p, f.name) for p in parts]

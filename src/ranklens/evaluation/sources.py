@@ -78,7 +78,7 @@ def chunks(path: Path, fmt: str, size: Callable[[], int]) -> Iterator[Chunk]:
     """The file's chunks of whole queries, each of at least ``size()`` bytes of file."""
     if fmt == "trec":
         for data, first_line in query_chunks(path, size):
-            if scattered(data[: 1 << 20]):  # seen in its first MB: not worth reading it
+            if scattered(bytes(data[: 1 << 20])):  # seen in its first MB: not worth reading it
                 yield Chunk(Run.from_dict({}), len(data), grouped=False)
                 return
             run, grouped = read_chunk(path, data, first_line)

@@ -1,12 +1,16 @@
 """Evaluating run files larger than memory: :func:`evaluate_file`.
 
 The run (a TREC, JSONL or Parquet file, or a folder of them) is read in chunks of whole
-queries (what the budget leaves once the labels are read and room is kept for every
-query's values, divided by nine: judging holds about nine times a chunk's bytes), each
-chunk judged and scored on its own against its queries' labels, and the per-query values
-gathered; the aggregates are then computed from all per-query values in the labels' query
-order, so every number equals the in-memory :func:`ranklens.evaluate`'s to the last bit (a
-query's values depend on its rows only). The pieces are in :mod:`.parts`, the formats in
+queries, each judged and scored on its own against its queries' labels, and the per-query
+values gathered; the aggregates are then computed from all per-query values in the labels'
+query order, so every number equals the in-memory :func:`ranklens.evaluate`'s to the last
+bit (a query's values depend on its rows only). The memory budget is spent on what is
+measured: the process as it stands once the labels are read, room for every query's
+values and for the reader, and chunks sized by what judging holds per byte of a chunk
+(its run bytes and the rows of its queries' labels: :data:`~.parts.RUN_BYTES`,
+:data:`~.parts.LABEL_ROW_BYTES`). Labels too large to read whole within the budget are
+read in shards by query, the run partitioned alike (:mod:`.labelshards`). The pieces are
+in :mod:`.parts`, the formats in
 :mod:`.sources`, the Ray backend in :mod:`.on_ray`.
 
 * A run grouped by query (every TREC run file a system writes) is streamed once. A TREC or
@@ -34,6 +38,7 @@ from ..judging import JudgeOptions
 from ..model import QrelsLike
 from . import MetricsLike
 from .chunks import run_files
+from .labelshards import evaluate_in_label_shards, label_bytes, label_shard_count
 from .parts import BYTES_PER_CHUNK_BYTE, StreamedEvaluation, finish, plan, score_files
 from .per_query import write_per_query
 from .progress import ByteProgress
@@ -56,17 +61,20 @@ def parse_bytes(text: str | int | float) -> int:
     return int(value)
 
 
-def streams(run: Any, memory: int | float | str | None) -> bool:
+def streams(run: Any, memory: int | float | str | None, qrels: Any = None) -> bool:
     """Whether :func:`ranklens.evaluate` gives the path ``run`` to :func:`evaluate_file`: a
     folder (a run in shards) always; a TREC, JSONL or Parquet file whose in-memory working
-    set (about nine times its size) would pass ``memory`` (default about 2 GB)."""
+    set (about nine times its size, and reading the labels when ``qrels`` is a TREC file)
+    would pass ``memory`` (default about 2 GB)."""
     if not isinstance(run, (str, Path)) or memory == float("inf"):
         return False
     p = Path(run)
     if p.is_dir():
         return True
     budget = DEFAULT_MEMORY if memory is None else parse_bytes(memory)
-    if not p.is_file() or p.stat().st_size * BYTES_PER_CHUNK_BYTE <= budget:
+    if not p.is_file():
+        return False
+    if p.stat().st_size * BYTES_PER_CHUNK_BYTE + label_bytes(qrels) <= budget:
         return False
     try:
         fmt = file_format(p)
@@ -130,10 +138,19 @@ def evaluate_file(
         path = Path(run)
         files = run_files(path)
         fmt = files_format(files)
-        p = plan(qrels, metrics, files, memory, options, trec_eval_version, judge_options)
-        with ByteProgress(sum(f.stat().st_size for f in files), path.name, progress) as bar:
-            part = score_files(p, files, fmt, tmp_dir, bar)
-        ev = finish(p, part, path, again)
+        shards = label_shard_count(qrels, fmt, memory)
+        total = sum(f.stat().st_size for f in files)
+        if shards > 1:  # the labels do not fit either: both read in shards by query
+            with ByteProgress(total, path.name, progress) as bar:
+                ev = evaluate_in_label_shards(
+                    qrels, files, shards, metrics, memory, options, trec_eval_version,
+                    judge_options, tmp_dir, bar, path, again,
+                )  # fmt: skip
+        else:
+            p = plan(qrels, metrics, files, memory, options, trec_eval_version, judge_options)
+            with ByteProgress(total, path.name, progress) as bar:
+                part = score_files(p, files, fmt, tmp_dir, bar)
+            ev = finish(p, part, path, again)
     if per_query is not None:
         write_per_query(ev, per_query)
     return ev

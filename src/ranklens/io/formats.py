@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import Qrels, QrelsLike, Run, RunLike
+from .frames import is_frame, qrels_from_frame, run_from_frame
 from .trec import read_trec_qrels, read_trec_run
 
 KINDS = ("qrels", "run", "dataset")
@@ -162,9 +163,12 @@ def read_dataset(
 
 def coerce_qrels(obj: QrelsLike | Any) -> Qrels:
     """:class:`Qrels` from a Qrels, a path (read with :func:`read_qrels`), a
-    :class:`~ranklens.Dataset` (its labels) or a dict of labels or groups."""
+    :class:`~ranklens.Dataset` (its labels), a dict of labels or groups, or a data frame
+    (:mod:`.frames`)."""
     if isinstance(obj, (str, Path)):
         return read_qrels(obj)
+    if is_frame(obj):
+        return qrels_from_frame(obj)
     if not isinstance(obj, (Qrels, Mapping)) and isinstance(getattr(obj, "qrels", None), Qrels):
         warn_dataset_checks(obj)
         return obj.qrels  # a Dataset
@@ -189,10 +193,13 @@ def warn_dataset_checks(dataset: Any) -> None:
 
 
 def coerce_run(obj: RunLike, *, name: str | None = None) -> Run:
-    """A :class:`Run` from a Run, a path (read with :func:`read_run`), a dict, or a
-    runner's result (its ``run``: the answered queries, failures recorded)."""
+    """A :class:`Run` from a Run, a path (read with :func:`read_run`), a dict, a data
+    frame (:mod:`.frames`), or a runner's result (its ``run``: the answered queries,
+    failures recorded)."""
     if isinstance(obj, (str, Path)):
         return read_run(obj, name=name)
+    if is_frame(obj):
+        return run_from_frame(obj, name=name or "run")
     if hasattr(obj, "records") and isinstance(getattr(obj, "run", None), Run):
         return obj.run
     return Run.coerce(obj, name=name)

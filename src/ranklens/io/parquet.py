@@ -64,7 +64,7 @@ def run_from_table(table: Any, path: Path, name: str, first_row: int = 0) -> Run
         raise InputError(f"{path}: column {s or r!r} must be numeric, has {cols[s or r].type}")
     scores = values.astype(np.float64) if s is not None else -values.astype(np.float64)
     qids, dids = _ids(cols[q]), _ids(cols[d])
-    packed = _packed(dids)
+    packed = packed_ids(dids)
     if packed is None:  # ids interned by pyarrow's dictionary encoding (vocab.encode_arrow)
         return Run.from_arrays(qids, dids, scores, name=name, source=str(path))
     qcode, qvocab = encode_ids(qids, f"query id in {path}")
@@ -72,7 +72,7 @@ def run_from_table(table: Any, path: Path, name: str, first_row: int = 0) -> Run
                            encoded=(qcode, qvocab, packed, None))  # fmt: skip
 
 
-def _packed(arr: Any) -> DocIds | None:
+def packed_ids(arr: Any) -> DocIds | None:
     """A string column's ids as packed byte slices, straight from its Arrow buffers, as
     the TREC scanner gives them (never interned); None when the ids need the general path
     (dictionary-encoded, an empty id, a zero byte)."""

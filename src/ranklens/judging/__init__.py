@@ -33,7 +33,10 @@ that have a label are kept (with their rank), so every metric costs time in prop
 the judged documents retrieved, not to the length of the run.
 
 Layout: :mod:`.conventions` (the switches and presets), :mod:`.options` (options and
-counts), :mod:`.join` and :mod:`.dicts` (matching a run with its qrels), :mod:`.build` (the
+counts), :mod:`.join` and :mod:`.docmatch` (matching a run with its qrels: one columnar join
+for every input form, Python dicts and lists read into columns with their ids kept as
+bytes by :mod:`ranklens.model.mappings`; a run of ``{doc: score}`` dicts is joined on its
+own dicts instead, :mod:`.dicts`, in a fraction of the memory), :mod:`.build` (the
 arrays), :mod:`.judged` (:class:`Judged` and its per-level :class:`LevelView`). Imports the
 io floor (to read paths) and the model below it.
 """

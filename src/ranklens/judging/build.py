@@ -33,18 +33,25 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
 
     # entries: one per retrieved row with a label (its highest grade)
     starts = _rank_starts(m_q, m_rank)
-    e_q, e_rank, e_repeat = m_q[starts], m_rank[starts], m_repeat[starts]
-    e_label = _max_from(m_grade, starts)
+    if len(starts) == len(m_q) and _each_once(m_unit, len(unit_q)):
+        # every rank found one unit and every unit was found once (plain labels, no
+        # document twice): entries, units first found and gains are the matches themselves
+        e_q, e_rank, e_repeat, e_label = m_q, m_rank, m_repeat, m_grade
+        u_q, u_rank, u_grade, u_id = m_q, m_rank, m_grade, m_unit
+        g_q, g_rank, g_grade = m_q, m_rank, m_grade
+    else:
+        e_q, e_rank, e_repeat = m_q[starts], m_rank[starts], m_repeat[starts]
+        e_label = _max_from(m_grade, starts)
 
-    # units first found: each unit at its lowest matched rank
-    o = seg.order_by(m_unit, m_rank)
-    firsts = seg.run_starts(m_unit[o])
-    fo = o[firsts]
-    u_q, u_rank, u_grade, u_id = _by_query_rank(m_q[fo], m_rank[fo], m_grade[fo], m_unit[fo])
+        # units first found: each unit at its lowest matched rank
+        o = seg.order_by(m_unit, m_rank)
+        firsts = seg.run_starts(m_unit[o])
+        fo = o[firsts]
+        u_q, u_rank, u_grade, u_id = _by_query_rank(m_q[fo], m_rank[fo], m_grade[fo], m_unit[fo])
 
-    # gains: per rank, the highest grade among units first found there
-    starts = _rank_starts(u_q, u_rank)
-    g_q, g_rank, g_grade = u_q[starts], u_rank[starts], _max_from(u_grade, starts)
+        # gains: per rank, the highest grade among units first found there
+        starts = _rank_starts(u_q, u_rank)
+        g_q, g_rank, g_grade = u_q[starts], u_rank[starts], _max_from(u_grade, starts)
     nz = g_grade != 0 if conv.negative_gain else g_grade > 0
     g_q, g_rank, g_grade = g_q[nz], g_rank[nz], g_grade[nz]
 
@@ -84,35 +91,42 @@ def build(jn: Join, opts: JudgeOptions) -> Judged:
         labelled_documents=len(jn.doc_q),
         freshness=dict(jn.fresh.counts) if jn.fresh is not None else None,
     )
-    i64 = np.int64
-    gt = np.float64 if jn.unit_g.dtype.kind == "f" else i64  # grades: fractions stay
+
+    def i64(x: np.ndarray) -> np.ndarray:
+        return x.astype(np.int64, copy=False)
+
+    grade_type = np.float64 if jn.unit_g.dtype.kind == "f" else np.int64  # fractions stay
+
+    def gt(x: np.ndarray) -> np.ndarray:
+        return x.astype(grade_type, copy=False)
+
     return Judged(
         query_ids=jn.query_ids,
         lens=jn.lens,
         missing=jn.missing,
-        e_q=e_q.astype(i64),
-        e_rank=e_rank.astype(i64),
-        e_label=e_label.astype(gt),
+        e_q=i64(e_q),
+        e_rank=i64(e_rank),
+        e_label=gt(e_label),
         e_repeat=e_repeat,
-        u_q=u_q.astype(i64),
-        u_rank=u_rank.astype(i64),
-        u_grade=u_grade.astype(gt),
-        u_id=u_id.astype(i64),
+        u_q=i64(u_q),
+        u_rank=i64(u_rank),
+        u_grade=gt(u_grade),
+        u_id=i64(u_id),
         m_q=m_q,
-        m_rank=m_rank.astype(i64),
-        m_unit=m_unit.astype(i64),
-        m_grade=m_grade.astype(gt),
-        g_q=g_q.astype(i64),
-        g_rank=g_rank.astype(i64),
-        g_grade=g_grade.astype(gt),
-        rep_q=jn.rep_q.astype(i64),
-        rep_rank=jn.rep_rank.astype(i64),
-        unit_q=unit_q.astype(i64),
-        unit_g=unit_g.astype(gt),
-        doc_q=jn.doc_q.astype(i64),
-        doc_label=jn.doc_label.astype(gt),
+        m_rank=i64(m_rank),
+        m_unit=i64(m_unit),
+        m_grade=gt(m_grade),
+        g_q=i64(g_q),
+        g_rank=i64(g_rank),
+        g_grade=gt(g_grade),
+        rep_q=i64(jn.rep_q),
+        rep_rank=i64(jn.rep_rank),
+        unit_q=i64(unit_q),
+        unit_g=gt(unit_g),
+        doc_q=i64(jn.doc_q),
+        doc_label=gt(jn.doc_label),
         ideal_off=ideal_off,
-        ideal_grade=ideal_grade.astype(gt),
+        ideal_grade=gt(ideal_grade),
         n_gt_ids=jn.n_gt_ids,
         options=opts,
         counts=counts,
@@ -142,6 +156,11 @@ def condensed_pair(judged: Judged) -> Judged:
         opts = replace(judged.options, judged_only=True)
         judged.condensed_cache = build(condense(judged.join), opts)
     return judged.condensed_cache
+
+
+def _each_once(unit: np.ndarray, n_units: int) -> bool:
+    """Whether no unit number appears twice in ``unit``."""
+    return len(unit) == 0 or int(np.bincount(unit, minlength=n_units).max()) <= 1
 
 
 def _rank_starts(q: np.ndarray, rank: np.ndarray) -> np.ndarray:

@@ -1,157 +1,150 @@
-"""The join for the commonest Python input, ``{q: {doc: grade}}`` with ``{q: {doc: score}}``,
-without interning any document (see :func:`join_dicts`)."""
+"""The join for the commonest Python input, a run of ``{query: {doc: score}}`` dicts, done on
+the run's own dicts (see :func:`join_dicts`).
+
+A run given as dicts is already a hash table per query, so each labelled document is
+looked up in it directly instead of packing and hashing every retrieved id for the columnar
+join of :mod:`.join` (which would hold several times the run in arrays); a label's rank is
+then counted from the query's scores. Everything the columnar path would refuse or convert
+(an id that is not a string, an empty id, a score that is not a finite number, labels with a
+repeated document, grouped labels) makes this path step aside
+(None), so both paths give the same numbers and errors: ``tests/judging/test_dict_path.py`` checks
+them equal to the last bit.
+"""
 
 from __future__ import annotations
 
-from array import array
-from itertools import chain, repeat
+from collections import deque
+from itertools import chain, islice, repeat
 from typing import Any
 
 import numpy as np
 
-from .join import Join, tie_counts, tied_pairs
+from ..model import native as compiled
+from ..model.mappings import query_codes
+from ..model.vocab import sort_order
+from .join import Join
 from .options import JudgeOptions
 
 
 def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
-    """The join for the commonest Python input, ``{q: {doc: grade}}`` with ``{q: {doc:
-    score}}``, without interning any document: only the judged documents are looked up in
-    the run's dicts, and each one's rank is the number of documents of its query with a
-    higher score, plus those tied with it whose id sorts above it (trec_eval's order).
-    Returns None when the input is anything else, for the columnar join."""
+    """The :class:`~.join.Join` of ``{query: {doc: grade}}`` or ``{query: [doc, ...]}``
+    labels with a ``{query: {doc: score}}`` run (dicts, string ids), ranked trec_eval's way
+    (score descending, ties by id descending, or in input order under ``ties="input"``);
+    None for anything else, which the columnar join reads (see the module docstring)."""
     conv = opts.convention
     if (
         conv.ordering != "score"
-        or opts.ties != "trec"
-        or type(qrels) is not dict
+        or opts.ties not in ("trec", "input")
         or type(run) is not dict
-        or not all(type(v) is dict for v in qrels.values())
-        or not all(type(v) is dict for v in run.values())
-        or set(map(type, qrels)) - {str}
-        or set(map(type, run)) - {str}
+        or not isinstance(qrels, dict)
     ):
         return None
-    q_vals = list(qrels.values())
-    qrel_docs = list(chain.from_iterable(q_vals))
-    if set(map(type, qrel_docs)) - {str} or "" in qrel_docs or "" in qrels:
-        return None
     r_vals = list(run.values())
-    r_lens = np.fromiter(map(len, r_vals), dtype=np.int64, count=len(r_vals))
-    n_rows = int(r_lens.sum())
-    # the first key of each list decides (a list mixing id types is bad input either way);
-    # the columnar path converts integer ids and names bad ones
-    firsts = [next(iter(v)) for v in r_vals if v]
-    if set(map(type, firsts)) - {str} or any("" in v for v in r_vals) or "" in run:
+    if not all(map(isinstance, run, repeat(str))) or "" in run:
         return None
-    try:
-        grades = np.fromiter(
-            chain.from_iterable(v.values() for v in q_vals), dtype=np.int64, count=len(qrel_docs)
-        )
-        # array("d") takes only real numbers (np.fromiter would parse strings such as "0.5")
-        scores = np.frombuffer(
-            array("d", chain.from_iterable(v.values() for v in r_vals)), dtype=np.float64
-        )
-    except (TypeError, ValueError, OverflowError):
+    native = compiled.NATIVE
+    scores = _native_scores(native, r_vals)  # every id and score checked in C, when built
+    if scores is None:
+        native = None  # something the C helpers do not read: the numpy path throughout
+        if not all(type(v) is dict for v in r_vals) or not _valid_docs(r_vals):
+            return None
+        raw = list(chain.from_iterable(map(dict.values, r_vals)))
+        scores = np.array(raw) if raw else np.zeros(0)
+        del raw
+        if scores.dtype.kind not in "iuf":
+            return None  # the columnar path checks every score and names a bad one
+        scores = scores.astype(np.float64, copy=False)
+    labels = _labels(qrels, native)
+    if labels is None:
         return None
-    grade_types = set(map(type, chain.from_iterable(v.values() for v in q_vals)))
-    if grade_types - {int} or not np.isfinite(scores).all():
-        return None  # floats/bools as grades, NaN scores: the columnar path checks them
+    qids, q_vals, q_lens, grades = labels
+    if not np.isfinite(scores).all():
+        return None
     if opts.score_precision == "float32":
         scores = scores.astype(np.float32).astype(np.float64)
 
-    # queries, in the sorted order the columnar path uses
-    qids = sorted(qrels)
-    present_all = np.fromiter((q in run for q in qids), dtype=bool, count=len(qids))
+    # --- queries: the labels' ids, in the columnar path's order -------------------------
+    present_all = np.fromiter(map(run.__contains__, qids), dtype=bool, count=len(qids))
     keep = present_all.copy() if conv.missing == "skip" else np.ones(len(qids), dtype=bool)
     no_rel_ids: list[str] = []
     if conv.no_relevant == "skip":
-        lv = opts.relevance_level
-        has_rel = np.fromiter(
-            (any(g >= lv for g in qrels[q].values()) for q in qids), dtype=bool, count=len(qids)
-        )
-        no_rel_ids = [q for q, k, h in zip(qids, keep, has_rel) if k and not h]
+        has_rel = np.zeros(len(qids), dtype=bool)
+        has_rel[np.repeat(np.arange(len(qids)), q_lens)[grades >= opts.relevance_level]] = True
+        no_rel_ids = [q for q, k, h in zip(qids, keep.tolist(), has_rel.tolist()) if k and not h]
         keep &= has_rel
-    eval_ids = [q for q, k in zip(qids, keep) if k]
-    n_q = len(eval_ids)
+    eval_at = np.flatnonzero(keep)
+    n_q = len(eval_at)
     if n_q == 0:
         return None  # nothing to evaluate: the columnar join says why
-    pos_of = {q: i for i, q in enumerate(eval_ids)}
+    eval_ids = [qids[i] for i in eval_at.tolist()]
 
-    # qrels rows of evaluated queries (each row its own unit)
-    q_pos = np.fromiter((pos_of.get(q, -1) for q in qrels), dtype=np.int64, count=len(qrels))
-    q_lens = np.fromiter(map(len, q_vals), dtype=np.int64, count=len(q_vals))
-    row_q = np.repeat(q_pos, q_lens)
-    sel = row_q >= 0
-    unit_q, unit_g = row_q[sel], grades[sel]
-
-    # list lengths and each run query's rows, sorted by score descending within the query
-    r_off = np.concatenate(([0], np.cumsum(r_lens)))
+    # --- the run's rows: each query's segment of the flat scores -------------------------
+    r_lens = np.fromiter(map(len, r_vals), dtype=np.int64, count=len(r_vals))
+    r_off = np.zeros(len(r_vals) + 1, dtype=np.int64)
+    np.cumsum(r_lens, out=r_off[1:])
+    slot = dict(zip(run, range(len(r_vals))))  # run query -> its segment
+    ev_seg = np.fromiter(map(slot.get, eval_ids, repeat(-1)), np.int64, count=n_q)
+    there = ev_seg >= 0
     lens = np.zeros(n_q, dtype=np.int64)
     seg_start = np.zeros(n_q, dtype=np.int64)
-    run_ids = list(run)
-    for i, q in enumerate(run_ids):
-        p = pos_of.get(q)
-        if p is not None:
-            lens[p] = r_lens[i]
-            seg_start[p] = r_off[i]
-    desc = np.ones(n_rows, dtype=bool)
-    desc[1:] = scores[1:] <= scores[:-1]
-    bounds = r_off[1:-1]
-    desc[bounds[bounds < n_rows]] = True  # query boundaries
-    if not desc.all():
-        return None  # dicts not in score order: the columnar path sorts them
-    run_pos = np.fromiter((pos_of.get(q, -1) for q in run_ids), dtype=np.int64, count=len(run_ids))
-    run_row_q = np.repeat(run_pos, r_lens)
-    tied_docs, tie_queries = tie_counts(run_row_q, tied_pairs(run_row_q, scores))
+    lens[there] = r_lens[ev_seg[there]]
+    seg_start[there] = r_off[ev_seg[there]]
+    ranked, unsorted = _ranked_scores(scores, r_off)  # each segment descending
 
-    # judged documents retrieved: their scores, looked up in the run's dicts
-    empty: dict[str, float] = {}
-    nan = float("nan")
-    found = np.fromiter(
-        chain.from_iterable(
-            map((run.get(q) or empty).get, lab, repeat(nan)) for q, lab in qrels.items()
-        ),
-        dtype=np.float64,
-        count=len(qrel_docs),
-    )
-    hit = sel & ~np.isnan(found)
-    h_rows = np.flatnonzero(hit)
+    # --- labels of evaluated queries, looked up in the run's dicts ----------------------
+    pos_q = np.full(len(qids), -1, dtype=np.int64)
+    pos_q[eval_at] = np.arange(n_q)
+    row_q = np.repeat(pos_q, q_lens)
+    sel = row_q >= 0
+    if native is not None:  # looked up in C (each labelled id checked there)
+        got = native.lookups(run, qids, q_vals, len(grades))
+        if got is None:
+            return None
+        found = np.frombuffer(got, dtype=np.float64)
+    else:
+        empty: dict[str, Any] = {}
+        found = np.fromiter(
+            chain.from_iterable(
+                map(run.get(q, empty).get, lab, repeat(np.nan)) for q, lab in zip(qids, q_vals)
+            ),
+            dtype=np.float64,
+            count=len(grades),
+        )
+    if opts.score_precision == "float32":
+        found = found.astype(np.float32).astype(np.float64)
+    sel &= ~np.isnan(found)
+    h_rows = np.flatnonzero(sel)
     h_q = row_q[h_rows]
     s = found[h_rows]
-    if opts.score_precision == "float32":
-        s = s.astype(np.float32).astype(np.float64)
-    start, end = seg_start[h_q], seg_start[h_q] + lens[h_q]
-    above = _count_desc(scores, start, end, s, strict=True)  # scores > s
-    # s itself sits at start + above; a tie needs the next score to equal it too
-    nxt = np.minimum(start + above + 1, max(n_rows - 1, 0))
-    maybe = (start + above + 1 < end) & (scores[nxt] == s)
-    tied = np.ones(len(s), dtype=np.int64)
-    if maybe.any():
-        tied[maybe] = (
-            _count_desc(scores, start[maybe], end[maybe], s[maybe], strict=False) - above[maybe]
-        )
+    del found
+    start, length = seg_start[h_q], lens[h_q]
+    above = _count_above(ranked, start, length, s)  # scores > s
+    tied = _tied(ranked, start + above, start + length, s)  # scores == s (at least 1)
     rank = above + 1
-    # ties: among documents with the same score, higher ids rank first. The dicts are in
-    # score order, so a tie is a contiguous slice of the query's keys.
-    keys_of: dict[int, list[str]] = {}
-    for i in np.flatnonzero(tied > 1).tolist():
-        p = int(h_q[i])
-        keys = keys_of.get(p)
-        if keys is None:
-            keys = keys_of[p] = list(run[eval_ids[p]])
-        first = int(above[i])
-        doc = qrel_docs[h_rows[i]]
-        rank[i] += len([d for d in keys[first : first + int(tied[i])] if d > doc])
+    at = np.flatnonzero(tied > 1)
+    if len(at):
+        moved = _tie_places(run, eval_ids, q_vals, scores, r_off, ev_seg, unsorted,
+                            h_rows[at], h_q[at], above[at], tied[at], s[at], opts.ties,
+                            native)  # fmt: skip
+        if moved is None:
+            return None
+        rank[at] += moved
 
-    present = present_all[keep]
-    qrel_q = row_q  # for counts of positive grades
+    # --- ties among the evaluated queries' documents, for the notes ----------------------
+    evaluated = np.zeros(len(r_vals), dtype=bool)
+    evaluated[ev_seg[there]] = True
+    tied_docs, tie_queries = _tie_counts(ranked, r_off, evaluated)
+    del ranked
+
+    labelled = row_q >= 0
+    unit_q, unit_g = row_q[labelled], grades[labelled]
     return Join(
-        query_ids=np.array(eval_ids, dtype=object),
-        missing=~present,
+        query_ids=_objects(eval_ids),
+        missing=~present_all[eval_at],
         lens=lens,
         m_q=h_q,
         m_rank=rank,
-        m_unit=np.cumsum(sel)[h_rows] - 1,
+        m_unit=np.cumsum(labelled)[h_rows] - 1,
         m_grade=grades[h_rows],
         m_repeat=np.zeros(len(h_rows), dtype=bool),
         rep_q=np.zeros(0, dtype=np.int64),
@@ -160,9 +153,9 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
         unit_g=unit_g,
         doc_q=unit_q,
         doc_label=unit_g,
-        n_gt_ids=np.bincount(qrel_q[sel][grades[sel] > 0], minlength=n_q),
-        missing_ids=[q for q, p in zip(qids, present_all) if not p],
-        ignored_ids=sorted(q for q in run if q not in qrels),
+        n_gt_ids=np.bincount(unit_q[unit_g > 0], minlength=n_q),
+        missing_ids=[q for q, p in zip(qids, present_all.tolist()) if not p],
+        ignored_ids=_sorted_ids([q for q in run if q not in qrels]),
         no_rel_ids=no_rel_ids,
         dropped=0,
         kept_dups=0,
@@ -173,19 +166,200 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     )
 
 
-def _count_desc(
-    scores: np.ndarray, start: np.ndarray, end: np.ndarray, s: np.ndarray, strict: bool
+def _valid_docs(r_vals: list[dict[Any, Any]]) -> bool:
+    """Whether the run's document ids are all non-empty strings (what the columnar path
+    takes as they are). Joining each query's ids into one string checks every one of them
+    in C, each query's ids while they are in the cache."""
+    if any(map(dict.__contains__, r_vals, repeat(""))):
+        return False
+    try:
+        deque(map("".join, r_vals), 0)
+    except TypeError:
+        return False
+    return True
+
+
+def _native_scores(native: Any, r_vals: list[Any]) -> np.ndarray | None:
+    """Every score of the run's dicts read in C (ids checked too), or None when the C
+    helpers are not built or leave the run to numpy."""
+    if native is None:
+        return None
+    got = native.run_scores(r_vals)
+    return None if got is None else np.frombuffer(got, dtype=np.float64)
+
+
+def _sorted_ids(ids: list[Any]) -> list[Any]:
+    """``ids`` in the order the columnar path sorts query ids."""
+    return [ids[i] for i in sort_order(ids).tolist()] if ids else ids
+
+
+def _objects(ids: list[Any]) -> np.ndarray:
+    out = np.empty(len(ids), dtype=object)
+    out[:] = ids
+    return out
+
+
+def _labels(
+    qrels: dict[Any, Any], native: Any = None
+) -> tuple[list[Any], list[Any], np.ndarray, np.ndarray] | None:
+    """``(query ids sorted, their labels, labels per query, grades)`` of ``{query: {doc:
+    grade}}`` or ``{query: [doc, ...]}`` (grade 1) with string ids and integer grades, no
+    document twice in a query; None for anything else. With the C helpers (``native``),
+    the grades are read and the ids checked in C (the ids as they are looked up)."""
+    coded = query_codes(qrels)
+    if coded is None:
+        return None
+    qids = coded[1].tolist()
+    values = list(map(qrels.__getitem__, qids))
+    dicts = all(type(v) is dict for v in values)
+    if not dicts and set(map(type, values)) - {list, tuple}:
+        return None  # a mix of forms, other containers: the columnar path
+    if native is None:
+        try:  # every id a string (grouped labels are lists of lists)
+            deque(map("".join, values), 0)
+        except TypeError:
+            return None
+    q_lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    if dicts:
+        if any(map(dict.__contains__, values, repeat(""))):
+            return None
+        got = None if native is None else native.label_grades(values)
+        if got is not None:
+            grades = np.frombuffer(got, dtype=np.int64)
+        else:
+            raw = list(chain.from_iterable(map(dict.values, values)))
+            grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
+            if grades.dtype.kind not in "iub":
+                return None
+    else:
+        try:
+            if any("" in v or len(set(v)) < len(v) for v in values):
+                return None  # an empty id, a document listed twice: the columnar path names it
+        except TypeError:  # an unhashable id (groups are lists of lists)
+            return None
+        grades = np.ones(int(q_lens.sum()), dtype=np.int64)
+    return qids, values, q_lens, grades.astype(np.int64)
+
+
+def _ranked_scores(scores: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, set[int]]:
+    """Each query's scores (``scores[off[i]:off[i + 1]]``) sorted descending, and the
+    queries that were not so already (most runs are: then nothing moves)."""
+    up = np.flatnonzero(scores[1:] > scores[:-1]) + 1  # a score above the one before it
+    if len(up):
+        up = up[~np.isin(up, off)]  # ... in the same query
+    if not len(up):
+        return scores, set()
+    seg = np.unique(np.searchsorted(off, up, side="right") - 1)
+    starts, sizes = off[seg], off[seg + 1] - off[seg]
+    width = int(sizes.max())
+    col = np.arange(width)[None, :] < sizes[:, None]
+    rows = (starts[:, None] + np.arange(width)[None, :])[col]
+    mat = np.full((len(seg), width), np.inf)
+    mat[col] = -scores[rows]
+    mat.sort(axis=1)
+    out = scores.copy()
+    out[rows] = -mat[col]
+    return out, set(seg.tolist())
+
+
+def _count_above(
+    ranked: np.ndarray, start: np.ndarray, length: np.ndarray, s: np.ndarray
 ) -> np.ndarray:
-    """In segments ``scores[start:end]`` sorted descending, the number of entries ``> s``
-    (``strict``) or ``>= s``: one vectorised binary search over all segments at once."""
-    lo, hi = start.copy(), end.copy()
-    while True:
-        active = lo < hi
-        if not active.any():
-            break
-        mid = (lo + hi) // 2
-        v = scores[np.minimum(mid, len(scores) - 1)]
-        go_right = active & ((v > s) if strict else (v >= s))
-        lo = np.where(go_right, mid + 1, lo)
-        hi = np.where(active & ~go_right, mid, hi)
-    return lo - start
+    """In the descending segments ``ranked[start:start + length]``, the number of entries
+    above ``s``: a vectorised binary search over all segments at once, one step per bit of
+    the longest segment."""
+    count = np.zeros(len(s), dtype=np.int64)
+    if not len(s):
+        return count
+    step = 1 << (int(length.max()).bit_length() - 1)
+    while step:
+        cand = count + step
+        ok = cand <= length
+        np.minimum(cand, length, out=cand)
+        cand += start
+        cand -= 1
+        ok &= ranked[cand] > s
+        count[ok] += step
+        step >>= 1
+    return count
+
+
+def _tied(ranked: np.ndarray, first: np.ndarray, end: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The number of entries equal to ``s`` from ``first`` (where ``s`` stands in its
+    descending segment) up to ``end``: one step per further tie (most runs of ties are
+    two)."""
+    tied = np.ones(len(s), dtype=np.int64)
+    live = np.flatnonzero(first + 1 < end)
+    while len(live):
+        nxt = first[live] + tied[live]
+        same = ranked[np.minimum(nxt, len(ranked) - 1)] == s[live]
+        same &= nxt < end[live]
+        live = live[same]
+        tied[live] += 1
+    return tied
+
+
+def _tie_counts(ranked: np.ndarray, off: np.ndarray, evaluated: np.ndarray) -> tuple[int, int]:
+    """(documents, queries) in runs of equal scores among the ``evaluated`` queries'
+    (``ranked[off[i]:off[i + 1]]``, each descending), as :func:`~.join.tie_counts` counts
+    them."""
+    if len(ranked) < 2:
+        return 0, 0
+    pair = ranked[1:] == ranked[:-1]
+    bounds = off[1:-1]
+    pair[bounds[(bounds > 0) & (bounds < len(ranked))] - 1] = False  # not across two queries
+    pair &= np.repeat(evaluated, np.diff(off))[1:]
+    if not pair.any():
+        return 0, 0
+    member = np.zeros(len(ranked), dtype=bool)
+    member[1:] |= pair
+    member[:-1] |= pair
+    seg = np.searchsorted(off, np.flatnonzero(member), side="right") - 1
+    return int(member.sum()), len(np.unique(seg))
+
+
+def _tie_places(
+    run: dict[Any, Any], eval_ids: list[Any], q_vals: list[Any], scores: np.ndarray,
+    r_off: np.ndarray, ev_seg: np.ndarray, unsorted: set[int], rows: np.ndarray,
+    hq: np.ndarray, above: np.ndarray, tied: np.ndarray, s: np.ndarray, ties: str,
+    native: Any = None,
+) -> np.ndarray | None:  # fmt: skip
+    """For labelled documents tied with others in score (label rows ``rows``): how many of
+    their tied documents rank before them (ids greater, trec_eval's order; or earlier in
+    the dict under ``ties="input"``)."""
+    seg = ev_seg[hq]
+    dicts = list(map(run.__getitem__, map(eval_ids.__getitem__, hq.tolist())))
+    labelled = list(chain.from_iterable(q_vals))
+    docs = list(map(labelled.__getitem__, rows.tolist()))
+    del labelled
+    if native is not None and not unsorted:  # counted in C, the entries before not read
+        got = native.tie_places(dicts, above.astype(np.int64), tied.astype(np.int64), docs,
+                                ties == "trec")  # fmt: skip
+        if got is not None:
+            return np.frombuffer(got, dtype=np.int64)
+    # a query in score order: its ties are consecutive, sliced in C from the nearer end
+    n = np.fromiter(map(len, dicts), np.int64, len(dicts))
+    back = above + tied > n // 2
+    groups: list[Any] = [None] * len(dicts)
+    front, end = np.flatnonzero(~back), np.flatnonzero(back)
+    lo, hi = above[front].tolist(), (above + tied)[front].tolist()
+    sliced = map(islice, map(dicts.__getitem__, front.tolist()), lo, hi)
+    for i, g in zip(front.tolist(), map(list, sliced)):
+        groups[i] = g
+    lo, hi = (n - above - tied)[end].tolist(), (n - above)[end].tolist()
+    sliced = map(islice, map(reversed, map(dicts.__getitem__, end.tolist())), lo, hi)
+    for i, g in zip(end.tolist(), map(list, sliced)):
+        groups[i] = g[::-1]
+    if unsorted:  # elsewhere: the tied documents are wherever their score is
+        for i in np.flatnonzero(np.isin(seg, list(unsorted))).tolist():
+            lo, hi = r_off[seg[i]], r_off[seg[i] + 1]
+            keys = list(dicts[i])
+            groups[i] = [keys[j] for j in np.flatnonzero(scores[lo:hi] == s[i]).tolist()]
+    sizes = np.fromiter(map(len, groups), np.int64, len(groups))
+    flat = list(chain.from_iterable(groups))
+    if ties == "trec":
+        mine = chain.from_iterable(map(repeat, docs, sizes.tolist()))
+        above_me = np.fromiter(map(str.__gt__, flat, mine), dtype=bool, count=len(flat))
+        first = np.cumsum(sizes) - sizes
+        return np.add.reduceat(above_me, first).astype(np.int64) if len(flat) else sizes * 0
+    return np.fromiter(map(list.index, groups, docs), np.int64, len(groups))

@@ -87,9 +87,11 @@ def _match(
 ) -> DocMatch:  # fmt: skip
     n = len(ev)
     first_row = _first_rows(ev, n_q)
-    pos = np.arange(n, dtype=np.int64) - first_row[ev] if n else np.zeros(0, np.int64)
+    lens = np.bincount(ev, minlength=n_q).astype(np.int64)
     ebits = max(int(n_q).bit_length(), 1)
-    pbits = max(int(pos.max() + 1).bit_length(), 1) if n else 1  # pos < 2^pbits - 1
+    # a position (or a label's place among its query's labels) < 2^pbits - 1
+    widest = max(int(lens.max(initial=0)), int(np.bincount(qrow_q).max(initial=0)))
+    pbits = max(widest.bit_length(), 1)
     if hashed:
         kbits = 63 - ebits - pbits
         if kbits < MIN_HASH_BITS:
@@ -97,6 +99,18 @@ def _match(
     else:
         kbits = max(len(R.doc_ids).bit_length(), 1)
     rkey, qkey = _keys(Q, R, ev, ranked_rows, q_rows, kbits, hashed)
+    blocks = _sorted_blocks(ev, rkey, first_row, lens, kbits, pbits) if n else None
+    if blocks is not None and (R.unique_docs or not _has_repeat(blocks[0], pbits)):
+        # every query's keys sorted, no document twice in a query: look each label up
+        qrows, m_row = _lookup(*blocks, qrow_q, qkey, first_row, kbits, pbits)
+        if Q.grouped:  # labels in their rows' order, as below (a row may find two units)
+            o = np.argsort(qrows, kind="stable")
+            qrows, m_row = qrows[o], m_row[o]
+        if hashed and not Q.docs.equal_rows(q_rows[qrows], R.docs, ranked_rows(m_row)):
+            raise _Collision
+        none = np.zeros(0, dtype=np.int64)
+        return DocMatch(ev, lens, first_row, none, qrows, m_row, 0, 0, ranked_rows)
+    pos = np.arange(n, dtype=np.int64) - first_row[ev] if n else np.zeros(0, np.int64)
     skey, srow = _sort(ev, rkey, pos, first_row, kbits, pbits, n_q)
     del rkey
     dropped = kept_dups = 0
@@ -149,6 +163,96 @@ def _match(
     if hashed and not Q.docs.equal_rows(q_rows[qrows], R.docs, ranked_rows(m_row)):
         raise _Collision
     return DocMatch(ev, lens, first_row, repeat_rows, qrows, m_row, dropped, kept_dups, ranked_rows)
+
+
+def _sorted_blocks(
+    ev: np.ndarray, rkey: np.ndarray, first_row: np.ndarray, lens: np.ndarray, kbits: int,
+    pbits: int,
+) -> tuple[np.ndarray, np.ndarray] | None:  # fmt: skip
+    """``(table, query of each block)``: every query's rows (a block) as one row of a
+    matrix of packed ``(block, key, position)`` integers, each row sorted, flattened: one
+    sorted array. Short rows are padded with the row's largest value (a key of all ones
+    and a position no row has). None when the block number does not fit beside key and
+    position, or when padding would add more than half again (ragged lists: :func:`_sort`).
+    Sorting rows of a matrix is far faster than one sort of all rows, and the blocks stay
+    in the order they come."""
+    n = len(ev)
+    ranked = np.flatnonzero(lens)  # the queries with rows
+    nb, depth = len(ranked), int(lens.max())
+    low_bits = kbits + pbits
+    if max(nb.bit_length(), 1) + low_bits > 63:
+        return None
+    if nb * depth == n:  # every list the same length: the rows as they stand
+        mat = (rkey << pbits).reshape(nb, depth)
+        mat |= np.arange(depth, dtype=np.int64)
+        block_q = ev[::depth]  # each block's query, in the order the blocks come
+    elif nb * depth <= 1.5 * n + 4096:
+        row_of = np.zeros(len(lens), dtype=np.int64)
+        row_of[ranked] = np.arange(nb)
+        pos = np.arange(n, dtype=np.int64) - first_row[ev]
+        mat = np.full((nb, depth), (1 << low_bits) - 1, dtype=np.int64)
+        mat[row_of[ev], pos] = (rkey << pbits) | pos
+        block_q = ranked
+    else:
+        return None
+    mat.sort(axis=1)
+    mat |= (np.arange(nb, dtype=np.int64) << low_bits)[:, None]
+    return mat.reshape(-1), block_q
+
+
+def _has_repeat(table: np.ndarray, pbits: int) -> bool:
+    """Whether some block of the sorted ``table`` (:func:`_sorted_blocks`) holds one key
+    twice."""
+    same = np.bitwise_xor(table[1:], table[:-1])  # the key bits agree: only position bits
+    same = same < (1 << pbits)
+    if not same.any():
+        return False
+    pad = (1 << pbits) - 1  # a padded cell's position bits
+    at = np.flatnonzero(same)
+    return bool(((table[at] & pad) != pad).any())
+
+
+def _lookup(
+    table: np.ndarray, block_q: np.ndarray, qrow_q: np.ndarray, qkey: np.ndarray,
+    first_row: np.ndarray, kbits: int, pbits: int,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``(qrels rows matched, the kept row each matched)``: each label ``(query, key)``
+    looked up in the sorted ``table`` of :func:`_sorted_blocks` (keys unique within a
+    block). The labels are packed as the table is, ``(block, key, place among the
+    block's labels)``, and sorted the same way (each block's as one row of a matrix), so
+    one search of sorted values walks the table once."""
+    n_lab = np.bincount(qrow_q, minlength=len(first_row))[block_q]
+    start = np.searchsorted(qrow_q, block_q)
+    at = np.repeat(start - np.cumsum(n_lab) + n_lab, n_lab) + np.arange(int(n_lab.sum()))
+    block = np.repeat(np.arange(len(block_q), dtype=np.int64), n_lab)
+    key = qkey[at]
+    if len(key) and key.min() < 0:  # a labelled document the run never retrieves
+        keep = key >= 0
+        at, block, key = at[keep], block[keep], key[keep]
+        n_lab = np.bincount(block, minlength=len(block_q))
+    low_bits = kbits + pbits
+    first_lab = np.cumsum(n_lab) - n_lab
+    place = np.arange(len(at), dtype=np.int64) - np.repeat(first_lab, n_lab)
+    packed = (block << low_bits) | (key << pbits) | place
+    widest = int(n_lab.max(initial=0))
+    if len(block_q) * widest <= 2 * len(at) + 4096:
+        # padded with the largest int64 (a place is never all ones): last in each row
+        mat = np.full((len(block_q), widest), np.iinfo(np.int64).max, dtype=np.int64)
+        mat[block, place] = packed
+        mat.sort(axis=1)
+        packed = mat[np.arange(widest) < n_lab[:, None]]
+    else:
+        packed.sort()
+    pmask = (1 << pbits) - 1
+    place = packed & pmask
+    packed ^= place  # the wanted (block, key) with no position
+    lo = np.searchsorted(table, packed)
+    np.minimum(lo, len(table) - 1, out=lo)
+    got = table[lo]
+    got ^= packed  # the position bits alone when the key is the one wanted
+    hit = got < pmask  # a padded cell has all position bits set
+    b = packed[hit] >> low_bits
+    return at[first_lab[b] + place[hit]], first_row[block_q[b]] + got[hit]
 
 
 def _sort(

@@ -188,7 +188,7 @@ def join_columnar(
             unit_intent = np.concatenate(
                 (unit_intent, start + np.arange(len(unit_q) - n_units, dtype=np.int64))
             )
-    at = np.arange(len(ev), dtype=np.int64)  # each ranked row's position
+    at = None  # each ranked row's position, when ties move rows
     ties = None
     tied = (0, 0)
     if R.scored and conv.ordering != "given":
@@ -200,12 +200,15 @@ def join_columnar(
         if opts.ties == "expected":
             _expected_ties_allowed(Q, conv)
             ties = tie_runs(ev, pairs, first_row)
-    m_rank = at[m_row] - first_row[m_q] + 1
-    is_rep = np.zeros(len(ev), dtype=bool)
-    is_rep[repeat_rows] = True
-    m_repeat = is_rep[m_row]
+    m_rank = (m_row if at is None else at[m_row]) - first_row[m_q] + 1
+    m_repeat = np.zeros(len(m_row), dtype=bool)
+    if len(repeat_rows):
+        is_rep = np.zeros(len(ev), dtype=bool)
+        is_rep[repeat_rows] = True
+        m_repeat = is_rep[m_row]
+    pos = np.arange(len(ev), dtype=np.int64) if at is None else at
     if chars is not None:
-        chars.rank = at - first_row[ev] + 1
+        chars.rank = pos - first_row[ev] + 1
         chars.q = ev.astype(np.int64)
     jn = Join(
         query_ids=Q.query_ids[eval_q],
@@ -217,7 +220,7 @@ def join_columnar(
         m_grade=m_grade,
         m_repeat=m_repeat,
         rep_q=ev[repeat_rows].astype(np.int64),
-        rep_rank=at[repeat_rows] - first_row[ev[repeat_rows]] + 1,
+        rep_rank=(repeat_rows if at is None else at[repeat_rows]) - first_row[ev[repeat_rows]] + 1,
         unit_q=unit_q,
         unit_g=unit_g,
         doc_q=doc_q,
@@ -240,7 +243,7 @@ def join_columnar(
     )
     if fresh is not None:  # outdated versions: grades by the rule, per-rank status
         judge_versions(jn, fresh, Q, q_rows, dm.ranked_rows(np.arange(len(ev))), R,
-                       at - first_row[ev] + 1, ev)  # fmt: skip
+                       pos - first_row[ev] + 1, ev)  # fmt: skip
     return jn
 
 
@@ -284,7 +287,8 @@ def tie_counts(q: np.ndarray, tied: np.ndarray) -> tuple[int, int]:
     member = np.zeros(len(q), dtype=bool)
     member[1:] |= tied
     member[:-1] |= tied
-    return int(member.sum()), len(np.unique(q[member]))
+    # each query's rows are one block: its members are consecutive
+    return int(member.sum()), int(seg.run_starts(q[member]).sum())
 
 
 def extreme_tie_positions(

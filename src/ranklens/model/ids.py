@@ -20,26 +20,25 @@ numpy) therefore offers:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from .idbytes import (
+    FIXED_MAX,
+    HASH_EXACT_BYTES,
+    PAD,
+    fixed_bytes,
+    fixed_words,
+    gather_packed,
+    hash_slices,
+    pack_groups,
+    pack_strings,
+)
 from .segments import order_by, run_starts, sorted_with_rows
 from .vocab import encode
 
-_M1 = np.uint64(0x9E3779B97F4A7C15)
-_M2 = np.uint64(0xBF58476D1CE4E5B9)
-_M3 = np.uint64(0x94D049BB133111EB)
-PAD = 8
-_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
-"""Zero bytes after a packed body's last id (8-byte words are read unaligned)."""
-HASH_EXACT_BYTES = 8
-"""Ids of equal byte length up to this many bytes never share a hash: for them
-:func:`hash_slices` is a chain of bijections of one 64-bit word (xor with a constant of
-the length, multiplications by odd constants, xor-shifts), so equal hashes mean equal ids."""
-_FIXED_MAX = 64
-"""Ids up to this many bytes are compared as fixed-width numpy bytes; longer ones in
-Python."""
+__all__ = ["HASH_EXACT_BYTES", "PAD", "DocIds", "HoldsDocIds", "first_repeat", "hash_strings"]
 
 
 class DocIds:
@@ -84,28 +83,21 @@ class DocIds:
         return cls.slices(body, offsets[:-1].astype(np.int64), length, end=int(offsets[-1]))
 
     @classmethod
-    def from_strings(cls, strings: Sequence[str]) -> DocIds:
-        """Packed from Python strings (UTF-8).
+    def from_strings(cls, strings: Iterable[str]) -> DocIds:
+        """Packed from Python strings (UTF-8; any iterable of them): see
+        :func:`~.idbytes.pack_strings`. A string of length zero gives an empty id (callers
+        refuse it). Raises TypeError for an item that is not a string and
+        UnicodeEncodeError for one that is not UTF-8 (a lone surrogate)."""
+        return cls.slices(*pack_strings(strings))
 
-        The strings are joined with newlines and encoded once; the newline bytes then mark
-        the boundaries, unless some string holds a newline itself (then there are more
-        newline bytes than boundaries and each string is encoded on its own)."""
-        strings = strings.tolist() if isinstance(strings, np.ndarray) else list(strings)
-        n = len(strings)
-        joined = "\n".join(strings).encode()
-        body = np.frombuffer(joined + b"\n" + bytes(PAD), dtype=np.uint8)
-        ends = np.flatnonzero(body == 10)
-        if len(ends) == n:
-            start = np.zeros(n, dtype=np.int64)
-            start[1:] = ends[:-1] + 1
-            length = ends - start
-        else:  # a string holds a newline
-            enc = [s.encode() for s in strings]
-            length = np.fromiter(map(len, enc), dtype=np.int64, count=n)
-            start = np.zeros(n, dtype=np.int64)
-            np.cumsum(length[:-1], out=start[1:])
-            body = np.frombuffer(b"".join(enc) + bytes(PAD), dtype=np.uint8)
-        return cls.slices(body, start, length, nul=b"\0" in joined)
+    @classmethod
+    def from_groups(cls, groups: Iterable[Iterable[str]], n: int) -> DocIds | None:
+        """:meth:`from_strings` of the strings of non-empty ``groups`` one after another,
+        ``n`` in all (e.g. each query's documents), each group joined while its strings
+        are in the cache (:func:`~.idbytes.pack_groups`); None when some string holds a
+        newline (then pack them with :meth:`from_strings`). Raises as it does."""
+        packed = pack_groups(groups, n)
+        return None if packed is None else cls.slices(*packed)
 
     def lengths(self) -> np.ndarray:
         """The byte length (UTF-8) of each row's id."""
@@ -159,7 +151,7 @@ class DocIds:
     def codes(self) -> tuple[np.ndarray, np.ndarray]:
         """``(code per row, sorted vocabulary)``; interned on first call."""
         if self._codes is None:
-            fixed = None if self._nul else _fixed(self._body, self._start, self._len)  # type: ignore[arg-type]
+            fixed = None if self._nul else fixed_bytes(self._body, self._start, self._len)  # type: ignore[arg-type]
             if fixed is not None:
                 vocab_b, codes = np.unique(fixed, return_inverse=True)
                 vocab = np.empty(len(vocab_b), dtype=object)
@@ -211,14 +203,69 @@ class DocIds:
 
     def desc_order(self, rows: np.ndarray, group: np.ndarray) -> np.ndarray:
         """Positions into ``rows`` sorting them by ``group`` (ascending, non-negative ints)
-        and, within a group, by id descending in byte order (trec_eval's tie order)."""
-        if not len(rows):
+        and, within a group, by id descending in byte order (trec_eval's tie order).
+
+        When the groups come as runs (runs of tied scores do), a group of two (most of
+        them) is settled by one comparison of its ids, and only larger groups are sorted."""
+        n = len(rows)
+        if not n:
             return np.zeros(0, dtype=np.int64)
+        group = group.astype(np.int64, copy=False)
+        if n < 3 or bool((group[1:] < group[:-1]).any()):
+            return self._desc_sorted(rows, group)
+        starts = np.flatnonzero(run_starts(group))
+        size = np.diff(np.append(starts, n))
+        two = starts[size == 2]
+        swap = self._before(rows[two], rows[two + 1])
+        if swap is None:
+            return self._desc_sorted(rows, group)
+        out = np.arange(n, dtype=np.int64)
+        out[two[swap]] += 1  # the second id is the larger: it goes first
+        out[two[swap] + 1] -= 1
+        big = size > 2
+        if big.any():
+            at = np.repeat(starts[big] - np.cumsum(size[big]) + size[big], size[big])
+            at += np.arange(len(at))
+            out[at] = at[self._desc_sorted(rows[at], group[at])]
+        return out
+
+    def _desc_sorted(self, rows: np.ndarray, group: np.ndarray) -> np.ndarray:
+        """:meth:`desc_order` by one sort of (group, id)."""
         if self._codes is not None:
             dm = self._codes[rows].astype(np.int64)
         else:
-            dm = self.take(rows).codes()[0].astype(np.int64)
-        return order_by(group.astype(np.int64), int(dm.max()) - dm)
+            length = self._len[rows]  # type: ignore[index]
+            if self._nul or int(length.max()) > FIXED_MAX:
+                dm = self.take(rows).codes()[0].astype(np.int64)
+            else:
+                words = self._be_words(rows)
+                if words.shape[1] > 1:
+                    return np.lexsort([~words[:, k] for k in range(words.shape[1] - 1, -1, -1)]
+                                      + [group])  # fmt: skip
+                dm = np.unique(words[:, 0], return_inverse=True)[1].astype(np.int64)
+        return order_by(group, int(dm.max()) - dm)
+
+    def _be_words(self, rows: np.ndarray) -> np.ndarray:
+        """The ids of ``rows`` (byte slices, no zero byte, at most :data:`FIXED_MAX`
+        bytes) as big-endian 8-byte words, zero padded: compared as numbers, word by word,
+        they compare as the ids' bytes do."""
+        return fixed_words(self._body, self._start[rows], self._len[rows]).byteswap()  # type: ignore[arg-type,index]
+
+    def _before(self, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+        """Per pair, whether the id of row ``a[i]`` sorts before that of ``b[i]`` (byte
+        order); None when the ids are not compared as words (a zero byte, a long id)."""
+        if self._codes is not None:
+            return self._codes[a] < self._codes[b]
+        if self._nul or (len(a) and int(self._len[np.concatenate((a, b))].max()) > FIXED_MAX):  # type: ignore[index]
+            return None
+        words = self._be_words(np.concatenate((a, b)))
+        wa, wb = words[: len(a)], words[len(a) :]
+        before = np.zeros(len(a), dtype=bool)
+        equal = np.ones(len(a), dtype=bool)
+        for k in range(words.shape[1]):
+            before |= equal & (wa[:, k] < wb[:, k])
+            equal &= wa[:, k] == wb[:, k]
+        return before
 
     def equal_rows(self, rows: np.ndarray, other: DocIds, other_rows: np.ndarray) -> bool:
         """True when ``self``'s ids at ``rows`` equal ``other``'s at ``other_rows``."""
@@ -232,9 +279,26 @@ class DocIds:
             return np.zeros(0, dtype=bool)
         if self._codes is not None and other._codes is not None and self._vocab is other._vocab:
             return self._codes[rows] == other._codes[other_rows]
+        if (
+            self._codes is None and other._codes is None
+            and self._hash is not None and other._hash is not None
+        ):  # fmt: skip
+            # hashes at hand: different hashes or lengths are different ids, and short ids
+            # of one length with one hash are the same id (HASH_EXACT_BYTES); the bytes
+            # decide the rest
+            a_len, b_len = self._len[rows], other._len[other_rows]  # type: ignore[index]
+            out = (self._hash[rows] == other._hash[other_rows]) & (a_len == b_len)
+            unsure = np.flatnonzero(out & (a_len > HASH_EXACT_BYTES))
+            if len(unsure):
+                out[unsure] = self._same_bytes(rows[unsure], other, other_rows[unsure])
+            return out
+        return self._same_bytes(rows, other, other_rows)
+
+    def _same_bytes(self, rows: np.ndarray, other: DocIds, other_rows: np.ndarray) -> np.ndarray:
+        """:meth:`same` by the ids' bytes."""
         if self._codes is None and other._codes is None:
             a_len, b_len = self._len[rows], other._len[other_rows]  # type: ignore[index]
-            if max(int(a_len.max()), int(b_len.max())) <= _FIXED_MAX:
+            if max(int(a_len.max()), int(b_len.max())) <= FIXED_MAX:
                 a = fixed_words(self._body, self._start[rows], a_len)  # type: ignore[arg-type,index]
                 b = fixed_words(other._body, other._start[other_rows], b_len)  # type: ignore[arg-type,index]
                 if a.shape[1] == b.shape[1]:
@@ -270,98 +334,9 @@ class HoldsDocIds:
         return self.docs.codes()[1]
 
 
-def words_view(body: np.ndarray) -> np.ndarray:
-    """``words[i]``: the 8 bytes of ``body`` from byte ``i`` as a little-endian uint64
-    (unaligned loads; ``body`` ends in :data:`PAD` zero bytes)."""
-    return np.ndarray((len(body) - 7,), dtype="<u8", buffer=body, strides=(1,))
-
-
-def masked_words(v: np.ndarray, rem: np.ndarray) -> np.ndarray:
-    """The first ``rem`` bytes (at most 8; none when ``rem <= 0``) of each little-endian
-    word ``v``, the rest zeroed (in place when ``v`` is a fresh array)."""
-    v &= _BYTE_MASKS[np.clip(rem, 0, 8)]
-    return v
-
-
-def fixed_words(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """The byte strings ``body[start:start + length]`` as rows of little-endian 8-byte
-    words, zero past each string's end: a ``(rows, ceil(longest / 8))`` uint64 matrix (at
-    least one column), read one unaligned gather per column."""
-    n_words = max(-(-int(length.max()) // 8), 1) if len(length) else 1
-    words = words_view(body)
-    last = len(words) - 1
-    out = np.empty((len(start), n_words), dtype="<u8")
-    for k in range(n_words):
-        out[:, k] = masked_words(words[np.minimum(start + 8 * k, last)], length - 8 * k)
-    return out
-
-
-def gather_packed(
-    body: np.ndarray, start: np.ndarray, length: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The byte strings ``body[start:start + length]`` packed: ``(offsets, body)``
-    (``body`` ends in :data:`PAD` zero bytes). Short strings are moved 8 bytes at a time."""
-    n = len(start)
-    off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(length, out=off[1:])
-    total = int(off[-1])
-    out = np.zeros(total + PAD, dtype=np.uint8)
-    longest = int(length.max()) if n else 0
-    if 0 < longest <= _FIXED_MAX:
-        mat = fixed_words(body, start, length).view(np.uint8).reshape(n, -1)
-        out[:total] = mat[np.arange(mat.shape[1]) < length[:, None]]
-    elif total:
-        at = np.repeat(start - off[:-1], length)
-        at += np.arange(total)
-        out[:total] = body[at]
-    return off, out
-
-
-def _fixed(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray | None:
-    """The ids as fixed-width numpy bytes (``S`` dtype, zero padded: sorting and comparing
-    them is byte order), or None when the longest is over :data:`_FIXED_MAX` bytes."""
-    if len(length) and int(length.max()) > _FIXED_MAX:
-        return None
-    words = fixed_words(body, start, length)
-    return words.view(f"S{8 * words.shape[1]}").ravel()
-
-
 def hash_strings(strings: Sequence[str]) -> np.ndarray:
     """A 64-bit hash (uint64) of each of ``strings`` (of its UTF-8 bytes)."""
     return DocIds.from_strings(strings).hashes()
-
-
-def hash_slices(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """A 64-bit hash (uint64) of each id ``body[start:start + length]`` (see
-    :meth:`DocIds.slices`).
-
-    Vectorised over rows: the bytes are read eight at a time (one gather per 8-byte word of
-    the longest id), mixed with a multiply-xorshift and finished with splitmix64's mixer.
-    """
-    words = words_view(body)
-    with np.errstate(over="ignore"):
-        h = length.astype(np.uint64) * _M1
-        longest = int(length.max()) if len(length) else 0
-        # round w mixes in bytes w..w+7 of the ids longer than w (so a hash never depends
-        # on the other rows)
-        rows = None  # all rows, for the first word
-        for w in range(0, max(longest, 1), 8):
-            if w:
-                rows = np.flatnonzero(length > w)
-                if not len(rows):
-                    break
-            st, rem = (start, length) if rows is None else (start[rows] + w, length[rows] - w)
-            v = masked_words(words[st], rem)
-            x = h if rows is None else h[rows]
-            x ^= v
-            x *= _M2
-            x ^= x >> np.uint64(31)
-            if rows is not None:
-                h[rows] = x
-        h ^= h >> np.uint64(30)
-        h *= _M3
-        h ^= h >> np.uint64(31)
-    return h
 
 
 def first_repeat(group: np.ndarray, docs: DocIds) -> tuple[int, int] | None:
@@ -378,6 +353,8 @@ def first_repeat(group: np.ndarray, docs: DocIds) -> tuple[int, int] | None:
             key = None
     else:
         key = None
+    if key is None and _no_repeat_in_rows(group, docs.hashes()):
+        return None
     if key is None:
         hb = 63 - max(int(group.max()).bit_length(), 1) - max(int(n).bit_length(), 1)
         if hb < 16:  # too few bits left for a useful hash: intern
@@ -397,3 +374,24 @@ def first_repeat(group: np.ndarray, docs: DocIds) -> tuple[int, int] | None:
         if first != r:
             return first, r
     return None
+
+
+def _no_repeat_in_rows(group: np.ndarray, h: np.ndarray) -> bool:
+    """True when no group holds one hash twice, found by sorting each group's hashes as a
+    row of a matrix (far faster than one sort of all rows); False when some may (or the
+    groups do not come in order, or are too ragged for a matrix): the exact search
+    decides."""
+    n = len(group)
+    if bool((group[1:] < group[:-1]).any()):
+        return False
+    starts = np.flatnonzero(run_starts(group))
+    sizes = np.diff(np.append(starts, n))
+    width = int(sizes.max())
+    if len(starts) * width > 2 * n + 4096:
+        return False
+    mat = np.full((len(starts), width), np.iinfo(np.uint64).max, dtype=np.uint64)
+    mat[np.repeat(np.arange(len(starts)), sizes), np.arange(n) - np.repeat(starts, sizes)] = h
+    mat.sort(axis=1)
+    same = mat[:, 1:] == mat[:, :-1]
+    same &= np.arange(1, width)[None, :] < sizes[:, None]  # not the padding
+    return not bool(same.any())

@@ -30,7 +30,8 @@ import numpy as np
 from ..errors import DuplicateDocumentError, InputError
 from .ids import DocIds, HoldsDocIds, first_repeat
 from .labels import check_grade, group_columns, subtopic_columns
-from .segments import repeats, sorted_with_rows
+from .mappings import label_columns
+from .segments import blocks_in_order, repeats, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
 QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
@@ -172,15 +173,18 @@ class Qrels(HoldsDocIds):
     @classmethod
     def from_parsed(
         cls, qcode: np.ndarray, query_vocab: np.ndarray, docs: DocIds, grades: np.ndarray,
-        source: str,
+        source: str, unique: bool = False,
     ) -> Qrels:  # fmt: skip
         """Plain labels from a reader's columns (query codes into ``query_vocab``, ids as
         :class:`~ranklens.model.ids.DocIds`), rows kept in the given order within each
-        query; ids stay strings until something needs codes."""
+        query; ids stay strings until something needs codes. ``unique``: no document can
+        be labelled twice in a query (a dict's keys), so that is not checked."""
         if len(qcode) > 1 and np.any(qcode[1:] < qcode[:-1]):
-            order = sorted_with_rows(qcode.astype(np.int64))[1]
+            order = blocks_in_order(qcode)
+            if order is None:  # a query's rows in several places: one stable sort
+                order = sorted_with_rows(qcode.astype(np.int64))[1]
             qcode, docs, grades = qcode[order], docs.take(order), grades[order]
-        dup = first_repeat(qcode, docs)
+        dup = None if unique else first_repeat(qcode, docs)
         if dup is not None:
             raise DuplicateDocumentError(
                 f"{source}: document {docs.strings(np.array(dup[1:]))[0]!r} is labelled twice "
@@ -194,6 +198,11 @@ class Qrels(HoldsDocIds):
     def from_dict(cls, labels: Mapping[Any, Mapping[Any, int] | Sequence[Any]]) -> Qrels:
         """From ``{query: {doc: grade}}``; a list of documents ``{query: [doc, ...]}`` means
         grade 1 for each."""
+        cols = label_columns(labels)  # string ids: packed as bytes, never interned
+        if cols is not None:
+            qcode, query_vocab, docs, grades, unique = cols
+            if unique or first_repeat(qcode, docs) is None:  # else named below
+                return cls.from_parsed(qcode, query_vocab, docs, grades, "qrels", unique=True)
         if labels and all(type(e) is dict or isinstance(e, Mapping) for e in labels.values()):
             return cls._from_label_dicts(labels)
         qs: list[Any] = []

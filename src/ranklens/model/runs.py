@@ -21,6 +21,7 @@ from ..errors import InputError
 from ..text import shown
 from .chunks import ChunkSpans
 from .ids import DocIds, HoldsDocIds
+from .mappings import run_columns
 from .ranking import RowOrder, input_order, trec_order
 from .segments import run_start_index, seg_running_count, sorted_with_rows
 from .vocab import encode_columns, encode_nested
@@ -159,6 +160,13 @@ class Run(HoldsDocIds):
         """
         if not isinstance(run, Mapping):
             raise InputError(f"run: expected {{query: hits}}, got {type(run).__name__}")
+        cols = run_columns(run)  # string ids: packed as bytes, never interned
+        if cols is not None:
+            qcode, query_vocab, docs, scores, unique = cols
+            return cls.from_arrays(
+                None, None, scores, name=name, encoded=(qcode, query_vocab, docs, None),
+                unique_docs=unique,
+            )  # fmt: skip
         values = list(run.values())
         if values and all(type(v) is dict for v in values):
             return cls._from_score_dicts(run, name)

@@ -170,3 +170,17 @@ def seg_running_count(q_sorted: np.ndarray) -> np.ndarray:
     idx = np.arange(n)
     first = np.maximum.accumulate(np.where(starts, idx, 0))
     return idx - first + 1
+
+
+def blocks_in_order(key: np.ndarray) -> np.ndarray | None:
+    """The rows of ``key`` (e.g. query codes) with its blocks of equal keys put in key
+    order, each block's rows kept in order: a stable sort by key, in one gather. None when
+    some key's rows form more than one block (then sort)."""
+    starts = run_start_index(key)
+    block_key = key[starts]
+    order = np.argsort(block_key, kind="stable")
+    if len(order) > 1 and bool((block_key[order][1:] == block_key[order][:-1]).any()):
+        return None
+    sizes = np.diff(np.append(starts, len(key)))[order]
+    first = starts[order]
+    return np.repeat(first - np.cumsum(sizes) + sizes, sizes) + np.arange(len(key))
