@@ -42,6 +42,7 @@ MOVED: dict[str, tuple[str, ...]] = {
        for m in ("agreement", "judges", "page", "pool", "rescore")},
     "ranklens.app.judgments_cli": ("ranklens.app.labelling_cli",),
     "ranklens.comparison.floors": ("ranklens.comparison.gate_floors",),
+    "ranklens.evaluation.chunks": ("ranklens.evaluation.run_files",),
 }  # fmt: skip
 """Old module path → the modules its names now live in (searched in order)."""
 

@@ -174,7 +174,7 @@ def test_parquet_ids_read_from_arrow_buffers_or_the_general_path(tmp_path):
 def test_partition_keeps_every_line_and_each_querys_lines_together_in_order(indented):
     import random
 
-    from ranklens.evaluation.chunks import bucket_lines
+    from ranklens.evaluation.run_files import bucket_lines
 
     rng = random.Random(3)
     lines = [f"q{rng.randint(0, 300)}\tQ0 d{i} {i} {rng.random():.3f} r\n" for i in range(5000)]
@@ -216,7 +216,7 @@ def test_evaluate_streams_a_file_too_large_for_its_budget(tmp_path):
 
 
 def test_a_scattered_chunk_is_seen_before_it_is_read():
-    from ranklens.evaluation.chunks import scattered
+    from ranklens.evaluation.run_files import scattered
 
     grouped = b"".join(f"q{i // 3} Q0 d{i} 1 1.0 r\n".encode() for i in range(30))
     assert not scattered(grouped) and not scattered(b"# only\n\n") and not scattered(b"")

@@ -220,6 +220,7 @@ OLD_PATHS = {
     "ranklens.judgments.rescore": ["rescore"],
     "ranklens.app.judgments_cli": ["add_judgment_commands", "cmd_pool"],
     "ranklens.comparison.floors": ["apply_confident_floors", "profile_floors"],
+    "ranklens.evaluation.chunks": ["run_files", "partition", "read_chunk"],
 }
 
 

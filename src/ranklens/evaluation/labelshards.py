@@ -23,7 +23,6 @@ from ..io.trec import read_trec_qrels, read_trec_run
 from ..judging import JudgeCounts, JudgeOptions
 from ..judging.overlap_check import no_shared_query
 from . import Evaluation, MetricsLike, versioned_metrics
-from .chunks import SHARDS_MAX, partition
 from .parts import (
     Partial,
     StreamedEvaluation,
@@ -35,6 +34,7 @@ from .parts import (
     score_files,
     settle,
 )
+from .run_files import SHARDS_MAX, partition
 from .sources import chunks
 
 LABEL_READ_BYTES = 8

@@ -25,7 +25,7 @@ from ..io.parquet import (
 )
 from ..io.records import json_records
 from ..model import Run
-from .chunks import (
+from .run_files import (
     consecutive,
     file_blocks,
     query_chunks,

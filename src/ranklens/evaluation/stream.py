@@ -37,11 +37,11 @@ from ..io.jsonl import is_run_log
 from ..judging import JudgeOptions
 from ..model import QrelsLike
 from . import MetricsLike
-from .chunks import run_files
 from .labelshards import evaluate_in_label_shards, label_bytes, label_shard_count
 from .parts import BYTES_PER_CHUNK_BYTE, StreamedEvaluation, finish, plan, score_files
 from .per_query import write_per_query
 from .progress import ByteProgress
+from .run_files import run_files
 from .sources import file_format, files_format
 
 DEFAULT_MEMORY = 2_000_000_000
