@@ -43,6 +43,22 @@ def test_hit_forms_and_keys():
         res = ranklens.run_retriever(lambda q, f=f: f, {"q": "x"}, progress=False)
         assert res.run.to_lists() == {"q": ["a", "b"]}
     assert key_function("meta.doc.id")(Hit("x", metadata={"doc": {"id": 7}})) == "7"
+    # The frameworks' words in a dict hit (Haystack's meta, LangChain's page_content) and
+    # its other fields are read, never dropped: key="meta.<field>" finds them.
+    framework_dicts = [
+        {"id": "c1", "meta": {"source_id": "A"}, "content": "x"},
+        {"id": "c2", "page_content": "y", "doc": "B", "metadata": {"doc": "A"}},
+        {"id": "c3", "doc": "B"},
+    ]
+    res = ranklens.run_retriever(lambda q: framework_dicts, {"q": "x"}, key="meta.source_id",
+                                 progress=False)  # fmt: skip
+    assert res.run.to_lists() == {"q": ["A"]}  # the other two name no source_id: counted
+    res = ranklens.run_retriever(lambda q: framework_dicts, {"q": "x"}, key="meta.doc",
+                                 progress=False)  # fmt: skip
+    assert res.run.to_lists() == {"q": ["A", "B"]}  # metadata's own field first, then c3's
+    res = ranklens.run_retriever(lambda q: framework_dicts, {"q": "x"}, key="text",
+                                 progress=False)  # fmt: skip
+    assert res.run.to_lists() == {"q": ["x", "y"]}
     assert key_function("metadata.missing")(Hit("x")) is None
     assert key_function("text")(Hit("x", text="  Héllo\n WORLD ")) == "héllo world"
     assert key_function("text_hash")(Hit("x", text="Hello  world")) == text_hash("hello world")

@@ -217,7 +217,10 @@ def map_hits(hits: Sequence[Hit], key: KeyLike = "id") -> Mapped:
 def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
     """A :class:`Hit` from what a plain function may return: a Hit, a document id, an
     ``(id, score)`` pair or a dict with ``id`` (and ``score``, ``text``, ``metadata``,
-    ``parent`` or ``doc_id``, ``start``, ``end``)."""
+    ``parent`` or ``doc_id``, ``start``, ``end``). The frameworks' own words are read too:
+    ``meta`` (Haystack) for ``metadata``, ``content`` or ``page_content`` for ``text``; any
+    other field of the dict is kept in the metadata (under its own name, never over a
+    field ``metadata`` holds), so ``key="meta.<field>"`` finds it."""
     if isinstance(item, Hit):
         return item
     if isinstance(item, str | int):
@@ -225,22 +228,24 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
     if isinstance(item, tuple | list) and len(item) == 2:
         return Hit(_as_id(item[0]), _score(item[1], query_id, rank))
     if isinstance(item, Mapping) and "id" in item:
-        text, meta = item.get("text"), item.get("metadata")
+        text_field, text = _first(item, TEXT_FIELDS)
+        meta_field, meta = _first(item, META_FIELDS)
         if text is not None and not isinstance(text, str):
             raise InputError(
-                f"query {query_id!r}, hit {rank}: 'text' must be a string, got "
+                f"query {query_id!r}, hit {rank}: {text_field!r} must be a string, got "
                 f"{type(text).__name__}"
             )
         if meta is not None and not isinstance(meta, Mapping):
             raise InputError(
-                f"query {query_id!r}, hit {rank}: 'metadata' must be a dict, got "
+                f"query {query_id!r}, hit {rank}: {meta_field!r} must be a dict, got "
                 f"{type(meta).__name__}"
             )
+        extra = {f: v for f, v in item.items() if f not in HIT_FIELDS}
         return Hit(
             _as_id(item["id"]),
             _score(item.get("score"), query_id, rank),
             text,
-            dict(meta or {}),
+            {**extra, **meta} if extra and meta else dict(meta or extra),
             _as_id(item.get("parent", item.get("doc_id"))),
             _offset(item.get("start")),
             _offset(item.get("end")),
@@ -249,6 +254,22 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
         f"query {query_id!r}, hit {rank}: expected a Hit, an id, an (id, score) pair or a "
         f"dict with 'id', got {type(item).__name__}"
     )
+
+
+TEXT_FIELDS = ("text", "content", "page_content")
+META_FIELDS = ("metadata", "meta")
+HIT_FIELDS = frozenset(
+    {"id", "score", "parent", "doc_id", "start", "end", *TEXT_FIELDS, *META_FIELDS}
+)
+"""The fields of a hit given as a dict that :func:`coerce_hit` reads; others are metadata."""
+
+
+def _first(item: Mapping[str, Any], fields: tuple[str, ...]) -> tuple[str, Any]:
+    """The first of ``fields`` that ``item`` has (not None) and its value, else None."""
+    for f in fields:
+        if item.get(f) is not None:
+            return f, item[f]
+    return fields[0], None
 
 
 def _score(value: Any, query_id: str, rank: int) -> float | None:
