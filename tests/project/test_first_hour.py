@@ -251,9 +251,14 @@ def test_cpu_time_is_reported_beside_latency_at_concurrency():
     assert info["concurrency"] == 6
     assert 12 <= info["cpu_ms"]["p50"] <= 40  # one call's own cost
     assert info["latency_ms"]["p50"] > 1.5 * info["cpu_ms"]["p50"]  # waits for the GIL
+    assert f"at concurrency 6, CPU p50 {info['cpu_ms']['p50']:.1f} ms" in repr(result)
     report = ranklens.compare({"q0": ["a"]}, {"busy": result}, ["P@1"])
     html = report.to_html()
     assert "CPU p50 ms" in html and "waits on a service" in html
+    text = report.to_markdown()  # the terminal and Markdown say it too, one line per run
+    assert "Retrieval time per query" in text
+    assert f"busy: p50 {info['latency_ms']['p50']:.1f} ms" in text
+    assert f"(concurrency 6; CPU p50 {info['cpu_ms']['p50']:.1f} ms)" in text
 
 
 # --- 6 and 19: a retriever's own TimeoutError; a function's run is named after it ----------

@@ -155,7 +155,12 @@ class RunResult:
         if info["errors"]:
             failed = {r.query_id: r.error for r in self.failed}
             errors = failure_note(failure_summary(failed), "no hits")
-        return f"RunResult({self.name!r}: {info['queries']} queries, {errors}, p50 {p50:.1f} ms)"
+        timing = f"p50 {p50:.1f} ms"
+        cpu, workers = info["cpu_ms"].get("p50"), info.get("concurrency")
+        if cpu is not None and isinstance(workers, int) and workers > 1:
+            # wall time at concurrency waits for the CPU too: each call's own cost beside it
+            timing += f" at concurrency {workers}, CPU p50 {cpu:.1f} ms"
+        return f"RunResult({self.name!r}: {info['queries']} queries, {errors}, {timing})"
 
 
 def _percentiles(values: np.ndarray) -> dict[str, float]:

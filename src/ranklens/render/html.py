@@ -70,9 +70,10 @@ def _summary_table(report: Report) -> str:
 
 def _notes_html(report: Report) -> str:
     """Each note's head and one short line per run; every detail (all metrics, the queries
-    with the most unjudged documents) in a collapsible section."""
+    with the most unjudged documents) in a collapsible section. Retrieval times have their
+    own section (the Retrieval table), so not a note here."""
     shown, more = [], []
-    for n in notes(report):
+    for n in (n for n in notes(report) if n.topic != "retrieval"):
         runs = "".join(f"<li>{escape(r)}</li>" for r in n.runs)
         shown.append(f"<p>{escape(n.head)}</p>" + (f"<ul>{runs}</ul>" if runs else ""))
         if n.details:

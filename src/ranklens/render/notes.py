@@ -20,8 +20,9 @@ from .cells import fmt, interval_note, legend
 
 @dataclass(frozen=True)
 class Note:
-    """One note: ``topic`` (a word: ``significance``, ``queries``, ``ties``, ``unjudged``,
-    ``power``), its ``head`` line, one short line per run concerned, and ``details``."""
+    """One note: ``topic`` (a word: ``significance``, ``queries``, ``retrieval``, ``ties``,
+    ``unjudged``, ``power``), its ``head`` line, one short line per run concerned, and
+    ``details``."""
 
     topic: str
     head: str
@@ -63,6 +64,31 @@ def counts_note(report: Report) -> Note:
             runs.append(f"{r}: " + "; ".join(bits))
     n = len(report.query_ids)
     return Note("queries", f"{n:,} {'query' if n == 1 else 'queries'}.", runs)
+
+
+def retrieval_note(report: Report) -> Note | None:
+    """Per run from the runner, its latency percentiles at the concurrency it ran with and,
+    for a sync retriever, each call's own CPU time: at concurrency above the cores a
+    CPU-bound retriever's wall time is mostly waiting, which the CPU time tells apart."""
+    info = report.metadata.get("run_info") or {}
+    runs = []
+    for r in report.runs:
+        i = info.get(r) or {}
+        lat, cpu = i.get("latency_ms") or {}, i.get("cpu_ms") or {}
+        if not isinstance(lat, dict) or "p50" not in lat:
+            continue
+        line = f"{r}: p50 {lat['p50']:.1f} ms, p95 {lat.get('p95', math.nan):.1f} ms"
+        where = []
+        if isinstance(i.get("concurrency"), int):
+            where.append(f"concurrency {i['concurrency']}")
+        if isinstance(cpu, dict) and "p50" in cpu:
+            where.append(f"CPU p50 {cpu['p50']:.1f} ms")
+        runs.append(line + (f" ({'; '.join(where)})" if where else ""))
+    if not runs:
+        return None
+    head = ("Retrieval time per query: wall time at the run's concurrency (waiting for the CPU "
+            "included); CPU: each call's own cost.")  # fmt: skip
+    return Note("retrieval", head, runs)
 
 
 def ties_note(report: Report, digits: int = 4) -> Note | None:
@@ -219,9 +245,10 @@ def _more(n: int) -> str:
 
 def notes(report: Report) -> list[Note]:
     """Every note of a report, in order: significance and intervals, what judging counted,
-    the range over tie orders, the unjudged documents, the power and an estimate without
-    full labels."""
-    found = (significance_note(report), counts_note(report), ties_note(report),
+    the retrieval time of runs from the runner, the range over tie orders, the unjudged
+    documents, the power and an estimate without full labels."""
+    found = (significance_note(report), counts_note(report), retrieval_note(report),
+             ties_note(report),
              holes_note(report), power_note(report), estimate_note(report),
              targets_note(report))  # fmt: skip
     return [n for n in found if n is not None]
