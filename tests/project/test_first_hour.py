@@ -160,7 +160,8 @@ def test_a_shared_text_goes_to_the_labelled_query_and_the_counts_agree(shared):
     assert ev.query_ids == ["1292"] and ev["P@1"] == 1.0
     assert ev.recorder_counts["matched"] == 1 == ev.counts["queries_evaluated"]
     assert ev.recorder_counts["ambiguous"] == 0  # one labelled query has that text
-    assert "1 recorded retrievals matched no labelled query" in ev.notes()
+    assert "1 recorded retrieval matched no labelled query" in ev.notes()
+    assert "1 labelled query matched by recorded retrievals" in ev.notes()
     assert rec.to_run(dataset).to_lists() == {"1292": ["56893404", "x"]}
 
 

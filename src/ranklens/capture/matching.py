@@ -192,15 +192,23 @@ def warn_if_wrong_key(ev: Evaluation, records: dict[str, Retrieval], qrels: Any,
 def matching_notes(counts: Mapping[str, int]) -> list[str]:
     """What matching recorded retrievals to labelled queries left out or shared, as
     phrases for an evaluation's notes (``matched`` agrees with the queries evaluated)."""
-    notes = [f"{counts.get('matched', 0):,} labelled queries matched by recorded retrievals"]
+
+    def n(key: str, one: str, many: str) -> str:
+        return f"{counts.get(key, 0):,} {one if counts.get(key, 0) == 1 else many}"
+
+    notes = [n("matched", "labelled query", "labelled queries") + " matched by recorded retrievals"]
     if counts.get("evicted"):
-        notes.append(f"{counts['evicted']:,} older retrievals let go by the recorder (spill=False)")
+        notes.append(n("evicted", "older retrieval", "older retrievals")
+                     + " let go by the recorder (spill=False)")  # fmt: skip
     if counts.get("unmatched"):
-        notes.append(f"{counts['unmatched']:,} recorded retrievals matched no labelled query")
+        notes.append(n("unmatched", "recorded retrieval", "recorded retrievals")
+                     + " matched no labelled query")  # fmt: skip
     if counts.get("failed"):
-        notes.append(f"{counts['failed']:,} matched retrievals had failed (not scored)")
+        notes.append(n("failed", "matched retrieval", "matched retrievals") + " had failed"
+                     " (not scored)")  # fmt: skip
     if counts.get("repeats"):
-        notes.append(f"{counts['repeats']:,} repeated retrievals of a matched query (first kept)")
+        notes.append(n("repeats", "repeated retrieval", "repeated retrievals")
+                     + " of a matched query (first kept)")  # fmt: skip
     ambiguous = ambiguity_note(counts)
     if ambiguous:
         notes.append(ambiguous)
