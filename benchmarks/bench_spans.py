@@ -71,6 +71,7 @@ def build(n_queries: int, n_docs: int, depth: int, seed: int = 0):
             for (d, s, e), sc in zip(chunks, scores)
         ]
         id_run[q] = {f"doc{d}@{s}": float(sc) for (d, s, e), sc in zip(chunks, scores)}
+
     def make():
         """Fresh objects: a run keeps its ranking order and id hashes once computed, so a
         second evaluation of the same objects would time less than a user's first."""
