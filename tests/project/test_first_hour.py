@@ -503,6 +503,26 @@ def test_labels_of_a_wrong_shape_are_named_never_a_type_error(labels, match):
         ranklens.evaluate(labels, {"q": ["a"]}, ["P@1"])
 
 
+@pytest.mark.parametrize("side", ["labels", "run"])
+def test_two_keys_naming_one_query_are_refused_never_merged(side):
+    labels, run = {"1": {"a": 1}, "2": {"b": 1}}, {"1": ["a"], "2": ["b"]}
+    if side == "labels":
+        labels = {1: {"a": 1}, "1": {"b": 1}, "2": {"b": 1}}
+    else:
+        run = {1: ["a"], "1": ["b"], "2": ["b"]}
+    with pytest.raises(InputError, match=r"query keys 1 and '1' both name query '1'"):
+        ranklens.evaluate(labels, run, ["P@1"])
+
+
+def test_integer_query_keys_of_groups_and_datasets_are_read_as_their_strings():
+    with pytest.raises(InputError, match=r"query keys 1 and '1' both name query '1'"):
+        ranklens.Qrels.from_groups({1: [["a"]], "1": [["b"]]})
+    with pytest.raises(InputError, match=r"queries: query keys 1 and '1' both name query '1'"):
+        ranklens.Dataset(queries={1: "x", "1": "y"}, qrels={"1": {"a": 1}})
+    ds = ranklens.Dataset(queries={1: "x", 2: "y"}, qrels={1: {"a": 1}})
+    assert ds.queries == {"1": "x", "2": "y"} and ds.labelled_queries == {"1": "x"}
+
+
 def test_grades_of_a_wrong_shape_are_named(tmp_path):
     with pytest.raises(InputError, match="grades of query 'q' must be a list"):
         ranklens.Qrels.from_groups({"q": [["a"]]}, grades={"q": 5})

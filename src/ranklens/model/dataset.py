@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError, require
+from .mappings import check_query_keys
 from .qrels import Qrels
 
 
@@ -32,6 +33,11 @@ class Dataset:
             self.qrels = Qrels.coerce(self.qrels)
         if not isinstance(self.queries, dict):
             self.queries = dict(self.queries)
+        if not all(isinstance(q, str) for q in self.queries):  # integer ids read as strings
+            check_query_keys(self.queries, f"dataset {self.name!r}: queries")
+            self.queries = {
+                str(q) if isinstance(q, int) else q: text for q, text in self.queries.items()
+            }
         unlabelled = [q for q in self.qrels.query_ids if str(q) not in self.queries]
         if unlabelled:
             raise InputError(

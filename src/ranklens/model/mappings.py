@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from . import native as compiled
 from .ids import DocIds
 from .vocab import sort_order
@@ -44,6 +45,25 @@ def query_codes(mapping: Mapping[Any, Any]) -> tuple[np.ndarray, np.ndarray] | N
     vocab = np.empty(len(keys), dtype=object)
     vocab[:] = keys
     return codes, vocab[order]
+
+
+def check_query_keys(mapping: Mapping[Any, Any], what: str) -> None:
+    """Refuse two keys of ``mapping`` that name one query once integers are read as strings
+    (``{1: ..., "1": ...}``): their documents would be merged into one query silently."""
+    if all(map(isinstance, mapping, repeat(str))):
+        return
+    seen: dict[str, Any] = {}
+    for key in mapping:
+        as_id = str(key) if isinstance(key, int | np.integer) else key
+        if not isinstance(as_id, str):
+            continue  # not an id at all: the reader names it
+        if as_id in seen:
+            raise InputError(
+                f"{what}: query keys {seen[as_id]!r} and {key!r} both name query {as_id!r} "
+                "(integer ids are read as strings); give each query one key, all strings or "
+                "all integers"
+            )
+        seen[as_id] = key
 
 
 DICT_KEYS, ITEMS, FIRST_ITEMS = 0, 1, 2

@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import DuplicateDocumentError, InputError
 from .ids import DocIds, HoldsDocIds, first_repeat
 from .labels import check_grade, group_columns, subtopic_columns
-from .mappings import label_columns
+from .mappings import check_query_keys, label_columns
 from .segments import blocks_in_order, repeats, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
@@ -203,6 +203,7 @@ class Qrels(HoldsDocIds):
             qcode, query_vocab, docs, grades, unique = cols
             if unique or first_repeat(qcode, docs) is None:  # else named below
                 return cls.from_parsed(qcode, query_vocab, docs, grades, "qrels", unique=True)
+        check_query_keys(labels, "qrels")
         if labels and all(type(e) is dict or isinstance(e, Mapping) for e in labels.values()):
             return cls._from_label_dicts(labels)
         qs: list[Any] = []
@@ -275,6 +276,7 @@ class Qrels(HoldsDocIds):
         A bare string stands for a one-document group. ``grades`` optionally gives each
         query's group grades in the same order (default 1).
         """
+        check_query_keys(groups, "qrels")
         qs, ds, gs, us, empty = group_columns(groups, grades)
         return cls.from_arrays(qs, ds, np.asarray(gs, dtype=np.int64), us, empty_queries=empty)
 

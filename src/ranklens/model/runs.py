@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..text import shown
 from .chunks import ChunkSpans
 from .ids import DocIds, HoldsDocIds
-from .mappings import run_columns
+from .mappings import check_query_keys, run_columns
 from .ranking import RowOrder, input_order, trec_order
 from .segments import run_start_index, seg_running_count, sorted_with_rows
 from .vocab import encode_columns, encode_nested
@@ -167,6 +167,7 @@ class Run(HoldsDocIds):
                 None, None, scores, name=name, encoded=(qcode, query_vocab, docs, None),
                 unique_docs=unique,
             )  # fmt: skip
+        check_query_keys(run, "run")
         values = list(run.values())
         if values and all(type(v) is dict for v in values):
             return cls._from_score_dicts(run, name)
