@@ -18,7 +18,7 @@ import pytest
 
 import ranklens
 from ranklens.app.cli import main
-from ranklens.errors import InputError, NoSharedQueryError
+from ranklens.errors import DuplicateDocumentError, InputError, NoSharedQueryError
 
 LABELS = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 2}}
 
@@ -512,6 +512,13 @@ def test_two_keys_naming_one_query_are_refused_never_merged(side):
         run = {1: ["a"], "1": ["b"], "2": ["b"]}
     with pytest.raises(InputError, match=r"query keys 1 and '1' both name query '1'"):
         ranklens.evaluate(labels, run, ["P@1"])
+
+
+def test_an_integer_and_a_string_key_naming_one_document_are_a_repeat_never_merged():
+    with pytest.raises(DuplicateDocumentError, match="document '1' appears more than once"):
+        ranklens.evaluate({"q": {"1": 1}}, {"q": {1: 0.2, "1": 0.9}}, ["P@1"])
+    with pytest.raises(DuplicateDocumentError, match="document '1' is labelled twice"):
+        ranklens.evaluate({"q": {1: 1, "1": 0}}, {"q": ["1"]}, ["P@1"])
 
 
 def test_integer_query_keys_of_groups_and_datasets_are_read_as_their_strings():

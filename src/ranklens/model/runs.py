@@ -11,7 +11,7 @@ the given order is the ranking.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, Union
 
@@ -221,10 +221,12 @@ class Run(HoldsDocIds):
             for qid, v in run.items():
                 for doc, s in v.items():
                     _check_score(s, qid, doc)
-        # dict keys are unique, so no document repeats within a query
+        # dict keys are unique, so no document repeats within a query, unless an integer
+        # key and a string key read as one id ({1: .., "1": ..}): then checked as any run
+        unique = all(all(map(isinstance, v, repeat(str))) for v in run.values())
         return cls.from_arrays(
             None, None, scores.astype(np.float64), name=name, source="run",
-            encoded=(qcode, query_vocab, dcode, doc_vocab), unique_docs=True,
+            encoded=(qcode, query_vocab, dcode, doc_vocab), unique_docs=unique,
         )  # fmt: skip
 
     @classmethod
