@@ -199,3 +199,10 @@ def test_trec_value_parameters_are_not_rounded():
 def test_trec_parameters_ranklens_cannot_honour_are_refused(name, match):
     with pytest.raises(MetricNameError, match=match):
         parse_metrics(name)
+
+
+def test_rates_of_something_unwanted_are_lower_is_better():
+    from ranklens.metrics import lower_is_better
+
+    assert all(map(lower_is_better, ["unj@10", "outdated@5", "undated@3"]))
+    assert not any(map(lower_is_better, ["ndcg@10", "P@5", "current@1", "recall@100"]))
