@@ -165,3 +165,10 @@ def test_tune_fusion_command(tmp_path, capsys):
     assert ranklens.read_run(out).to_dict().keys() == labels.keys()
     assert main(["tune-fusion", str(tmp_path / "qrels.txt"), *paths, "--method", "rrf",
                  "--grid", "k=x"]) == 2  # fmt: skip
+
+
+def test_a_rate_of_the_unwanted_is_refused_not_maximised():
+    labels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    runs = {"x": {"q1": ["a", "z"], "q2": ["b", "z"]}, "y": {"q1": ["z", "a"], "q2": ["z", "b"]}}
+    with pytest.raises(InputError, match="'unj@10' is a rate of something unwanted"):
+        ranklens.tune_fusion(labels, runs, "rrf", "unj@10", folds=2)

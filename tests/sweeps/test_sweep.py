@@ -299,6 +299,32 @@ def test_pareto_frontier_against_brute_force():
     assert pareto([0.5, math.nan], [1.0, 1.0]) == [True, False]
 
 
+def test_a_rate_of_the_unwanted_is_chosen_lowest(demo):
+    """unj@10 (unjudged share) is lower-is-better: the chosen configuration, the ranking,
+    the held-out estimate, the effects and the table put the lowest mean first; the values
+    stay in the metric's units."""
+
+    def build(junk: int):  # the first `junk` hits are ids no label names
+        base = overlap_build("both")
+
+        def retrieve(query: str, k: int = 10):
+            return [(f"x{i}", 99.0 - i) for i in range(junk)] + base(query, k)[: k - junk]
+
+        return retrieve
+
+    res = ranklens.sweep(build, {"junk": [0, 3, 6]}, demo, ["unj@10", "recall@10"], **FAST)
+    sel = res.selection["unj@10"]
+    means = dict(zip([r["name"] for r in res.rows], sel["means"]))
+    assert min(means, key=means.get) == "junk=0" == sel["chosen"]
+    assert sel["ranking"] == ["junk=0", "junk=3", "junk=6"]
+    assert sel["in_sample_best"] == pytest.approx(means["junk=0"])
+    assert sel["cv_estimate"] == pytest.approx(means["junk=0"])  # the same choice every fold
+    assert all(t["diff"] < 0 for t in sel["tests"].values())  # lower than every other
+    assert next(r for r in res.effects["unj@10"] if r["param"] == "junk")["best"] == "junk=0"
+    table = str(res)
+    assert table.index("junk=0") < table.index("junk=3") < table.index("junk=6")
+
+
 def test_constraint_and_costs(demo):
     fields = {"field": ["text", "title", "both"]}
     best = ranklens.sweep(overlap_build, fields, demo, ["recall@10"], **FAST).chosen["field"]

@@ -24,6 +24,7 @@ from ..comparison import stats
 from ..errors import InputError
 from ..evaluation import evaluate
 from ..io import coerce_qrels
+from ..metrics import lower_is_better
 from ..model import Run
 from .core import fused_scores, method_name, named_runs
 from .frameworks import MODES
@@ -250,6 +251,12 @@ def tune_fusion(
     (True, True)
     """
     low = method_name(method)
+    if lower_is_better(metric):
+        raise InputError(
+            f"tune_fusion: {metric!r} is a rate of something unwanted (lower is better), and "
+            "tuning chooses the setting with the highest mean; tune on a quality metric "
+            "(ndcg@10, recall@k, ...) and compare the rate with ranklens.compare"
+        )
     the_runs, names = named_runs(runs)
     qrels = coerce_qrels(labels)
     settings = _settings(low, grid, len(the_runs))

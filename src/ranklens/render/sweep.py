@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..metrics import lower_is_better
 from ..text import clip
 from .cells import fmt_p
 from .svg import difference_chart
@@ -117,7 +118,7 @@ def summary_rows(d: Mapping[str, Any], metric: str | None = None) -> list[tuple[
             "statistically tied",
             f"{len(tied)}: "
             + "; ".join(tied)
-            + f" (not significantly below the chosen one; {n} paired tests, corrected)",
+            + f" (not significantly worse than the chosen one; {n} paired tests, corrected)",
         )
     )
     bad = [r for r in rows if r["status"] != "ok"]
@@ -136,9 +137,11 @@ def _table_rows(d: Mapping[str, Any]) -> tuple[list[str], list[list[str]], list[
     head = ["", "configuration", *metrics, "p50 ms", "p95 ms", "build s", "indexed", "errors"]
     head += ["cost / 1k"] if has_cost else []
 
+    sign = 1.0 if lower_is_better(m) else -1.0  # best first: a rate of the unwanted lowest
+
     def order(r: Mapping[str, Any]) -> tuple:
         v = (r["metrics"].get(m) or {}).get("value")
-        return (r["status"] != "ok", -(v if v is not None else -math.inf))
+        return (r["status"] != "ok", sign * v if v is not None else math.inf)
 
     ranked = sorted(rows, key=order)
     cells = []

@@ -16,6 +16,7 @@ from ..comparison import compare
 from ..errors import InputError, RanklensWarning
 from ..evaluation import MetricsLike
 from ..io import read_dataset
+from ..metrics import lower_is_better
 from ..model import Dataset
 from .execute import Folder, Outcome, execute
 from .grid import Config, configurations, parse_constraint
@@ -252,6 +253,7 @@ def assemble(
             names.index(base),
             pvalues=pvalues.get(m),
             resample=False,
+            lower_is_better=lower_is_better(m),
             **settings,
         )
         effect_rows[m] = effects(
@@ -260,11 +262,13 @@ def assemble(
             keys,
             [names[i] for i in ok],
             resample=False,
+            lower_is_better=lower_is_better(m),
         )
         if len(ok) > 1 and m in pvalues:
             matrices[m] = matrix(
-                v[ok], pvalues[m][np.ix_(ok, ok)], [names[i] for i in ok], settings
-            )
+                v[ok], pvalues[m][np.ix_(ok, ok)], [names[i] for i in ok], settings,
+                lower_is_better=lower_is_better(m),
+            )  # fmt: skip
     fill_resampled(
         list(selections.values()),
         [r for rs in effect_rows.values() for r in rs],
@@ -279,6 +283,8 @@ def assemble(
         else math.nan
         for r in rows
     ]
+    if lower_is_better(primary):  # the frontier wants quality high: a rate of the unwanted
+        quality = [-q for q in quality]
     latency = [r["p95"] if r["p95"] is not None else math.nan for r in rows]
     for r, front in zip(rows, pareto(quality, latency)):
         r["pareto"] = front

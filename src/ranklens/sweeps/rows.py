@@ -106,12 +106,16 @@ def num(v: Any) -> float | None:
 
 
 def matrix(
-    v: np.ndarray, pvalues: np.ndarray, names: list[str], settings: dict[str, Any]
+    v: np.ndarray,
+    pvalues: np.ndarray,
+    names: list[str],
+    settings: dict[str, Any],
+    lower_is_better: bool = False,
 ) -> dict[str, Any]:
     """Every pair of configurations (raw paired p-values ``pvalues``), corrected over all
-    pairs and ordered by mean: ``diff[i][j]`` is row minus column, ``p_adj`` the
-    corrected p-value."""
-    order = np.argsort(-v.mean(axis=1), kind="stable")
+    pairs and ordered best first (the highest mean; the lowest when ``lower_is_better``):
+    ``diff[i][j]`` is row minus column, ``p_adj`` the corrected p-value."""
+    order = np.argsort((1.0 if lower_is_better else -1.0) * v.mean(axis=1), kind="stable")
     v, names, pvalues = v[order], [names[i] for i in order], pvalues[np.ix_(order, order)]
     pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
     adj = stats.correct(np.array([pvalues[i, j] for i, j in pairs]), settings["correction"])

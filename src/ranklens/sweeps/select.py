@@ -50,6 +50,7 @@ def select(
     confidence: float = 0.95,
     pvalues: np.ndarray | None = None,
     resample: bool = True,
+    lower_is_better: bool = False,
 ) -> dict[str, Any]:
     """The selection on one metric (see the module docstring). ``values``: per-query
     values ``(configurations, queries)``, finite; ``feasible``: which configurations may
@@ -57,8 +58,12 @@ def select(
     ``pvalues``: the raw paired test of every two configurations, ``(K, K)``, when the
     caller computed them for several metrics at once (:func:`pairwise_pvalues`); with
     ``resample=False`` the intervals and the held-out test are left to
-    :func:`fill_resampled` (one batch for every metric). Returns plain data."""
+    :func:`fill_resampled` (one batch for every metric). ``lower_is_better``: the metric is
+    a rate of something unwanted (``outdated@k``, ``unj@k``): the best is the lowest mean,
+    and every value reported stays in the metric's own units. Returns plain data."""
     v = np.asarray(values, dtype=np.float64)
+    sign = -1.0 if lower_is_better else 1.0
+    score = sign * v  # higher is better on this scale; choices only, never reported
     n = v.shape[1]
     rows = np.flatnonzero(feasible)
     means = v.mean(axis=1)
@@ -70,7 +75,7 @@ def select(
     if not len(rows):
         out["chosen"] = None
         return out
-    sub = v[rows]
+    sub = score[rows]
     best = int(rows[best_setting(sub.mean(axis=1))])
     order = [int(i) for i in rows[np.argsort(-sub.mean(axis=1), kind="stable")]]
     runner_up = next((i for i in order if i != best), None)
@@ -83,6 +88,7 @@ def select(
     if len(rows) > 1 and n >= folds >= 2:
         fold = query_folds(n, folds, seed)
         choices, cv = held_out(sub, fold)
+        cv = sign * cv  # back in the metric's units
         out.update(
             folds=folds,
             seed=seed,
@@ -225,6 +231,7 @@ def effects(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     resample: bool = True,
+    lower_is_better: bool = False,
 ) -> list[dict[str, Any]]:
     """Per parameter and value: the configurations with it, the marginal mean of their
     per-query values with a bootstrap interval over queries, and the best of them (with
@@ -242,7 +249,8 @@ def effects(
         if len(seen) < 2:
             continue  # a parameter with one value has no effect to show
         for text, members in seen.items():
-            best = max(members, key=lambda i: v[i].mean())
+            pick = min if lower_is_better else max
+            best = pick(members, key=lambda i: v[i].mean())
             rows.append(
                 {
                     "param": key,
