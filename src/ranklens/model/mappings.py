@@ -16,7 +16,7 @@ them, whose kind decides.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..text import shown
 from . import native as compiled
 from .ids import DocIds
 from .vocab import sort_order
@@ -226,3 +227,79 @@ def label_columns(
         grades = np.ones(len(docs), dtype=np.int64)
     qcode = np.repeat(np.arange(len(values), dtype=np.int64), lens)
     return qcode, ordered, docs, grades.astype(np.int64), dicts
+
+
+def hits_form(qid: Any, hits: Any) -> str:
+    """How a query's hits are given: ``"scores"`` ({doc: score}), ``"pairs"`` ([(doc,
+    score)]), ``"ranked"`` ([doc]) or ``"empty"``; anything else is an InputError."""
+    if isinstance(hits, Mapping):
+        return "scores" if len(hits) else "empty"
+    if isinstance(hits, (list, tuple)) or (
+        isinstance(hits, Sequence) and not isinstance(hits, (str, bytes, bytearray, memoryview))
+    ):
+        if len(hits) == 0:
+            return "empty"
+        return "pairs" if isinstance(hits[0], (tuple, list)) else "ranked"
+    kind = "a string" if isinstance(hits, (str, bytes)) else type(hits).__name__
+    hint = " (materialise it with list())" if isinstance(hits, Iterable) else ""
+    raise InputError(
+        f"run: hits of query {qid!r} must be {{doc: score}}, [(doc, score), ...] or "
+        f"[doc, ...]; got {kind}{hint}"
+    )
+
+
+def check_score(score: Any, qid: Any, doc: Any) -> float:
+    """A score as a float: ints and floats (numpy's too); strings are refused (in every
+    input form), so ``"10" < "9"`` can never rank anything."""
+    what = "is not a number"
+    if isinstance(score, (int, float, np.integer, np.floating)):
+        try:
+            return float(score)
+        except OverflowError:
+            what = "is beyond the range of a float (about 1.8e308)"
+    raise InputError(f"run: score {shown(score)} of document {doc!r} in query {qid!r} {what}")
+
+
+def mixed_run_columns(
+    run: Mapping[Any, Any],
+) -> tuple[list[Any], list[Any], list[float] | None, list[Any]]:
+    """``(query per row, document per row, scores or None, queries without hits)`` of a run
+    whose queries may each take another form (:func:`hits_form`), every id and score
+    checked one by one: the general reader behind :func:`run_columns`. A ranked list gets
+    scores that keep its order (``0, -1, -2, ...``); scores are None when no query has any."""
+    qs: list[Any] = []
+    ds: list[Any] = []
+    sc: list[float] = []
+    empty: list[Any] = []
+    any_scored = False
+    for qid, hits in run.items():
+        form = hits_form(qid, hits)
+        if form == "empty":
+            empty.append(qid)
+            continue
+        if form == "scores":
+            items = list(hits.items())
+            ds.extend(d for d, _ in items)
+            sc.extend(check_score(s, qid, d) for d, s in items)
+            any_scored = True
+        elif form == "pairs":
+            for j, hit in enumerate(hits):
+                if not isinstance(hit, (tuple, list)) or len(hit) != 2:
+                    raise InputError(
+                        f"run: hit {j} of query {qid!r} must be a (doc, score) pair like "
+                        "the query's first hit"
+                    )
+                ds.append(hit[0])
+                sc.append(check_score(hit[1], qid, hit[0]))
+            any_scored = True
+        else:
+            for j, hit in enumerate(hits):
+                if isinstance(hit, (tuple, list)):
+                    raise InputError(
+                        f"run: hit {j} of query {qid!r} is a pair but the query's first "
+                        "hit is a plain id"
+                    )
+            ds.extend(hits)
+            sc.extend(-float(j) for j in range(len(hits)))
+        qs.extend([qid] * len(hits))
+    return qs, ds, sc if any_scored else None, empty

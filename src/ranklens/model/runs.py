@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..text import shown
 from .chunks import ChunkSpans
 from .ids import DocIds, HoldsDocIds
-from .mappings import check_query_keys, run_columns
+from .mappings import check_query_keys, check_score, mixed_run_columns, run_columns
 from .ranking import RowOrder, input_order, trec_order
 from .segments import run_start_index, seg_running_count, sorted_with_rows
 from .vocab import encode_columns, encode_nested
@@ -171,44 +171,8 @@ class Run(HoldsDocIds):
         values = list(run.values())
         if values and all(type(v) is dict for v in values):
             return cls._from_score_dicts(run, name)
-        qs_l: list[Any] = []
-        ds_l: list[Any] = []
-        sc_l: list[float] = []
-        empty: list[Any] = []
-        any_scored = False
-        for qid, hits in run.items():
-            form = _hits_form(qid, hits)
-            if form == "empty":
-                empty.append(qid)
-                continue
-            if form == "scores":
-                items = list(hits.items())
-                ds_l.extend(d for d, _ in items)
-                sc_l.extend(_check_score(s, qid, d) for d, s in items)
-                any_scored = True
-            elif form == "pairs":
-                for j, hit in enumerate(hits):
-                    if not isinstance(hit, (tuple, list)) or len(hit) != 2:
-                        raise InputError(
-                            f"run: hit {j} of query {qid!r} must be a (doc, score) pair like "
-                            "the query's first hit"
-                        )
-                    ds_l.append(hit[0])
-                    sc_l.append(_check_score(hit[1], qid, hit[0]))
-                any_scored = True
-            else:
-                for j, hit in enumerate(hits):
-                    if isinstance(hit, (tuple, list)):
-                        raise InputError(
-                            f"run: hit {j} of query {qid!r} is a pair but the query's first "
-                            "hit is a plain id"
-                        )
-                ds_l.extend(hits)
-                sc_l.extend(-float(j) for j in range(len(hits)))
-            qs_l.extend([qid] * len(hits))
-        return cls.from_arrays(
-            qs_l, ds_l, sc_l if any_scored else None, name=name, empty_queries=empty
-        )
+        qs_l, ds_l, sc_l, empty = mixed_run_columns(run)
+        return cls.from_arrays(qs_l, ds_l, sc_l, name=name, empty_queries=empty)
 
     @classmethod
     def _from_score_dicts(cls, run: Mapping[Any, dict[Any, Any]], name: str) -> Run:
@@ -220,7 +184,7 @@ class Run(HoldsDocIds):
         if scores.dtype.kind not in "iuf":
             for qid, v in run.items():
                 for doc, s in v.items():
-                    _check_score(s, qid, doc)
+                    check_score(s, qid, doc)
         # dict keys are unique, so no document repeats within a query, unless an integer
         # key and a string key read as one id ({1: .., "1": ..}): then checked as any run
         unique = all(all(map(isinstance, v, repeat(str))) for v in run.values())
@@ -271,7 +235,7 @@ class Run(HoldsDocIds):
                     scored = False
                     scores.append(-float(j))
                 else:
-                    scores.append(_check_score(c["score"], qid, ids[-1]))
+                    scores.append(check_score(c["score"], qid, ids[-1]))
         if not scored:
             scores = [-float(i) for i in range(len(qs))]  # as listed
         spans = ChunkSpans.of(docs, starts, ends, texts,
@@ -368,34 +332,3 @@ def _contiguous(qcode: np.ndarray) -> bool:
     """True when each query's rows form one contiguous block (dicts, most files)."""
     block_q = qcode[run_start_index(qcode)]
     return len(np.unique(block_q)) == len(block_q)
-
-
-def _hits_form(qid: Any, hits: Any) -> str:
-    """How a query's hits are given: ``"scores"`` ({doc: score}), ``"pairs"`` ([(doc,
-    score)]), ``"ranked"`` ([doc]) or ``"empty"``; anything else is an InputError."""
-    if isinstance(hits, Mapping):
-        return "scores" if len(hits) else "empty"
-    if isinstance(hits, (list, tuple)) or (
-        isinstance(hits, Sequence) and not isinstance(hits, (str, bytes, bytearray, memoryview))
-    ):
-        if len(hits) == 0:
-            return "empty"
-        return "pairs" if isinstance(hits[0], (tuple, list)) else "ranked"
-    kind = "a string" if isinstance(hits, (str, bytes)) else type(hits).__name__
-    hint = " (materialise it with list())" if isinstance(hits, Iterable) else ""
-    raise InputError(
-        f"run: hits of query {qid!r} must be {{doc: score}}, [(doc, score), ...] or "
-        f"[doc, ...]; got {kind}{hint}"
-    )
-
-
-def _check_score(score: Any, qid: Any, doc: Any) -> float:
-    """A score as a float: ints and floats (numpy's too); strings are refused (in every
-    input form), so ``"10" < "9"`` can never rank anything."""
-    what = "is not a number"
-    if isinstance(score, (int, float, np.integer, np.floating)):
-        try:
-            return float(score)
-        except OverflowError:
-            what = "is beyond the range of a float (about 1.8e308)"
-    raise InputError(f"run: score {shown(score)} of document {doc!r} in query {qid!r} {what}")
