@@ -5,11 +5,13 @@ wrong way, a crash where an error should name the fault)."""
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 import subprocess
 import sys
 import time
+import types
 import warnings
 from pathlib import Path
 
@@ -519,6 +521,50 @@ def test_an_integer_and_a_string_key_naming_one_document_are_a_repeat_never_merg
         ranklens.evaluate({"q": {"1": 1}}, {"q": {1: 0.2, "1": 0.9}}, ["P@1"])
     with pytest.raises(DuplicateDocumentError, match="document '1' is labelled twice"):
         ranklens.evaluate({"q": {1: 1, "1": 0}}, {"q": ["1"]}, ["P@1"])
+
+
+@pytest.mark.parametrize("container", [dict, collections.OrderedDict, types.MappingProxyType])
+@pytest.mark.parametrize(
+    ("labels", "run", "match"),
+    [
+        ({"q": {"d1": [1]}}, {"q": {"d1": 1.0, "d2": 2.0}}, r"grade \[1\] of document 'd1'"),
+        ({"q": {"d1": [1], "d2": 0}}, {"q": {"d1": 1.0}}, r"grade \[1\] of document 'd1'"),
+        ({"q": {"d1": 1}}, {"q": {"d1": [0.5]}}, r"score \[0.5\] of document 'd1'"),
+        ({"q": {"a": 1}}, {"q": {"a": [0.1], "b": [0.9]}}, r"score \[0.1\] of document 'a'"),
+        ({"q": {"d1": 1}}, {"q": {"d1": np.array([0.5])}}, r"score array\(\[0.5\]\) of"),
+    ],
+)
+def test_a_list_as_a_grade_or_a_score_is_named_on_every_reader(labels, run, match, container):
+    """Whichever reader takes the dicts (the run's own join, the columns, one by one), with
+    and without the compiled helpers: never a numpy error, never accepted."""
+    from ranklens.model import native
+
+    loaded = native.NATIVE
+    try:
+        for helpers in (loaded, None):
+            native.NATIVE = helpers
+            with pytest.raises(InputError, match=match):
+                ranklens.evaluate(labels, container(run), ["map"])
+    finally:
+        native.NATIVE = loaded
+
+
+def test_an_id_with_a_lone_surrogate_is_read_alike_on_every_path():
+    labels, ids = {"q": {"\ud800": 1, "d1": 1}}, ["\ud800", "\ud7ff", "\ue000", "d1"]
+    as_given = [{"q": ids}, {"q": list(zip(ids, [4, 3, 2, 1]))},
+                types.MappingProxyType({"q": dict(zip(ids, [4.0, 3.0, 2.0, 1.0]))})]  # fmt: skip
+    for run in as_given:  # relevant at ranks 1 and 4
+        assert ranklens.evaluate(labels, run, ["map"])["map"] == pytest.approx((1 + 2 / 4) / 2)
+    tied = {"q": dict(zip(ids, [2.0, 2.0, 2.0, 1.0]))}  # ties by id, code point order: ue000
+    for run in (tied, types.MappingProxyType(tied)):  # first, then ud800, ud7ff
+        assert ranklens.evaluate(labels, run, ["map"])["map"] == pytest.approx((1 / 2 + 2 / 4) / 2)
+
+
+def test_expected_ties_on_a_ranked_list_are_the_list_itself():
+    labels, run = {"q1": {"a": 1}}, {"q1": ["b", "a"]}
+    ev = ranklens.evaluate(labels, run, ["map", "ndcg@10"], ties="expected")
+    assert ev.aggregate == ranklens.evaluate(labels, run, ["map", "ndcg@10"]).aggregate
+    assert ranklens.evaluate(labels, {"q1": []}, ["map"], ties="expected")["map"] == 0.0
 
 
 def test_integer_query_keys_of_groups_and_datasets_are_read_as_their_strings():

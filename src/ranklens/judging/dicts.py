@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..model import native as compiled
-from ..model.mappings import query_codes
+from ..model.mappings import flat_numbers, query_codes
 from ..model.vocab import sort_order
 from .join import Join
 from .options import JudgeOptions
@@ -48,11 +48,10 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
         native = None  # something the C helpers do not read: the numpy path throughout
         if not all(type(v) is dict for v in r_vals) or not _valid_docs(r_vals):
             return None
-        raw = list(chain.from_iterable(map(dict.values, r_vals)))
-        scores = np.array(raw) if raw else np.zeros(0)
-        del raw
-        if scores.dtype.kind not in "iuf":
+        found = flat_numbers(list(chain.from_iterable(map(dict.values, r_vals))), "iuf")
+        if found is None:
             return None  # the columnar path checks every score and names a bad one
+        scores = found
         scores = scores.astype(np.float64, copy=False)
     labels = _labels(qrels, native)
     if labels is None:
@@ -227,10 +226,10 @@ def _labels(
         if got is not None:
             grades = np.frombuffer(got, dtype=np.int64)
         else:
-            raw = list(chain.from_iterable(map(dict.values, values)))
-            grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
-            if grades.dtype.kind not in "iub":
-                return None
+            found = flat_numbers(list(chain.from_iterable(map(dict.values, values))), "iub")
+            if found is None:
+                return None  # the columnar path names a bad grade
+            grades = found
     else:
         try:
             if any("" in v or len(set(v)) < len(v) for v in values):

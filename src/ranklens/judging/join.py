@@ -200,6 +200,10 @@ def join_columnar(
         if opts.ties == "expected":
             _expected_ties_allowed(Q, conv)
             ties = tie_runs(ev, pairs, first_row)
+    if opts.ties == "expected" and ties is None:  # a ranked list (no scores): nothing ties
+        _expected_ties_allowed(Q, conv)
+        none = np.zeros(0, dtype=np.int64)
+        ties = (none, none, none)
     m_rank = (m_row if at is None else at[m_row]) - first_row[m_q] + 1
     m_repeat = np.zeros(len(m_row), dtype=bool)
     if len(repeat_rows):

@@ -16,6 +16,10 @@ PAD = 8
 """Zero bytes after a packed body's last id (8-byte words are read unaligned)."""
 _TAIL = "\0" * PAD
 """Joined after the last id by :func:`pack_strings`: the padding, encoded with it."""
+SURROGATES = "surrogatepass"
+"""How an id holding a lone surrogate (a Python string no UTF-8 text can hold, as
+``os.fsdecode`` makes of broken bytes) is packed: as its code point's three bytes, so it is
+read as on every other path (bytes order is still code point order) instead of failing."""
 BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
 HASH_EXACT_BYTES = 8
 """Ids of equal byte length up to this many bytes never share a hash: for them
@@ -44,12 +48,12 @@ def pack_strings(strings: Iterable[str]) -> tuple[np.ndarray, np.ndarray, np.nda
     n = len(strings)
     strings.append(_TAIL)  # the newline after the last id, then the padding
     try:
-        joined = "\n".join(strings).encode()
+        joined = "\n".join(strings).encode("utf-8", SURROGATES)
     finally:
         strings.pop()
     got = _split(joined, n)
     if got is None:  # a string holds a newline
-        enc = [s.encode() for s in strings]
+        enc = [s.encode("utf-8", SURROGATES) for s in strings]
         length = np.fromiter(map(len, enc), dtype=np.int32, count=n)
         start = np.zeros(n, dtype=np.int64)
         np.cumsum(length[:-1], out=start[1:])
@@ -67,7 +71,7 @@ def pack_groups(
     None when some string holds a newline."""
     parts = list(map("\n".join, groups))
     parts.append(_TAIL)
-    joined = "\n".join(parts).encode()
+    joined = "\n".join(parts).encode("utf-8", SURROGATES)
     del parts
     got = _split(joined, n)
     if got is None:

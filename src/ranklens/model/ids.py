@@ -28,6 +28,7 @@ from .idbytes import (
     FIXED_MAX,
     HASH_EXACT_BYTES,
     PAD,
+    SURROGATES,
     fixed_bytes,
     fixed_words,
     gather_packed,
@@ -155,7 +156,7 @@ class DocIds:
             if fixed is not None:
                 vocab_b, codes = np.unique(fixed, return_inverse=True)
                 vocab = np.empty(len(vocab_b), dtype=object)
-                vocab[:] = [b.decode() for b in vocab_b.tolist()]
+                vocab[:] = [b.decode("utf-8", SURROGATES) for b in vocab_b.tolist()]
             else:
                 codes, vocab = encode(self.strings(np.arange(len(self))))
             self._codes, self._vocab = codes.astype(np.int32, copy=False), vocab
@@ -184,7 +185,7 @@ class DocIds:
             return self._vocab[self._codes[rows]].tolist()  # type: ignore[index]
         body, rows = self._body, np.asarray(rows)
         return [
-            body[i : i + k].tobytes().decode()  # type: ignore[index]
+            body[i : i + k].tobytes().decode("utf-8", SURROGATES)  # type: ignore[index]
             for i, k in zip(self._start[rows].tolist(), self._len[rows].tolist())  # type: ignore[index]
         ]
 

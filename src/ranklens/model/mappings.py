@@ -97,7 +97,7 @@ def _packed(groups: list[Any], n: int, kind: int = ITEMS) -> DocIds | None:
     return packed
 
 
-def _numbers(raw: list[Any], kinds: str) -> np.ndarray | None:
+def flat_numbers(raw: list[Any], kinds: str) -> np.ndarray | None:
     """``np.array(raw)`` when its kind is one of ``kinds`` (else None: the general path
     checks each value and names a bad one), as the general constructors read them."""
     try:
@@ -192,7 +192,7 @@ def run_columns(
     if docs is None:
         return None
     if raw is not None:
-        scores = _numbers(raw, "iuf")
+        scores = flat_numbers(raw, "iuf")
         if scores is None:
             return None
         scores = scores.astype(np.float64)
@@ -220,7 +220,7 @@ def label_columns(
     if docs is None:
         return None  # integer ids, groups (lists of lists), a bad id
     if dicts:
-        grades = _numbers(list(chain.from_iterable(map(dict.values, values))), "iub")
+        grades = flat_numbers(list(chain.from_iterable(map(dict.values, values))), "iub")
         if grades is None:
             return None
     else:

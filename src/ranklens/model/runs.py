@@ -21,7 +21,13 @@ from ..errors import InputError
 from ..text import shown
 from .chunks import ChunkSpans
 from .ids import DocIds, HoldsDocIds
-from .mappings import check_query_keys, check_score, mixed_run_columns, run_columns
+from .mappings import (
+    check_query_keys,
+    check_score,
+    flat_numbers,
+    mixed_run_columns,
+    run_columns,
+)
 from .ranking import RowOrder, input_order, trec_order
 from .segments import run_start_index, seg_running_count, sorted_with_rows
 from .vocab import encode_columns, encode_nested
@@ -180,11 +186,12 @@ class Run(HoldsDocIds):
         query with no hits joins the query vocabulary without rows)."""
         qcode, query_vocab, dcode, doc_vocab, _ = encode_nested(run, "run")
         raw = list(chain.from_iterable(v.values() for v in run.values()))
-        scores = np.array(raw) if raw else np.zeros(0)
-        if scores.dtype.kind not in "iuf":
+        scores = flat_numbers(raw, "iuf")
+        if scores is None:  # a score that is not a number (a string, a list): named
             for qid, v in run.items():
                 for doc, s in v.items():
                     check_score(s, qid, doc)
+            scores = np.array([float(x) for x in raw])
         # dict keys are unique, so no document repeats within a query, unless an integer
         # key and a string key read as one id ({1: .., "1": ..}): then checked as any run
         unique = all(all(map(isinstance, v, repeat(str))) for v in run.values())
