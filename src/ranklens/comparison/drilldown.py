@@ -24,6 +24,22 @@ SNIPPET = 280
 """Characters of a document's text kept for the drill-down."""
 
 
+def doc_table() -> tuple[list[str], Any]:
+    """``(docs, at)``: the drill-down's table of documents, each kept once, and ``at(doc)``,
+    its row (added on first sight), so each run and query holds indices into one table."""
+    docs: list[str] = []
+    index: dict[str, int] = {}
+
+    def at(doc: str) -> int:
+        i = index.get(doc)
+        if i is None:
+            i = index[doc] = len(docs)
+            docs.append(doc)
+        return i
+
+    return docs, at
+
+
 def snippet(text: Any) -> str | None:
     if text is None:
         return None
@@ -48,15 +64,7 @@ def drilldown(
     hit_texts: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The drill-down table (see the module docstring) of ``runs`` on ``query_ids``."""
-    docs: list[str] = []
-    index: dict[str, int] = {}
-
-    def at(doc: str) -> int:
-        i = index.get(doc)
-        if i is None:
-            i = index[doc] = len(docs)
-            docs.append(doc)
-        return i
+    docs, at = doc_table()
 
     wanted = set(query_ids)
     by_query: dict[str, list[list[Any]]] = {}

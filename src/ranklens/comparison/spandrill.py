@@ -37,6 +37,7 @@ from typing import Any
 from ..judging.overlap import OverlapRule, get_rule
 from ..model import Run
 from ..model.spans import SpanLabels
+from .drilldown import doc_table
 from .evidence import Evidence, find_evidence, rule_text
 
 WHOLE = 1000
@@ -60,15 +61,7 @@ def span_drilldown(
 ) -> dict[str, Any]:
     """The drill-down table (see the module docstring) of ``runs`` on ``query_ids``."""
     rule = get_rule(rule)
-    docs: list[str] = []
-    index: dict[str, int] = {}
-
-    def at(doc: str) -> int:
-        i = index.get(doc)
-        if i is None:
-            i = index[doc] = len(docs)
-            docs.append(doc)
-        return i
+    docs, at = doc_table()
 
     ev = Evidence.of(labels, query_ids)
     texts = labels.texts or {}

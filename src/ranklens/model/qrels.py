@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import DuplicateDocumentError, InputError
 from .ids import DocIds, HoldsDocIds, first_repeat
 from .labels import check_grade, group_columns, subtopic_columns
-from .mappings import check_query_keys, label_columns
+from .mappings import check_query_keys, flat_numbers, label_columns
 from .segments import blocks_in_order, repeats, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
@@ -245,11 +245,8 @@ class Qrels(HoldsDocIds):
         values = list(labels.values())
         qcode, query_vocab, dcode, doc_vocab, _ = encode_nested(labels, "qrels")
         raw = list(chain.from_iterable(v.values() for v in values))
-        try:
-            grades = np.array(raw) if raw else np.zeros(0, dtype=np.int64)
-        except (ValueError, OverflowError):  # ragged lists, or ints past 64 bits
-            grades = np.array(raw, dtype=object)
-        if grades.dtype.kind not in "iub" or grades.ndim != 1:
+        grades = flat_numbers(raw, "iub")
+        if grades is None:  # lists, ints past 64 bits, strings...: each named
             for i, grade in enumerate(raw):
                 check_grade(grade, query_vocab[qcode[i]], doc_vocab[dcode[i]])
             grades = np.array([int(x) for x in raw], dtype=np.int64)
