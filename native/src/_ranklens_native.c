@@ -30,18 +30,25 @@ static int score_of(PyObject *v, double *out) {
     return 0;
 }
 
+/* The number of entries in a list of dicts, or -1 when an item is not exactly a dict. */
+static Py_ssize_t dict_entries(PyObject *dicts) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dicts); i++) {
+        PyObject *d = PyList_GET_ITEM(dicts, i);
+        if (!PyDict_CheckExact(d)) return -1;
+        total += PyDict_GET_SIZE(d);
+    }
+    return total;
+}
+
 /* run_scores(dicts): every score of a list of {doc: score} dicts, in order, as doubles;
  * None when a dict is not exactly a dict, an id not a non-empty str, a score not an int
  * (within 64 bits) or a float. */
 static PyObject *run_scores(PyObject *self, PyObject *args) {
     PyObject *dicts;
     if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &dicts)) return NULL;
-    Py_ssize_t n_dicts = PyList_GET_SIZE(dicts), total = 0;
-    for (Py_ssize_t i = 0; i < n_dicts; i++) {
-        PyObject *d = PyList_GET_ITEM(dicts, i);
-        if (!PyDict_CheckExact(d)) Py_RETURN_NONE;
-        total += PyDict_GET_SIZE(d);
-    }
+    Py_ssize_t n_dicts = PyList_GET_SIZE(dicts), total = dict_entries(dicts);
+    if (total < 0) Py_RETURN_NONE;
     PyObject *out = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(double));
     if (out == NULL) return NULL;
     double *buf = (double *)PyBytes_AS_STRING(out);
@@ -130,12 +137,8 @@ error:
 static PyObject *label_grades(PyObject *self, PyObject *args) {
     PyObject *dicts;
     if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &dicts)) return NULL;
-    Py_ssize_t n_dicts = PyList_GET_SIZE(dicts), total = 0;
-    for (Py_ssize_t i = 0; i < n_dicts; i++) {
-        PyObject *d = PyList_GET_ITEM(dicts, i);
-        if (!PyDict_CheckExact(d)) Py_RETURN_NONE;
-        total += PyDict_GET_SIZE(d);
-    }
+    Py_ssize_t n_dicts = PyList_GET_SIZE(dicts), total = dict_entries(dicts);
+    if (total < 0) Py_RETURN_NONE;
     PyObject *out = PyBytes_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(int64_t));
     if (out == NULL) return NULL;
     int64_t *buf = (int64_t *)PyBytes_AS_STRING(out);
