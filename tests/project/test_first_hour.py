@@ -309,6 +309,16 @@ def test_a_key_that_names_no_hit_says_so_and_lists_the_fields_that_exist():
     assert not any("smaller top-k" in m for m in messages)
 
 
+def test_a_recorders_key_that_names_no_hit_is_said_never_a_silent_zero():
+    rec = ranklens.Recorder(key="meta.doc_idd")  # a typo of the field the hits carry
+    ds = ranklens.Dataset({"q1": "a", "q2": "b"}, {"q1": {"d1": 1}, "q2": {"d2": 1}})
+    rec.record("a", [ranklens.Hit("c1", metadata={"doc_id": "d1"})], query_id="q1")
+    rec.record("b", [ranklens.Hit("c2", metadata={"doc_id": "d2"})], query_id="q2")
+    with pytest.warns(ranklens.RanklensWarning, match="gave no document id for 2 of 2 hits"):
+        ev = rec.evaluate(ds, ["P@1"])
+    assert "key='meta.doc_idd' gave no document id for 2 of 2 recorded hits" in ev.notes()
+
+
 # --- 9: Ctrl-C says what was saved and how to resume ---------------------------------------
 
 INTERRUPTED = """

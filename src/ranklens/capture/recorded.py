@@ -17,7 +17,7 @@ from ..io import coerce_qrels
 from ..model import Run
 from ..model.spans import SpanLabels
 from .chunks import chunk_run
-from .hits import KeyLike
+from .hits import KeyLike, key_name
 from .matching import (
     ambiguity_note,
     matching_notes,
@@ -26,6 +26,7 @@ from .matching import (
     warn_if_wrong_key,
 )
 from .records import Retrieval
+from .run_checks import unmapped_message
 
 
 class RecordedRetrievals:
@@ -71,6 +72,8 @@ class RecordedRetrievals:
         ambiguous = ambiguity_note(counts)
         if ambiguous:
             warnings.warn(f"Recorder.evaluate: {ambiguous}", RanklensWarning, stacklevel=2)
+        if not isinstance(qrels, SpanLabels):
+            _warn_if_key_maps_no_hit(ev, matched.values(), self.name, self.key)
         warn_if_wrong_key(ev, matched, qrels, self.key)
         return ev
 
@@ -88,3 +91,19 @@ class RecordedRetrievals:
         with open(path, "w", encoding="utf-8") as fh:
             for rec in self.records():
                 fh.write(rec.to_json() + "\n")
+
+
+def _warn_if_key_maps_no_hit(ev: Evaluation, records: Any, name: str, key: Any) -> None:
+    """``key=`` gave no document id for most recorded hits: the same warning as the
+    runner's (:func:`~.run_checks.unmapped_message`), and a line in the evaluation's notes,
+    never a silent zero."""
+    ok = [r for r in records if r.ok]
+    total = sum(len(r.hits) for r in ok)
+    unmapped = sum(r.unmapped for r in ok)
+    if unmapped and unmapped >= total / 2:
+        message = unmapped_message(name, key, ok, unmapped, total)
+        warnings.warn(f"Recorder.evaluate: {message}", RanklensWarning, stacklevel=3)
+        ev.extra_notes.append(
+            f"key={key_name(key)!r} gave no document id for {unmapped:,} of {total:,} "
+            "recorded hits (dropped: see the warning for the fields they carry)"
+        )
