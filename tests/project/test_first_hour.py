@@ -620,6 +620,24 @@ def test_effect_sizes_of_constant_differences_are_definite_and_shown():
     assert [c.effect_size for c in again.comparisons] == [-np.inf, -np.inf]
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("baseline", "zzz", r"settings\['baseline'\] names 'zzz', not a run"),
+        ("baseline", 3, r"settings\['baseline'\] must be a string"),
+        ("confidence", "x", r"settings\['confidence'\] must be a number"),
+        ("n_resamples", 2.5, r"settings\['n_resamples'\] must be an integer"),
+    ],
+)
+def test_settings_a_renderer_reads_are_checked_on_load(field, value, match):
+    runs = {"x": {"q": ["a"], "p": ["b"]}, "y": {"q": ["b"], "p": ["a"]}}
+    data = json.loads(ranklens.compare({"q": ["a"], "p": ["b"]}, runs, ["P@1"]).to_json())
+    ranklens.Report.from_dict(json.loads(json.dumps(data))).to_html()  # as saved: renders
+    data["settings"][field] = value
+    with pytest.raises(InputError, match=match):
+        ranklens.Report.from_dict(data)
+
+
 def test_metadata_of_the_wrong_type_is_named_not_a_renderer_crash(tmp_path):
     labels, run = {"q1": ["a"], "q2": ["b"]}, {"q1": ["a"], "q2": ["x"]}
     with pytest.raises(InputError, match=r"run_info\['r'\]\['errors'\] must be an integer"):

@@ -164,8 +164,27 @@ def validate_report_dict(data: Any) -> None:
     for k, v in settings.items():
         if not (v is None or isinstance(v, (str, int, float, bool))):
             _fail(f"settings[{k!r}]", "a string, number or bool", v)
+        elif v is not None and k in SETTINGS:  # what the renderers read, typed
+            SETTINGS[k](v, f"settings[{k!r}]")
+    if settings.get("baseline") is not None and settings["baseline"] not in runs:
+        raise InputError(
+            f"report field settings['baseline'] names {settings['baseline']!r}, not a run of "
+            f"the report ({', '.join(map(repr, runs))})"
+        )
     _plain(_dict(d.get("metadata", {}), "metadata"), "metadata")
     check_metadata(d.get("metadata", {}))
+
+
+SETTINGS: dict[str, Callable[[Any, str], None]] = {
+    "baseline": _str,
+    "test": _str,
+    "correction": _str,
+    "ci": _str,
+    "alpha": _num,
+    "confidence": _num,
+    "n_resamples": _int,
+}
+"""The settings the renderers read, with the type each must have (None: not set)."""
 
 
 # --- metadata fields the renderers read: typed, checked on load, on rendering and when a
