@@ -128,3 +128,19 @@ def test_judging_raises_its_named_errors_only():
         with pytest.raises(InputError, match=r"made by hand, not by ranklens\.judge"):
             build(bare)
     assert condensed_pair(judged).view().j.n_queries == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "match"),
+    [
+        ("P(judged_only=ture)@5", r"judged_only must be true or false .*got 'ture'"),
+        ("SetP(relative=maybe)", r"relative must be true or false .*got 'maybe'"),
+        ("SetF(beta=-1)", r"beta must be a number >= 0 .*got -1"),
+        ("SetF(beta=abc)", r"beta must be a number >= 0 .*got 'abc'"),
+    ],
+)
+def test_switches_outside_a_family_are_declared_and_never_guessed(name, match):
+    """judged_only= and ir_measures' relative=/beta= are read through declared parameters:
+    a misspelled boolean is refused, never read as false."""
+    with pytest.raises(MetricNameError, match=match):
+        parse_metric(name)

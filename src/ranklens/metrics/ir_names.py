@@ -20,6 +20,7 @@ import math
 from typing import Any
 
 from ..errors import MetricNameError
+from .params import IR_BETA, RELATIVE
 from .registry import FAMILIES
 
 IR_MEASURES_EXACT: dict[str, tuple[str, dict[str, Any]]] = {
@@ -68,10 +69,7 @@ def ir_param(fam: Any, base: str, key: str, raw: str, name: str) -> tuple[Any, s
     """
     raw = raw.strip().strip("'\"")
     if base == "SetF" and key == "beta":
-        try:
-            return fam, key, repr(math.sqrt(float(raw)))
-        except ValueError:
-            raise MetricNameError(f"metric {name!r}: beta must be a number >= 0") from None
+        return fam, key, repr(math.sqrt(IR_BETA.parse(raw, key, name)))
     if key == "dcg" and "gain" in fam.params:
         if raw.lower() not in _DCG:
             raise MetricNameError(f"metric {name!r}: dcg must be 'log2' or 'exp-log2', got {raw!r}")
@@ -81,6 +79,6 @@ def ir_param(fam: Any, base: str, key: str, raw: str, name: str) -> tuple[Any, s
     if key == "rel" and fam.name == "num_ret":  # NumRet(rel=l): the relevant ones retrieved
         return FAMILIES["num_rel_ret"], key, raw
     if key == "relative" and fam.name == "set_P":
-        relative = raw.lower() in ("1", "true", "yes")
+        relative = RELATIVE.parse(raw, key, name)
         return (FAMILIES["set_relative_P"] if relative else fam), "", raw
     return fam, key, raw

@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import MetricNameError, suggest
 from ..judging import condensed_pair
 from .ir_names import IR_MEASURES_EXACT, IR_MEASURES_REFUSED, ir_param
+from .params import JUDGED_ONLY
 from .registry import FAMILIES, Family, on_change
 
 
@@ -200,7 +201,7 @@ def parse_metric(name: str | Metric) -> Metric:
             key, raw = (s.strip() for s in item.split("=", 1))
             key = key.lower()
             if key == "judged_only":
-                judged_only = raw.lower() in ("1", "true", "yes")
+                judged_only = JUDGED_ONLY.parse(raw, key, name)
                 continue
             fam, key, raw = ir_param(fam, base, key, raw, name)
             if not key:

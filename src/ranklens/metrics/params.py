@@ -243,6 +243,25 @@ def number(
 
 # The built-in families' parameters, each declared once (shared where families share one).
 _TREC = "trec_eval 10"
+JUDGED_ONLY = Param(
+    bool,
+    False,
+    description="score the ranking with unjudged documents removed (condensed lists)",
+    reference="Sakai, SIGIR 2007",
+)
+"""``judged_only=``, which every family takes (its value read here, never guessed)."""
+RELATIVE = Param(
+    bool,
+    False,
+    description="ir_measures' SetP(relative=True): trec_eval's set_relative_P",
+    reference="ir_measures",
+)
+IR_BETA = number(
+    1.0,
+    range=Range(0, None),
+    description="ir_measures' SetF(beta=x): trec_eval's set_F with beta = sqrt(x)",
+    reference="ir_measures",
+)
 GAINS = {
     "gains": Param(
         dict,
