@@ -167,6 +167,15 @@ def test_a_shared_text_goes_to_the_labelled_query_and_the_counts_agree(shared):
     assert rec.to_run(dataset).to_lists() == {"1292": ["56893404", "x"]}
 
 
+def test_a_text_shared_with_an_unlabelled_query_is_counted_and_said():
+    ds = ranklens.Dataset({"1291": "Same text?", "1292": "same  text?"}, {"1292": {"d1": 1}})
+    rec = ranklens.Recorder()
+    rec.record("same text?", ["d1"])
+    ev = rec.evaluate(ds, ["P@1"])
+    assert ev.query_ids == ["1292"] and ev.recorder_counts["shared_text"] == 1
+    assert "1 recorded retrieval matched by a text that an unlabelled dataset query" in (ev.notes())
+
+
 def test_two_labelled_queries_with_one_text_are_both_answered_and_said():
     ds = ranklens.Dataset(
         {"a": "Same  question?", "b": "same question?", "c": "other"},

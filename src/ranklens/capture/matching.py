@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
@@ -59,16 +60,22 @@ def match_records(
     with_labels: Collection[str] | None = None,
 ) -> tuple[dict[str, Retrieval], dict[str, int]]:
     """``{label query id: first successful retrieval}`` and counts (``unmatched``,
-    ``repeats``, ``failed``, ``ambiguous``), records matched by :func:`label_matcher`. A
-    record whose text several labelled queries share answers each of them and is counted in
-    ``ambiguous``, so no labelled query is dropped unseen."""
+    ``repeats``, ``failed``, ``ambiguous``, ``shared_text``), records matched by
+    :func:`label_matcher`. A record whose text several labelled queries share answers each
+    of them and is counted in ``ambiguous``, so no labelled query is dropped unseen; one
+    matched by a text that unlabelled queries share too is counted in ``shared_text``."""
     lookup = label_matcher(labelled, match, with_labels=with_labels)
     out: dict[str, Retrieval] = {}
     counts = {"unmatched": 0, "repeats": 0, "failed": 0, "ambiguous": 0}
+    shared = Counter(map(normalise_text, (labelled or {}).values()))
+    shared = Counter({t: n for t, n in shared.items() if n > 1})  # texts of several queries
     for rec in records:
         qids = lookup(rec.query_id, rec.query)
         if len(qids) > 1:
             counts["ambiguous"] += 1
+        elif qids and shared and rec.query_id not in qids and shared[normalise_text(rec.query)]:
+            # by a text an unlabelled query has too: counted (only when it happens) and said
+            counts["shared_text"] = counts.get("shared_text", 0) + 1
         if not qids:
             counts["unmatched"] += 1
         elif not rec.ok:
@@ -212,4 +219,9 @@ def matching_notes(counts: Mapping[str, int]) -> list[str]:
     ambiguous = ambiguity_note(counts)
     if ambiguous:
         notes.append(ambiguous)
+    if counts.get("shared_text"):
+        notes.append(
+            n("shared_text", "recorded retrieval", "recorded retrievals") + " matched by a "
+            "text that an unlabelled dataset query shares too: taken as the labelled query's"
+        )
     return notes
