@@ -37,18 +37,19 @@ def _rule(v: Any) -> str:
 
 def _headline(result: Any) -> str:
     n = result.verdicts[0].n if result.verdicts else 0
+    queries = f"{n} {'query' if n == 1 else 'queries'}"
     s = result.settings
     if result.updated:
         floors = any(v.floor is not None for v in result.verdicts)
         return (
-            f"ranklens gate: baseline written to {result.baseline_path} ({n} queries; "
+            f"ranklens gate: baseline written to {result.baseline_path} ({queries}; "
             "nothing compared: later runs are gated against these values"
             + ("; the floors checked" if floors else "")
             + ")"
         )
     head = "gate passed" if result.passed else "gate FAILED"
     return (
-        f"ranklens gate: {head} ({n} queries; one-sided {s['test']} test, alpha {s['alpha']}, "
+        f"ranklens gate: {head} ({queries}; one-sided {s['test']} test, alpha {s['alpha']}, "
         f"Holm over metrics; intervals {round(100 * (1 - 2 * s['alpha']))}% unadjusted; "
         f"inconclusive counts as {s['inconclusive']})"
     )
