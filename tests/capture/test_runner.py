@@ -314,3 +314,12 @@ def test_a_records_dict_equals_asdict_and_owns_its_lists():
     d["error"]["type"] = "changed"
     assert r.doc_ids == ["d"] and r.hits[0]["id"] == "c1" and r.error["type"] == "E"
     assert Retrieval.from_dict(r.to_dict()) == r
+
+
+def test_a_misspelled_option_is_named_never_blamed_on_the_backend():
+    from ranklens.errors import UnknownOptionError
+
+    with pytest.raises(UnknownOptionError, match="'concurency'; did you mean 'concurrency'"):
+        ranklens.run_retriever(lambda q: ["a"], {"q": "x"}, progress=False, concurency=2)
+    with pytest.raises(UnknownOptionError, match="unexpected keyword 'log'"):
+        ranklens.run_retriever(lambda q: ["a"], {"q": "x"}, progress=False, log="x.jsonl")

@@ -23,6 +23,7 @@ everything it answered in a resumable log.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 import time
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, RunInterrupted
+from ..errors import InputError, RunInterrupted, UnknownOptionError, suggest
 from .contract import RetrieverAdapter, as_retriever
 from .hits import KeyLike, key_name
 from .identity import plain
@@ -72,6 +73,10 @@ def _queries(queries: Any) -> list[tuple[str, str]]:
             raise InputError(f"query {qid!r} appears twice")
         seen.add(qid)
     return out
+
+
+RUNNER_GIVES_RAY = frozenset({"items", "run", "retriever", "cache", "name", "options"})
+"""What :func:`run_retriever` hands the Ray backend itself: never a user's option."""
 
 
 def run_retriever(
@@ -134,6 +139,14 @@ def run_retriever(
     )  # fmt: skip
     if backend != "local" or ray_options:
         from .on_ray import run_on_ray
+
+        ray_keys = [*inspect.signature(run_on_ray).parameters]
+        unknown = [o for o in ray_options if o not in ray_keys or o in RUNNER_GIVES_RAY]
+        if unknown:  # a misspelled option, never blamed on the backend
+            raise UnknownOptionError(
+                f"run_retriever() got an unexpected keyword {unknown[0]!r}"
+                + suggest(unknown[0], [*inspect.signature(run_retriever).parameters, *ray_keys])
+            )
 
         if backend != "ray":
             raise InputError(f"backend must be 'local' or 'ray' (with its options): {backend!r}")
