@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import MetricNameError, suggest
 from ..judging import condensed_pair
 from .ir_names import IR_MEASURES_EXACT, IR_MEASURES_REFUSED, ir_param
-from .params import JUDGED_ONLY
+from .params import JUDGED_ONLY, LEVEL
 from .registry import FAMILIES, Family, on_change
 
 
@@ -260,13 +260,7 @@ def _level(fam: Family, raw: str, name: str) -> int:
             f"metric {name!r}: {fam.name} does not use a "
             "relevance level (its gains are the raw grades)"
         )
-    try:
-        level = int(raw)
-    except ValueError:
-        raise MetricNameError(f"metric {name!r}: rel={raw!r} is not an integer") from None
-    if level < 0:
-        raise MetricNameError(f"metric {name!r}: rel must be >= 0")
-    return level
+    return LEVEL.parse(raw, "rel", name)
 
 
 def _params(fam: Family, given: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -250,6 +250,14 @@ JUDGED_ONLY = Param(
     reference="Sakai, SIGIR 2007",
 )
 """``judged_only=``, which every family takes (its value read here, never guessed)."""
+LEVEL = Param(
+    int,
+    1,
+    range=Range(0, None),
+    description="the least grade that counts as relevant (trec_eval's -l)",
+    reference=_TREC,
+)
+"""``rel=``, the relevance level of a family that uses one."""
 RELATIVE = Param(
     bool,
     False,
