@@ -7,7 +7,7 @@ warm-up, each phase timed on its own.
     uv run python benchmarks/profile_phases.py --sizes 10000x100,100000x100
 
 * dicts: ``{q: {doc: grade}}`` and ``{q: {doc: score}}`` to the six means: the join on the
-  run's own dicts (``judging.dicts``: checks, lookups, ranks), the judged arrays
+  run's own dicts (``judging.dict_join``: checks, lookups, ranks), the judged arrays
   (``build``), the metrics, the means;
 * lists: the same run as ranked lists (read into columns, ``model.mappings``), then the
   columnar join (``judging.join``), build, metrics;
@@ -51,7 +51,7 @@ def timed(out: dict[str, float], name: str, fn):
 def dict_phases(n: int, depth: int) -> dict[str, float]:
     from ranklens.evaluation import Evaluation
     from ranklens.judging import JudgeOptions, build
-    from ranklens.judging.dicts import join_dicts
+    from ranklens.judging.dict_join import join_dicts
     from ranklens.metrics import parse_metrics
 
     qrels, run = dicts(n, depth)

@@ -43,6 +43,10 @@ MOVED: dict[str, tuple[str, ...]] = {
     "ranklens.app.judgments_cli": ("ranklens.app.labelling_cli",),
     "ranklens.comparison.floors": ("ranklens.comparison.gate_floors",),
     "ranklens.evaluation.chunks": ("ranklens.evaluation.run_files",),
+    "ranklens.evaluation.parts": ("ranklens.evaluation.stream_plan",),
+    "ranklens.render.cells": ("ranklens.render.table_cells",),
+    "ranklens.capture.slots": ("ranklens.capture.record_tuple",),
+    "ranklens.judging.dicts": ("ranklens.judging.dict_join",),
 }  # fmt: skip
 """Old module path → the modules its names now live in (searched in order)."""
 

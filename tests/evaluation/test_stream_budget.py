@@ -53,7 +53,7 @@ def streamed(qrels, run, memory, old_plan=False):
     ]
     if old_plan:
         lines += [
-            "import ranklens.evaluation.parts as P",
+            "import ranklens.evaluation.stream_plan as P",
             "P.RUN_BYTES, P.LABEL_ROW_BYTES, P.WORKING_FIXED = 9, 0, 0",
             "P._per_query_bytes = lambda n, m: n * (8 * m + 80)",
             "stream_mod.label_shard_count = lambda *a: 1",

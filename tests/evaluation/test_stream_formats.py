@@ -196,7 +196,7 @@ def test_partition_keeps_every_line_and_each_querys_lines_together_in_order(inde
 
 
 def test_evaluate_streams_a_file_too_large_for_its_budget(tmp_path):
-    from ranklens.evaluation.parts import StreamedEvaluation
+    from ranklens.evaluation.stream_plan import StreamedEvaluation
 
     qrels, run = write_case(tmp_path, n_queries=600)
     whole = ranklens.evaluate(qrels, run, METRICS, memory=float("inf"))

@@ -19,7 +19,7 @@ import ranklens
 from ranklens import Qrels, Run
 from ranklens.errors import InputError
 from ranklens.judging import JudgeOptions
-from ranklens.judging.dicts import join_dicts
+from ranklens.judging.dict_join import join_dicts
 from ranklens.model import native as native_mod
 
 METRICS = [

@@ -221,6 +221,10 @@ OLD_PATHS = {
     "ranklens.app.judgments_cli": ["add_judgment_commands", "cmd_pool"],
     "ranklens.comparison.floors": ["apply_confident_floors", "profile_floors"],
     "ranklens.evaluation.chunks": ["run_files", "partition", "read_chunk"],
+    "ranklens.evaluation.parts": ["Plan", "Partial", "StreamedEvaluation", "plan", "settle"],
+    "ranklens.render.cells": ["cells", "fmt", "fmt_p", "legend", "interval_note"],
+    "ranklens.capture.slots": ["ERROR", "QUERY", "light_of", "materialise"],
+    "ranklens.judging.dicts": ["join_dicts"],
 }
 
 

@@ -27,9 +27,9 @@ import numpy as np
 from ..errors import InputError
 from ..judging.options import failure_note
 from .hits import Converter, Hit, KeyLike, LightHit, coerce_hit
+from .record_tuple import ERROR, error_of, failure_text, materialise, recent_of
 from .recorded import RecordedRetrievals
 from .records import Retrieval
-from .slots import ERROR, error_of, failure_text, materialise, recent_of
 from .spill import SpillFile
 
 
@@ -210,7 +210,7 @@ class Recorder(RecordedRetrievals):
 
     def subscribe(self, fn: Callable[[tuple], None]) -> Callable[[], None]:
         """Call ``fn(record)`` in the request path after each retrieval is recorded (the
-        record tuple: slots in :mod:`ranklens.capture.slots`; :meth:`retrieval` reads it).
+        record tuple: slots in :mod:`ranklens.capture.record_tuple`; :meth:`retrieval` reads it).
         ``fn`` must be cheap and must not block (a :class:`~ranklens.Monitor` appends to a
         bounded queue); its exceptions are counted in ``listener_errors``, never raised.
         Returns the function that unsubscribes."""

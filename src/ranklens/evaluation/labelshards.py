@@ -23,7 +23,9 @@ from ..io.trec import read_trec_qrels, read_trec_run
 from ..judging import JudgeCounts, JudgeOptions
 from ..judging.overlap_check import no_shared_query
 from . import Evaluation, MetricsLike, versioned_metrics
-from .parts import (
+from .run_files import SHARDS_MAX, partition
+from .sources import chunks
+from .stream_plan import (
     Partial,
     StreamedEvaluation,
     assemble,
@@ -34,8 +36,6 @@ from .parts import (
     score_files,
     settle,
 )
-from .run_files import SHARDS_MAX, partition
-from .sources import chunks
 
 LABEL_READ_BYTES = 8
 """Reading a TREC qrels file peaks at about this many bytes per byte of it (measured: 7.2,

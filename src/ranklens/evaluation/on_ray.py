@@ -27,10 +27,10 @@ from typing import Any
 from ..errors import InputError, RanklensError, require
 from ..judging import JudgeOptions
 from . import Evaluation, MetricsLike
-from .parts import Partial, Plan, StreamedEvaluation, finish, plan, score_chunk, score_files
 from .progress import ByteProgress
 from .run_files import run_files
 from .sources import files_format, query_buckets
+from .stream_plan import Partial, Plan, StreamedEvaluation, finish, plan, score_chunk, score_files
 
 BUCKET = "__ranklens_bucket"
 

@@ -38,11 +38,11 @@ from ..judging import JudgeOptions
 from ..model import QrelsLike
 from . import MetricsLike
 from .labelshards import evaluate_in_label_shards, label_bytes, label_shard_count
-from .parts import BYTES_PER_CHUNK_BYTE, StreamedEvaluation, finish, plan, score_files
 from .per_query import write_per_query
 from .progress import ByteProgress
 from .run_files import run_files
 from .sources import file_format, files_format
+from .stream_plan import BYTES_PER_CHUNK_BYTE, StreamedEvaluation, finish, plan, score_files
 
 DEFAULT_MEMORY = 2_000_000_000
 """The default budget in bytes (about 2 GB)."""

@@ -57,7 +57,7 @@ from ..model.spans import SpanLabels
 from .build import build, condensed_pair, filled_pair
 from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
-from .dicts import join_dicts
+from .dict_join import join_dicts
 from .freshness import freshness_inputs
 from .freshness_rules import FreshnessRule, get_freshness_rule
 from .join import Join, join_columnar

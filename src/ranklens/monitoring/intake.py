@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..capture import Hit, Retrieval, key_function
-from ..capture.slots import ERROR, LATENCY, QUERY, QUERY_ID, T0, light_of
+from ..capture.record_tuple import ERROR, LATENCY, QUERY, QUERY_ID, T0, light_of
 from .windows import Event
 
 

@@ -18,13 +18,13 @@ from importlib import resources
 from ..comparison import Report, curve_family
 from ..metrics import parse_metric
 from . import svg
-from .cells import cells, fmt_p
 from .drill import drill_section
 from .estimate import estimate_html
 from .fusion import fusion_html
 from .html_queries import differ_table, pairs_for, per_query_table, td, worst_table
 from .notes import notes
 from .sweep import sweep_body
+from .table_cells import cells, fmt_p
 
 MAX_ROWS = 2000
 """Per-query rows shown in the HTML table (all values are in the JSON and CSV outputs)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..comparison import Report
 from ..judging import counts_notes
-from .cells import fmt, interval_note, legend
+from .table_cells import fmt, interval_note, legend
 
 
 @dataclass(frozen=True)

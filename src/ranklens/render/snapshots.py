@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ..text import visible
-from .cells import fmt
+from .table_cells import fmt
 
 HOLDS = 0.9
 """Voorhees' threshold: a tau of at least 0.9 reads as the same ranking."""

@@ -15,9 +15,9 @@ from typing import Any
 
 from ..metrics import lower_is_better
 from ..text import clip
-from .cells import fmt_p
 from .svg import difference_chart
 from .sweep_charts import effect_chart, matrix_html, pareto_chart
+from .table_cells import fmt_p
 
 
 def _f(v: Any, digits: int = 4) -> str:

@@ -12,8 +12,8 @@ from html import escape
 from typing import Any
 
 from ..text import clip
-from .cells import fmt_p
 from .svg import BOTTOM, LEFT, RIGHT, H, W, color, frame, nice_step, tick_label, y_axis
+from .table_cells import fmt_p
 
 CHOSEN = "#d62728"
 FRONTIER = "#1f77b4"

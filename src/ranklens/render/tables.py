@@ -9,8 +9,8 @@ from typing import Any
 
 from ..comparison import Report
 from ..errors import InputError, require
-from .cells import cells, fmt, fmt_p, legend
 from .notes import notes as report_note_list
+from .table_cells import cells, fmt, fmt_p, legend
 
 KINDS = ("summary", "per_query", "comparisons")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 
 from ..comparison import Report
-from .cells import cells, fmt, fmt_p, superscript
 from .notes import has_details, report_notes
+from .table_cells import cells, fmt, fmt_p, superscript
 
 
 def rich_table(report: Report, digits: int = 4, details: bool = False):
