@@ -85,6 +85,29 @@ def test_t_plus_is_the_t_interval_with_one_worst_case_query_and_stays_in_range()
         mean_bounds(v, ALPHA, "z")
 
 
+@pytest.mark.parametrize(
+    ("mean", "sd", "target", "above"),
+    [(0.9375, 0.072, 0.9, True), (0.75, 0.15, 0.7, True), (0.5, 0.2, 0.55, False)],
+)
+def test_the_t_plus_plan_gives_its_power_in_a_simulation(mean, sd, target, above):
+    """The planned n, drawn from a Beta of that mean and spread, clears the target with
+    the t+ bound about 80% of the time. The plain t count plus one query (the plan before)
+    gave 26 queries for the first case, where the t+ bound never clears: the worst-case
+    query moves the mean by m/(n + 1) as well as the spread."""
+    from ranklens.comparison.bounds import graded_queries
+
+    n = graded_queries(sd, abs(mean - target), ALPHA, 0.8, "t+", mean=mean, above=above)
+    draws = 2000
+    shape = mean * (1 - mean) / sd**2 - 1
+    x = np.random.default_rng(3).beta(mean * shape, (1 - mean) * shape, (n, draws))
+    lo, hi, _ = mean_bounds(x, ALPHA, "t+")
+    power = float(np.mean(lo > target) if above else np.mean(hi < target))
+    assert 0.74 <= power <= 0.86, (n, power)
+    x = x[: n - 1]  # one query fewer falls short of the planned power less often than not
+    lo, hi, _ = mean_bounds(x, ALPHA, "t+")
+    assert float(np.mean(lo > target) if above else np.mean(hi < target)) < power + 0.02
+
+
 SIZES = (20, 50, 100, 200, 500)
 DRAWS = 4000
 TOLERANCE = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / DRAWS)  # three Monte Carlo errors

@@ -183,12 +183,55 @@ def binomial_queries(
 
 
 def graded_queries(
-    sd: float, gap: float, alpha: float, power: float, method: str = "t+"
+    sd: float,
+    gap: float,
+    alpha: float,
+    power: float,
+    method: str = "t+",
+    *,
+    mean: float | None = None,
+    above: bool = True,
 ) -> int | None:
     """Queries for a t-type bound to clear a target ``gap`` away from the mean with
-    probability ``power`` at standard deviation ``sd`` (:func:`queries_needed` of
-    :mod:`.power_analysis`; one more for ``t+``'s worst-case query)."""
+    probability ``power`` at standard deviation ``sd``.
+
+    ``t``: :func:`queries_needed` of :mod:`.power_analysis`. ``t+`` (``mean`` needed: the
+    pseudo-query pulls the bound by an amount that depends on it): the least ``n`` with
+    ``±(m − B_n) ≥ t_{power, n−1} · s/√n``, where ``B_n`` is the value of the sample mean at
+    which the ``t+`` bound of ``n`` values (and the worst-case value ``w``: 0 when the
+    mean is ``above`` the target, for the lower bound; 1 otherwise) equals the target:
+    ``B_n = ((n + 1)(t ± t_{1−α, n} s'/√(n + 1)) − w) / n``, ``s'`` the standard deviation
+    of the ``n + 1`` values at mean ``m``. Adding one query to the plain t answer, as this
+    did before, undercounts: the worst-case value also moves the mean by ``m/(n + 1)``."""
     if not math.isfinite(gap) or gap <= 0:
         return None
     n = queries_needed(sd, gap, alpha, power, "t")
-    return n + 1 if method == "t+" else n
+    if method != "t+":
+        return n
+    if mean is None:
+        raise InputError("graded_queries: the t+ bound's plan needs the mean (mean=)")
+    from scipy.stats import t as student
+
+    target = mean - gap if above else mean + gap
+    w = 0.0 if above else 1.0
+
+    def enough(k: int) -> bool:
+        m2 = (k * mean + w) / (k + 1)
+        s2 = math.sqrt(((k - 1) * sd**2 + k * (mean - m2) ** 2 + (w - m2) ** 2) / k)
+        c = float(student.ppf(1 - alpha, k)) * s2 / math.sqrt(k + 1)
+        edge = ((k + 1) * (target + c if above else target - c) - w) / k
+        spare = (mean - edge) if above else (edge - mean)
+        return spare >= float(student.ppf(power, k - 1)) * sd / math.sqrt(k)
+
+    lo, hi = max(n, 2), max(n, 2)
+    while not enough(hi):
+        lo, hi = hi + 1, hi * 2
+        if hi > 10**9:
+            return None
+    while lo < hi:  # the least k in [lo, hi] that is enough
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi

@@ -8,10 +8,12 @@ mean is ``expected`` (or the target plus ``margin``):
 
 * per-query 0/1 metrics (P@1, success@k; or a pilot whose values are all 0 or 1): exact
   binomial probabilities over every ``n`` (:func:`.bounds.binomial_queries`);
-* graded metrics: the t bound's sample size (:func:`.power_analysis.queries_needed`, plus
-  the ``t+`` bound's worst-case query) at the standard deviation of a pilot's per-query
-  values, a given ``sd``, or, for a metric in [0, 1] without either, the largest spread a
-  mean of ``expected`` allows, ``√(e(1 − e))`` (a pilot usually needs fewer queries).
+* graded metrics: the t bound's sample size (:func:`.power_analysis.queries_needed`; for
+  the ``t+`` bound, the least ``n`` at which it clears the target with that power, its
+  worst-case query included: :func:`.bounds.graded_queries`) at the standard deviation of
+  a pilot's per-query values, a given ``sd``, or, for a metric in [0, 1] without either,
+  the largest spread a mean of ``expected`` allows, ``√(e(1 − e))`` (a pilot usually needs
+  fewer queries).
 """
 
 from __future__ import annotations
@@ -112,8 +114,10 @@ def plan_queries(
         pilot_values = values.get(t.metric)
         if expected is not None:
             truth = float(expected)
-        elif margin is not None:
+        elif margin is not None:  # one margin for every target: none past the range
             truth = t.value + abs(margin) if above else t.value - abs(margin)
+            if metric_range(parse_metric(t.metric)) is not None:
+                truth = min(max(truth, 0.0), 1.0)
         elif pilot_values is not None:
             truth = float(np.mean(pilot_values))
         else:
@@ -141,7 +145,8 @@ def plan_queries(
         spread, basis = _spread(t, truth, sd, pilot_values, unit)
         kind = "t+" if unit and method in ("auto", "t+") else "t"
         gap = (truth - t.value) if above else (t.value - truth)
-        n = graded_queries(spread, gap, alpha, power, kind) if gap > 0 else None
+        n = graded_queries(spread, gap, alpha, power, kind, mean=truth,
+                           above=above) if gap > 0 else None  # fmt: skip
         plans.append(Plan(t.metric, t.op, t.value, truth, n, kind, confidence, power, spread,
                           basis))  # fmt: skip
     return plans

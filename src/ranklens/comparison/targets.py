@@ -106,7 +106,8 @@ def _needed(values: np.ndarray, target: float, method: str, alpha: float, power:
     sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
     if sd == 0.0:  # one value seen so far: plan with the widest spread of a [0, 1] metric
         sd = 0.5
-    return graded_queries(sd, abs(mean - target), alpha, power, method)
+    return graded_queries(sd, abs(mean - target), alpha, power, method, mean=mean,
+                          above=mean > target)  # fmt: skip
 
 
 def attainable_means(qrels: Any, metrics: Sequence[str], **judge_options: Any) -> dict[str, float]:

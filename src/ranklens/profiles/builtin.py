@@ -89,12 +89,16 @@ RESEARCH = Profile(
     metrics=(
         MetricUse("recall@50", "coverage of the list a reviewer reads"),
         MetricUse("P@10", "the reviewer's time on the first page"),
+        MetricUse("P@5", "medical and legal search: a wrong document among the first five "
+                  "can be acted on"),
         MetricUse("ndcg@10", "the strongest evidence first; BEIR's measure"),
     ),
     targets=(
         Target("recall@50", 0.9, "nine relevant documents in ten within what is read",
                RULE_OF_THUMB),
         Target("P@10", 0.6, "most of the first page worth reading", RULE_OF_THUMB),
+        Target("P@5", 0.98, "tutorials quote P@5 > 0.98 for medical and legal search, where a "
+               "wrong hit costs a wrong decision (FAQ 0.95, shop 0.7)", RULE_OF_THUMB),
     ),
     typical=(
         Typical("ndcg@10", 0.656, "BM25", "BEIR TREC-COVID", BEIR),
@@ -108,6 +112,9 @@ RESEARCH = Profile(
         "recall@50 >= 0.9 needs queries with at most about 50 relevant documents: TREC-COVID's "
         "topics have hundreds each, and there even an ideal ranking's recall@50 is far below "
         "0.9 (a verdict says when a target is above what the labels allow).",
+        "P@5 >= 0.98 asks for five relevant documents in the first five for nearly every "
+        "query: a query with fewer than five cannot reach it (a verdict says when the labels "
+        "do not allow it); for general research search, drop the target or set your own.",
     ),
 )  # fmt: skip
 
