@@ -116,3 +116,35 @@ def test_instrument_keeps_the_recorder_it_is_given(scifact_slice):
     (r,) = list(mine.records())
     assert r.doc_ids and all("#" not in d for d in r.doc_ids)
     assert {h["id"].split("#")[0] for h in r.hits} == set(r.doc_ids)
+
+
+def test_versions_from_what_the_app_retrieved_equal_the_corpus_table():
+    """A recorder that keeps metadata (``Recorder(metadata=True)``) gives the documents'
+    times and version groups as the app's nodes carried them: freshness measured from live
+    capture, equal to the corpus's own versions table on every retrieved document. A
+    recorder without it says so instead of a table of undated documents."""
+    import ranklens
+    from ranklens.app.demo_versions import load_versions
+
+    dataset, versions = load_versions()
+    nodes = [TextNode(id_=d, text=f"{v['title']}. {v['text']}", metadata=dict(v["metadata"]))
+             for d, v in dataset.corpus.items()]  # fmt: skip
+    retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=10)
+    with instrument(Recorder(metadata=True)) as rec:
+        for qid, text in dataset.queries.items():
+            with instrument_tags({"query_id": qid}):
+                retriever.retrieve(text)
+    table = rec.doc_metadata()
+    retrieved = {d for r in rec.records() for d in r.doc_ids}
+    assert set(table) == retrieved and all("valid_from" in m for m in table.values())
+    live = ranklens.Versions.from_metadata(rec, time="valid_from", group="group")
+    metrics = ["outdated@1", "outdated@5", "current_first@10", "ndcg@10"]
+    ours = rec.evaluate(dataset, metrics, versions=live, freshness="zero")
+    whole = rec.evaluate(dataset, metrics, versions=versions, freshness="zero")
+    assert ours.aggregate == whole.aggregate
+    assert whole["outdated@5"] > 0  # BM25 does retrieve the planted older pages
+
+    with instrument(Recorder()) as plain:
+        retriever.retrieve(next(iter(dataset.queries.values())))
+    with pytest.raises(ranklens.InputError, match=r"Recorder\(metadata=True\)"):
+        ranklens.Versions.from_metadata(plain, time="valid_from", group="group")

@@ -152,6 +152,28 @@ def key_function(key: KeyLike) -> Callable[[Hit], str | None]:
     )
 
 
+def doc_metadata(records: Any, key: KeyLike) -> dict[str, dict[str, Any]]:
+    """``{document: metadata}`` of every document ``records`` (:class:`~ranklens.Retrieval`
+    objects) retrieved, named as ``key`` names them, from the first hit of each (the
+    metadata as a record keeps it: string and integer fields, :meth:`Hit.to_json`): what
+    ``ranklens.Versions.from_metadata(..., time=..., group=...)`` reads each document's time
+    and version group from. Chunks merged by a text key (``"text"``, ``"text_hash"``) whose
+    hits cannot be paired with their ids are left out; a function key is not called again
+    on the hits as kept (their text shortened): they are paired with their ids instead."""
+    by_key = isinstance(key, str) and key not in ("text", "text_hash")
+    name = key_function(key) if by_key else None  # the log keeps 200 characters of text
+    out: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        hits = rec.hits or []
+        if name is None and len(hits) != len(rec.doc_ids):
+            continue  # chunks merged by a text key: no safe pairing
+        for i, raw in enumerate(hits):
+            doc = name(Hit.from_json(raw)) if name is not None else rec.doc_ids[i]
+            if doc is not None and doc not in out:
+                out[doc] = dict(raw.get("metadata") or {})
+    return out
+
+
 def key_name(key: KeyLike) -> str:
     """A stable description of a key for the run log's configuration hash."""
     if callable(key):

@@ -17,7 +17,7 @@ from ..io import coerce_qrels
 from ..model import Run
 from ..model.spans import SpanLabels
 from .chunks import chunk_run
-from .hits import KeyLike, key_name
+from .hits import KeyLike, doc_metadata, key_name
 from .matching import (
     ambiguity_note,
     matching_notes,
@@ -85,6 +85,20 @@ class RecordedRetrievals:
         if counts["matched"] == 0 and counts["unmatched"]:
             raise InputError(no_match_message("chunk_run()", counts, dataset))
         return chunk_run(matched.items(), self.key, self.name)
+
+    def doc_metadata(self) -> dict[str, dict[str, Any]]:
+        """``{document: metadata}`` of every document the app retrieved, named by the
+        recorder's ``key``, from the first hit of each (string and integer fields): what
+        ``ranklens.Versions.from_metadata(recorder, time="updated_at", group=...)`` reads.
+        Needs a recorder that keeps metadata (``Recorder(metadata=True)``, or a key that
+        reads it): otherwise an error, never a table of documents without times."""
+        if "metadata" not in getattr(self, "needs", frozenset({"metadata"})):
+            raise InputError(
+                f"{self.name}: this recorder keeps no metadata of its hits (only what its "
+                f"key={key_name(self.key)!r} reads); make it with Recorder(metadata=True) to "
+                "read document times and version groups from what the app retrieves"
+            )
+        return doc_metadata(self.records(), self.key)
 
     def to_jsonl(self, path: str | Path) -> None:
         """Export every record, one JSON object a line."""

@@ -40,7 +40,10 @@ class Recorder(RecordedRetrievals):
     before the oldest spill to ``spill`` (a JSONL path; a temporary file when None).
     ``spill=False`` keeps only the last ``max_records`` (older ones are let go and counted
     in ``evicted``: a long-running app watched by a :class:`~ranklens.Monitor`).
-    ``window``: how many recent retrievals :meth:`summary` describes.
+    ``window``: how many recent retrievals :meth:`summary` describes. ``metadata``: keep
+    each hit's metadata (its string and integer fields, copied in the request path) even
+    when ``key`` does not read it, so that :meth:`doc_metadata` gives what
+    ``ranklens.Versions.from_metadata`` reads document times and version groups from.
     """
 
     def __init__(
@@ -51,6 +54,7 @@ class Recorder(RecordedRetrievals):
         spill: str | Path | bool | None = None,
         window: int = 1000,
         name: str = "recorded",
+        metadata: bool = False,
     ):
         if max_records < 1:
             raise InputError(f"max_records must be at least 1, got {max_records}")
@@ -77,7 +81,9 @@ class Recorder(RecordedRetrievals):
         # ints), so that chunk hits scored against document labels can be told apart and
         # key="parent" suggested, and span labels can judge the chunks.
         needs = {"parent", "positions"}
-        if callable(key) or str(key).startswith(("meta.", "metadata.")):
+        if metadata is not False and metadata is not True:
+            raise InputError(f"metadata must be True or False, got {metadata!r}")
+        if metadata or callable(key) or str(key).startswith(("meta.", "metadata.")):
             needs.add("metadata")
         self.needs = frozenset(needs)
 

@@ -14,7 +14,7 @@ from ..judging.options import failure_note, failure_summary
 from ..model import Run
 from ..model.spans import SpanLabels
 from .chunks import chunk_run
-from .hits import Hit, KeyLike, key_function
+from .hits import KeyLike, doc_metadata
 from .matching import warn_if_wrong_key
 from .records import Retrieval
 
@@ -87,18 +87,7 @@ class RunResult:
         names it (the runner's ``key=``), from its first hit's metadata as the log keeps it
         (strings and integers): what ``ranklens.Versions.from_metadata(result,
         time="updated_at", group=...)`` reads each document's time and version group from."""
-        by_key = isinstance(self.key, str) and self.key not in ("text", "text_hash")
-        name = key_function(self.key) if by_key else None  # the log keeps 200 characters
-        out: dict[str, dict[str, Any]] = {}
-        for rec in self.records:
-            hits = rec.hits or []
-            if name is None and len(hits) != len(rec.doc_ids):
-                continue  # chunks merged by a text key: no safe pairing
-            for i, raw in enumerate(hits):
-                doc = name(Hit.from_json(raw)) if name is not None else rec.doc_ids[i]
-                if doc is not None and doc not in out:
-                    out[doc] = dict(raw.get("metadata") or {})
-        return out
+        return doc_metadata(self.records, self.key)
 
     @property
     def cpu_ms(self) -> np.ndarray:
