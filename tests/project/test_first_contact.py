@@ -57,8 +57,15 @@ def real_uv() -> Path:
 def test_a_fresh_clone_without_uv_reaches_the_demo_and_the_tests(tmp_path):
     clone = tmp_path / "ranklens"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
-    python3 = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or sys.executable
-    path = f"{Path(python3).parent}:/usr/bin:/bin"
+    # the Python running these tests, alone in a folder of its own: the lock resolves some
+    # packages by Python version (soupsieve differs below 3.11.5), and uv's cache, which
+    # stands in for the index offline, holds the wheels of the Python it was synced with,
+    # not those of any other python3 the machine may have
+    here = tmp_path / "python"
+    here.mkdir()
+    (here / "python3").symlink_to(os.path.realpath(getattr(sys, "_base_executable", "")
+                                                    or sys.executable))  # fmt: skip
+    path = f"{here}:/usr/bin:/bin"
     env = {
         "PATH": path,
         "HOME": str(tmp_path / "home"),
