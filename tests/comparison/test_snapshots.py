@@ -134,3 +134,50 @@ def test_tau_interval_coverage_table():
             for n in (20, 50, 200) for gap in (0.02, 0.05, 0.1)}  # fmt: skip
     assert rows[(20, 0.1)] >= 0.95 and rows[(200, 0.05)] >= 0.95 and rows[(50, 0.05)] >= 0.95
     assert rows[(20, 0.02)] < 0.9
+
+
+def test_the_command_line_gives_what_the_api_gives(tmp_path, capsys):
+    """``ranklens snapshots``: the same tau, swaps and changed labels as the function, from
+    files; each mistake in the groups is named."""
+    from ranklens.app.cli import main
+
+    rng = np.random.default_rng(1)
+    qrels = {f"q{i:02d}": {"d0": 2, "d1": 1, "d2": 1} for i in range(20)}
+    ranklens.io.write_qrels(ranklens.Qrels.from_dict(qrels), tmp_path / "qrels.txt")
+    snaps, corpora, argv, corpus_args = {}, {}, ["snapshots", str(tmp_path / "qrels.txt")], []
+    for name, ps in (("2024", (0.3, 0.7)), ("2025", (0.7, 0.3))):
+        snaps[name], argv = {}, [*argv, "--snapshot", name]
+        for system, p in zip(("bm25", "dense"), ps):
+            hits = _runs(rng, qrels, p)
+            run = {q: {d: 5.0 - j for j, d in enumerate(h)} for q, h in hits.items()}
+            path = tmp_path / f"{name}-{system}.txt"
+            ranklens.io.write_run(ranklens.Run.from_dict(run), path)
+            snaps[name][system] = str(path)
+            argv.append(f"{system}={path}")
+        corpora[name] = {"d0": "same", "d1": "old" if name == "2024" else "new", "d2": "same"}
+        file = tmp_path / f"{name}.jsonl"
+        file.write_text("".join(json.dumps({"_id": d, "text": t}) + "\n"
+                                for d, t in corpora[name].items()))  # fmt: skip
+        corpus_args += ["--corpus", f"{name}={file}"]
+    argv += corpus_args
+    saved = tmp_path / "s.json"
+    assert main([*argv, "-m", "P@5", "--resamples", "500", "--json", str(saved)]) == 0
+    out = capsys.readouterr().out
+    api = ranklens.compare_snapshots(str(tmp_path / "qrels.txt"), snaps, ["P@5"],
+                                     corpora=corpora, n_resamples=500)  # fmt: skip
+    assert out.strip() == str(api).strip()
+    assert json.loads(saved.read_text())["agreement"] == json.loads(api.to_json())["agreement"]
+    assert "2024 vs 2025: Kendall's tau" in out and "20 labels in 20 queries" in out
+
+    def error(args: list[str]) -> str:
+        assert main(args) == 2
+        return capsys.readouterr().err
+
+    first = argv.index("--snapshot", 3)
+    assert "two or more --snapshot" in error(argv[:first])
+    assert "start with the snapshot's name" in error([*argv[:first], "--snapshot", "bm25=x"])
+    assert "no runs" in error([*argv[:first], "--snapshot", "2025"])
+    assert "given twice" in error([*argv[:first], *argv[2:first]])
+    missing = [a.replace("2025-dense.txt", "nowhere.txt") for a in argv]
+    assert "nowhere.txt' does not exist" in error(missing)
+    assert "no snapshot is named '2026'" in error([*argv, "--corpus", f"2026={file}"])

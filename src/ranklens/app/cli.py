@@ -34,6 +34,7 @@ from .profiles_cli import (
     target_request,
 )
 from .report_cli import emit_report as _emit_report
+from .snapshots_cli import add_snapshots_command, cmd_snapshots
 from .sweep_cli import add_sweep_command, cmd_sweep
 from .trec_flags import add_trec_eval_flags
 
@@ -184,6 +185,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_profile_commands(sub)
     add_check_labels_command(sub)
 
+    add_snapshots_command(sub)
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     demo.add_argument(
@@ -303,6 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if args.command == "sweep":
             return cmd_sweep(args)
+        if args.command == "snapshots":
+            return cmd_snapshots(args)
         if args.command in NOLABELS_COMMANDS:
             return NOLABELS_COMMANDS[args.command](args)
         if args.command == "report":
