@@ -216,3 +216,32 @@ def test_explain_use_case_says_which_metrics_fit_and_works_an_example(capsys):
     with pytest.raises(SystemExit):  # neither a metric nor a use case: a usage error
         main(["explain"])
     assert "explain needs --metric METRIC (or --use-case NAME)" in capsys.readouterr().err
+
+
+def test_every_built_in_family_declares_whether_it_lies_in_0_1():
+    """A family outside both sets would get plain t bounds: on 0/1 values (outdated@1,
+    current@1) their interval is a point and a verdict 'met' after three queries. Checked
+    in a fresh process: tests register toy families of their own."""
+    import subprocess
+    import sys
+
+    code = (
+        "from ranklens.metrics.registry import FAMILIES\n"
+        "from ranklens.profiles.model import UNBOUNDED, UNIT_RANGE\n"
+        "print(sorted(set(FAMILIES) - UNIT_RANGE - UNBOUNDED), sorted(UNIT_RANGE & UNBOUNDED),"
+        " sorted((UNIT_RANGE | UNBOUNDED) - set(FAMILIES)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] [] []"
+
+
+def test_a_freshness_rate_of_zeros_is_not_met_with_certainty():
+    import ranklens
+
+    versions = ranklens.Versions.from_chains({"g": ["old", "new"]})
+    qrels = {f"q{i}": {"new": 1} for i in range(3)}
+    run = {q: ["new", "x"] for q in qrels}
+    ev = ranklens.evaluate(qrels, run, ["outdated@1"], versions=versions,
+                           targets={"outdated@1": ("<=", 0.1)})  # fmt: skip
+    verdict = ev.verdicts[0]
+    assert verdict.status != "met" and verdict.upper > 0.5  # 3 queries: exact bound 0.63

@@ -29,9 +29,20 @@ UNIT_RANGE = frozenset({
     "err", "rbp", "judged", "set_P", "set_recall", "set_F", "relative_P", "iprec",
     "Rprec_mult", "unj", "set_map", "set_relative_P", "11pt_avg", "infAP", "binG", "ndcg_rel",
     "yaap", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "alpha_ndcg", "nerr_ia", "nnrbp",
-    "p_ia", "ap_ia", "strec",
+    "p_ia", "ap_ia", "strec", "current", "outdated", "undated", "current_first",
+    "evidence_recall", "evidence_precision", "evidence_iou", "precision_omega",
 })  # fmt: skip
 """Families whose per-query values lie in [0, 1]."""
+
+UNBOUNDED = frozenset({
+    "dcg", "idcg", "G", "Rndcg", "utility", "num_q", "num_rel", "num_ret", "num_rel_ret",
+    "num_nonrel_judged_ret", "evidence_chars", "alpha_dcg", "err_ia", "nrbp", "rbp_resid",
+})  # fmt: skip
+"""Families with no [0, 1] bound known in advance (sums, counts, unnormalised gains, and
+ndeval's ERR-IA / NRBP, which it does not divide by their ideal): verdicts bound them with
+plain t. Every built-in family is in one of the two sets (a test checks), so a new one
+cannot fall to plain t's bounds unnoticed: on per-query values of 0 and 1 plain t's
+interval collapses to a point (``outdated@1`` of 0 over three queries read as certain)."""
 
 
 def metric_range(metric: Metric) -> tuple[float, float] | None:
