@@ -109,3 +109,48 @@ def test_the_workflow_commands_run(project):
                 (project.path / line.split(" > ")[1].strip()).write_text(out.stdout)
             if words[2] == "ranklens":
                 assert "gate passed" in out.stdout
+
+
+FRESHNESS_SUITE = """
+from pathlib import Path
+
+import ranklens
+
+VERSIONS = ranklens.Versions.from_records(
+    [{"doc_id": f"{v}{i}", "group": f"g{i}", "valid_from": t}
+     for i in range(40) for v, t in (("old", "2020-01-01"), ("new", "2025-01-01"))]
+)
+LABELS = {f"q{i}": {f"new{i}": 1} for i in range(40)}
+BASELINE = Path(__file__).parent / "baselines" / "fresh.json"
+
+
+def first_hits_outdated(stale):
+    return {q: ([f"old{i}", f"new{i}"] if i < stale else [f"new{i}", f"old{i}"])
+            for i, q in enumerate(LABELS)}
+
+
+ranklens.gate(LABELS, first_hits_outdated(4), BASELINE, ["outdated@1"], versions=VERSIONS,
+              update_baseline=True)  # 4 of 40 first hits outdated
+
+
+def test_more_outdated_first_hits(ranklens_gate):  # 20 of 40: +0.4
+    ranklens_gate(LABELS, first_hits_outdated(20), "baselines/fresh.json", ["outdated@1"],
+                  margin=0.05, ceilings={"outdated@1": 0.5}, versions=VERSIONS)
+
+
+def test_no_outdated_first_hit(ranklens_gate):  # 0 of 40: a fall
+    ranklens_gate(LABELS, first_hits_outdated(0), "baselines/fresh.json", ["outdated@1"],
+                  margin=0.05, ceilings={"outdated@1": 0.5}, versions=VERSIONS)
+"""
+
+
+def test_the_plugin_gates_a_metric_where_lower_is_better(pytester):
+    """outdated@1 through the fixture: a rise of the outdated first hits fails its test with
+    the rise in words, a fall passes."""
+    pytester.makepyfile(test_fresh=FRESHNESS_SUITE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, passed=1)
+    out = result.stdout.str()
+    assert "FAILED test_fresh.py::test_more_outdated_first_hits" in out
+    assert "outdated@1 (lower is better): rose by more than 0.05" in out
+    assert "rise <= 0.05, <= 0.5" in out and "+0.4000" in out

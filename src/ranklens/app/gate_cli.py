@@ -24,9 +24,10 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
     g = sub.add_parser(
         "gate",
         help="gate a run against a baseline report (CI: exit 1 on a regression)",
-        description="Gate RUN against a saved baseline: per metric a floor and/or a margin "
-        "(non-inferiority, one-sided paired test, Holm over metrics); each metric passes, "
-        "fails or is inconclusive.",
+        description="Gate RUN against a saved baseline: per metric a floor (a ceiling for a "
+        "metric better lower, such as outdated@10) and/or a margin (non-inferiority, one-sided "
+        "paired test, Holm over metrics: the drop allowed, or the rise allowed for a metric "
+        "better lower); each metric passes, fails or is inconclusive.",
     )
     g.add_argument("qrels", metavar="QRELS_OR_DATASET", help="qrels file or dataset folder/file")
     g.add_argument("run", metavar="RUN", help="run file")
@@ -45,22 +46,31 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
         action="append",
         default=[],
         metavar="X|METRIC=X",
-        help="drop allowed against the baseline, for every metric or one (default 0)",
+        help="drop allowed against the baseline (the rise allowed for a metric better lower: "
+        "outdated@k, undated@k, unj@k), for every metric or one (default 0)",
     )
     g.add_argument(
         "--floor",
         action="append",
         default=[],
         metavar="METRIC=V",
-        help="least mean allowed for METRIC",
+        help="least mean allowed for METRIC (a metric better higher)",
+    )
+    g.add_argument(
+        "--ceiling",
+        action="append",
+        default=[],
+        metavar="METRIC=V",
+        help="greatest mean allowed for METRIC (a metric better lower: outdated@k, undated@k, "
+        "unj@k)",
     )
     g.add_argument(
         "--floor-confidence",
         type=float,
         metavar="LEVEL",
-        help="judge each floor by one-sided confidence bounds at LEVEL (e.g. 0.95): pass above "
-        "it with confidence, fail below it with confidence, inconclusive between (default: "
-        "compare the mean with the floor)",
+        help="judge each floor and ceiling by one-sided confidence bounds at LEVEL (e.g. 0.95): "
+        "pass on its right side with confidence, fail on its wrong side with confidence, "
+        "inconclusive between (default: compare the mean with the limit)",
     )
     g.add_argument(
         "--floor-method",
@@ -71,7 +81,8 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
     g.add_argument(
         "--profile",
         metavar="NAME",
-        help="use a profile's targets as floors (ranklens profiles lists them)",
+        help="use a profile's targets as limits: >= targets as floors, <= as ceilings "
+        "(ranklens profiles lists them)",
     )
     g.add_argument("--update-baseline", action="store_true", help="write RUN's report as baseline")
     g.add_argument(
@@ -141,8 +152,11 @@ def cmd_gate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
     floor_all, floors = _pairs(args.floor, "floor")
     if floor_all is not None:
         raise InputError("--floor needs METRIC=VALUE")
+    ceiling_all, ceilings = _pairs(args.ceiling, "ceiling")
+    if ceiling_all is not None:
+        raise InputError("--ceiling needs METRIC=VALUE")
     margin: Any = margins or None
-    if every is not None or not (margins or floors or args.profile):
+    if every is not None or not (margins or floors or ceilings or args.profile):
         base = 0.0 if every is None else every
         margin = {**{m: base for m in args.metrics}, **margins}
     labels: Any = args.qrels
@@ -155,6 +169,7 @@ def cmd_gate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
         args.metrics,
         margin=margin,
         floors=floors or None,
+        ceilings=ceilings or None,
         update_baseline=args.update_baseline,
         test=args.test,
         alpha=args.alpha,

@@ -11,10 +11,12 @@ gate a retriever on a labelled set inside a test suite.
 (any callable or framework retriever :func:`ranklens.run_retriever` takes) over the labelled set, or
 takes a ready run, gates it with :func:`ranklens.gate` (options as there; ``run_options``
 go to :func:`ranklens.run_retriever`) and fails the test with the verdict table and the regressed
-queries. A relative baseline path is read next to the test file. ``pytest
---ranklens-update-baselines`` rewrites the baselines instead (floors still gate). Under
-GitHub Actions each gate appends its Markdown summary to ``$GITHUB_STEP_SUMMARY``. Works
-with pytest-xdist: each test writes only its own baseline.
+queries. Metrics better lower gate as the gate gates them (``["outdated@10"]`` with
+``versions=``: the margin is the rise allowed, ``ceilings={"outdated@10": 0.1}``). A
+relative baseline path is read next to the test file. ``pytest
+--ranklens-update-baselines`` rewrites the baselines instead (floors and ceilings still
+gate). Under GitHub Actions each gate appends its Markdown summary to
+``$GITHUB_STEP_SUMMARY``. Works with pytest-xdist: each test writes only its own baseline.
 """
 
 from __future__ import annotations

@@ -2,13 +2,18 @@
 
 Each gated metric ends **pass**, **fail** or **inconclusive**:
 
-* a *floor* (``ndcg@10 >= 0.65``) compares the mean with the floor;
+* a *floor* (``ndcg@10 >= 0.65``) compares the mean with the floor; on a metric better
+  lower (``lower_is_better`` in the registry: ``outdated@k``, ``undated@k``, ``unj@k``)
+  the limit is a *ceiling* (``outdated@10 <= 0.1``);
 * a *margin* ``m >= 0`` (the drop allowed; ``-0.01`` and ``0.01`` both allow 0.01) is a
-  non-inferiority rule on the per-query differences ``d = now − baseline``: it passes
-  when a one-sided paired test shows ``mean(d) > −m`` (on ``d + m``), fails when one
-  shows ``mean(d) < −m`` (on ``−(d + m)``), and is inconclusive when neither does. Holm's
-  correction runs over the gated metrics, for each of the two families of tests. A run
-  whose per-query values all equal the baseline's passes.
+  non-inferiority rule on the per-query changes in the better direction ``g = s · (now −
+  baseline)``, ``s = 1`` for a metric better higher and ``−1`` for one better lower (so
+  there the margin is the rise allowed): it passes when a one-sided paired test shows
+  ``mean(g) > −m`` (on ``g + m``), fails when one shows ``mean(g) < −m`` (on ``−(g +
+  m)``), and is inconclusive when neither does. Holm's correction runs over the gated
+  metrics, for each of the two families of tests. A run whose per-query values all equal
+  the baseline's passes. Deltas and intervals are in the metric's units (``now −
+  baseline``); the flip is made once, in :func:`_aligned` (directions: :mod:`.gate_floors`).
 
 An inconclusive metric reports its minimum detectable effect at 80% power over the
 current queries and the number of queries that would detect the margin
@@ -41,7 +46,7 @@ from .baseline import check_fingerprint, fingerprint, found_relevant
 from .bounds import check_level
 from .compare import compare
 from .evidence import found_evidence
-from .gate_floors import apply_confident_floors, profile_floors
+from .gate_floors import apply_confident_floors, gate_limits, profile_floors, sense
 from .power_analysis import mde, queries_needed
 from .report import Report, load_report
 
@@ -53,10 +58,12 @@ INCONCLUSIVE = ("fail", "pass")
 @dataclass
 class Verdict:
     """One gated metric: its ``status``, the value now and in the baseline, the mean
-    difference with its interval (one-sided level ``alpha`` on each side), the rules
-    (``margin``, ``floor``), the Holm-adjusted p-values of the non-inferiority and
-    regression tests, the minimum detectable effect ``mde`` over ``n`` queries and the
-    queries ``needed`` to detect the margin, and the ``reason`` in words."""
+    difference ``now − baseline`` with its interval (one-sided level ``alpha`` on each
+    side; in the metric's units), the rules (``margin``: the drop allowed, or the rise
+    allowed where ``better`` is ``"lower"``; ``floor``, or ``ceiling`` on a metric better
+    lower), the Holm-adjusted p-values of the non-inferiority and regression tests, the
+    minimum detectable effect ``mde`` over ``n`` queries and the queries ``needed`` to
+    detect the margin, and the ``reason`` in words."""
 
     metric: str
     status: str
@@ -74,13 +81,16 @@ class Verdict:
     needed: int | None = None
     reason: str = ""
     floor_check: dict[str, Any] | None = None
+    ceiling: float | None = None
+    ceiling_check: dict[str, Any] | None = None
+    better: str = "higher"
 
 
 @dataclass
 class Regression:
-    """A query that lost on a gated metric: its id and text, both values, and the
-    relevant documents (on span labels, the evidence spans) the baseline found in the top
-    ``k`` that the run no longer does."""
+    """A query that lost on a gated metric (its value fell, or rose on a metric better
+    lower): its id and text, both values, and the relevant documents (on span labels, the
+    evidence spans) the baseline found in the top ``k`` that the run no longer does."""
 
     query_id: str
     metric: str
@@ -147,6 +157,7 @@ def gate(
     *,
     margin: float | Mapping[str, float] | None = 0.0,
     floors: Mapping[str, float] | None = None,
+    ceilings: Mapping[str, float] | None = None,
     update_baseline: bool = False,
     test: str = "bootstrap",
     alpha: float = 0.05,
@@ -163,18 +174,24 @@ def gate(
     :class:`~ranklens.Dataset` included) against the baseline report at ``baseline``.
 
     ``margin``: the drop allowed, one number for every metric or ``{metric: drop}``
-    (metrics not named get no baseline rule); None gates on floors only.
-    ``floors``: ``{metric: least mean}``. ``test``: ``"bootstrap"`` (default: the paired
+    (metrics not named get no baseline rule); None gates on the limits only. On a metric
+    better lower (``outdated@10``, ``unj@10``: ``ranklens.metrics.lower_is_better``) the
+    margin is the rise allowed and the regression tested is a rise.
+    ``floors``: ``{metric: least mean}`` for metrics better higher; ``ceilings``:
+    ``{metric: greatest mean}`` for metrics better lower (each refuses the other kind,
+    naming the metric). ``test``: ``"bootstrap"`` (default: the paired
     percentile bootstrap, whose verdicts agree with the printed intervals),
     ``"randomization"``, ``"t"`` or ``"wilcoxon"``, one-sided at ``alpha`` with Holm over
     the gated metrics (the intervals shown are not adjusted). ``inconclusive``: ``"fail"``
     (default) or ``"pass"``.
-    ``update_baseline``: write this run's report as the baseline (the floors still gate).
+    ``update_baseline``: write this run's report as the baseline (the limits still gate).
     A missing baseline is an error unless ``update_baseline``.
-    ``floor_confidence`` (e.g. 0.95): judge each floor by one-sided confidence bounds of the
-    mean (:mod:`.floors`: pass above it with confidence, fail below it with confidence,
-    inconclusive otherwise) by ``floor_method``; None (default) compares the mean itself.
-    ``profile``: a use-case profile whose ``>=`` targets are floors (explicit floors win).
+    ``floor_confidence`` (e.g. 0.95): judge each floor and ceiling by one-sided confidence
+    bounds of the mean (:mod:`.gate_floors`: pass on the right side of it with confidence,
+    fail on the wrong side with confidence, inconclusive otherwise) by ``floor_method``;
+    None (default) compares the mean itself.
+    ``profile``: a use-case profile whose ``>=`` targets are floors and ``<=`` targets
+    ceilings (explicit limits win).
     """
     if inconclusive not in INCONCLUSIVE:
         raise InputError(f"inconclusive must be 'fail' or 'pass', got {inconclusive!r}")
@@ -182,21 +199,17 @@ def gate(
     names = [m.name for m in parsed]
     if not names:
         raise InputError("gate needs at least one metric")
-    lower = [m.name for m in parsed if m.spec.lower_is_better]
-    if lower:  # the gate checks drops; for these a rise is the regression
-        raise InputError(f"the gate checks drops, and {', '.join(lower)} is better lower: gate "
-                         "its complement (current@k for outdated@k)")  # fmt: skip
     if profile is not None:
-        names, floors = profile_floors(profile, floors, names)
+        names, floors, ceilings = profile_floors(profile, floors, names, ceilings)
     margins = _per_metric(margin, names, "margin")
-    floor_of = _per_metric(floors, names, "floor") if floors else {}
+    limit_of = gate_limits(floors or None, ceilings or None, names)  # {metric: floor/ceiling}
     path = str(baseline)
     if not update_baseline and not Path(path).exists():
         raise InputError(f"{path}: no baseline report here; create it with --update-baseline")
-    confident = dict(floor_of) if floor_confidence is not None else {}
+    confident = dict(limit_of) if floor_confidence is not None else {}
     if confident:  # the floors are judged by their bounds below, not by the mean
         check_level(floor_confidence)
-        floor_of = {}
+        limit_of = {}
     texts = dict(labels.queries) if isinstance(labels, Dataset) else {}
     qrels = coerce_qrels(labels)
     spans = isinstance(qrels, SpanLabels)
@@ -241,7 +254,7 @@ def gate(
         report.metadata["gate"] = {"fingerprint": print_now, "k": k, "found": found}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         report.to_json(path, indent=1)
-        verdicts = [_floor_only(report, m, floor_of.get(m)) for m in names]
+        verdicts = [_floor_only(report, m, limit_of.get(m)) for m in names]
         if confident:
             apply_confident_floors(verdicts, report.per_query["now"], confident,
                                    floor_confidence, floor_method)  # fmt: skip
@@ -254,7 +267,7 @@ def gate(
         )
     check_fingerprint(saved, print_now, base, report, path)
     pairs = _aligned(report, base, names)
-    verdicts = _verdicts(report, base, pairs, margins, floor_of, settings)
+    verdicts = _verdicts(report, base, pairs, margins, limit_of, settings)
     if confident:
         apply_confident_floors(verdicts, report.per_query["now"], confident, floor_confidence,
                                floor_method)  # fmt: skip
@@ -265,13 +278,17 @@ def gate(
 
 def _aligned(report: Report, base: Report, names: list[str]) -> dict[str, tuple]:
     """Per metric: the run's and the baseline's per-query values in the baseline's query
-    order, and their differences (now − baseline, NaN as 0)."""
+    order, their differences ``d`` (now − baseline, NaN as 0) and the changes in the
+    better direction ``g = sign · d`` (``−d`` on a metric better lower): the one place
+    the numbers are flipped; every test, power figure and regressed query reads ``g``,
+    what is shown (deltas, intervals) reads ``d``."""
     at = {q: i for i, q in enumerate(report.query_ids)}
     order = np.array([at[q] for q in base.query_ids], dtype=np.int64)
     out = {}
     for m in names:
         now, before = report.per_query["now"][m][order], base.per_query[base.runs[0]][m]
-        out[m] = (now, before, np.nan_to_num(now - before))
+        d = np.nan_to_num(now - before)
+        out[m] = (now, before, d, sense(m).sign * d)
     return out
 
 
@@ -291,31 +308,29 @@ def _per_metric(value: Any, names: list[str], what: str) -> dict[str, float]:
     return {m: float(value) for m in names}
 
 
-def _floor_only(report: Report, m: str, floor: float | None) -> Verdict:
-    value = report.value("now", m)
-    ok = floor is None or value >= floor
-    why = "baseline written" + ("" if floor is None else f"; floor {floor:g}")
-    return Verdict(
-        m,
-        "pass" if ok else "fail",
-        value,
-        report.summary["now"][m]["n"],
-        floor=floor,
-        reason=why if ok else f"{value:.4f} is below the floor {floor:g}",
-    )
+def _floor_only(report: Report, m: str, limit: float | None) -> Verdict:
+    """A written baseline's verdict: its floor or ceiling checked on the mean, if any."""
+    value, s = report.value("now", m), sense(m)
+    ok = limit is None or not s.breaks(value, limit)
+    why = "baseline written" + ("" if limit is None else f"; {s.limit} {limit:g}")
+    v = Verdict(m, "pass" if ok else "fail", value, report.summary["now"][m]["n"],
+                better=s.better, reason=why if ok else s.limit_reason(value, limit))  # fmt: skip
+    setattr(v, s.limit, limit)
+    return v
 
 
-def _verdicts(report, base, pairs, margins, floor_of, settings) -> list[Verdict]:
+def _verdicts(report, base, pairs, margins, limit_of, settings) -> list[Verdict]:
     alpha, test = settings["alpha"], settings["test"]
     names, n = list(pairs), len(base.query_ids)
     gated = [m for m in names if m in margins]
     d = np.column_stack([pairs[m][2] for m in gated]) if gated else np.zeros((n, 0))
+    g = np.column_stack([pairs[m][3] for m in gated]) if gated else np.zeros((n, 0))
     shift = np.array([abs(margins[m]) for m in gated])
     p_ok = stats.correct(
-        stats.one_sided(d + shift, test, settings["n_resamples"], settings["seed"])
+        stats.one_sided(g + shift, test, settings["n_resamples"], settings["seed"])
     )
     p_bad = stats.correct(
-        stats.one_sided(-(d + shift), test, settings["n_resamples"], settings["seed"])
+        stats.one_sided(-(g + shift), test, settings["n_resamples"], settings["seed"])
     )
     conf = 1 - 2 * alpha
     if d.shape[1]:
@@ -326,18 +341,17 @@ def _verdicts(report, base, pairs, margins, floor_of, settings) -> list[Verdict]
         )
     out = []
     for m in names:
-        value = report.value("now", m)
-        v = Verdict(
-            m, "pass", value, n, baseline=base.value(base.runs[0], m), floor=floor_of.get(m)
-        )
+        value, s, limit = report.value("now", m), sense(m), limit_of.get(m)
+        v = Verdict(m, "pass", value, n, baseline=base.value(base.runs[0], m), better=s.better)
+        setattr(v, s.limit, limit)
         v.delta = value - v.baseline
         reasons = []
-        if v.floor is not None and value < v.floor:
+        if limit is not None and s.breaks(value, limit):
             v.status = "fail"
-            reasons.append(f"{value:.4f} is below the floor {v.floor:g}")
+            reasons.append(s.limit_reason(value, limit))
         if m in margins:
             j = gated.index(m)
-            col = d[:, j]
+            col = g[:, j]
             v.margin = float(shift[j])
             v.ci_low, v.ci_high = float(lo[j]), float(hi[j])
             v.p_noninferior, v.p_regression = float(p_ok[j]), float(p_bad[j])
@@ -348,33 +362,34 @@ def _verdicts(report, base, pairs, margins, floor_of, settings) -> list[Verdict]
                 reasons.append(
                     "per-query values equal the baseline's"
                     if identical
-                    else f"drop within {v.margin:g} shown (p = {v.p_noninferior:.4f})"
+                    else f"{s.loss} within {v.margin:g} shown (p = {v.p_noninferior:.4f})"
                 )
             elif v.p_regression < alpha:
                 v.status = "fail"
-                reasons.append(f"dropped by more than {v.margin:g} (p = {v.p_regression:.4f})")
+                reasons.append(f"{s.lost} by more than {v.margin:g} (p = {v.p_regression:.4f})")
             else:
                 if v.status != "fail":
                     v.status = "inconclusive"
                 v.needed = queries_needed(sd, v.margin, alpha, 0.8, test) if v.margin > 0 else None
                 reasons.append(
-                    f"{n} queries cannot tell: they detect a drop of {v.mde:.4f} with 80% power"
+                    f"{n} queries cannot tell: they detect a {s.loss} of {v.mde:.4f} with 80% "
+                    "power"
                     + (
                         f"; about {v.needed} queries would detect {v.margin:g}"
                         if v.needed
                         else "; set a margin > 0 to size the set"
                     )
                 )
-        v.reason = "; ".join(reasons) or "above the floor"
+        v.reason = "; ".join(reasons) or f"{s.within} the {s.limit}"
         out.append(v)
     return out
 
 
 def _regressions(qids, pairs, found, base_found, texts, show) -> list[Regression]:
     out: list[Regression] = []
-    for m, (now, before, d) in pairs.items():
-        for i in np.argsort(d, kind="stable")[:show]:
-            if d[i] >= -1e-12:
+    for m, (now, before, _, g) in pairs.items():
+        for i in np.argsort(g, kind="stable")[:show]:  # the worst change in the better direction
+            if g[i] >= -1e-12:
                 break
             q = qids[i]
             lost = sorted(set(base_found.get(q, [])) - set(found.get(q, [])))

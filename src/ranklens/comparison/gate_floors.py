@@ -1,14 +1,28 @@
-"""The gate's floors in confident mode (``gate(..., floor_confidence=0.95)``, ``ranklens
-gate --floor-confidence 0.95``): a floor ``metric >= f`` passes only when the one-sided
-lower bound of the run's mean clears ``f``, fails only when the upper bound lies below it,
-and is otherwise inconclusive with the queries that would settle it; the same verdicts and
-bounds as a profile's targets (:mod:`.targets`, :mod:`.bounds`). Without it, a floor is
-today's comparison of the mean with ``f``. A profile's ``>=`` targets can serve as floors
-(``profile=``)."""
+"""Which way each gated metric is better, and the gate's limits on a mean.
+
+A metric is better higher (nDCG, MRR) or, for a rate of something unwanted declared
+``lower_is_better`` in the registry (``outdated@k``, ``undated@k``, ``unj@k``), better
+lower. :class:`Sense` holds that direction and the gate's words for it; the gate flips the
+per-query differences once by it (the change in the better direction, ``sign · (now −
+baseline)``), so a margin is the drop allowed on the first kind and the rise allowed on the
+second, and every test, interval, verdict and power figure is otherwise the same.
+
+A limit on the mean follows the direction too: a **floor** (``ndcg@10 >= 0.65``,
+``floors=``) on a metric better higher, a **ceiling** (``outdated@10 <= 0.1``,
+``ceilings=``) on one better lower, as a profile's ``>=`` and ``<=`` targets say. In
+confident mode (``gate(..., floor_confidence=0.95)``, ``ranklens gate --floor-confidence
+0.95``) a floor passes only when the one-sided lower bound of the run's mean clears it and
+fails only when the upper bound lies below it; a ceiling reads the bounds the other way
+round (passes only when the upper bound lies below it, fails only when the lower bound is
+above it); otherwise the limit is inconclusive with the queries that would settle it: the
+same verdicts and bounds as a profile's targets (:mod:`.targets`, :mod:`.bounds`). Without
+it, a limit compares the mean itself. A profile's targets serve as limits (``profile=``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,73 +33,173 @@ from ..profiles import Profile, Target
 from .targets import check_values, resolve_profile
 from .verdict import DESCRIPTIONS
 
-KEPT_REASONS = ("above the floor",)
-"""A reason the point-estimate rule writes that a confident floor replaces."""
+
+@dataclass(frozen=True)
+class Sense:
+    """Which way a metric is better and the gate's words for it: ``sign`` turns ``now −
+    baseline`` into the change in the better direction; ``loss``/``lost`` name a
+    regression (a drop, or a rise); ``limit`` and ``op`` name the bound on the mean (a
+    floor ``>=``, or a ceiling ``<=``); ``beyond`` is the wrong side of it and ``within``
+    the right one; ``param`` and ``flag`` are how :func:`ranklens.gate` and ``ranklens
+    gate`` take such limits."""
+
+    better: str
+    sign: float
+    loss: str
+    lost: str
+    limit: str
+    op: str
+    beyond: str
+    within: str
+    param: str
+    flag: str
+
+    def breaks(self, value: float, limit: float) -> bool:
+        """Whether a mean ``value`` lies on the wrong side of the ``limit``."""
+        return value < limit if self.sign > 0 else value > limit
+
+    def limit_reason(self, value: float, limit: float) -> str:
+        """``0.4000 is below the floor 0.5`` / ``0.3000 is above the ceiling 0.1``."""
+        return f"{value:.4f} is {self.beyond} the {self.limit} {limit:g}"
+
+
+HIGHER = Sense("higher", 1.0, "drop", "dropped", "floor", ">=", "below", "above", "floors",
+               "--floor")  # fmt: skip
+LOWER = Sense("lower", -1.0, "rise", "rose", "ceiling", "<=", "above", "below", "ceilings",
+              "--ceiling")  # fmt: skip
+
+KEPT_REASONS = ("above the floor", "below the ceiling")
+"""A reason the point-estimate rule writes that a confident limit replaces."""
+
+
+def sense(metric: str) -> Sense:
+    """:data:`LOWER` for a metric whose family is ``lower_is_better``, else :data:`HIGHER`."""
+    return LOWER if parse_metric(metric).spec.lower_is_better else HIGHER
+
+
+def gate_limits(
+    floors: float | Mapping[str, float] | None,
+    ceilings: float | Mapping[str, float] | None,
+    names: Sequence[str],
+) -> dict[str, float]:
+    """``{metric: limit}`` from ``floors`` and ``ceilings`` (each one number for every
+    gated metric, or ``{metric: value}``), each checked against the metric's direction: a
+    floor on a metric better lower (or a ceiling on one better higher) is an error naming
+    the metric and the parameter to use, as is a limit on a metric the gate does not
+    measure or a metric given both."""
+    out: dict[str, float] = {}
+    for given, want in ((floors, HIGHER), (ceilings, LOWER)):
+        if given is None:
+            continue
+        if isinstance(given, Mapping):
+            pairs = {parse_metric(m).name: float(v) for m, v in given.items()}
+        else:
+            pairs = {m: float(given) for m in names}
+        unknown = sorted(set(pairs) - set(names))
+        if unknown:
+            raise InputError(f"{want.limit} for {unknown}, which the gate does not measure")
+        for m, value in pairs.items():
+            s = sense(m)
+            if s is not want:
+                raise InputError(
+                    f"{m} is better {s.better}, so its limit is a {s.limit} (mean {s.op} "
+                    f"value), not one of the {want.param} ({want.flag}): give "
+                    f"{s.param}={{{m!r}: {value:g}}} ({s.flag} {m}={value:g})"
+                )
+            if m in out:
+                raise InputError(f"{m}: given both a floor and a ceiling; give one")
+            out[m] = value
+    return out
 
 
 def profile_floors(
-    profile: Any, floors: Mapping[str, float] | None, metrics: Sequence[str]
-) -> tuple[list[str], dict[str, float]]:
-    """The gate's metrics and floors with a profile's ``>=`` targets as floors (floors
-    given explicitly win); the profile's target metrics are added to the gated ones."""
+    profile: Any,
+    floors: Mapping[str, float] | None,
+    metrics: Sequence[str],
+    ceilings: Mapping[str, float] | None = None,
+) -> tuple[list[str], dict[str, float], dict[str, float]]:
+    """The gate's metrics, floors and ceilings with a profile's ``>=`` targets as floors and
+    its ``<=`` targets as ceilings (limits given explicitly win); the profile's target
+    metrics are added to the gated ones. A target whose direction disagrees with its
+    metric's (``ndcg@10 <= 0.9``) is an error."""
     prof = resolve_profile(profile, None)
-    given = {parse_metric(m).name: float(v) for m, v in (floors or {}).items()}
     names = [parse_metric(m).name for m in ([metrics] if isinstance(metrics, str) else metrics)]
-    out = {}
+    out: dict[str, dict[str, float]] = {">=": {}, "<=": {}}
     for t in prof.targets:
-        if t.op != ">=":
+        s = sense(t.metric)
+        if t.op != s.op:
             raise InputError(
-                f"profile {prof.name!r}: the target {t} is an upper limit; the gate's floors "
-                "are lower limits (check it with ranklens.evaluate(..., profile=...))"
+                f"profile {prof.name!r}: the target {t} bounds {t.metric} the wrong way for "
+                f"the gate ({t.metric} is better {s.better}, so the gate's limit on it is "
+                f"'{s.op}'); check it with ranklens.evaluate(..., profile=...)"
             )
-        out[t.metric] = t.value
+        out[t.op][t.metric] = t.value
         if t.metric not in names:
             names.append(t.metric)
-    out.update(given)
-    return names, out
+    for op, given in ((">=", floors), ("<=", ceilings)):
+        named = {parse_metric(m).name: float(v) for m, v in (given or {}).items()}
+        for m in named:  # an explicit limit replaces the profile's on that metric
+            out[">="].pop(m, None)
+            out["<="].pop(m, None)
+        out[op].update(named)
+    return names, out[">="], out["<="]
 
 
 def apply_confident_floors(
     verdicts: Sequence[Any],
     per_query: Mapping[str, np.ndarray],
-    floors: Mapping[str, float],
+    limits: Mapping[str, float],
     confidence: float,
     method: str = "auto",
     power: float = 0.8,
 ) -> None:
-    """Judge each verdict's floor by its confidence bounds (in place): *missed* fails the
+    """Judge each verdict's floor or ceiling (``limits``: ``{metric: value}``, its kind by
+    the metric's :func:`sense`) by its confidence bounds (in place): *missed* fails the
     metric, *not yet known* makes a passing metric inconclusive (with the queries that
     would settle it), *met* leaves it as the margin rule left it."""
     for v in verdicts:
-        floor = floors.get(v.metric)
-        if floor is None:
+        limit = limits.get(v.metric)
+        if limit is None:
             continue
-        target = Profile("floors", targets=[Target(v.metric, floor, source="gate floor")])
+        s = sense(v.metric)
+        target = Profile(
+            "limits", targets=[Target(v.metric, limit, source=f"gate {s.limit}", op=s.op)]
+        )
         tv = check_values(
             {v.metric: per_query[v.metric]}, target, confidence=confidence, method=method,
             power=power,
         )[0]  # fmt: skip
-        v.floor = floor
-        v.floor_check = {
+        setattr(v, s.limit, limit)
+        setattr(v, f"{s.limit}_check", {
             "status": tv.status,
+            "op": s.op,
             "lower": tv.lower,
             "upper": tv.upper,
             "method": tv.method,
             "confidence": confidence,
             "needed": tv.needed,
-        }
+        })  # fmt: skip
         how = f"one-sided {confidence:.0%}, {DESCRIPTIONS.get(tv.method, tv.method)}"
+        # the bound that shows the mean on the right side, and the one on the wrong side
+        good, bad = ("lower", "upper") if s is HIGHER else ("upper", "lower")
         if tv.status == "met":
-            why = f"above the floor {floor:g} with confidence (lower bound {tv.lower:.4f}; {how})"
+            why = (
+                f"{s.within} the {s.limit} {limit:g} with confidence ({good} bound "
+                f"{getattr(tv, good):.4f}; {how})"
+            )
         elif tv.status == "missed":
             v.status = "fail"
-            why = f"below the floor {floor:g} with confidence (upper bound {tv.upper:.4f}; {how})"
+            why = (
+                f"{s.beyond} the {s.limit} {limit:g} with confidence ({bad} bound "
+                f"{getattr(tv, bad):.4f}; {how})"
+            )
         else:
             if v.status == "pass":
                 v.status = "inconclusive"
             settle = f"; about {tv.further:,} more queries would settle it" if tv.needed else ""
             why = (
-                f"the floor {floor:g} lies within [{tv.lower:.4f}, {tv.upper:.4f}] ({how}){settle}"
+                f"the {s.limit} {limit:g} lies within [{tv.lower:.4f}, {tv.upper:.4f}] "
+                f"({how}){settle}"
             )
             if v.needed is None:
                 v.needed = tv.needed

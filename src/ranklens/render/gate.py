@@ -1,5 +1,7 @@
 """The gate's verdicts as plain text (terminal, pytest failure messages) and as Markdown (a
-PR's step summary): one row per gated metric, then the queries that regressed most."""
+PR's step summary): one row per gated metric, then the queries that regressed most. A metric
+better lower (``outdated@10``) says so in its reason line, its rule reads ``rise <= m`` and
+its limit ``<= c`` (a ceiling); deltas and intervals are ``now − baseline`` in its units."""
 
 from __future__ import annotations
 
@@ -25,14 +27,34 @@ def _interval(v: Any) -> str:
     return f"[{_num(v.ci_low, True)}, {_num(v.ci_high, True)}]"
 
 
+def _lower(v: Any) -> bool:
+    """Whether the verdict's metric is better lower (a rise is its regression)."""
+    return getattr(v, "better", "higher") == "lower"
+
+
+def _limit(v: Any) -> str:
+    """``>= 0.5`` (a floor) or ``<= 0.1`` (a ceiling), with the bound's level if confident;
+    empty without one."""
+    for kind, op in (("floor", ">="), ("ceiling", "<=")):
+        value = getattr(v, kind, None)
+        if value is not None:
+            check = getattr(v, f"{kind}_check", None)
+            return f"{op} {value:g}" + (f" ({check['confidence']:.0%} bound)" if check else "")
+    return ""
+
+
 def _rule(v: Any) -> str:
     bits = []
     if v.margin is not None:
-        bits.append(f"drop <= {v.margin:g}")
-    if v.floor is not None:
-        check = getattr(v, "floor_check", None)
-        bits.append(f">= {v.floor:g}" + (f" ({check['confidence']:.0%} bound)" if check else ""))
+        bits.append(f"{'rise' if _lower(v) else 'drop'} <= {v.margin:g}")
+    if _limit(v):
+        bits.append(_limit(v))
     return ", ".join(bits)
+
+
+def _named(v: Any) -> str:
+    """The metric as a reason line names it: ``outdated@10 (lower is better)``."""
+    return visible(v.metric) + (" (lower is better)" if _lower(v) else "")
 
 
 def _headline(result: Any) -> str:
@@ -40,11 +62,12 @@ def _headline(result: Any) -> str:
     queries = f"{n} {'query' if n == 1 else 'queries'}"
     s = result.settings
     if result.updated:
-        floors = any(v.floor is not None for v in result.verdicts)
+        kinds = [k for k in ("floor", "ceiling") if any(getattr(v, k, None) is not None
+                                                         for v in result.verdicts)]  # fmt: skip
         return (
             f"ranklens gate: baseline written to {result.baseline_path} ({queries}; "
             "nothing compared: later runs are gated against these values"
-            + ("; the floors checked" if floors else "")
+            + (f"; the {' and '.join(k + 's' for k in kinds)} checked" if kinds else "")
             + ")"
         )
     head = "gate passed" if result.passed else "gate FAILED"
@@ -56,11 +79,13 @@ def _headline(result: Any) -> str:
 
 
 def _written_rows(result: Any) -> list[list[str]]:
-    """A written baseline's table: each metric's value, and its floor's verdict if any."""
-    rows = [["metric", "value written", "floor"]]
+    """A written baseline's table: each metric's value, and its floor's (or ceiling's)
+    verdict if any."""
+    ceilings = any(getattr(v, "ceiling", None) is not None for v in result.verdicts)
+    rows = [["metric", "value written", "floor or ceiling" if ceilings else "floor"]]
     for v in result.verdicts:
-        floor = "" if v.floor is None else f">= {v.floor:g}: {MARK[v.status]}"
-        rows.append([visible(v.metric), _num(v.value), floor])
+        limit = f"{_limit(v)}: {MARK[v.status]}" if _limit(v) else ""
+        rows.append([visible(v.metric), _num(v.value), limit])
     return rows
 
 
@@ -78,7 +103,7 @@ def gate_text(result: Any) -> str:
     if result.updated:
         lines = [_headline(result), "", *_aligned(_written_rows(result))]
         floors = [v for v in result.verdicts if v.status == "fail"]
-        lines += ["", *(f"{visible(v.metric)}: {v.reason}" for v in floors)] if floors else []
+        lines += ["", *(f"{_named(v)}: {v.reason}" for v in floors)] if floors else []
         return "\n".join(lines) + "\n"
     rows = [["metric", "verdict", "now", "baseline", "delta", "interval", "rule"]]
     for v in result.verdicts:
@@ -94,7 +119,7 @@ def gate_text(result: Any) -> str:
             ]
         )
     lines = [_headline(result), "", *_aligned(rows), ""]
-    lines += [f"{visible(v.metric)}: {v.reason}" for v in result.verdicts]
+    lines += [f"{_named(v)}: {v.reason}" for v in result.verdicts]
     if result.regressions:
         lines += ["", "queries that regressed most:"]
         for r in result.regressions:
@@ -129,7 +154,7 @@ def gate_markdown(result: Any) -> str:
             f"{_num(v.baseline)} | {_num(v.delta, True)} | {_interval(v)} | {e(_rule(v))} |"
         )
     out.append("")
-    out += [f"- **{e(visible(v.metric))}**: {e(v.reason)}" for v in result.verdicts]
+    out += [f"- **{e(_named(v))}**: {e(v.reason)}" for v in result.verdicts]
     if result.regressions:
         out += ["", "<details><summary>Queries that regressed most</summary>", ""]
         out.append(f"| query | text | metric | baseline | now | {_lost(result)} |")
