@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from _stream_case import METRICS, same, write_case
+from _stream_case import METRICS, as_of_times, same, versions_records, write_case
 
 import ranklens
 from ranklens import InputError
@@ -101,3 +101,19 @@ def test_the_command_line_evaluates_on_ray(local_ray, tmp_path, capsys):
     got = json.loads(capsys.readouterr().out)
     assert got["aggregate"]["ndcg@10"] == ranklens.evaluate(qrels, run, "ndcg@10")["ndcg@10"]
     assert len(out.read_text().splitlines()) == got["counts"]["queries_evaluated"] + 1
+
+
+def test_document_versions_on_ray(local_ray, tmp_path):
+    """Versions, per-query as-of times and a freshness rule: the plan (the table once, the
+    labels carried) travels to every task, which scores its shard file as one process
+    scores a chunk (a Ray Dataset's buckets too); counts summed."""
+    qrels, run = write_case(tmp_path, n_queries=800, shuffle=True)
+    ids = sorted({line.split()[0] for line in qrels.read_text().splitlines()})
+    kw = {"versions": ranklens.Versions.from_records(versions_records(1)),
+          "as_of": as_of_times("each", ids, 1), "freshness": "demote"}  # fmt: skip
+    metrics = [*METRICS, "outdated@5", "current_first@10", "undated@10"]
+    ref = ranklens.evaluate(qrels, run, metrics, memory=float("inf"), **kw)
+    folder = shard(run.read_text().splitlines(), tmp_path / "shards", "parquet")
+    ours = evaluate_file(qrels, folder, metrics, backend="ray", memory=200_000, **kw)
+    same(ours, ref)
+    assert ours.counts == ref.counts and ref.counts["labels_carried"] > 0

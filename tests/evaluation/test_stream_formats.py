@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from _stream_case import METRICS, same, write_case
+from _stream_case import METRICS, run_rows, same, write_case, write_jsonl, write_parquet
 
 import ranklens
 from ranklens import InputError
@@ -20,26 +20,6 @@ from ranklens.evaluation.stream import evaluate_file
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
-
-
-def run_rows(run_path):
-    return [line.split() for line in run_path.read_text().splitlines()]
-
-
-def write_jsonl(rows, path):
-    by_q: dict[str, list] = {}
-    for q, _, d, _, s, _ in rows:
-        by_q.setdefault(q, []).append({"id": d, "score": float(s)})
-    path.write_text("".join(json.dumps({"query_id": q, "hits": h}) + "\n" for q, h in by_q.items()))
-    return path
-
-
-def write_parquet(rows, path, ints=False):
-    q = [int(r[0][1:]) if ints else r[0] for r in rows]
-    table = pa.table({"query_id": q, "doc_id": [r[2] for r in rows],
-                      "score": [float(r[4]) for r in rows]})  # fmt: skip
-    pq.write_table(table, path, row_group_size=4000)  # several row groups, queries across them
-    return path
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet", "parquet-shuffled"])

@@ -449,15 +449,18 @@ def test_versions_are_refused_where_they_have_no_meaning():
         ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, ["outdated@5"])
 
 
-def test_streamed_evaluation_and_the_gate_say_what_to_do(tmp_path):
+def test_streamed_evaluation_and_the_gate_take_versions(tmp_path):
     versions = ranklens.Versions.from_records(CHAIN)
     run = tmp_path / "run.txt"
     run.write_text("q Q0 p2024 1 2.0 r\nq Q0 p2026 2 1.0 r\n")
-    with pytest.raises(InputError, match=r"judged in memory"):
-        ranklens.evaluate_file({"q": {"p2026": 1}}, run, ["P@1"], versions=versions)
-    with pytest.raises(InputError, match=r"gate its complement .current@k for outdated@k."):
-        ranklens.gate({"q": {"p2026": 1}}, run, tmp_path / "b.json", ["outdated@5"],
-                      versions=versions, update_baseline=True)  # fmt: skip
+    streamed = ranklens.evaluate_file({"q": {"p2026": 1}}, run, ["P@1", "outdated@1"],
+                                      versions=versions)  # fmt: skip
+    in_memory = ranklens.evaluate({"q": {"p2026": 1}}, run, ["P@1", "outdated@1"],
+                                  versions=versions)  # fmt: skip
+    assert streamed.aggregate == in_memory.aggregate == {"P@1": 0.0, "outdated@1": 1.0}
+    lower = ranklens.gate({"q": {"p2026": 1}}, run, tmp_path / "b.json", ["outdated@5"],
+                          versions=versions, update_baseline=True)  # fmt: skip
+    assert lower.verdicts[0].better == "lower"  # the gate tests a rise (docs/gate.md)
     result = ranklens.gate({"q": {"p2026": 1}}, run, tmp_path / "b.json", ["current@1", "ndcg@2"],
                            versions=versions, update_baseline=True)  # fmt: skip
     assert result.report.value("now", "current@1") == 0.0  # p2024 first: outdated

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from ..errors import InputError
 from ..io import find_format, read_qrels
 from ..io.trec import read_trec_qrels, read_trec_run
 from ..judging import JudgeCounts, JudgeOptions
+from ..judging.freshness import check_as_of_queries, require_versions
+from ..judging.freshness_rules import get_freshness_rule
 from ..judging.overlap_check import no_shared_query
 from . import Evaluation, MetricsLike, versioned_metrics
 from .run_files import SHARDS_MAX, partition
@@ -36,6 +39,7 @@ from .stream_plan import (
     score_files,
     settle,
 )
+from .stream_versions import split_versions
 
 LABEL_READ_BYTES = 8
 """Reading a TREC qrels file peaks at about this many bytes per byte of it (measured: 7.2,
@@ -79,8 +83,12 @@ def evaluate_in_label_shards(
 ) -> StreamedEvaluation:  # fmt: skip
     """The run in ``files`` evaluated against the TREC qrels file ``qrels`` in ``n``
     shards of both (see the module docstring)."""
-    parsed = versioned_metrics(metrics, version, dict(judge_options))
-    opts = JudgeOptions.build(options, **judge_options)
+    rest, versions, as_of = split_versions(judge_options)
+    parsed = versioned_metrics(metrics, version, rest)
+    opts = JudgeOptions.build(options, **rest)
+    require_versions(versions, as_of, opts.freshness)
+    if versions is not None:  # the rule judging applies, as the notes describe it
+        opts = replace(opts, freshness=get_freshness_rule(opts.freshness))
     try:
         pieces, counts, n_chunks = _in_shards(
             qrels, files, n, metrics, memory, options, version, judge_options, tmp_dir, bar,
@@ -108,7 +116,7 @@ def _in_shards(
         run_parts = partition(files, Path(tmp) / "run", n, block, files[0].name)
         if bar is not None:
             bar.restart("partitioning labels and run by query")
-        top = _top_grade(label_parts)  # ERR and custom gains read the whole set's
+        top = _top_grade(label_parts, judge_options.get("as_of"))  # the whole set's
         pieces: list[Any] = []
         counts: list[JudgeCounts] = []
         n_chunks, seen, shared = 0, False, False
@@ -122,7 +130,7 @@ def _in_shards(
                     seen = True
                 continue
             p = plan(labels, metrics, [run] if has_run else [], memory, options, version,
-                     judge_options)  # fmt: skip
+                     judge_options, check_as_of=False)  # fmt: skip
             p.top_grade = top
             part = score_files(p, [run], "trec", tmp_dir, bar) if has_run else Partial()
             seen |= bool(part.seen)
@@ -144,14 +152,22 @@ def _in_shards(
     return pieces, counts, n_chunks
 
 
-def _top_grade(label_parts: list[Path]) -> int:
+def _top_grade(label_parts: list[Path], as_of: Any = None) -> int:
+    """The labels' highest grade (ERR and custom gains read the whole set's); with as-of
+    times per query, an error naming those the labels do not have, as ``evaluate``
+    names them, before anything is scored."""
     top = None
+    named = set(map(str, as_of)) if isinstance(as_of, Mapping) else set()
     for labels in label_parts:
         if labels.stat().st_size:
-            g = read_qrels(labels).grade
-            if len(g):
-                top = int(g.max()) if top is None else max(top, int(g.max()))
+            Q = read_qrels(labels)
+            if len(Q.grade):
+                top = int(Q.grade.max()) if top is None else max(top, int(Q.grade.max()))
+            named -= set(map(str, Q.query_ids))
+            del Q
         release_memory()
+    if named:
+        check_as_of_queries(dict.fromkeys(named), [])
     return 0 if top is None else top
 
 

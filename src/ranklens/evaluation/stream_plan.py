@@ -25,6 +25,7 @@ from ..model.spans import SpanLabels
 from ..model.vocab import sort_order
 from . import Evaluation, MetricsLike, versioned_metrics
 from .sources import chunks, shards
+from .stream_versions import VERSION_ROW_BYTES, StreamVersions, split_versions, with_versions
 
 BYTES_PER_CHUNK_BYTE = 9
 """Judging a run file whole holds about this many bytes per byte of it (ids, codes,
@@ -107,8 +108,8 @@ class _Summary:
 @dataclass
 class Plan:
     """What every chunk of one evaluation shares (shipped whole to Ray workers): the
-    labels, the metrics, the judging options (missing queries skipped per chunk) and the
-    chunk size in bytes."""
+    labels, the metrics, the judging options (missing queries skipped per chunk), the
+    chunk size in bytes, and the document versions (:mod:`.stream_versions`)."""
 
     Q: Qrels
     q_str: np.ndarray
@@ -118,6 +119,12 @@ class Plan:
     top_grade: int
     size: int
     work: int = 1 << 30  # the bytes a chunk's judging may hold (size times what a byte costs)
+    fresh: StreamVersions | None = None
+
+    def judge_kwargs(self, query_ids: Any) -> dict[str, Any]:
+        """What judging a chunk of ``query_ids`` takes besides the options: the versions
+        and those queries' as-of times (nothing without versions)."""
+        return {} if self.fresh is None else self.fresh.judge_kwargs(query_ids)
 
 
 @dataclass
@@ -134,20 +141,20 @@ class Partial:
 def plan(
     qrels: QrelsLike, metrics: MetricsLike, files: list[Path], memory: int | float,
     options: JudgeOptions | None, version: str, judge_options: dict[str, Any],
+    check_as_of: bool = True,
 ) -> Plan:  # fmt: skip
-    """The labels read once and the chunk size fixed: what the budget leaves after the
-    process's memory and every query's values, over :data:`BYTES_PER_CHUNK_BYTE`."""
+    """The labels read once (carried to versions, with ``versions=``) and the chunk size
+    fixed: what the budget leaves after the process's memory, every query's values and
+    what judging with versions holds per table row, over :data:`BYTES_PER_CHUNK_BYTE`.
+    ``check_as_of=False``: the labels are one shard of them (:mod:`.labelshards`)."""
     budget = int(memory)
     if budget < 1000:
         raise InputError(f"memory must be at least 1000 bytes, got {memory!r}")
-    if judge_options.get("versions") is not None:
-        raise InputError(
-            "document versions (versions=) are judged in memory: "
-            "ranklens.evaluate(..., memory=float('inf'))"
-        )
+    judge_options, versions, as_of = split_versions(judge_options)
     parsed = versioned_metrics(metrics, version, judge_options)
     opts = JudgeOptions.build(options, **judge_options)
     Q = coerce_qrels(qrels)
+    Q, opts, fresh = with_versions(Q, opts, versions, as_of, check_as_of)  # as evaluate refuses
     if isinstance(Q, SpanLabels):
         raise InputError(
             "span labels are evaluated in memory (ranklens.evaluate(..., memory=float('inf'))): "
@@ -162,6 +169,7 @@ def plan(
         - resident_bytes()
         - _per_query_bytes(len(q_str), len(parsed))
         - WORKING_FIXED
+        - (VERSION_ROW_BYTES * fresh.table_rows() if fresh is not None else 0)
     )
     # never ask for more than a file (a Ray Dataset's buckets come whole: no files)
     sizes = [f.stat().st_size for f in files]
@@ -170,7 +178,8 @@ def plan(
     per_byte = RUN_BYTES + LABEL_ROW_BYTES * labels_per_byte
     size = min(max(int(left // per_byte), MIN_CHUNK), largest)
     chunk_opts = replace(opts, convention=replace(opts.convention, missing="skip"))
-    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size, int(size * per_byte))
+    work = int(size * per_byte)
+    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size, work, fresh)
 
 
 def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None = None,
@@ -252,7 +261,8 @@ def settle(
         placeholder = Run.from_dict({_unused_id(Q, part.seen): ["-"]}, name=name)
         # in batches of labels as large as a chunk's judging may hold
         for batch in _label_batches(Q, p.q_str, absent, max(p.work // LABEL_ROW_BYTES, 4096)):
-            judged = judge(_labels_of(Q, p.q_str, batch), placeholder, opts, require_shared=False)
+            judged = judge(_labels_of(Q, p.q_str, batch), placeholder, opts,
+                           require_shared=False, **p.judge_kwargs(batch))  # fmt: skip
             judged.max_grade = p.top_grade
             ev = Evaluation.from_judged(judged, p.metrics)
             pieces.append((np.array(ev.query_ids, dtype=object), ev.per_query))
@@ -261,7 +271,8 @@ def settle(
             release_memory()
     elif absent:
         missing_counts = [JudgeCounts(queries_missing=len(absent), missing_ids=absent)]
-    return pieces, merge_counts([*part.counts, *missing_counts])
+    plan_counts = [p.fresh.counts()] if p.fresh is not None else []  # labels carried
+    return pieces, merge_counts([*part.counts, *missing_counts, *plan_counts])
 
 
 def _label_batches(Q: Qrels, q_str: np.ndarray, ids: list[str], rows: int) -> list[np.ndarray]:
@@ -324,7 +335,7 @@ def score_chunk(p: Plan, run: Run, out: Partial) -> None:
         out.counts.append(JudgeCounts(queries_ignored=len(ignored), ignored_ids=ignored))
         return
     try:
-        judged = judge(labels, run, p.chunk_options)
+        judged = judge(labels, run, p.chunk_options, **p.judge_kwargs(labels.query_ids))
     except NoSharedQueryError as exc:  # no query left: none with a relevant document
         skipped = list(getattr(exc, "no_relevant_ids", []))
         ignored = [str(q) for q in run.query_ids if str(q) not in set(skipped)]

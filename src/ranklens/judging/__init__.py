@@ -58,7 +58,7 @@ from .build import build, condensed_pair, filled_pair
 from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
 from .dict_join import join_dicts
-from .freshness import freshness_inputs
+from .freshness import freshness_inputs, require_versions
 from .freshness_rules import FreshnessRule, get_freshness_rule
 from .join import Join, join_columnar
 from .judged import Judged, LevelView
@@ -152,11 +152,7 @@ def judge(
     judge outdated versions by the ``freshness`` rule (:mod:`.freshness`).
     """
     opts = JudgeOptions.build(options, **kwargs)
-    if versions is None and (as_of is not None or opts.freshness is not None):
-        raise InputError(
-            "as_of= and freshness= judge outdated versions: give the versions too "
-            "(versions=ranklens.Versions.from_records(...); docs/freshness.md)"
-        )
+    require_versions(versions, as_of, opts.freshness)
     # Judging creates no reference cycles; pausing the cyclic collector keeps it from walking
     # every object of a large input (10^7 dict entries) while temporary lists are allocated.
     paused = gc.isenabled()

@@ -104,17 +104,33 @@ def freshness_inputs(
             "would take from the current one. Label each version's document instead"
         )
     if isinstance(as_of, Mapping):
-        stray = sorted(set(map(str, as_of)) - set(map(str, Q.query_ids)))
-        if stray:
-            raise InputError(
-                f"as_of names {'a query' if len(stray) == 1 else f'{len(stray)} queries'} the "
-                "labels do not have ("
-                f"{', '.join(map(repr, stray[:5]))}): check the query ids"
-            )
+        check_as_of_queries(as_of, Q.query_ids)
     if Q.grouped:  # groups of one document each: plain labels
         Q = _plain(Q, Q.query_ids[Q.q], Q.doc_ids[Q.d], Q.grade, "labels")
     carried_q, n = carry_labels(Q, versions)
     return carried_q, FreshInput(versions, as_of, rule, n)
+
+
+def require_versions(versions: Any, as_of: Any, rule: Any) -> None:
+    """``as_of`` or a freshness ``rule`` without ``versions`` is an error saying so."""
+    if versions is None and (as_of is not None or rule is not None):
+        raise InputError(
+            "as_of= and freshness= judge outdated versions: give the versions too "
+            "(versions=ranklens.Versions.from_records(...); docs/freshness.md)"
+        )
+
+
+def check_as_of_queries(as_of: Mapping[Any, Any], query_ids: Any) -> None:
+    """An error naming the queries ``{query: time}`` gives a time to that the labels
+    (``query_ids``) do not have: a misspelt id would otherwise judge its query as of the
+    newest version."""
+    stray = sorted(set(map(str, as_of)) - set(map(str, query_ids)))
+    if stray:
+        raise InputError(
+            f"as_of names {'a query' if len(stray) == 1 else f'{len(stray)} queries'} the "
+            "labels do not have ("
+            f"{', '.join(map(repr, stray[:5]))}): check the query ids"
+        )
 
 
 def _singletons(Q: Qrels) -> bool:
