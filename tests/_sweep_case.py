@@ -1,27 +1,59 @@
-"""A real sweep on the shipped Merrow Isles set, shared by the sweep tests (and a child
-process they kill): BM25 in LlamaIndex, LangChain and Haystack over whole passages or
-sentence chunks (mapped back to their passage with ``key="parent"``), each index built
-once and asked at two top-k (``query_params=["top_k"]``): 3 x 2 x 2 = 12 configurations
-from 6 builds."""
+"""Real sweeps shared by the sweep tests (and the child process they kill): BM25 in real
+frameworks over whole passages or sentence chunks (mapped back to their passage with
+``key="parent"``), each index built once and asked at several top-k
+(``query_params=["top_k"]``).
+
+* SciFact (``../shared/data/scifact``, BEIR, the real abstracts): :data:`SCIFACT_QUERIES`
+  labelled test queries and a corpus of every abstract they label plus others up to
+  :data:`SCIFACT_DOCS`, drawn with a fixed seed (:func:`scifact`); LangChain and
+  LlamaIndex, 2 x 2 x 3 = 12 configurations from 4 builds (:func:`build_scifact`).
+* Merrow Isles (the set ranklens ships, generated): LlamaIndex, LangChain and Haystack,
+  3 x 2 x 2 = 12 configurations from 6 builds (:func:`build`), the fallback where the
+  shared data is absent.
+"""
 
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import re
+from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+"""``../shared/data`` beside the repository (as the root ``conftest.py`` finds it)."""
 
 GRID = {
     "framework": ["llamaindex", "langchain", "haystack"],
     "chunks": ["passages", "sentences"],
     "top_k": [10, 30],
 }
+SCIFACT_GRID = {
+    "framework": ["langchain", "llamaindex"],
+    "chunks": ["passages", "sentences"],
+    "top_k": [10, 20, 30],
+}
+SCIFACT_QUERIES, SCIFACT_DOCS = 40, 3000
 BUILDS: list[tuple[str, str]] = []
-"""Every call of :func:`build` in this process, as ``(framework, chunks)``."""
+"""Every index built in this process, as ``(framework, chunks)``."""
+INDEXES: dict[tuple[str, str], Any] = {}
+"""The last index built of each ``(framework, chunks)``: its ``top_k -> retriever``."""
 
 
-def pieces(dataset, chunks: str) -> list[tuple[str, str, str]]:
+@functools.cache
+def scifact() -> Any:
+    """The SciFact slice the sweep runs on (the same in every process): 40 labelled test
+    queries drawn with seed 0, every abstract they label and others up to 3,000."""
+    from ranklens import read_dataset
+
+    full = read_dataset(SHARED_DATA / "scifact")
+    return full.sample(SCIFACT_QUERIES, SCIFACT_DOCS, seed=0)
+
+
+def pieces(dataset: Any, chunks: str) -> list[tuple[str, str, str]]:
     """``(chunk id, passage id, text)``: each passage whole, or cut into sentences."""
     out = []
     for d, v in dataset.corpus.items():
@@ -35,11 +67,24 @@ def pieces(dataset, chunks: str) -> list[tuple[str, str, str]]:
 
 
 def build(framework: str, chunks: str):
-    """The index of one framework over one chunking; returns ``top_k -> retriever``."""
+    """The index of one framework over one chunking of the Merrow Isles passages;
+    returns ``top_k -> retriever``."""
     from ranklens.app.demo_data import load
 
+    return index(load(), framework, chunks)
+
+
+def build_scifact(framework: str, chunks: str):
+    """The index of one framework over one chunking of the SciFact slice; returns
+    ``top_k -> retriever``."""
+    return index(scifact(), framework, chunks)
+
+
+def index(dataset: Any, framework: str, chunks: str):
+    """BM25 of ``framework`` over ``dataset``'s corpus cut by ``chunks``; returns
+    ``top_k -> retriever`` (one index, a retriever of its own per top-k)."""
     BUILDS.append((framework, chunks))
-    parts = pieces(load(), chunks)
+    parts = pieces(dataset, chunks)
     if framework == "llamaindex":
         from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
         from llama_index.retrievers.bm25 import BM25Retriever
@@ -56,6 +101,7 @@ def build(framework: str, chunks: str):
             retriever.similarity_top_k = top_k
             return retriever
 
+        INDEXES[framework, chunks] = llamaindex
         return llamaindex
     if framework == "langchain":
         from langchain_core.documents import Document
@@ -63,7 +109,8 @@ def build(framework: str, chunks: str):
 
         docs = [Document(page_content=t, id=c, metadata={"doc_id": d}) for c, d, t in parts]
         index = BM25sRetriever.from_documents(docs)
-        return lambda top_k: index.model_copy(update={"k": top_k})
+        INDEXES[framework, chunks] = lambda top_k: index.model_copy(update={"k": top_k})
+        return INDEXES[framework, chunks]
     if framework == "haystack":
         from haystack import Document
         from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
@@ -87,3 +134,6 @@ OPTIONS = dict(
     config={"corpus": "merrow-lighthouses"},
 )
 """The sweep's settings, the same in the killed process and the one resuming it."""
+
+SCIFACT_OPTIONS = {**OPTIONS, "config": {"corpus": "scifact-test-40q-3000d-seed0"}}
+"""The SciFact sweep's settings."""

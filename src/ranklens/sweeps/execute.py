@@ -2,9 +2,9 @@
 and run through the runner, with its own run log under one sweep folder.
 
 * The folder (``cache=``) holds one runner log per configuration
-  (``<name>-<hash of its parameters>.jsonl``; a folder of shard logs with
-  ``backend="ray"``) and ``sweep.jsonl``, one line per build and per configuration built
-  (build time, index size, the error of a build that raised).
+  (``<name>-<hash of its parameters>.jsonl``; with ``backend="ray"`` a folder of shard
+  logs and ``builds.jsonl``, each actor's own build timed) and ``sweep.jsonl``, one line
+  per build and per configuration built (build time, index size, a build's error).
 * Resuming: a configuration whose log answers every query (failed queries are asked
   again, as the runner does, unless ``retry_failed=False``) is read from its log and not
   built; one with part of its queries is built and its log resumed by the runner, so no
@@ -19,8 +19,10 @@ and run through the runner, with its own run log under one sweep folder.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import tempfile
 import time
 import weakref
 from collections.abc import Callable, Mapping
@@ -186,15 +188,28 @@ def _error(exc: BaseException) -> dict[str, str]:
 
 class BuiltRetriever:
     """A configuration's retriever made where it runs (each Ray actor): ``build`` on its
-    build parameters, then the factory it returned on its query parameters."""
+    build parameters, then the factory it returned on its query parameters, each call
+    timed and, with ``report`` (a file the driver reads), written there as one line with
+    the index's info."""
 
-    def __init__(self, build: Callable[..., Any], cfg: Config):
-        self.build, self.cfg = build, cfg
+    def __init__(self, build: Callable[..., Any], cfg: Config, report: str | None = None):
+        self.build, self.cfg, self.report = build, cfg, report
         self.__name__ = cfg.name
 
     def __call__(self) -> Any:
+        t0 = time.perf_counter()
         built = self.build(**self.cfg.build_params)
-        return built(**self.cfg.query_params) if self.cfg.query_params else built
+        t1 = time.perf_counter()
+        made = built(**self.cfg.query_params) if self.cfg.query_params else built
+        if self.report is not None:
+            fact = {"seconds": round(t1 - t0, 6), "index": None}
+            if self.cfg.query_params:
+                fact["factory_seconds"] = round(time.perf_counter() - t1, 6)
+            with contextlib.suppress(Exception):  # the runner names what is wrong with it
+                fact["index"] = as_retriever(made).index_info()
+            with open(self.report, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(plain(fact), default=str) + "\n")
+        return made
 
 
 def execute(
@@ -280,19 +295,8 @@ def execute(
                         f"returned a {type(built).__name__}",
                     }
             for cfg in pending:
-                out = _run_one(
-                    cfg,
-                    built,
-                    dict(info),
-                    build,
-                    folder,
-                    identity,
-                    queries,
-                    ident(cfg),
-                    run_options,
-                    ray,
-                    ray_options or {},
-                )
+                out = _run_one(cfg, built, dict(info), build, folder, identity, queries,
+                               ident(cfg), run_options, ray, ray_options or {})  # fmt: skip
                 outcomes[cfg.name] = out
                 done += 1
                 if say is not None:
@@ -323,20 +327,7 @@ def _run_one(
         folder.record({"type": "config", "key": cfg.key, "name": cfg.name, "build": info})
         return Outcome(cfg, None, build=info, log=log)
     if ray:
-        result = run_retriever(
-            None,
-            queries,
-            backend="ray",
-            retriever_factory=BuiltRetriever(build, cfg),
-            cache=path,
-            name=cfg.name,
-            config=ident,
-            **run_options,
-            **ray_options,
-        )
-        info["on"] = "ray actors (built on each)"
-        folder.record({"type": "config", "key": cfg.key, "name": cfg.name, "build": info})
-        return Outcome(cfg, result, build=info, log=log)
+        return _run_on_ray(cfg, info, build, folder, path, queries, ident, run_options, ray_options)
     retriever = built
     if cfg.query_params:
         t0 = time.perf_counter()
@@ -368,6 +359,33 @@ def _run_one(
         return Outcome(cfg, None, build=info, index=index, log=log)
     result = run_retriever(adapter, queries, cache=path, name=cfg.name, config=ident, **run_options)
     return Outcome(cfg, result, build=info, index=index, log=log)
+
+
+def _run_on_ray(cfg, info, build, folder, path, queries, ident, run_options, ray_options):
+    """One configuration on Ray actors, each building its own retriever and reporting the
+    build's time and index (:class:`BuiltRetriever`; the slowest build counts), or saying
+    that no report reached the driver."""
+    with tempfile.TemporaryDirectory() as spare:
+        report = (path or Path(spare)) / "builds.jsonl"
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.unlink(missing_ok=True)  # this run's builds only
+        result = run_retriever(
+            None, queries, backend="ray", retriever_factory=BuiltRetriever(build, cfg, str(report)),
+            cache=path, name=cfg.name, config=ident, **run_options, **ray_options,
+        )  # fmt: skip
+        facts = [json.loads(x) for x in report.read_text().splitlines()] if report.exists() else []
+    info.update(on="ray actors (built on each)", shared_by=[cfg.name], actor_builds=len(facts))
+    info.update({k: max(f[k] for f in facts if k in f) for k in ("seconds", "factory_seconds")
+                 if any(k in f for f in facts)})  # fmt: skip
+    if not facts:
+        info["not_measured"] = (
+            "build time and index size not measured: no Ray actor's report reached the "
+            "driver (a cache= folder that the actors' nodes share brings them)"
+        )
+    index = facts[0]["index"] if facts else None
+    folder.record({"type": "config", "key": cfg.key, "name": cfg.name, "build": info,
+                   "index": index})  # fmt: skip
+    return Outcome(cfg, result, build=info, index=index, log=str(path) if path else None)
 
 
 def _line(out: Outcome, done: int, total: int) -> str:

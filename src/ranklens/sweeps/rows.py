@@ -66,6 +66,7 @@ def row(o: Outcome, report: Any, costs: tuple) -> dict[str, Any]:
         "shared_build": len(o.build.get("shared_by") or []),
         "index_size": (o.index or {}).get("documents"),
         "index_bytes": (o.index or {}).get("bytes"),
+        "build_note": o.build.get("not_measured"),  # why build_s/index_size are None
         "queries": None,
         "errors": None,
         "cost": None,
