@@ -159,3 +159,32 @@ def test_effect_size_and_win_tie_loss():
 def test_unknown_test_is_named():
     with pytest.raises(InputError, match="unknown test 'z'"):
         stats.paired_test(np.zeros(3), "z")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("test", ["randomization", "bootstrap", "t", "wilcoxon"])
+def test_pairs_equal_their_differences_tested_directly(seed, test):
+    # one product over the columns (pairs=) against the straightforward test of each
+    # difference: the same p-values (the sums round differently, far inside the tolerance)
+    rng = np.random.default_rng(seed)
+    n = (12, 300)[seed % 2]
+    x = rng.random((n, 6))
+    x[:, 3] = x[:, 2]  # a pair with no difference at all
+    x[:, 5] = np.round(x[:, 4] + 0.05, 1) if seed else x[:, 4] + 0.05  # discrete values
+    pairs = [(i, j) for i in range(6) for j in range(i + 1, 6)]
+    d = np.column_stack([x[:, a] - x[:, b] for a, b in pairs])
+    got = stats.paired_test(x, test, 2000, seed, pairs=pairs)
+    np.testing.assert_array_equal(got, stats.paired_test(d, test, 2000, seed))
+
+
+def test_bootstrap_weights_count_the_drawn_indices():
+    # the blocked tally equals the plain one over the same draws
+    for n, b, seed in [(7, 50, 0), (300, 10_000, 3), (40_000, 250, 1)]:
+        rng = np.random.default_rng(seed)
+        rows = max(1, stats._CHUNK_ELEMENTS // n)
+        got = np.concatenate(list(stats.bootstrap_weights(n, b, seed)))
+        ref = []
+        for done in range(0, b, rows):
+            idx = rng.integers(0, n, size=(min(rows, b - done), n), dtype=np.int64)
+            ref.append(np.array([np.bincount(r, minlength=n) for r in idx], dtype=np.float64))
+        np.testing.assert_array_equal(got, np.concatenate(ref))

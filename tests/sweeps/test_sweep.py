@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 import warnings
 
@@ -142,6 +143,60 @@ def test_every_query_failing_is_a_failed_configuration(demo):
             build, {"field": ["text", "title"]}, demo, ["ndcg@10"], retries=0, **FAST
         )
     assert "every one of its 40 queries failed (40 ValueError)" in res.failed["field=title"]
+
+
+def test_a_timeout_fails_the_slow_queries_of_one_configuration_and_the_sweep_goes_on(demo):
+    """``timeout=``: one configuration stalls on 4 queries (far past the timeout, on both
+    attempts); those are recorded as its failures, counted in its row, scored 0, and the
+    configurations after it run as usual. Nothing waits for a stalled call."""
+    release = threading.Event()  # frees the stalled calls, given up by the runner
+    watchdog = threading.Timer(30, release.set)  # a runner that waited would wait 30 s
+    watchdog.start()
+    slow = {q for q in demo.queries if q.endswith("3")}
+    texts = {demo.queries[q] for q in slow}
+
+    def build(field: str, stalls: bool):
+        inner = overlap_build(field)
+
+        def retrieve(query: str, k: int = 10):
+            if stalls and query in texts:
+                release.wait()
+            return inner(query, k)
+
+        return retrieve
+
+    grid = [
+        {"field": "text", "stalls": False},
+        {"field": "text", "stalls": True},
+        {"field": "title", "stalls": False},
+    ]
+    t0 = time.perf_counter()
+    try:
+        res = ranklens.sweep(build, grid, demo, ["ndcg@10"], timeout=0.3, retries=1, **FAST)
+    finally:
+        release.set()
+        watchdog.cancel()
+    assert time.perf_counter() - t0 < 20  # 4 queries x 2 attempts x 0.3 s, two at a time
+    assert len(slow) == 4
+    assert {r["name"]: (r["status"], r["queries"], r["errors"]) for r in res.rows} == {
+        "field=text, stalls=False": ("ok", 40, 0),
+        "field=text, stalls=True": ("ok", 40, 4),
+        "field=title, stalls=False": ("ok", 40, 0),
+    }
+    failed = {r.query_id: r for r in res.results["field=text, stalls=True"].records if not r.ok}
+    assert set(failed) == slow
+    assert all(r.error["type"] == "TimeoutError" and r.attempts == 2 for r in failed.values())
+    # the stalled queries score 0; the others as the same retriever without stalls
+    per_query = res.report.per_query
+    ids = list(res.report.query_ids)
+    fast = per_query["field=text, stalls=False"]["ndcg@10"]
+    stalled = per_query["field=text, stalls=True"]["ndcg@10"]
+    for i, q in enumerate(ids):
+        assert stalled[i] == (0.0 if q in slow else fast[i]), q
+    assert (
+        res.row("field=text, stalls=True")["metrics"]["ndcg@10"]["value"]
+        < (res.row("field=text, stalls=False")["metrics"]["ndcg@10"]["value"])
+    )
 
 
 def test_ids_matching_no_label_are_named_with_the_key_fix(demo):
@@ -522,3 +577,27 @@ def test_span_labels_pass_through_to_every_chunking(demo):
         res.row(f"size={s}")["metrics"]["evidence_recall@10"]["value"] for s in (40, 120, 400)
     ]
     assert recall == sorted(recall)  # longer chunks hold more of the evidence
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap", "t"])
+def test_pairwise_pvalues_equal_each_pair_tested_alone(test):
+    # every pair and the held-out test in one product over the configurations' columns:
+    # the same p-values as testing each difference by itself (t: a column's sums in a
+    # batch round differently from a lone column's, as they always did)
+    from ranklens.comparison import stats
+    from ranklens.sweeps.select import pairwise_pvalues
+
+    rng = np.random.default_rng(4)
+    values = [np.round(rng.random((5, 80)), 2), rng.random((4, 80)), rng.random((3, 50))]
+    held = [(rng.random(80), 2), None, (values[2][1] + 0.01, 0)]
+    mats, held_p = pairwise_pvalues(values, test, 1000, 3, held)
+    same = (lambda a, b: a == pytest.approx(b, rel=1e-12)) if test == "t" else np.equal
+    for v, mat in zip(values, mats):
+        for i in range(len(v)):
+            for j in range(i + 1, len(v)):
+                alone = stats.paired_test(v[i] - v[j], test, 1000, 3)[0]
+                assert mat[i, j] == mat[j, i] and same(mat[i, j], alone)
+    assert held_p[1] is None
+    for m in (0, 2):
+        cv, b = held[m]
+        assert same(held_p[m], stats.paired_test(cv - values[m][b], test, 1000, 3)[0])

@@ -53,7 +53,9 @@ _CORRECTION_ALIASES = {
 }
 
 _CHUNK_ELEMENTS = 8_000_000
-"""Resampling matrices are built in row chunks of about this many cells (32 MB float32)."""
+"""Resampling matrices are built in row chunks of about this many cells (64 MB float64)."""
+_BLOCK_ELEMENTS = 1 << 17
+"""Counts are tallied, and resampled statistics compared, in cache-sized blocks of rows."""
 
 
 def test_name(name: str) -> str:
@@ -108,13 +110,17 @@ def bootstrap_weights(n: int, n_resamples: int, seed: int | None = 0) -> Iterato
     resampled mean of every column at once."""
     rng = np.random.default_rng(seed)
     rows = max(1, _CHUNK_ELEMENTS // max(n, 1))
+    block = max(1, _BLOCK_ELEMENTS // max(n, 1))
+    offsets = (np.arange(block, dtype=np.int64) * n)[:, None]
     done = 0
     while done < n_resamples:
         m = min(rows, n_resamples - done)
         idx = rng.integers(0, n, size=(m, n), dtype=np.int64)
-        idx += (np.arange(m, dtype=np.int64) * n)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n)
-        yield counts.astype(np.float64)
+        counts = np.empty((m, n))
+        for r in range(0, m, block):  # a block's bins stay in cache
+            part = (idx[r : r + block] + offsets[: min(block, m - r)]).ravel()
+            counts[r : r + block] = np.bincount(part, minlength=part.size).reshape(-1, n)
+        yield counts
         done += m
 
 
@@ -133,8 +139,8 @@ def bootstrap_interval(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval of the mean of each column (Efron & Tibshirani 1993,
     §13.3): the ``(1-c)/2`` and ``(1+c)/2`` quantiles of the resampled means."""
-    means = bootstrap_means(values, n_resamples, seed)
-    lo, hi = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
+    means = np.ascontiguousarray(bootstrap_means(values, n_resamples, seed).T)  # faster
+    lo, hi = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2], axis=1)
     return lo, hi
 
 
@@ -182,7 +188,9 @@ def _exact(n: int, n_permutations: int) -> bool:
     return n <= 20 and 2**n <= n_permutations
 
 
-def randomization(diffs: np.ndarray, n_permutations: int = 10_000, seed: int | None = 0):
+def randomization(
+    diffs: np.ndarray, n_permutations: int = 10_000, seed: int | None = 0, pairs: object = None
+):
     """Two-sided paired randomization test (Fisher; Smucker et al. 2007): under the null
     hypothesis each query's two values are exchangeable, so each difference's sign is
     flipped at random. ``p = (1 + #{|mean(s·d)| >= |mean(d)|}) / (1 + B)`` over ``B``
@@ -191,9 +199,14 @@ def randomization(diffs: np.ndarray, n_permutations: int = 10_000, seed: int | N
     with ``permutation_type="samples"``).
 
     With flip bits ``b``, ``sum(s·d) = sum(d) - 2·(b @ d)``: one float64 matrix product per
-    chunk of permutations serves every column.
+    chunk of permutations serves every column. ``pairs``: ``(a, b)`` column pairs, each
+    tested on ``d = diffs[:, a] - diffs[:, b]`` with ``b @ d = b @ diffs[:, a] - b @
+    diffs[:, b]``: the product is over the columns, not the pairs (its sums round
+    differently, by ~1e-16 relative, far inside the tolerance of "as extreme").
     """
-    d = _as_matrix(diffs)
+    x = _as_matrix(diffs)
+    ab = None if pairs is None else np.asarray(pairs, dtype=np.intp).reshape(-1, 2).T
+    d = x if ab is None else np.ascontiguousarray(x[:, ab[0]] - x[:, ab[1]])  # sums as before
     n = d.shape[0]
     if n == 0:
         return np.ones(d.shape[1])
@@ -201,14 +214,15 @@ def randomization(diffs: np.ndarray, n_permutations: int = 10_000, seed: int | N
     observed = np.abs(total_d)
     threshold = observed - _tolerance(observed) * n
     extreme = np.zeros(d.shape[1], dtype=np.int64)
-    drawn = 0
+    drawn, step = 0, max(1, _BLOCK_ELEMENTS // max(d.shape[1], 1))
     for bits in flip_bits(n, n_permutations, seed):
-        stats = np.abs(total_d - 2.0 * (bits @ d))
-        extreme += (stats >= threshold).sum(axis=0)
+        sums = 2.0 * (bits @ x)  # exact doubling; compared in blocks of rows, per pair
+        for r in range(0, sums.shape[0], step):
+            part = sums[r : r + step]
+            part = part if ab is None else part[:, ab[0]] - part[:, ab[1]]
+            extreme += np.count_nonzero(np.abs(total_d - part) >= threshold, axis=0)
         drawn += bits.shape[0]
-    if _exact(n, n_permutations):
-        return extreme / drawn
-    return (extreme + 1) / (drawn + 1)
+    return extreme / drawn if _exact(n, n_permutations) else (extreme + 1) / (drawn + 1)
 
 
 def paired_bootstrap(diffs: np.ndarray, n_resamples: int = 10_000, seed: int | None = 0):
@@ -245,17 +259,23 @@ def wilcoxon(diffs: np.ndarray) -> np.ndarray:
 
 
 def paired_test(
-    diffs: np.ndarray, test: str = "randomization", n_resamples: int = 10_000, seed: int | None = 0
+    diffs: np.ndarray,
+    test: str = "randomization",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    pairs: object = None,
 ) -> np.ndarray:
-    """p-values of one of :data:`TESTS` on each column of ``diffs``."""
+    """p-values of one of :data:`TESTS` on each column of ``diffs``, or with ``pairs`` on
+    each ``diffs[:, a] - diffs[:, b]`` (see :func:`randomization`)."""
     name = test_name(test)
-    if name == "t":
-        return paired_t(diffs)
     if name == "randomization":
-        return randomization(diffs, n_resamples, seed)
+        return randomization(diffs, n_resamples, seed, pairs)
+    if pairs is not None:
+        a, b = np.asarray(pairs, dtype=np.intp).reshape(-1, 2).T
+        diffs = np.ascontiguousarray(_as_matrix(diffs)[:, a] - _as_matrix(diffs)[:, b])
     if name == "bootstrap":
         return paired_bootstrap(diffs, n_resamples, seed)
-    return wilcoxon(diffs)
+    return paired_t(diffs) if name == "t" else wilcoxon(diffs)
 
 
 def one_sided(

@@ -22,7 +22,7 @@ from .execute import Folder, Outcome, execute
 from .grid import Config, configurations, parse_constraint
 from .result import SweepResult
 from .rows import all_failed, matrix, row, unmatched
-from .select import effects, fill_resampled, pairwise_pvalues, pareto, select
+from .select import effects, fill_resampled, pairwise_pvalues, pareto, select, settle
 
 MATRIX_LIMIT = 40
 """Configurations up to which the significance matrix (every pair) is computed."""
@@ -228,34 +228,37 @@ def assemble(
         v = np.vstack([report.per_query[n][m] for n in names])
         values[m] = v[:, np.isfinite(v).all(axis=0)]
     # every resampling of the sweep's own analysis in two batches: the paired tests of
-    # every two configurations (all metrics), then the intervals and held-out tests
-    pvalues = (
-        dict(
-            zip(
-                values,
-                pairwise_pvalues(
-                    list(values.values()),
-                    settings["test"],
-                    settings["n_resamples"],
-                    settings["seed"],
-                ),
-            )
-        )
-        if len(names) <= MATRIX_LIMIT
-        else {}
-    )
-    ok = [i for i, n in enumerate(names) if by_name[n]["status"] == "ok"]
+    # every two configurations and of the held-out values against the baseline (all
+    # metrics), then the intervals
+    test_settings = {k: settings[k] for k in ("test", "correction", "alpha", "n_resamples", "seed")}
     for m, v in values.items():
         selections[m] = select(
             v,
             names,
             feasible,
             names.index(base),
-            pvalues=pvalues.get(m),
             resample=False,
             lower_is_better=lower_is_better(m),
+            defer_tests=True,
             **settings,
         )
+    pvalues: dict[str, np.ndarray] = {}
+    if len(names) <= MATRIX_LIMIT:
+        held = [
+            (s["cv_values"], names.index(s["baseline"])) if "_held_out_diffs" in s else None
+            for s in selections.values()
+        ]
+        pairs, held_p = pairwise_pvalues(
+            list(values.values()), settings["test"], settings["n_resamples"], settings["seed"], held
+        )
+        pvalues = dict(zip(values, pairs))
+        for s, p in zip(selections.values(), held_p):
+            if p is not None:
+                s["_held_out_pvalue"] = p
+    ok = [i for i, n in enumerate(names) if by_name[n]["status"] == "ok"]
+    for m, v in values.items():
+        if selections[m].get("chosen") is not None:
+            settle(selections[m], v, names, pvalues.get(m), **test_settings)
         effect_rows[m] = effects(
             v[ok],
             [measured[i].config.params for i in ok],

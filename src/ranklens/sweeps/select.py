@@ -51,6 +51,7 @@ def select(
     pvalues: np.ndarray | None = None,
     resample: bool = True,
     lower_is_better: bool = False,
+    defer_tests: bool = False,
 ) -> dict[str, Any]:
     """The selection on one metric (see the module docstring). ``values``: per-query
     values ``(configurations, queries)``, finite; ``feasible``: which configurations may
@@ -60,7 +61,9 @@ def select(
     ``resample=False`` the intervals and the held-out test are left to
     :func:`fill_resampled` (one batch for every metric). ``lower_is_better``: the metric is
     a rate of something unwanted (``outdated@k``, ``unj@k``): the best is the lowest mean,
-    and every value reported stays in the metric's own units. Returns plain data."""
+    and every value reported stays in the metric's own units. ``defer_tests``: the tests
+    of the chosen configuration are left to :func:`settle` (once :func:`pairwise_pvalues`
+    has tested every pair and the held-out values together). Returns plain data."""
     v = np.asarray(values, dtype=np.float64)
     sign = -1.0 if lower_is_better else 1.0
     score = sign * v  # higher is better on this scale; choices only, never reported
@@ -105,6 +108,37 @@ def select(
             cv_values=[float(x) for x in v[best]],
             cv_interval=[math.nan, math.nan],
         )
+    if baseline is not None:
+        out["baseline"] = names[baseline]
+        if baseline != best:
+            d = np.asarray(out["cv_values"]) - v[baseline]
+            out["cv_vs_baseline"] = {"diff": float(d.mean())}
+            out["_held_out_diffs"] = d
+    if not defer_tests:
+        settle(out, v, names, pvalues, test, correction, alpha, n_resamples, seed)
+    if resample:
+        fill_resampled(
+            [out], [], test=test, n_resamples=n_resamples, seed=seed, confidence=confidence
+        )
+    return out
+
+
+def settle(
+    out: dict[str, Any],
+    values: np.ndarray,
+    names: Sequence[str],
+    pvalues: np.ndarray | None,
+    test: str = "randomization",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> None:
+    """The chosen configuration of a :func:`select` result tested against every other
+    (``pvalues``: every pair's raw p-value, or None to test here), corrected over those
+    tests; the configurations it does not significantly beat are tied with it."""
+    v = np.asarray(values, dtype=np.float64)
+    best = names.index(out["chosen"])
     others = [i for i in range(len(names)) if i != best]
     tests: dict[str, dict[str, Any]] = {}
     if others:
@@ -123,48 +157,60 @@ def select(
                 "significant": bool(adj[j] < alpha),
                 "effect_size": float(effect[j]),
             }
-    out["tests"] = tests
-    out["tied"] = [names[best]] + [
-        names[i] for i in order if i != best and not tests[names[i]]["significant"]
+    later = {k: out.pop(k) for k in ("baseline", "cv_vs_baseline", "_held_out_diffs") if k in out}
+    out["tests"] = tests  # before the baseline's keys, as always
+    out["tied"] = [out["chosen"]] + [
+        n for n in out["ranking"] if n != out["chosen"] and not tests[n]["significant"]
     ]
-    if baseline is not None:
-        out["baseline"] = names[baseline]
-        if baseline != best:
-            d = np.asarray(out["cv_values"]) - v[baseline]
-            out["cv_vs_baseline"] = {"diff": float(d.mean())}
-            out["_held_out_diffs"] = d
-    if resample:
-        fill_resampled(
-            [out], [], test=test, n_resamples=n_resamples, seed=seed, confidence=confidence
-        )
-    return out
+    out.update(later)
 
 
 def pairwise_pvalues(
-    values: Sequence[np.ndarray], test: str, n_resamples: int, seed: int | None
-) -> list[np.ndarray]:
+    values: Sequence[np.ndarray],
+    test: str,
+    n_resamples: int,
+    seed: int | None,
+    held: Sequence[tuple[np.ndarray, int] | None] = (),
+) -> tuple[list[np.ndarray], list[float | None]]:
     """The raw two-sided paired test of every two configurations, ``(K, K)`` per metric
     (``values``: each metric's ``(K, queries)``), from one call of
     :func:`ranklens.comparison.stats.paired_test` per number of queries: the resamples are
-    drawn once and every pair of every metric is one column of the product."""
+    drawn once, and one product of them with every configuration's column serves every
+    pair of every metric (``pairs=``, the product over the ``K`` columns rather than the
+    ``K(K-1)/2`` differences). ``held``: per metric, ``None`` or the held-out values and
+    the baseline's row, whose difference is tested in the same batch; their p-values are
+    returned second."""
     out: list[np.ndarray | None] = [None] * len(values)
+    held_p: list[float | None] = [None] * len(values)
     groups: dict[int, list[int]] = {}
     for m, v in enumerate(values):
         groups.setdefault(v.shape[1], []).append(m)
     for ms in groups.values():
-        cols, where = [], []
+        cols, pairs, where, start = [], [], [], 0
         for m in ms:
             k = values[m].shape[0]
-            for i in range(k):
-                for j in range(i + 1, k):
-                    cols.append(values[m][i] - values[m][j])
-                    where.append((m, i, j))
-        p = stats.paired_test(np.column_stack(cols), test, n_resamples, seed) if cols else []
+            cols.extend(values[m])
+            pairs.extend((start + i, start + j) for i in range(k) for j in range(i + 1, k))
+            where.extend((m, i, j) for i in range(k) for j in range(i + 1, k))
+            extra = held[m] if m < len(held) else None
+            if extra is not None:
+                cols.append(np.asarray(extra[0], dtype=np.float64))
+                pairs.append((start + k, start + extra[1]))
+                where.append((m, -1, -1))
+            start = len(cols)
+        p = (
+            stats.paired_test(np.column_stack(cols), test, n_resamples, seed, pairs=pairs)
+            if pairs
+            else []
+        )
         for m in ms:
             out[m] = np.ones((values[m].shape[0],) * 2)
         for (m, i, j), pv in zip(where, p):
-            out[m][i, j] = out[m][j, i] = pv
-    return out  # type: ignore[return-value]
+            if i < 0:
+                held_p[m] = float(pv)
+            else:
+                out[m][i, j] = out[m][j, i] = pv
+    return out, held_p  # type: ignore[return-value]
 
 
 def fill_resampled(
@@ -178,9 +224,12 @@ def fill_resampled(
 ) -> None:
     """The bootstrap intervals (held-out estimates, held-out minus baseline, effects'
     marginal means) and the held-out test against the baseline, in one batch per number
-    of queries (the same resamples for every column, as separate calls would draw)."""
+    of queries (the same resamples for every column, as separate calls would draw); a
+    held-out test already done (``_held_out_pvalue``, from :func:`pairwise_pvalues`) is
+    kept."""
     boots: dict[int, list[tuple[Any, str, np.ndarray]]] = {}
     tests: dict[int, list[tuple[dict[str, Any], np.ndarray]]] = {}
+    known: list[tuple[dict[str, Any], float]] = []
     for sel in selections:
         cv = sel.get("cv_values")
         if sel.get("folds") and cv is not None:
@@ -189,7 +238,11 @@ def fill_resampled(
         d = sel.pop("_held_out_diffs", None)
         if d is not None:
             boots.setdefault(len(d), []).append((sel["cv_vs_baseline"], "interval", d))
-            tests.setdefault(len(d), []).append((sel["cv_vs_baseline"], d))
+            p = sel.pop("_held_out_pvalue", None)  # tested with the pairs already
+            if p is None:
+                tests.setdefault(len(d), []).append((sel["cv_vs_baseline"], d))
+            else:
+                known.append((sel["cv_vs_baseline"], p))
     for row in effect_rows:
         col = row.pop("_column")
         boots.setdefault(len(col), []).append((row, "ci", col))
@@ -202,6 +255,8 @@ def fill_resampled(
                 target["ci_low"], target["ci_high"] = float(a), float(b)
             else:
                 target[key] = [float(a), float(b)]
+    for target, pv in known:
+        target["pvalue"] = pv
     for items in tests.values():
         p = stats.paired_test(np.column_stack([d for _, d in items]), test, n_resamples, seed)
         for (target, _), pv in zip(items, p):
