@@ -101,7 +101,16 @@ def test_compare_retrievers_notebook(tmp_path):
     text = "".join(o.get("text", "") for o in outputs)
     assert "cross-validated" in text and "tied with it:" in text
     assert (tmp_path / "compare_retrievers.html").exists()
-    assert len(list((tmp_path / "sweep-cache").glob("*.jsonl"))) == 19  # 18 logs + builds
+    logs = sorted((tmp_path / "sweep-cache").glob("*.jsonl"))
+    assert len(logs) == 19  # 18 logs + builds
+    before = {p.name: p.read_bytes() for p in logs}
+
+    again = execute()  # run again: every configuration resumed from its log, none re-run
+    assert {p.name: p.read_bytes() for p in (tmp_path / "sweep-cache").glob("*.jsonl")
+            if p.name != "sweep.jsonl"} == {n: b for n, b in before.items()
+                                             if n != "sweep.jsonl"}  # fmt: skip
+    chosen = [o.get("text", "") for o in outputs if "chosen:" in o.get("text", "")]
+    assert chosen and chosen == [o.get("text", "") for o in again if "chosen:" in o.get("text", "")]
 
 
 def test_chunking_comparison_example():
