@@ -13,6 +13,7 @@ import pytest
 # minutes of the suite's time on a fresh machine); run as plain Python they give the same
 # values on the tests' small inputs in seconds. Set before anything imports numba.
 os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")  # Ray's workers: this venv as is
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -34,6 +35,20 @@ def shared(*parts: str) -> Path:
 def shared_fixture():
     """The :func:`shared` path helper (skips when ../shared/data is absent)."""
     return shared
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """One local Ray (``ray.init(num_cpus=2)``) for the whole session, shared by every test
+    that runs on Ray: starting it costs about ten seconds, and six modules need it. The
+    runner's Ray backend kills its actors when done, so none holds a CPU for the next."""
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 ignore_reinit_error=True)  # fmt: skip
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()
 
 
 @pytest.fixture(scope="session")

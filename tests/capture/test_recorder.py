@@ -121,3 +121,15 @@ def test_started_is_wall_clock_time():
     rec.end("t", hits_for(1))
     (r,) = rec.records()
     assert before - 0.5 <= r.started <= time.time() + 0.5 and r.trace_id == "t"
+
+
+def test_metadata_is_kept_as_it_stood_when_retrieved():
+    """``Recorder(metadata=True)`` copies each hit's metadata at capture: an app that later
+    changes the dict in place (a docstore updating a time) does not rewrite the record."""
+    meta = {"updated_at": "2024-01-01", "group": "refunds"}
+    rec = Recorder(metadata=True)
+    rec.record("refund policy?", [Hit("policy-2024", 1.0, metadata=meta)], query_id="q1")
+    meta["updated_at"] = "2026-01-01"
+    assert rec.doc_metadata() == {"policy-2024": {"updated_at": "2024-01-01", "group": "refunds"}}
+    with pytest.raises(InputError, match=r"Recorder\(metadata=True\)"):
+        Recorder().doc_metadata()

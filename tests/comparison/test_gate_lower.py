@@ -318,3 +318,21 @@ def test_the_command_line_gates_outdated_with_a_ceiling(tmp_path, capsys, table)
     assert main(["gate", str(qrels), better, *args, "--floor", "outdated@10=0.5"]) == 2
     assert "--ceiling outdated@10=0.5" in capsys.readouterr().err
     assert main(["gate", str(qrels), better, *args, "--ceiling", "0.5"]) == 2
+
+
+def test_a_baseline_judged_against_another_versions_table_or_time_is_named(base, table):
+    """The baseline records the versions table and the as-of times: a run judged against a
+    table with one newer version, or as of another time, would read a rise of outdated@10
+    that no retriever made; it is an error naming what differs."""
+    records = [{"doc_id": d, "group": table.group_ids[g], "valid_from": "2020-01-01"
+                if d.startswith("o") else "2025-01-01"}
+               for d, g in zip(table.doc_ids, table.group)]  # fmt: skip
+    assert versions_table().digest() == table.digest()  # the same table, built again
+    records.append({"doc_id": "n0-0", "group": "g0-0", "valid_from": "2026-01-01"})
+    newer = ranklens.Versions.from_records(records)
+    run = stale_run(0.2, 1)
+    with pytest.raises(InputError, match="the document versions table differs"):
+        _gate(base, run, newer)
+    with pytest.raises(InputError, match="the as-of time is given for the run only"):
+        _gate(base, run, table, as_of="2024-06-01")
+    assert _gate(base, run, table).verdicts[0].status == "pass"  # the same table and time

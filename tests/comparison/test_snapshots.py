@@ -181,3 +181,4 @@ def test_the_command_line_gives_what_the_api_gives(tmp_path, capsys):
     missing = [a.replace("2025-dense.txt", "nowhere.txt") for a in argv]
     assert "nowhere.txt' does not exist" in error(missing)
     assert "no snapshot is named '2026'" in error([*argv, "--corpus", f"2026={file}"])
+    assert "is given twice" in error([*argv, "--corpus", f"2025={file}"])

@@ -104,6 +104,8 @@ def test_the_t_plus_plan_gives_its_power_in_a_simulation(mean, sd, target, above
     power = float(np.mean(lo > target) if above else np.mean(hi < target))
     assert 0.74 <= power <= 0.86, (n, power)
     x = x[: n - 1]  # one query fewer falls short of the planned power less often than not
+    tiny = graded_queries(0.5, 3e-5, ALPHA, 0.8, "t+", mean=0.50003, above=True)
+    assert tiny is not None and tiny > 10**9  # very many, never "no number of queries"
     lo, hi, _ = mean_bounds(x, ALPHA, "t+")
     assert float(np.mean(lo > target) if above else np.mean(hi < target)) < power + 0.02
 

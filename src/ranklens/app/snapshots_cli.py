@@ -115,6 +115,8 @@ def snapshot_corpora(items: list[str], names: list[str]) -> dict[str, Any] | Non
             raise InputError(
                 f"--corpus {item!r}: no snapshot is named {name!r} (snapshots: {', '.join(names)})"
             )
+        if name in out:
+            raise InputError(f"--corpus {name}=... is given twice: give each snapshot's once")
         p = Path(path)
         if not p.exists():
             raise InputError(f"--corpus {item!r}: {path} does not exist")

@@ -191,14 +191,14 @@ class Recorder(RecordedRetrievals):
         needs = self.needs
         if convert is not None:
             return [convert(h, needs) for h in hits]
-        meta = "metadata" in needs
+        meta = "metadata" in needs  # copied as it stands now: the app may change it later
         try:
-            return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None,
+            return [(h.id, h.score, h.text, h.parent, dict(h.metadata) if meta else None,
                      (h.start, h.end)) for h in hits]  # fmt: skip
         except AttributeError:  # plain ids, (id, score) pairs or dicts, as the runner takes
             hits = [h if isinstance(h, Hit) else coerce_hit(h, "recorded", i + 1)
                     for i, h in enumerate(hits)]  # fmt: skip
-            return [(h.id, h.score, h.text, h.parent, h.metadata if meta else None,
+            return [(h.id, h.score, h.text, h.parent, dict(h.metadata) if meta else None,
                      (h.start, h.end)) for h in hits]  # fmt: skip
 
     def _append(self, raw: tuple) -> None:

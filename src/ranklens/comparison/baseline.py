@@ -15,9 +15,22 @@ from ..model.spans import SpanLabels
 from .report import Report
 
 
-def fingerprint(qrels: Qrels, report: Report) -> dict[str, Any]:
+def fingerprint(
+    qrels: Qrels, report: Report, judged: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """What a baseline must share with a gated run: hashes of the query ids and of the
-    labels, the metric names and the judging options."""
+    labels, the metric names and the judging options; with ``judged`` (the judging
+    keywords), hashes of the document versions table and the as-of times, which change
+    what is outdated without changing a label."""
+    judged = judged or {}
+    versions, as_of = judged.get("versions"), judged.get("as_of")
+    extra: dict[str, Any] = {}
+    if versions is not None and hasattr(versions, "digest"):
+        extra["versions"] = versions.digest()
+    if as_of is not None:
+        items = sorted((str(k), str(v)) for k, v in as_of.items()) if isinstance(
+            as_of, Mapping) else [("*", str(as_of))]  # fmt: skip
+        extra["as_of"] = _digest([f"{k}\t{v}" for k, v in items])
     spans = isinstance(qrels, SpanLabels)
     if spans:  # each span's place and, when the texts are known, its evidence text
         rows = sorted(
@@ -40,6 +53,7 @@ def fingerprint(qrels: Qrels, report: Report) -> dict[str, Any]:
         **({"spans": True} if spans else {}),
         "metrics": list(report.metrics),
         "options": {"convention": report.metadata.get("convention"), **_opts(report)},
+        **extra,
     }
 
 
@@ -79,6 +93,13 @@ def check_fingerprint(
             if now.get("spans")
             else "the labels (qrels) differ"
         )
+    for key, what in (("versions", "the document versions table"), ("as_of", "the as-of time")):
+        if saved.get(key) != now.get(key):
+            where = "baseline" if saved.get(key) is not None else "run"
+            changes.append(
+                f"{what} differs" if saved.get(key) is not None and now.get(key) is not None
+                else f"{what} is given for the {where} only"
+            )  # fmt: skip
     if saved.get("options") != now["options"]:
         changes.append(f"options: baseline {saved.get('options')}, now {now['options']}")
     if changes:

@@ -224,10 +224,8 @@ def graded_queries(
         return spare >= float(student.ppf(power, k - 1)) * sd / math.sqrt(k)
 
     lo, hi = max(n, 2), max(n, 2)
-    while not enough(hi):
+    while not enough(hi):  # it holds for every n large enough when gap > 0
         lo, hi = hi + 1, hi * 2
-        if hi > 10**9:
-            return None
     while lo < hi:  # the least k in [lo, hi] that is enough
         mid = (lo + hi) // 2
         if enough(mid):

@@ -238,7 +238,7 @@ def gate(
         found = found_evidence(qrels, coerce_run(the_run), k, level, rule, report.query_ids)
     else:
         found = found_relevant(qrels, Run.coerce(the_run), k, level) if _is_run(the_run) else {}
-    print_now = fingerprint(qrels, report)
+    print_now = fingerprint(qrels, report, judge_options)
     settings = {
         "test": stats.test_name(test),
         "alpha": alpha,

@@ -159,6 +159,20 @@ class Versions:
         return from_metadata(cls, data, **fields)
 
     # ------------------------------------------------------------------ lookups
+    def digest(self) -> str:
+        """A short hash of everything judging reads from the table (each document's group,
+        times, successor and place in a chain, and ``unlisted``): a gate baseline records
+        it, so a run judged against another table is named, never compared."""
+        import hashlib
+
+        h = hashlib.sha256(self.unlisted.encode())
+        for d, g, a, b, s, p, c in zip(self.doc_ids, self.group_ids[self.group],
+                                       self.valid_from, self.superseded_at, self.superseded,
+                                       self.placed, self.chained):  # fmt: skip
+            h.update(f"{d}\t{g}\t{a!r}\t{b!r}\t{bool(s)}{bool(p)}{bool(c)}\n".encode(
+                "utf-8", "surrogatepass"))  # fmt: skip
+        return h.hexdigest()[:16]
+
     def __len__(self) -> int:
         return len(self.doc_ids)
 
