@@ -38,26 +38,6 @@ def shared_fixture():
 
 
 @pytest.fixture(scope="session")
-def local_ray():
-    """One local Ray (``ray.init(num_cpus=2)``) for the whole session, shared by every test
-    that runs on Ray: starting it costs about ten seconds, and six modules need it. The
-    runner's Ray backend kills its actors when done, so none holds a CPU for the next."""
-    ray = pytest.importorskip("ray")
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 ignore_reinit_error=True)  # fmt: skip
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    # Ray Data's default hash shuffle starts aggregator actors: 20-30 s per Dataset grouped
-    # on 2 CPUs, against 10-17 s sort-based; ranklens calls groupby the same way under both
-    from ray.data.context import ShuffleStrategy
-
-    context.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="session")
 def cranfield():
     """Cranfield (BEIR layout, graded): 1400 documents, 225 queries."""
     from ranklens import read_dataset

@@ -18,7 +18,7 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")  # before ray is imp
 ray = pytest.importorskip("ray")
 
 
-def test_a_yaml_pipeline_loaded_in_each_actor(tmp_path, local_ray):
+def test_a_yaml_pipeline_loaded_in_each_actor(tmp_path):
     dataset = load()
     store = InMemoryDocumentStore(index="ranklens-demo")
     store.write_documents([Document(id=d, content=v["title"] + " " + v["text"])
@@ -42,8 +42,12 @@ def test_a_yaml_pipeline_loaded_in_each_actor(tmp_path, local_ray):
     queries = dict(list(dataset.queries.items())[:40])
     local = ranklens.run_retriever(factory(), queries, k=10, progress=False)
     assert all(r.doc_ids for r in local.records)  # the YAML's store holds the documents
-    on_ray = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
-                          actors=2, k=10)  # fmt: skip
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    try:
+        on_ray = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
+                              actors=2, k=10)  # fmt: skip
+    finally:
+        ray.shutdown()
     assert not on_ray.failed
     # this process's shared index was written twice (the store, then load_from_disk), which
     # moves Haystack's BM25 statistics in the last bits: same documents, scores to 1e-12

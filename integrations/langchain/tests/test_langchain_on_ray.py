@@ -25,12 +25,16 @@ def build_retriever():
     return BM25sRetriever.from_documents(docs, k=10)
 
 
-def test_a_retriever_built_by_a_function_in_each_actor(tmp_path, local_ray):
+def test_a_retriever_built_by_a_function_in_each_actor(tmp_path):
     queries = dict(list(load().queries.items())[:40])
     local = ranklens.run_retriever(build_retriever(), queries, k=10, progress=False)
-    on_ray = ranklens.run_retriever(
-        None, queries, backend="ray", retriever_factory=build_retriever, actors=2, k=10
-    )
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    try:
+        on_ray = ranklens.run_retriever(
+            None, queries, backend="ray", retriever_factory=build_retriever, actors=2, k=10
+        )
+    finally:
+        ray.shutdown()
     assert not on_ray.failed and on_ray.info["actors"] == 2
     assert [(r.query_id, r.doc_ids, r.scores) for r in on_ray.records] == [
         (r.query_id, r.doc_ids, r.scores) for r in local.records

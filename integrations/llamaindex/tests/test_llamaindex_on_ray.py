@@ -17,7 +17,7 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")  # before ray is imp
 ray = pytest.importorskip("ray")
 
 
-def test_a_persisted_index_loaded_in_each_actor(tmp_path, local_ray):
+def test_a_persisted_index_loaded_in_each_actor(tmp_path):
     dataset = load()
     nodes = [TextNode(id_=d, text=v["title"] + " " + v["text"]) for d, v in dataset.corpus.items()]
     folder = str(tmp_path / "bm25")
@@ -30,8 +30,12 @@ def test_a_persisted_index_loaded_in_each_actor(tmp_path, local_ray):
 
     queries = dict(list(dataset.queries.items())[:40])
     local = ranklens.run_retriever(factory(), queries, k=10, progress=False)
-    on_ray = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
-                          actors=2, k=10, cache=tmp_path / "logs")  # fmt: skip
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    try:
+        on_ray = ranklens.run_retriever(None, queries, backend="ray", retriever_factory=factory,
+                              actors=2, k=10, cache=tmp_path / "logs")  # fmt: skip
+    finally:
+        ray.shutdown()
     assert not on_ray.failed and on_ray.info["backend"] == "ray"
     assert [(r.query_id, r.doc_ids, r.scores) for r in on_ray.records] == [
         (r.query_id, r.doc_ids, r.scores) for r in local.records

@@ -87,7 +87,7 @@ def run_on_ray(
     if actors < 1 or max_restarts < 0:
         raise InputError(f"actors must be >= 1 and max_restarts >= 0, got {actors}, {max_restarts}")
     ray = connect(address, max(int(actors * num_cpus), 1))
-    folder = Path(cache) if cache is not None else None
+    folder = Path(cache).resolve() if cache is not None else None  # an actor's cwd is Ray's
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
     n = max(1, min(shards or 4 * actors, len(items)))

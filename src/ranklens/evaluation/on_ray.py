@@ -86,7 +86,8 @@ def evaluate_on_ray(
     p = plan(qrels, metrics, files, memory, options, version, judge_options)
     ref = ray.put(p)
     task = ray.remote(num_cpus=cpus_per_task, max_retries=2)(_score_file)
-    futures = {task.remote(ref, str(f), fmt): f for f in files}
+    # absolute: a task runs in the working directory Ray was started in, not the caller's
+    futures = {task.remote(ref, str(f.resolve()), fmt): f for f in files}
     parts: dict[Path, Partial] = {}
     with ByteProgress(sum(f.stat().st_size for f in files), path.name, progress) as bar:
         waiting = list(futures)

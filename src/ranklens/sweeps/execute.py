@@ -89,7 +89,7 @@ class Folder:
     ``path`` is None)."""
 
     def __init__(self, path: str | Path | None):
-        self.path = Path(path) if path is not None else None
+        self.path = Path(path).resolve() if path is not None else None  # Ray workers' cwd differs
         self.events: list[dict[str, Any]] = []
         if self.path is not None:
             self.path.mkdir(parents=True, exist_ok=True)
