@@ -37,6 +37,17 @@ def shared_fixture():
     return shared
 
 
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray (``ray.init(num_cpus=2)``) for one test module, shut down after it: each
+    module starts its own in the directory the tests run from, as a reader's script does."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             ignore_reinit_error=True)  # fmt: skip
+    yield ray
+    ray.shutdown()
+
+
 @pytest.fixture(scope="session")
 def cranfield():
     """Cranfield (BEIR layout, graded): 1400 documents, 225 queries."""

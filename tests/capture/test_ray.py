@@ -15,14 +15,6 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             ignore_reinit_error=True)  # fmt: skip
-    yield
-    ray.shutdown()
-
-
 def demo_queries(n: int = 60) -> dict[str, str]:
     from ranklens.app.demo_data import load
 

@@ -24,9 +24,8 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 
 @pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             ignore_reinit_error=True)  # fmt: skip
+def local_ray(local_ray):
+    """The conftest's Ray, its Ray Data quiet and shuffling sort-based."""
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     # Ray Data's default hash shuffle starts aggregator actors: 20-30 s per Dataset grouped
@@ -34,8 +33,7 @@ def local_ray():
     from ray.data.context import ShuffleStrategy
 
     context.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED
-    yield
-    ray.shutdown()
+    yield local_ray
 
 
 def shard(lines, folder: Path, fmt: str, n=4, by_query=True):

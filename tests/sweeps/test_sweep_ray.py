@@ -21,15 +21,6 @@ MEASURED = {"p50", "p95", "p99", "cpu_p50", "build_s", "factory_s", "pareto", "l
 """Row fields that are timings (or the log's path): equal only by chance across backends."""
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    """A local Ray for this module (tests/capture/test_ray.py starts its own the same way)."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             ignore_reinit_error=True)  # fmt: skip
-    yield
-    ray.shutdown()
-
-
 def overlap() -> Any:
     """``build(field)``: word overlap over the demo passages' ``field``, returning ``top_k
     -> retriever``, an adapter that reports its index (every passage). Made inside a
