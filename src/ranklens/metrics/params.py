@@ -21,57 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..declared import Range
 from ..errors import MetricNameError, suggest
-
-_CLOSED = ("both", "left", "right", "neither")
-
-
-@dataclass(frozen=True)
-class Range:
-    """The values a numeric parameter may take: ``low`` to ``high`` (``None``: unbounded),
-    each end included as ``closed`` says (``"both"``, ``"left"``, ``"right"`` or
-    ``"neither"``), as scikit-learn's ``Interval``.
-
-    >>> str(Range(0, 1, "neither")), str(Range(0, None)), 0.5 in Range(0, 1)
-    ('(0, 1)', '>= 0', True)
-    """
-
-    low: float | None = None
-    high: float | None = None
-    closed: str = "both"
-
-    def __post_init__(self) -> None:
-        if self.closed not in _CLOSED:
-            raise ValueError(f"closed must be one of {', '.join(_CLOSED)}, got {self.closed!r}")
-
-    def __contains__(self, value: object) -> bool:
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
-            return False
-        left = self.closed in ("both", "left")
-        right = self.closed in ("both", "right")
-        if self.low is not None and not (value >= self.low if left else value > self.low):
-            return False
-        return self.high is None or (value <= self.high if right else value < self.high)
-
-    def __str__(self) -> str:
-        lo, hi = (_num(x) if x is not None else None for x in (self.low, self.high))
-        left = self.closed in ("both", "left")
-        right = self.closed in ("both", "right")
-        if lo is not None and hi is not None:
-            return f"{'[' if left else '('}{lo}, {hi}{']' if right else ')'}"
-        if lo is not None:
-            return f"{'>=' if left else '>'} {lo}"
-        if hi is not None:
-            return f"{'<=' if right else '<'} {hi}"
-        return "any"
-
-    def sample(self, fraction: float) -> float:
-        """A value inside the range at ``fraction`` (0 to 1) of the way from its low end
-        (a bounded stand-in on an unbounded side); for tests that walk every range."""
-        lo = self.low if self.low is not None else (self.high or 0) - 10.0
-        hi = self.high if self.high is not None else lo + 10.0
-        inner = min(max(fraction, 1e-3), 1 - 1e-3)
-        return lo + (hi - lo) * inner
 
 
 def _num(x: float) -> str:

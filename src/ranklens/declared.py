@@ -1,0 +1,583 @@
+"""Every public parameter declared once: its kind, the values it may take, its default and a
+one-line description. Validation and its message, the command line's ``--help`` and value
+parsing, TOML keys, the docstrings' parameter lines and ``docs/parameters.md`` are all
+derived from the declaration, so they cannot disagree (scikit-learn's
+``_param_validation``; ir_measures' typed measure parameters; the metric parameters of
+:mod:`ranklens.metrics.params` are the same idea inside metric names).
+
+An entry point declares a table and checks its calls with it::
+
+    SWEEP = declare("sweep", {
+        "folds": count(5, Range(2, None), "cross-validation folds for the held-out value"),
+        "cost": number(None, Range(0, None), "what one query costs", none=True),
+    })
+
+    @SWEEP.checks
+    def sweep(dataset, grid, *, folds=5, cost=None): ...
+
+A value outside its declaration is a :class:`ParameterError` (an :class:`InputError` and a
+``TypeError``, as scikit-learn's ``InvalidParameterError``) naming the entry point, the
+parameter, what is allowed and what was received. NaN and infinities are refused by every
+number unless it says otherwise; a string where a list is expected is refused, never
+iterated; a whole number must be whole (``2.5`` is refused, ``True`` is not a number).
+
+>>> from ranklens.declared import Range, count, declare
+>>> T = declare("doctest_example", {"folds": count(5, Range(2, None), "folds")})
+>>> T.check({"folds": 1})
+Traceback (most recent call last):
+...
+ranklens.declared.ParameterError: doctest_example: folds must be a whole number >= 2 (folds), got 1
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import numbers
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from .errors import InputError, closest
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_CLOSED = ("both", "left", "right", "neither")
+
+
+class ParameterError(InputError, TypeError):
+    """A parameter given a value its declaration does not allow: names the entry point, the
+    parameter, what it takes and what it got (a ``ValueError`` and a ``TypeError``)."""
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values a number may take: ``low`` to ``high`` (``None``: unbounded), each end
+    included as ``closed`` says (``"both"``, ``"left"``, ``"right"`` or ``"neither"``), as
+    scikit-learn's ``Interval``.
+
+    >>> str(Range(0, 1, "neither")), str(Range(0, None)), 0.5 in Range(0, 1)
+    ('(0, 1)', '>= 0', True)
+    """
+
+    low: float | None = None
+    high: float | None = None
+    closed: str = "both"
+
+    def __post_init__(self) -> None:
+        if self.closed not in _CLOSED:
+            raise ValueError(f"closed must be one of {', '.join(_CLOSED)}, got {self.closed!r}")
+
+    def __contains__(self, value: object) -> bool:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+            return False
+        left = self.closed in ("both", "left")
+        right = self.closed in ("both", "right")
+        if self.low is not None and not (value >= self.low if left else value > self.low):
+            return False
+        return self.high is None or (value <= self.high if right else value < self.high)
+
+    def __str__(self) -> str:
+        lo, hi = (f"{x:g}" if x is not None else None for x in (self.low, self.high))
+        left = self.closed in ("both", "left")
+        right = self.closed in ("both", "right")
+        if lo is not None and hi is not None:
+            return f"{'[' if left else '('}{lo}, {hi}{']' if right else ')'}"
+        if lo is not None:
+            return f"{'>=' if left else '>'} {lo}"
+        if hi is not None:
+            return f"{'<=' if right else '<'} {hi}"
+        return "any"
+
+    def outside(self) -> list[float]:
+        """Finite values just outside the range (for tests that walk every declaration)."""
+        out: list[float] = []
+        if self.low is not None:
+            out.append(self.low - 1 if self.closed in ("both", "left") else self.low)
+        if self.high is not None:
+            out.append(self.high + 1 if self.closed in ("both", "right") else self.high)
+        return out
+
+    def sample(self, fraction: float) -> float:
+        """A value inside the range at ``fraction`` (0 to 1) of the way from its low end
+        (a bounded stand-in on an unbounded side); for tests that walk every range."""
+        lo = self.low if self.low is not None else (self.high or 0) - 10.0
+        hi = self.high if self.high is not None else lo + 10.0
+        inner = min(max(fraction, 1e-3), 1 - 1e-3)
+        return lo + (hi - lo) * inner
+
+
+KINDS = ("number", "count", "flag", "choice", "text", "names", "mapping", "callable", "path",
+         "data")  # fmt: skip
+"""What a declared parameter holds: a real number, a whole number, a boolean, one of named
+choices, a text, a list of texts (metric names, parameter names), a mapping, a callable, a
+file or folder, or data (labels, runs, datasets: checked by the readers, declared here for
+the documentation only)."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One declared parameter. ``kind``: one of :data:`KINDS`; ``default``: its default (for
+    the documentation; the function's own default is what runs); ``range``: a number's
+    :class:`Range`; ``choices``: the words a ``choice`` takes; ``none``: ``None`` is allowed
+    (meaning what ``description`` says); ``single``: a ``names`` option also takes one text
+    as a list of one (never iterated by character); ``empty``: an empty text or list is
+    allowed; ``also``: another declaration a value may satisfy instead (a number or a
+    mapping of metric to number, say); ``check``/``rule``: a last predicate and its words
+    (``rule`` is said in the message, ``"at most high"``); ``flag``: the command line's
+    spelling when it is not ``--name-with-dashes``."""
+
+    kind: str
+    default: Any = None
+    description: str = ""
+    range: Range | None = None
+    choices: tuple[str, ...] = ()
+    none: bool = False
+    single: bool = False
+    empty: bool = False
+    also: Option | None = None
+    check: Callable[[Any], bool] | None = None
+    rule: str = ""
+    flag: str | None = None
+    values: Option | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+
+    # -- words -------------------------------------------------------------------------
+    def allowed(self) -> str:
+        """What the parameter takes, in words: ``"a whole number >= 2"``."""
+        words = self._own_words()
+        if self.also is not None:
+            words += " or " + self.also.allowed()
+        if self.none:
+            words += " or None"
+        return words
+
+    def _own_words(self) -> str:
+        k = self.kind
+        if k in ("number", "count"):
+            kind = "a whole number" if k == "count" else "a finite number"
+            if self.range is not None and str(self.range) != "any":
+                shown = str(self.range)
+                kind = f"{kind} {'in ' if shown[0] in '[(' else ''}{shown}"
+            return kind + (f", {self.rule}" if self.rule else "")
+        if k == "flag":
+            return "True or False"
+        if k == "choice":
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if k == "text":
+            return "a text" if self.empty else "a non-empty text"
+        if k == "names":
+            what = "a list of texts" if self.empty else "a non-empty list of texts"
+            return what + (" (or one text)" if self.single else "")
+        if k == "mapping":
+            inner = f" of {self.values._own_words()}" if self.values is not None else ""
+            return ("a mapping" if self.empty else "a non-empty mapping") + inner
+        if k == "callable":
+            return "a callable"
+        if k == "path":
+            return "a path (str or os.PathLike)"
+        return "data (see the description)"
+
+    def summary(self, name: str) -> str:
+        """One line for docstrings, ``--help`` and the reference."""
+        text = f"{name}: {self.allowed()}"
+        if self.default is not None and self.kind != "data":
+            text += f", default {shown(self.default)}"
+        return text + (f": {self.description}" if self.description else "")
+
+    # -- checking ----------------------------------------------------------------------
+    def validate(self, value: Any, name: str, where: str) -> Any:
+        """``value`` (normalised: a number as float/int, a lone text as a list of one where
+        ``single``) if the declaration allows it, else a :class:`ParameterError`."""
+        if value is None and self.none:
+            return None
+        ok, out = self._accepts(value)
+        if not ok and self.also is not None:
+            ok, out = self.also._accepts(value)
+        if not ok:
+            raise self.refuse(name, value, where)
+        return out
+
+    def refuse(self, name: str, got: Any, where: str, hint: str = "") -> ParameterError:
+        about = f" ({self.description})" if self.description else ""
+        if not hint and self.kind == "choice" and isinstance(got, str):
+            near = closest(got, self.choices)
+            hint = f"; did you mean {near!r}?" if near else ""
+        return ParameterError(
+            f"{where}: {name} must be {self.allowed()}{about}, got {shown(got)}{hint}"
+        )
+
+    def _accepts(self, value: Any) -> tuple[bool, Any]:
+        k = self.kind
+        if k in ("number", "count"):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                return False, None
+            x = float(value)
+            if not math.isfinite(x):
+                return False, None
+            if k == "count":
+                if not x.is_integer():
+                    return False, None
+                x = int(x)  # type: ignore[assignment]
+            if self.range is not None and x not in self.range:
+                return False, None
+            if self.check is not None and not self.check(x):
+                return False, None
+            return True, x
+        if k == "flag":
+            if isinstance(value, bool) or type(value).__name__ == "bool_":
+                return True, bool(value)
+            return False, None
+        if k == "choice":
+            if isinstance(value, str) and value in self.choices:
+                return True, value
+            return False, None
+        if k == "text":
+            if isinstance(value, str) and (self.empty or value.strip()):
+                return True, value
+            return False, None
+        if k == "names":
+            if isinstance(value, str):
+                if self.single and value.strip():
+                    return True, [value]
+                return False, None
+            if not isinstance(value, Iterable) or isinstance(value, (bytes, Mapping)):
+                return False, None
+            items = list(value)
+            if not items and not self.empty:
+                return False, None
+            if not all(isinstance(i, str) and i.strip() for i in items):
+                return False, None
+            return (self.check is None or self.check(items)), items
+        if k == "mapping":
+            if not isinstance(value, Mapping) or (not value and not self.empty):
+                return False, None
+            if self.values is not None:
+                out = {}
+                for key, v in value.items():
+                    ok, out[key] = self.values._accepts(v)
+                    if not ok:
+                        return False, None
+                return True, out
+            return True, value
+        if k == "callable":
+            return callable(value), value
+        if k == "path":
+            if isinstance(value, (str, os.PathLike)) and str(os.fspath(value)).strip():
+                return True, value
+            return False, None
+        return True, value  # data: the readers check it
+
+    def parse(self, raw: str, name: str, where: str) -> Any:
+        """The value of a command-line or environment text ``raw``, checked."""
+        k = self.kind
+        if self.none and raw.strip().lower() == "none":
+            return None
+        if k in ("number", "count"):
+            try:
+                value: Any = float(raw)
+            except ValueError:
+                if self.also is not None:
+                    return self.validate(raw, name, where)
+                raise self.refuse(name, raw, where) from None
+            if k == "count" and value.is_integer():
+                value = int(value)
+            return self.validate(value, name, where)
+        if k == "flag":
+            low = raw.strip().lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise self.refuse(name, raw, where)
+        if k == "names":
+            return self.validate([p for p in raw.split(",")], name, where)
+        return self.validate(raw, name, where)
+
+    # -- for tests that walk every declaration ----------------------------------------
+    def bad_values(self) -> list[Any]:
+        """Values the declaration must refuse: the wrong type, NaN, infinities, outside the
+        range, empty, a lone text where a list is expected."""
+        k = self.kind
+        out: list[Any] = []
+        if k in ("number", "count"):
+            out = ["1", float("nan"), float("inf"), float("-inf"), True, [1]]
+            if k == "count":
+                out.append(2.5)
+            if self.range is not None:
+                out += self.range.outside()
+        elif k == "flag":
+            out = ["yes", 2, None]
+        elif k == "choice":
+            out = ["no-such-choice", 1, [self.choices[0]] if self.choices else []]
+        elif k == "text":
+            out = [1, ["a"]] + ([] if self.empty else ["", "   "])
+        elif k == "names":
+            out = [1, [1]] + ([] if self.single else ["abc"]) + ([] if self.empty else [[]])
+        elif k == "mapping":
+            out = [1, "a", ["a"]] + ([] if self.empty else [{}])
+        elif k == "callable":
+            out = [1, "f"]
+        elif k == "path":
+            out = [1, ""]
+        if self.none:
+            out = [v for v in out if v is not None]
+        refused = []
+        for v in out:
+            try:
+                self.validate(v, "x", "probe")
+            except ParameterError:
+                refused.append(v)
+        return refused
+
+
+def shown(value: Any) -> str:
+    """A value as a message shows it: ``'abc'``, ``1``, ``nan``, ``True``."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, float):
+        exact = math.isfinite(value) and float(f"{value:g}") == value
+        return f"{value:g}" if exact else repr(value)
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# -- constructors, one per kind ---------------------------------------------------------
+def number(default: float | None, range: Range | None = None, description: str = "",
+           **more: Any) -> Option:  # fmt: skip
+    """A finite real number (NaN and infinities refused), within ``range`` if given."""
+    return Option("number", default, description, range=range, **more)
+
+
+def count(default: int | None, range: Range | None = None, description: str = "",
+          **more: Any) -> Option:  # fmt: skip
+    """A whole number (``2.5`` and ``True`` refused), within ``range`` if given."""
+    return Option("count", default, description, range=range, **more)
+
+
+def flag(default: bool | None, description: str = "", **more: Any) -> Option:
+    """True or False (``"yes"``, ``1`` refused: a misspelled switch is never read as false)."""
+    return Option("flag", default, description, **more)
+
+
+def choice(default: str | None, choices: Sequence[str], description: str = "",
+           **more: Any) -> Option:  # fmt: skip
+    """One of ``choices`` (a misspelling names the closest)."""
+    return Option("choice", default, description, choices=tuple(choices), **more)
+
+
+def text(default: str | None, description: str = "", **more: Any) -> Option:
+    """A text (non-empty unless ``empty=True``)."""
+    return Option("text", default, description, **more)
+
+
+def names(default: Any, description: str = "", **more: Any) -> Option:
+    """A list of texts; a lone text is refused unless ``single=True`` (then a list of one)."""
+    return Option("names", default, description, **more)
+
+
+def mapping(default: Any, description: str = "", **more: Any) -> Option:
+    """A mapping (non-empty unless ``empty=True``); ``values=``: the declaration of its values."""
+    return Option("mapping", default, description, **more)
+
+
+def function(description: str = "", **more: Any) -> Option:
+    """A callable."""
+    return Option("callable", None, description, **more)
+
+
+def path(default: Any = None, description: str = "", **more: Any) -> Option:
+    """A file or folder: a non-empty str or ``os.PathLike``."""
+    return Option("path", default, description, **more)
+
+
+def data(description: str = "", **more: Any) -> Option:
+    """Data checked by the readers (labels, runs, a dataset): declared for the docs only."""
+    return Option("data", None, description, **more)
+
+
+PROBABILITY = Range(0, 1)
+LEVEL = Range(0, 1, "neither")
+POSITIVE = Range(0, None, "neither")
+NONNEGATIVE = Range(0, None)
+AT_LEAST_ONE = Range(1, None)
+
+
+# -- tables -------------------------------------------------------------------------------
+DECLARED: dict[str, Declared] = {}
+"""Every declared entry point by name: what the common test, the docs' parameter reference
+and ``ranklens explain`` walk."""
+
+
+@dataclass
+class Declared:
+    """The declared parameters of one entry point (a function, a class, a command or a
+    file format). ``check(values)`` validates a dict of values; ``checks`` decorates a
+    function so that every call is validated before any work; ``add_argument`` builds a
+    command-line flag from a declaration; ``reference()`` is its part of the docs."""
+
+    where: str
+    options: dict[str, Option]
+    doc: str = ""
+    target: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        DECLARED[self.where] = self
+
+    def __getitem__(self, name: str) -> Option:
+        return self.options[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.options
+
+    def check(self, values: Mapping[str, Any], where: str | None = None,
+              unknown: str = "refuse") -> dict[str, Any]:  # fmt: skip
+        """``values`` checked and normalised; a name not declared is refused with the
+        closest (``unknown="refuse"``) or passed through (``"keep"``)."""
+        at = where or self.where
+        out: dict[str, Any] = {}
+        for name, value in values.items():
+            option = self.options.get(name)
+            if option is None:
+                if unknown == "keep":
+                    out[name] = value
+                    continue
+                near = closest(name, self.options)
+                hint = f"; did you mean {near!r}?" if near else ""
+                raise ParameterError(
+                    f"{at}: no parameter {name!r}{hint} (it takes: {', '.join(self.options)})"
+                )
+            out[name] = option.validate(value, name, at)
+        return out
+
+    def value(self, name: str, value: Any, where: str | None = None) -> Any:
+        """One value checked: ``SWEEP.value("folds", folds)``."""
+        return self.options[name].validate(value, name, where or self.where)
+
+    def checks(self, fn: F) -> F:
+        """Decorate ``fn``: each call's declared arguments are checked before it runs (the
+        normalised values are passed on); its docstring gains the declared parameter lines."""
+        sig = inspect.signature(fn)
+        declared = [n for n in sig.parameters if n in self.options]
+        self.target = fn
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                bound = sig.bind_partial(*args, **kwargs)
+            except TypeError:
+                return fn(*args, **kwargs)  # Python's own message for a wrong call
+            for name in declared:
+                if name in bound.arguments and self.options[name].kind != "data":
+                    bound.arguments[name] = self.options[name].validate(
+                        bound.arguments[name], name, self.where
+                    )
+            return fn(*bound.args, **bound.kwargs)
+
+        wrapper.__declared__ = self  # type: ignore[attr-defined]
+        wrapper.__doc__ = (fn.__doc__ or "") + self.doc_lines()
+        return wrapper  # type: ignore[return-value]
+
+    def doc_lines(self) -> str:
+        """The declared parameters as docstring lines."""
+        lines = [f"    {o.summary(n)}" for n, o in self.options.items() if o.kind != "data"]
+        return "\n\n    Declared parameters (checked on every call):\n\n" + "\n".join(lines) + "\n"
+
+    def add_argument(self, parser: Any, name: str, *flags: str, **kwargs: Any) -> Any:
+        """A command-line flag for ``name``: its value parsed and checked by the
+        declaration (argparse says ``argument --folds: ...`` and exits 2), its help the
+        description unless ``help=`` is given."""
+        import argparse
+
+        option = self.options[name]
+        spelled = flags or (option.flag or "--" + name.replace("_", "-"),)
+        where = f"{self.where} {spelled[0]}" if spelled[0].startswith("-") else self.where
+
+        def parse(raw: str) -> Any:
+            try:
+                return option.parse(raw, spelled[0], where)
+            except ParameterError as e:
+                raise argparse.ArgumentTypeError(_after_colon(str(e), where)) from None
+
+        parse.__name__ = option.kind
+        kwargs.setdefault("help", _help(option))
+        if option.kind == "flag" and "action" in kwargs:
+            return parser.add_argument(*spelled, **kwargs)
+        return parser.add_argument(*spelled, type=parse, **kwargs)
+
+    def reference(self) -> str:
+        """This entry point's part of ``docs/parameters.md``."""
+        rows = ["| parameter | takes | default | meaning |", "| --- | --- | --- | --- |"]
+        for n, o in self.options.items():
+            if o.kind == "data":
+                continue
+            default = "" if o.default is None else shown(o.default)
+            rows.append(f"| `{n}` | {o.allowed()} | {default} | {o.description} |")
+        head = f"### `{self.where}`\n\n" + (self.doc + "\n\n" if self.doc else "")
+        return head + "\n".join(rows) + "\n"
+
+
+def _after_colon(message: str, where: str) -> str:
+    prefix = where + ": "
+    return message[len(prefix) :] if message.startswith(prefix) else message
+
+
+def _help(option: Option) -> str:
+    text = option.description or ""
+    extra = option.allowed()
+    default = "" if option.default is None else f"; default {shown(option.default)}"
+    return f"{text} ({extra}{default})".strip().replace("%", "%%")
+
+
+def declare(where: str, options: Mapping[str, Option], doc: str = "") -> Declared:
+    """The table of ``where``'s parameters (registered in :data:`DECLARED`)."""
+    return Declared(where, dict(options), doc)
+
+
+def extend(base: Declared, where: str, **more: Option) -> Declared:
+    """A table that shares ``base``'s declarations and adds (or replaces) some."""
+    return Declared(where, {**base.options, **more}, base.doc)
+
+
+def renamed_option(option: Option, **changes: Any) -> Option:
+    """``option`` with some fields changed (a different default, say)."""
+    return replace(option, **changes)
+
+
+def reference() -> str:
+    """``docs/parameters.md`` as generated from every table (the docs test compares)."""
+    head = (
+        "# Parameters\n\n"
+        "Every public parameter of ranklens, declared once in the code "
+        "(`ranklens.declared`): this page, the checks on every call, the command line's "
+        "`--help` and the TOML keys are generated from the same declarations. A value "
+        "outside what a parameter takes is a `ParameterError` naming the entry point, "
+        "the parameter, what it takes and what it got.\n\n"
+        "<!-- generated by: python -m ranklens.declared > docs/parameters.md -->\n\n"
+    )
+    return head + "\n".join(DECLARED[w].reference() for w in sorted(DECLARED))
+
+
+def load_all() -> dict[str, Declared]:
+    """Every table: each module of ranklens imported (tables register as their module
+    imports; optional extras stay lazy)."""
+    import importlib
+    import pkgutil
+
+    here = os.path.dirname(__file__)
+    for info in pkgutil.walk_packages([here], "ranklens."):
+        if info.name.rpartition(".")[2] not in ("__main__", "moved"):
+            importlib.import_module(info.name)
+    return DECLARED
+
+
+if __name__ == "__main__":  # pragma: no cover - regenerates the docs page
+    import sys
+
+    load_all()
+    sys.stdout.write(reference())
