@@ -22,6 +22,7 @@ SOURCES = sorted(CORE.rglob("*.py")) + sorted(ROOT.glob("integrations/*/src/*/*.
 FLOORS = {
     "errors": 0,
     "declared": 0,
+    "escape": 0,
     "version": 0,
     "plugins": 0,
     "text": 0,
