@@ -501,8 +501,10 @@ class Declared:
         def parse(raw: str) -> Any:
             try:
                 return option.parse(raw, spelled[0], where)
-            except ParameterError as e:
-                raise argparse.ArgumentTypeError(_after_colon(str(e), where)) from None
+            except ParameterError as e:  # argparse says "argument --flag: " before it
+                raise argparse.ArgumentTypeError(
+                    _after_colon(str(e), f"{where}: {spelled[0]} ")
+                ) from None
 
         parse.__name__ = option.kind
         kwargs.setdefault("help", _help(option))
@@ -522,8 +524,7 @@ class Declared:
         return head + "\n".join(rows) + "\n"
 
 
-def _after_colon(message: str, where: str) -> str:
-    prefix = where + ": "
+def _after_colon(message: str, prefix: str) -> str:
     return message[len(prefix) :] if message.startswith(prefix) else message
 
 

@@ -114,11 +114,23 @@ def test_floors_gate_on_the_mean_even_without_a_baseline_rule(baseline):
         baseline,
         METRICS,
         margin=None,
-        floors={"mrr@10": 0.99, "ndcg@10": 0.5},
+        floors={"mrr@10": 0.99, "ndcg@10": 0.5, "recall@5": 0.1},
     )
     status = {v.metric: v.status for v in result.verdicts}
     assert status == {"ndcg@10": "pass", "mrr@10": "fail", "recall@5": "pass"}
     assert "below the floor 0.99" in result.verdicts[1].reason
+    assert {v.metric: v.decided_by for v in result.verdicts}["mrr@10"] == "floor"
+
+
+def test_a_metric_without_any_rule_is_refused_never_passed(baseline):
+    """A metric with neither a margin nor a limit would pass whatever the run did (the
+    command line passed a total regression that way): an error naming it."""
+    with pytest.raises(ranklens.InputError, match=r"recall@5 has no rule.*--margin recall@5=0"):
+        ranklens.gate(labelled_set(200), retrieval(200, 0.6, 1), baseline, METRICS,
+                      margin=None, floors={"mrr@10": 0.99, "ndcg@10": 0.5})  # fmt: skip
+    with pytest.raises(ranklens.InputError, match=r"recall@5 has no rule"):
+        ranklens.gate(labelled_set(200), retrieval(200, 0.6, 1), baseline, METRICS,
+                      margin={"mrr@10": 0.01, "ndcg@10": 0.01})  # fmt: skip
 
 
 def test_a_baseline_of_another_labelled_set_is_refused_naming_what_changed(baseline):

@@ -195,8 +195,8 @@ def test_a_profiles_at_most_targets_gate_as_ceilings(base, table):
     prof = ranklens.Profile("fresh", targets=[
         ranklens.Target("outdated@10", round(value - 0.05, 4), source="rule of thumb", op="<="),
     ])  # fmt: skip
-    r = ranklens.gate(LABELS, run, base, ["current@10"], versions=table, margin=None,
-                      profile=prof)  # fmt: skip
+    r = ranklens.gate(LABELS, run, base, ["current@10"], versions=table,
+                      margin={"current@10": 1.0}, profile=prof)  # fmt: skip
     assert [(v.metric, v.ceiling, v.status) for v in r.verdicts] == [
         ("current@10", None, "pass"), ("outdated@10", round(value - 0.05, 4), "fail")]  # fmt: skip
     wrong = ranklens.Profile("odd", targets=[
@@ -204,8 +204,9 @@ def test_a_profiles_at_most_targets_gate_as_ceilings(base, table):
     with pytest.raises(InputError, match=r"outdated@10 is better lower.*'<='"):
         ranklens.gate(LABELS, run, base, ["current@10"], versions=table, profile=wrong)
     # an explicit ceiling wins over the profile's
-    loose = ranklens.gate(LABELS, run, base, ["current@10"], versions=table, margin=None,
-                          profile=prof, ceilings={"outdated@10": 0.9})  # fmt: skip
+    loose = ranklens.gate(LABELS, run, base, ["current@10"], versions=table,
+                          margin={"current@10": 1.0}, profile=prof,
+                          ceilings={"outdated@10": 0.9})  # fmt: skip
     assert loose.passed and loose.verdicts[1].ceiling == 0.9
 
 

@@ -6,13 +6,15 @@ a Markdown summary to ``$GITHUB_STEP_SUMMARY`` (appended) and ``--summary FILE``
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..comparison.gate import GATE
+from ..declared import ParameterError
 
 PAIRED_TESTS = ("randomization", "t", "bootstrap", "wilcoxon")
 """The paired tests the commands offer (``ranklens.comparison.stats.TESTS``, named here so
@@ -45,9 +47,11 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
         "--margin",
         action="append",
         default=[],
-        metavar="X|METRIC=X",
+        metavar="X|METRIC=X|none",
         help="drop allowed against the baseline (the rise allowed for a metric better lower: "
-        "outdated@k, undated@k, unj@k), for every metric or one (default 0)",
+        "outdated@k, undated@k, unj@k), for every metric or one; default 0 for every metric "
+        "not named; 'none': no margin, the floors and ceilings alone (every metric then "
+        "needs one)",
     )
     g.add_argument(
         "--floor",
@@ -64,19 +68,21 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
         help="greatest mean allowed for METRIC (a metric better lower: outdated@k, undated@k, "
         "unj@k)",
     )
-    g.add_argument(
-        "--floor-confidence",
-        type=float,
+    GATE.add_argument(
+        g,
+        "floor_confidence",
         metavar="LEVEL",
         help="judge each floor and ceiling by one-sided confidence bounds at LEVEL (e.g. 0.95): "
         "pass on its right side with confidence, fail on its wrong side with confidence, "
         "inconclusive between (default: compare the mean with the limit)",
     )
-    g.add_argument(
-        "--floor-method",
+    GATE.add_argument(
+        g,
+        "floor_method",
         default="auto",
-        choices=["auto", "exact", "wilson", "t+", "t", "bootstrap"],
-        help="bound for --floor-confidence (default auto: exact for 0/1 values, t+ otherwise)",
+        metavar="METHOD",
+        help="bound for --floor-confidence: auto, exact, wilson, t+, t or bootstrap (default "
+        "auto: exact for 0/1 values, t+ otherwise)",
     )
     g.add_argument(
         "--profile",
@@ -85,21 +91,14 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
         "(ranklens profiles lists them)",
     )
     g.add_argument("--update-baseline", action="store_true", help="write RUN's report as baseline")
-    g.add_argument(
-        "--test",
-        default="bootstrap",
-        choices=PAIRED_TESTS,
-        help="one-sided paired test (default: bootstrap)",
-    )
-    g.add_argument("--alpha", type=float, default=0.05, help="one-sided level (default 0.05)")
-    g.add_argument(
-        "--inconclusive",
-        choices=["fail", "pass"],
-        default="fail",
-        help="what an inconclusive metric does to the gate (default: fail)",
-    )
-    g.add_argument("--resamples", type=int, default=10_000, metavar="N")
-    g.add_argument("--seed", type=int, default=0)
+    GATE.add_argument(g, "test", default="bootstrap", metavar="TEST",
+                      help="one-sided paired test: " + ", ".join(PAIRED_TESTS)
+                      + " (default: bootstrap)")  # fmt: skip
+    GATE.add_argument(g, "alpha", default=0.05, help="one-sided level (default 0.05)")
+    GATE.add_argument(g, "inconclusive", default="fail", metavar="fail|pass",
+                      help="what an inconclusive metric does (default: fail)")  # fmt: skip
+    GATE.add_argument(g, "n_resamples", "--resamples", default=10_000, metavar="N")
+    GATE.add_argument(g, "seed", default=0, metavar="N")
     g.add_argument("--summary", metavar="FILE", help="also write the Markdown summary here")
     g.add_argument("--mlflow", action="store_true", help="log the result to MLflow")
     g.add_argument("--mlflow-experiment", metavar="NAME", help="MLflow experiment")
@@ -128,7 +127,8 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
 
 
 def _pairs(items: list[str], what: str) -> tuple[float | None, dict[str, float]]:
-    """``X`` (for every metric) and ``METRIC=X`` entries."""
+    """``X`` (for every metric) and ``METRIC=X`` entries, each a finite number (a
+    :class:`ParameterError` naming the flag otherwise)."""
     every: float | None = None
     named: dict[str, float] = {}
     for item in items:
@@ -136,29 +136,50 @@ def _pairs(items: list[str], what: str) -> tuple[float | None, dict[str, float]]
         try:
             x = float(value)
         except ValueError:
-            raise InputError(f"--{what} {item!r}: expected a number or METRIC=NUMBER") from None
+            x = float("nan")
+        if not math.isfinite(x) or (sep and not name.strip()):
+            raise ParameterError(
+                f"ranklens gate: --{what} must be a finite number or METRIC=NUMBER, got {item!r}"
+            )
         if sep:
+            if name.strip() in named:
+                raise ParameterError(f"ranklens gate: --{what} {name.strip()} given twice")
             named[name.strip()] = x
         else:
+            if every is not None:
+                raise ParameterError(f"ranklens gate: --{what} X given twice")
             every = x
     return every, named
+
+
+def gate_margin(items: list[str]) -> Any:
+    """The ``margin=`` that ``--margin`` entries mean, exactly as :func:`ranklens.gate`
+    reads it: none given, 0 for every metric (the function's default); ``X``, X for every
+    metric; ``METRIC=X`` for that metric alone (with ``X`` too, X for the rest: ``"*"``);
+    ``none``, no margin."""
+    if [i.strip().lower() for i in items] == ["none"]:
+        return None
+    if any(i.strip().lower() == "none" for i in items):
+        raise ParameterError("ranklens gate: --margin none takes no other --margin")
+    every, named = _pairs(items, "margin")
+    if not items:
+        return 0.0
+    if not named:
+        return every
+    return {**({"*": every} if every is not None else {}), **named}
 
 
 def cmd_gate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
     from ..comparison import gate
     from ..io import read_dataset
 
-    every, margins = _pairs(args.margin, "margin")
+    margin = gate_margin(args.margin)
     floor_all, floors = _pairs(args.floor, "floor")
     if floor_all is not None:
-        raise InputError("--floor needs METRIC=VALUE")
+        raise ParameterError("ranklens gate: --floor needs METRIC=VALUE")
     ceiling_all, ceilings = _pairs(args.ceiling, "ceiling")
     if ceiling_all is not None:
-        raise InputError("--ceiling needs METRIC=VALUE")
-    margin: Any = margins or None
-    if every is not None or not (margins or floors or ceilings or args.profile):
-        base = 0.0 if every is None else every
-        margin = {**{m: base for m in args.metrics}, **margins}
+        raise ParameterError("ranklens gate: --ceiling needs METRIC=VALUE")
     labels: Any = args.qrels
     if Path(labels).is_dir() or Path(labels).suffix in (".parquet", ".csv", ".tsv"):
         labels = read_dataset(labels)
@@ -176,8 +197,8 @@ def cmd_gate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
         inconclusive=args.inconclusive,
         n_resamples=args.resamples,
         seed=args.seed,
-        **({"floor_confidence": args.floor_confidence} if args.floor_confidence else {}),
-        **({"floor_method": args.floor_method} if args.floor_confidence else {}),
+        floor_confidence=args.floor_confidence,
+        floor_method=args.floor_method,
         **({"profile": args.profile} if args.profile else {}),
         **judge_kwargs,
     )

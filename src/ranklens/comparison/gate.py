@@ -36,6 +36,22 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import (
+    LEVEL,
+    NONNEGATIVE,
+    STATISTICS,
+    ParameterError,
+    choice,
+    count,
+    data,
+    declare,
+    flag,
+    mapping,
+    names,
+    number,
+    path,
+    renamed_option,
+)
 from ..errors import InputError
 from ..io import coerce_qrels, coerce_run
 from ..metrics import parse_metrics
@@ -43,16 +59,60 @@ from ..model import Dataset, Run
 from ..model.spans import SpanLabels
 from . import stats
 from .baseline import check_fingerprint, fingerprint, found_relevant
+from .bounds import METHODS as FLOOR_METHODS
 from .bounds import check_level
 from .compare import compare
 from .evidence import found_evidence
-from .gate_floors import apply_confident_floors, gate_limits, profile_floors, sense
+from .gate_floors import apply_confident_floors, gate_limits, profile_floors, sense, settle
 from .power_analysis import mde, queries_needed
 from .report import Report, load_report
 
 STATUSES = ("pass", "fail", "inconclusive")
 INCONCLUSIVE = ("fail", "pass")
 """What an inconclusive metric does to the gate."""
+
+EVERY = "*"
+"""The key of a margin mapping that stands for every metric not named in it."""
+
+_LIMITS = mapping(
+    None,
+    "{metric: value}; each value within the range of the metric's values",
+    values=number(None),
+    none=True,
+)
+GATE = declare(
+    "gate",
+    {
+        "labels": data("qrels, span labels or a Dataset (anything compare takes)"),
+        "run": data("the run gated: a run, a run file or a runner's result"),
+        "baseline": path(None, "the baseline report (JSON)"),
+        "metrics": names(None, "the gated metrics", single=True),
+        "margin": number(
+            0.0,
+            description="the drop allowed (the rise on a metric better lower) for every "
+            "metric, or {metric: margin} ('*' for every metric not named); None: limits only",
+            none=True,
+            also=mapping(None, values=number(None)),
+        ),
+        "floors": _LIMITS,
+        "ceilings": _LIMITS,
+        "update_baseline": flag(False, "write this run's report as the baseline"),
+        "test": renamed_option(STATISTICS["test"], default="bootstrap"),
+        "alpha": renamed_option(STATISTICS["alpha"], description="one-sided level"),
+        "inconclusive": choice("fail", INCONCLUSIVE, "what an inconclusive metric does"),
+        "n_resamples": STATISTICS["n_resamples"],
+        "seed": STATISTICS["seed"],
+        "show": count(5, NONNEGATIVE, "regressed queries listed per metric"),
+        "floor_confidence": number(
+            None,
+            LEVEL,
+            "judge floors and ceilings by one-sided bounds at this level (None: the mean)",
+            none=True,
+        ),
+        "floor_method": choice("auto", FLOOR_METHODS, "the bound of floor_confidence"),
+        "profile": data("a profile (name or object) whose targets are limits"),
+    },
+)
 
 
 @dataclass
@@ -63,7 +123,10 @@ class Verdict:
     allowed where ``better`` is ``"lower"``; ``floor``, or ``ceiling`` on a metric better
     lower), the Holm-adjusted p-values of the non-inferiority and regression tests, the
     minimum detectable effect ``mde`` over ``n`` queries and the queries ``needed`` to
-    detect the margin, and the ``reason`` in words."""
+    detect the margin, and the ``reason`` in words. ``rules``: each rule applied
+    (``"margin"``, ``"floor"``, ``"ceiling"``) and its own outcome; the status is the
+    worst of them (fail, then inconclusive, then pass) and ``decided_by`` names the rules
+    that gave it."""
 
     metric: str
     status: str
@@ -84,6 +147,8 @@ class Verdict:
     ceiling: float | None = None
     ceiling_check: dict[str, Any] | None = None
     better: str = "higher"
+    rules: dict[str, str] = field(default_factory=dict)
+    decided_by: str = ""
 
 
 @dataclass
@@ -149,6 +214,7 @@ class GateResult:
         return self.to_text()
 
 
+@GATE.checks
 def gate(
     labels: Any,
     run: Any,
@@ -174,7 +240,9 @@ def gate(
     :class:`~ranklens.Dataset` included) against the baseline report at ``baseline``.
 
     ``margin``: the drop allowed, one number for every metric or ``{metric: drop}``
-    (metrics not named get no baseline rule); None gates on the limits only. On a metric
+    (``"*"`` for every metric not named; a metric not named gets no margin); None gates
+    on the limits only. Every gated metric must get a rule (a margin, a floor or a
+    ceiling): one with none is an error naming it, never a silent pass. On a metric
     better lower (``outdated@10``, ``unj@10``: ``ranklens.metrics.lower_is_better``) the
     margin is the rise allowed and the regression tested is a rise.
     ``floors``: ``{metric: least mean}`` for metrics better higher; ``ceilings``:
@@ -193,8 +261,6 @@ def gate(
     ``profile``: a use-case profile whose ``>=`` targets are floors and ``<=`` targets
     ceilings (explicit limits win).
     """
-    if inconclusive not in INCONCLUSIVE:
-        raise InputError(f"inconclusive must be 'fail' or 'pass', got {inconclusive!r}")
     parsed = parse_metrics(metrics)
     names = [m.name for m in parsed]
     if not names:
@@ -203,6 +269,7 @@ def gate(
         names, floors, ceilings = profile_floors(profile, floors, names, ceilings)
     margins = _per_metric(margin, names, "margin")
     limit_of = gate_limits(floors or None, ceilings or None, names)  # {metric: floor/ceiling}
+    _every_metric_has_a_rule(names, margins, limit_of)
     path = str(baseline)
     if not update_baseline and not Path(path).exists():
         raise InputError(f"{path}: no baseline report here; create it with --update-baseline")
@@ -297,15 +364,39 @@ def _is_run(x: Any) -> bool:
 
 
 def _per_metric(value: Any, names: list[str], what: str) -> dict[str, float]:
+    """``{metric: margin}``: one number for every metric, or a mapping whose ``"*"`` stands
+    for every metric it does not name."""
     if value is None:
         return {}
     if isinstance(value, Mapping):
-        parsed = {parse_metrics([m])[0].name: float(v) for m, v in value.items()}
+        rest = value.get(EVERY)
+        parsed = {parse_metrics([m])[0].name: float(v) for m, v in value.items() if m != EVERY}
         unknown = set(parsed) - set(names)
         if unknown:
-            raise InputError(f"{what} for {sorted(unknown)}, which the gate does not measure")
-        return parsed
+            raise ParameterError(
+                f"gate: {what} for {sorted(unknown)}, which the gate does not measure "
+                f"(it measures {', '.join(names)})"
+            )
+        fill = {} if rest is None else {m: float(rest) for m in names}
+        return {**fill, **parsed}
     return {m: float(value) for m in names}
+
+
+def _every_metric_has_a_rule(
+    names: Sequence[str], margins: Mapping[str, float], limits: Mapping[str, float]
+) -> None:
+    """A gated metric with neither a margin nor a floor/ceiling would pass whatever it
+    did: an error naming it and both ways to give it a rule."""
+    bare = [m for m in names if m not in margins and m not in limits]
+    if bare:
+        m = bare[0]
+        s = sense(m)
+        raise ParameterError(
+            f"gate: {', '.join(bare)} {'has' if len(bare) == 1 else 'have'} no rule, so "
+            f"{'it' if len(bare) == 1 else 'they'} would pass whatever the run does: give a "
+            f"margin (margin={{{m!r}: 0.0}}, --margin {m}=0) or a {s.limit} "
+            f"({s.param}={{{m!r}: ...}}, {s.flag} {m}=...)"
+        )
 
 
 def _floor_only(report: Report, m: str, limit: float | None) -> Verdict:
@@ -316,6 +407,9 @@ def _floor_only(report: Report, m: str, limit: float | None) -> Verdict:
     v = Verdict(m, "pass" if ok else "fail", value, report.summary["now"][m]["n"],
                 better=s.better, reason=why if ok else s.limit_reason(value, limit))  # fmt: skip
     setattr(v, s.limit, limit)
+    if limit is not None:
+        v.rules[s.limit] = v.status
+        settle(v)
     return v
 
 
@@ -346,9 +440,10 @@ def _verdicts(report, base, pairs, margins, limit_of, settings) -> list[Verdict]
         setattr(v, s.limit, limit)
         v.delta = value - v.baseline
         reasons = []
-        if limit is not None and s.breaks(value, limit):
-            v.status = "fail"
-            reasons.append(s.limit_reason(value, limit))
+        if limit is not None:
+            v.rules[s.limit] = "fail" if s.breaks(value, limit) else "pass"
+            if v.rules[s.limit] == "fail":
+                reasons.append(s.limit_reason(value, limit))
         if m in margins:
             j = gated.index(m)
             col = g[:, j]
@@ -358,6 +453,7 @@ def _verdicts(report, base, pairs, margins, limit_of, settings) -> list[Verdict]
             sd = float(col.std(ddof=1)) if n > 1 else 0.0
             v.mde = mde(sd, n, alpha, 0.8, test)
             identical = not np.any(np.abs(col) > 1e-12)
+            v.rules["margin"] = "pass"
             if identical or v.p_noninferior < alpha:
                 reasons.append(
                     "per-query values equal the baseline's"
@@ -365,11 +461,10 @@ def _verdicts(report, base, pairs, margins, limit_of, settings) -> list[Verdict]
                     else f"{s.loss} within {v.margin:g} shown (p = {v.p_noninferior:.4f})"
                 )
             elif v.p_regression < alpha:
-                v.status = "fail"
+                v.rules["margin"] = "fail"
                 reasons.append(f"{s.lost} by more than {v.margin:g} (p = {v.p_regression:.4f})")
             else:
-                if v.status != "fail":
-                    v.status = "inconclusive"
+                v.rules["margin"] = "inconclusive"
                 v.needed = queries_needed(sd, v.margin, alpha, 0.8, test) if v.margin > 0 else None
                 reasons.append(
                     f"{n} queries cannot tell: they detect a {s.loss} of {v.mde:.4f} with 80% "
@@ -380,7 +475,9 @@ def _verdicts(report, base, pairs, margins, limit_of, settings) -> list[Verdict]
                         else "; set a margin > 0 to size the set"
                     )
                 )
-        v.reason = "; ".join(reasons) or f"{s.within} the {s.limit}"
+        settle(v)
+        within = f"{s.within} the {s.limit} {limit:g}" if limit is not None else ""
+        v.reason = "; ".join(reasons) or within
         out.append(v)
     return out
 

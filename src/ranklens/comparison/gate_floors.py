@@ -21,12 +21,14 @@ it, a limit compares the mean itself. A profile's targets serve as limits (``pro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..declared import ParameterError
 from ..errors import InputError
 from ..metrics import parse_metric
 from ..profiles import Profile, Target
@@ -77,6 +79,20 @@ def sense(metric: str) -> Sense:
     return LOWER if parse_metric(metric).spec.lower_is_better else HIGHER
 
 
+WORST_FIRST = ("fail", "inconclusive", "pass")
+
+
+def settle(verdict: Any) -> None:
+    """A verdict's status from its rules' outcomes (``verdict.rules``: ``{rule: status}``),
+    the worst first, and ``decided_by``: the rules that gave it (``"margin and floor"``)."""
+    outcomes = verdict.rules
+    if not outcomes:
+        return
+    status = next(s for s in WORST_FIRST if s in outcomes.values())
+    verdict.status = status
+    verdict.decided_by = " and ".join(r for r, s in outcomes.items() if s == status)
+
+
 def gate_limits(
     floors: float | Mapping[str, float] | None,
     ceilings: float | Mapping[str, float] | None,
@@ -97,9 +113,18 @@ def gate_limits(
             pairs = {m: float(given) for m in names}
         unknown = sorted(set(pairs) - set(names))
         if unknown:
-            raise InputError(f"{want.limit} for {unknown}, which the gate does not measure")
+            raise ParameterError(
+                f"gate: {want.param} for {unknown}, which the gate does not measure "
+                f"(it measures {', '.join(names)})"
+            )
         for m, value in pairs.items():
             s = sense(m)
+            span = parse_metric(m).spec.value_range
+            if not math.isfinite(value) or value not in span:
+                raise ParameterError(
+                    f"gate: the {want.limit} of {m} must be a number in {span} (the values "
+                    f"{m} takes), got {value!r}"
+                )
             if s is not want:
                 raise InputError(
                     f"{m} is better {s.better}, so its limit is a {s.limit} (mean {s.op} "
@@ -188,21 +213,20 @@ def apply_confident_floors(
                 f"{getattr(tv, good):.4f}; {how})"
             )
         elif tv.status == "missed":
-            v.status = "fail"
             why = (
                 f"{s.beyond} the {s.limit} {limit:g} with confidence ({bad} bound "
                 f"{getattr(tv, bad):.4f}; {how})"
             )
         else:
-            if v.status == "pass":
-                v.status = "inconclusive"
-            settle = f"; about {tv.further:,} more queries would settle it" if tv.needed else ""
+            further = f"; about {tv.further:,} more queries would settle it" if tv.needed else ""
             why = (
                 f"the {s.limit} {limit:g} lies within [{tv.lower:.4f}, {tv.upper:.4f}] "
-                f"({how}){settle}"
+                f"({how}){further}"
             )
             if v.needed is None:
                 v.needed = tv.needed
-        kept = [v.reason] if v.reason and v.reason not in KEPT_REASONS else []
+        v.rules[s.limit] = {"met": "pass", "missed": "fail"}.get(tv.status, "inconclusive")
+        settle(v)
+        kept = [v.reason] if v.reason and not v.reason.startswith(KEPT_REASONS) else []
         first = bool(kept) and kept[0].startswith("baseline")
         v.reason = "; ".join([*kept, why] if first else [why, *kept])

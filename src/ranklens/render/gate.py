@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..escape import markdown as md_escape
 from ..text import clip, visible
-from .tables import md_escape
 
 MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
 ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclusive"}
@@ -105,7 +105,7 @@ def gate_text(result: Any) -> str:
         floors = [v for v in result.verdicts if v.status == "fail"]
         lines += ["", *(f"{_named(v)}: {v.reason}" for v in floors)] if floors else []
         return "\n".join(lines) + "\n"
-    rows = [["metric", "verdict", "now", "baseline", "delta", "interval", "rule"]]
+    rows = [["metric", "verdict", "now", "baseline", "delta", "interval", "rule", "decided by"]]
     for v in result.verdicts:
         rows.append(
             [
@@ -116,6 +116,7 @@ def gate_text(result: Any) -> str:
                 _num(v.delta, True),
                 _interval(v),
                 _rule(v),
+                getattr(v, "decided_by", ""),
             ]
         )
     lines = [_headline(result), "", *_aligned(rows), ""]
@@ -146,12 +147,13 @@ def gate_markdown(result: Any) -> str:
         out.append("|---|---|---|")
         out += ["| " + " | ".join(e(c) for c in r) + " |" for r in rows[1:]]
         return "\n".join(out) + "\n"
-    out.append("| metric | verdict | now | baseline | delta | interval | rule |")
-    out.append("|---|---|---|---|---|---|---|")
+    out.append("| metric | verdict | now | baseline | delta | interval | rule | decided by |")
+    out.append("|---|---|---|---|---|---|---|---|")
     for v in result.verdicts:
         out.append(
             f"| {e(visible(v.metric))} | {ICON[v.status]} | {_num(v.value)} | "
-            f"{_num(v.baseline)} | {_num(v.delta, True)} | {_interval(v)} | {e(_rule(v))} |"
+            f"{_num(v.baseline)} | {_num(v.delta, True)} | {_interval(v)} | {e(_rule(v))} | "
+            f"{e(getattr(v, 'decided_by', ''))} |"
         )
     out.append("")
     out += [f"- **{e(_named(v))}**: {e(v.reason)}" for v in result.verdicts]
