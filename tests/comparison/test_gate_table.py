@@ -128,7 +128,7 @@ def _python(files, kind, kwargs):
 def _cli(files, kind, flags, capsys):
     try:
         code = main(["gate", str(files / "qrels"), str(files / f"{kind}.run"), "--baseline",
-                     str(files / "base.json"), *sum((["-m", m] for m in METRICS), []),
+                     str(files / "base.json"), *[w for m in METRICS for w in ("-m", m)],
                      "--resamples", "2000", *flags])  # fmt: skip
     except SystemExit as e:  # argparse refused a flag's value
         code = e.code
