@@ -52,6 +52,10 @@ class ParameterError(InputError, TypeError):
     parameter, what it takes and what it got (a ``ValueError`` and a ``TypeError``)."""
 
 
+class UnknownParameterError(ParameterError):
+    """A keyword that the entry point does not take; the message names the closest."""
+
+
 @dataclass(frozen=True)
 class Range:
     """The values a number may take: ``low`` to ``high`` (``None``: unbounded), each end
@@ -142,6 +146,7 @@ class Option:
     rule: str = ""
     flag: str | None = None
     values: Option | None = None
+    example: Any = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -300,6 +305,27 @@ class Option:
         return self.validate(raw, name, where)
 
     # -- for tests that walk every declaration ----------------------------------------
+    def sample(self) -> Any:
+        """A value the declaration allows (``example`` when given): what a test passes for
+        this parameter while it probes another."""
+        if self.example is not None:
+            return self.example
+        k = self.kind
+        if k in ("number", "count"):
+            x = (self.range or Range()).sample(0.5)
+            if self.range is not None and self.range.low is not None and self.range.high is None:
+                x = self.range.low + 1
+            return round(x) if k == "count" else x
+        return {
+            "flag": False,
+            "choice": self.choices[0] if self.choices else None,
+            "text": "x",
+            "names": ["x"],
+            "mapping": {"x": 1},
+            "callable": lambda *a, **k: None,
+            "path": "x",
+        }.get(k)
+
     def bad_values(self) -> list[Any]:
         """Values the declaration must refuse: the wrong type, NaN, infinities, outside the
         range, empty, a lone text where a list is expected."""
@@ -460,28 +486,52 @@ class Declared:
         return self.options[name].validate(value, name, where or self.where)
 
     def checks(self, fn: F) -> F:
-        """Decorate ``fn``: each call's declared arguments are checked before it runs (the
-        normalised values are passed on); its docstring gains the declared parameter lines."""
+        """Decorate a function, or a class (its ``__init__``; above ``@dataclass`` too):
+        each call's declared arguments are checked before it runs (the normalised values
+        are passed on); a keyword it does not take is refused naming the closest; its
+        docstring gains the declared parameter lines."""
+        if inspect.isclass(fn):
+            fn.__init__ = self._wrap(fn.__init__)  # type: ignore[misc]
+            fn.__declared__ = self  # type: ignore[attr-defined]
+            fn.__doc__ = (fn.__doc__ or "") + self.doc_lines()
+            self.target = fn
+            return fn
+        wrapper = self._wrap(fn)
+        wrapper.__doc__ = (fn.__doc__ or "") + self.doc_lines()
+        self.target = wrapper
+        return wrapper  # type: ignore[return-value]
+
+    def _wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn)
-        declared = [n for n in sig.parameters if n in self.options]
-        self.target = fn
+        params = sig.parameters
+        declared = [n for n in params if n in self.options and self.options[n].kind != "data"]
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not takes_any:
+                for key in kwargs:
+                    if key not in params:
+                        raise self._unknown(key, [n for n in params if n != "self"])
             try:
                 bound = sig.bind_partial(*args, **kwargs)
             except TypeError:
                 return fn(*args, **kwargs)  # Python's own message for a wrong call
+            arguments = bound.arguments
             for name in declared:
-                if name in bound.arguments and self.options[name].kind != "data":
-                    bound.arguments[name] = self.options[name].validate(
-                        bound.arguments[name], name, self.where
-                    )
+                if name in arguments:
+                    arguments[name] = self.options[name].validate(arguments[name], name, self.where)
             return fn(*bound.args, **bound.kwargs)
 
         wrapper.__declared__ = self  # type: ignore[attr-defined]
-        wrapper.__doc__ = (fn.__doc__ or "") + self.doc_lines()
-        return wrapper  # type: ignore[return-value]
+        return wrapper
+
+    def _unknown(self, key: str, known: Sequence[str]) -> ParameterError:
+        near = closest(key, known)
+        hint = f"; did you mean {near!r}?" if near else ""
+        return UnknownParameterError(
+            f"{self.where}: no parameter {key!r}{hint} (it takes: {', '.join(known)})"
+        )
 
     def doc_lines(self) -> str:
         """The declared parameters as docstring lines."""
