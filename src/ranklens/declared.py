@@ -22,11 +22,11 @@ number unless it says otherwise; a string where a list is expected is refused, n
 iterated; a whole number must be whole (``2.5`` is refused, ``True`` is not a number).
 
 >>> from ranklens.declared import Range, count, declare
->>> T = declare("doctest_example", {"folds": count(5, Range(2, None), "folds")})
+>>> T = declare("example", {"folds": count(5, Range(2, None), "folds")}, register=False)
 >>> T.check({"folds": 1})
 Traceback (most recent call last):
 ...
-ranklens.declared.ParameterError: doctest_example: folds must be a whole number >= 2 (folds), got 1
+ranklens.declared.ParameterError: example: folds must be a whole number >= 2 (folds), got 1
 """
 
 from __future__ import annotations
@@ -451,9 +451,11 @@ class Declared:
     options: dict[str, Option]
     doc: str = ""
     target: Any = field(default=None, repr=False)
+    register: bool = field(default=True, repr=False)
 
     def __post_init__(self) -> None:
-        DECLARED[self.where] = self
+        if self.register:
+            DECLARED[self.where] = self
 
     def __getitem__(self, name: str) -> Option:
         return self.options[name]
@@ -557,6 +559,7 @@ class Declared:
                 ) from None
 
         parse.__name__ = option.kind
+        parse.__declared__ = option  # type: ignore[attr-defined]
         kwargs.setdefault("help", _help(option))
         if option.kind == "flag" and "action" in kwargs:
             return parser.add_argument(*spelled, **kwargs)
@@ -585,9 +588,12 @@ def _help(option: Option) -> str:
     return f"{text} ({extra}{default})".strip().replace("%", "%%")
 
 
-def declare(where: str, options: Mapping[str, Option], doc: str = "") -> Declared:
-    """The table of ``where``'s parameters (registered in :data:`DECLARED`)."""
-    return Declared(where, dict(options), doc)
+def declare(
+    where: str, options: Mapping[str, Option], doc: str = "", register: bool = True
+) -> Declared:
+    """The table of ``where``'s parameters (registered in :data:`DECLARED` unless
+    ``register=False``: an example, a test's own table)."""
+    return Declared(where, dict(options), doc, register=register)
 
 
 def extend(base: Declared, where: str, **more: Option) -> Declared:
