@@ -15,6 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ..comparison.compare import COMPARE
 from ..errors import MissingDependencyError, RanklensError
 from ..text import visible
 from .check_labels_cli import add_check_labels_command, cmd_check_labels
@@ -144,10 +145,11 @@ def _build_parser() -> argparse.ArgumentParser:
         choices=["holm", "bonferroni", "bh", "none"],
         help="multiple-comparison correction per metric (default: holm)",
     )
-    cmp.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    cmp.add_argument(
+    COMPARE.add_argument(cmp, "alpha", default=0.05, help="significance level (default 0.05)")
+    COMPARE.add_argument(
+        cmp,
+        "n_resamples",
         "--resamples",
-        type=int,
         default=10_000,
         metavar="N",
         help="permutations / bootstrap resamples (default: 10000)",
@@ -158,7 +160,7 @@ def _build_parser() -> argparse.ArgumentParser:
         choices=["bootstrap", "t", "none"],
         help="confidence interval of each mean (default: bootstrap)",
     )
-    cmp.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    COMPARE.add_argument(cmp, "seed", default=0, metavar="N", help="random seed (default: 0)")
     cmp.add_argument(
         "--queries", metavar="FILE", help="query texts for the report (TREC topics, TSV or SGML)"
     )
