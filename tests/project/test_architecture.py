@@ -23,6 +23,7 @@ FLOORS = {
     "errors": 0,
     "declared": 0,
     "escape": 0,
+    "settings": 0,
     "version": 0,
     "plugins": 0,
     "text": 0,
