@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 
 import pytest
 from llama_index.core import Document
@@ -100,11 +99,8 @@ def test_truly_async_retriever_uses_aretrieve_concurrently():
     retriever = SlowAsyncRetriever(nodes)
     assert LlamaIndexRetriever(retriever).is_async
     queries = {f"q{i}": f"word{i}" for i in range(40)}
-    t0 = time.perf_counter()
     result = run(retriever, queries, concurrency=20, progress=False)
-    wall = time.perf_counter() - t0
-    assert retriever.peak == 20
-    assert wall < 40 * 0.05 / 4  # far below the sequential 2 s
+    assert retriever.peak == 20  # calls in flight counted: concurrency without a clock
     assert result.run.to_lists()["q3"] == ["d3"]
 
 

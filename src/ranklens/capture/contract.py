@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..declared import ParameterError, data, declare, text
 from ..errors import InputError
 from ..plugins import entry_point_table
 from .hits import Hit, coerce_hit
@@ -35,6 +36,22 @@ PACKAGE_HINTS = {
     "haystack": "ranklens-haystack",
 }
 """Which package adapts the objects of a framework's top-level module."""
+
+
+ADAPTER = declare(
+    "RetrieverAdapter",
+    {
+        "query": data("the query's text"),
+        "query_id": data("the query's id"),
+        "k": data("how many hits to return (None: the retriever's own setting)"),
+    },
+    "What the runner passes to ``retrieve(query, query_id, k)`` and ``aretrieve``: the "
+    "runner's checked values (a text, an id, a whole number >= 1 or None).",
+)
+REGISTER_ADAPTER = declare("register_adapter", {
+    "module": text(None, "the framework's top-level module (llama_index, haystack, ...)"),
+    "plugin": data("an AdapterPlugin (name, matches, wrap; demo, interleave, bm25 optional)"),
+})  # fmt: skip
 
 
 class RetrieverAdapter:
@@ -180,9 +197,21 @@ class AdapterPlugin:
 _PLUGINS: dict[str, AdapterPlugin] = {}
 
 
+@REGISTER_ADAPTER.checks
 def register_adapter(module: str, plugin: AdapterPlugin) -> AdapterPlugin:
     """Register ``plugin`` for objects whose class (or a base) lives in top-level module
     ``module`` (as an entry point of group ``ranklens.adapters`` named ``module`` does)."""
+    if not isinstance(plugin, AdapterPlugin):
+        raise ParameterError(
+            f"register_adapter: plugin must be an AdapterPlugin(name, matches, wrap), got "
+            f"{type(plugin).__name__}"
+        )
+    for field in ("matches", "wrap", "demo", "interleave", "bm25"):
+        fn = getattr(plugin, field)
+        if (fn is not None or field in ("matches", "wrap")) and not callable(fn):
+            raise ParameterError(
+                f"register_adapter: plugin.{field} must be a callable, got {fn!r:.80}"
+            )
     _PLUGINS[module] = plugin
     return plugin
 

@@ -27,9 +27,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
+from ..declared import ParameterError, declare, function, text
+from ..errors import InputError, closest
 
 KeyLike = str | Callable[["Hit"], Any]
+
+KEY = text(
+    "id",
+    "how a hit names a labelled document: 'id', 'parent', 'meta.<field>', 'text', "
+    "'text_hash' or a function Hit -> id",
+    also=function(),
+)
+"""The ``key=`` of the runner, the recorder and the hooks, declared once."""
+
+TEXT_HASH = declare("text_hash", {"text": text(None, "a labelled passage's text", empty=True)})
 
 LightHit = tuple[Any, ...]
 """The hooks' light form of one hit, ``(id, score, text, parent, metadata)`` and, when the
@@ -113,6 +124,7 @@ def normalise_text(text: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
 
 
+@TEXT_HASH.checks
 def text_hash(text: str) -> str:
     """SHA-1 (hex) of :func:`normalise_text`: the id to give a labelled passage so that
     ``key="text_hash"`` matches retrieved chunks with the same text."""
@@ -146,10 +158,27 @@ def key_function(key: KeyLike) -> Callable[[Hit], str | None]:
         if key.startswith(prefix) and len(key) > len(prefix):
             path = key[len(prefix) :].split(".")
             return lambda h: _as_id(_lookup(h.metadata, path))
+    near = closest(key, ("id", "parent", "text", "text_hash", "meta.", "metadata."))
     raise InputError(
-        f"unknown key {key!r}: use 'id', 'parent', 'meta.<field>', 'text', 'text_hash' "
-        "or a function"
+        f"unknown key {key!r}"
+        + (f"; did you mean {near!r}?" if near else "")
+        + ": use 'id', 'parent', 'meta.<field>', 'text', 'text_hash' or a function"
     )
+
+
+def check_key(key: Any, where: str) -> KeyLike:
+    """``key`` if it names a key (see the module docstring), else a :class:`ParameterError`
+    naming ``where`` and the closest key: a misspelled key is refused before any query is
+    asked, never recorded as every query's failure."""
+    try:
+        key_function(key)
+    except InputError as exc:
+        hint = str(exc).partition("; did you mean ")[2].partition(":")[0]
+        raise ParameterError(
+            f"{where}: key must be 'id', 'parent', 'meta.<field>', 'text', 'text_hash' or a "
+            f"function Hit -> id, got {key!r}" + (f"; did you mean {hint}" if hint else "")
+        ) from None
+    return key
 
 
 def doc_metadata(records: Any, key: KeyLike) -> dict[str, dict[str, Any]]:
@@ -192,9 +221,18 @@ def _offset(value: Any) -> int | None:
     return v if v >= 0 and v == value else None
 
 
+_NOT_IDS = (Mapping, list, tuple, set, frozenset, float, bool, bytes, bytearray)
+"""What an id never is: a container would become its ``repr`` (``"['x']"``) and a float
+or a bool a spelling (``"3.0"``, ``"True"``) no label uses."""
+
+
 def _as_id(value: Any) -> str | None:
     if value is None or value == "":
         return None
+    if isinstance(value, _NOT_IDS) and not isinstance(value, str):
+        raise InputError(
+            f"a hit's id must be a text or a whole number, got {type(value).__name__} {value!r:.80}"
+        )
     return str(value)
 
 
@@ -244,6 +282,9 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
     other field of the dict is kept in the metadata (under its own name, never over a
     field ``metadata`` holds), so ``key="meta.<field>"`` finds it."""
     if isinstance(item, Hit):
+        if item.score is None or (type(item.score) is float and item.score == item.score):
+            return item  # the common case: nothing to check
+        item.score = _score(item.score, query_id, rank)
         return item
     if isinstance(item, str | int):
         return Hit(str(item))
@@ -298,8 +339,13 @@ def _score(value: Any, query_id: str, rank: int) -> float | None:
     if value is None:
         return None
     try:
-        return float(value)
+        if isinstance(value, bool):
+            raise TypeError
+        score = float(value)
     except (TypeError, ValueError):
         raise InputError(
-            f"query {query_id!r}, hit {rank}: score {value!r} is not a number"
+            f"query {query_id!r}, hit {rank}: score {value!r:.80} is not a number"
         ) from None
+    if score != score:
+        raise InputError(f"query {query_id!r}, hit {rank}: score is NaN (not a number)")
+    return score

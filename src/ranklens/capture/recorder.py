@@ -24,13 +24,23 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..declared import AT_LEAST_ONE, count, declare, flag, path, text
 from ..judging.options import failure_note
-from .hits import Converter, Hit, KeyLike, LightHit, coerce_hit
+from .hits import KEY, Converter, Hit, KeyLike, LightHit, check_key, coerce_hit
 from .record_tuple import ERROR, error_of, failure_text, materialise, recent_of
 from .recorded import RecordedRetrievals
 from .records import Retrieval
 from .spill import SpillFile
+
+RECORDER = declare("Recorder", {
+    "key": KEY,
+    "max_records": count(10_000, AT_LEAST_ONE, "records kept in memory before spilling"),
+    "spill": path(None, "the JSONL spill file (None: a temporary file; False: let the oldest "
+                  "go, counted)", none=True, also=flag(None)),
+    "window": count(1000, AT_LEAST_ONE, "recent retrievals the summary describes"),
+    "name": text("recorded", "the run's name"),
+    "metadata": flag(False, "keep each hit's metadata even when key does not read it"),
+})  # fmt: skip
 
 
 class Recorder(RecordedRetrievals):
@@ -46,6 +56,7 @@ class Recorder(RecordedRetrievals):
     ``ranklens.Versions.from_metadata`` reads document times and version groups from.
     """
 
+    @RECORDER.checks
     def __init__(
         self,
         key: KeyLike = "id",
@@ -56,8 +67,7 @@ class Recorder(RecordedRetrievals):
         name: str = "recorded",
         metadata: bool = False,
     ):
-        if max_records < 1:
-            raise InputError(f"max_records must be at least 1, got {max_records}")
+        check_key(key, "Recorder")
         self.key = key
         self.name = name
         self.max_records = max_records
@@ -81,8 +91,6 @@ class Recorder(RecordedRetrievals):
         # ints), so that chunk hits scored against document labels can be told apart and
         # key="parent" suggested, and span labels can judge the chunks.
         needs = {"parent", "positions"}
-        if metadata is not False and metadata is not True:
-            raise InputError(f"metadata must be True or False, got {metadata!r}")
         if metadata or callable(key) or str(key).startswith(("meta.", "metadata.")):
             needs.add("metadata")
         self.needs = frozenset(needs)

@@ -18,9 +18,12 @@ from .hits import key_name
 log = logging.getLogger("ranklens")
 
 
-def _say(message: str, category: type[Warning] = RanklensWarning) -> None:
+def _say(message: str, category: type[Warning] = RanklensWarning, depth: int = 5) -> None:
+    """Log and warn ``message``, the warning shown at the runner's caller ``depth`` frames
+    up (``_say``, ``warn_at_end``, the runner, its declaration's check, the caller; 4 for
+    the coroutine, which its caller awaits)."""
     log.warning(message)
-    warnings.warn(message, category, stacklevel=4)
+    warnings.warn(message, category, stacklevel=depth)
 
 
 def warn_at_end(
@@ -29,6 +32,7 @@ def warn_at_end(
     key: Any,
     fetch_k: int | None = None,
     takes_k: bool | None = None,
+    depth: int = 5,
 ) -> None:
     """The end-of-run warnings of ``result`` (a :class:`~ranklens.RunResult`) for a run
     asked for ``k`` documents per query with ``key`` (``takes_k``: whether the retriever
@@ -36,7 +40,7 @@ def warn_at_end(
     failed = {r.query_id: r.error for r in result.records if not r.ok}
     if failed:
         msg = f"run {result.name!r}: " + failure_note(failure_summary(failed), "no hits")
-        _say(msg, RunFailuresWarning)
+        _say(msg, RunFailuresWarning, depth)
     ok = [r for r in result.records if r.ok]
     if not ok:
         return
@@ -44,19 +48,23 @@ def warn_at_end(
     mapped = [len(r.doc_ids) for r in ok]
     unmapped = sum(r.unmapped for r in ok)
     if unmapped and unmapped >= sum(raw) / 2:
-        _say(unmapped_message(result.name, key, ok, unmapped, sum(raw)))
+        _say(unmapped_message(result.name, key, ok, unmapped, sum(raw)), depth=depth)
         return
     if k is None:
         return
     short = [n for n, r in zip(mapped, ok) if n < k and r.duplicates]
     if short:
         top_k = _top_k_setting(result.config.get("retriever") or {})
-        _say(merged_message(result.name, key, k, len(ok), short, fetch_k, takes_k, top_k))
+        _say(
+            merged_message(result.name, key, k, len(ok), short, fetch_k, takes_k, top_k),
+            depth=depth,
+        )
     elif max(raw) < k:
         _say(
             f"run {result.name!r}: asked for k={k} but the retriever returned at most "
             f"{max(raw)} hits per query; is it configured with a smaller top-k? (metrics "
-            f"at cutoffs above {max(raw)} see only what it returned)"
+            f"at cutoffs above {max(raw)} see only what it returned)",
+            depth=depth,
         )
 
 

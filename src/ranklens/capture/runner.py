@@ -32,9 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import declared as d
+from ..declared import AT_LEAST_ONE, CALLING, ParameterError, choice, count, data, declare
 from ..errors import InputError, RunInterrupted, UnknownOptionError, suggest
 from .contract import RetrieverAdapter, as_retriever
-from .hits import KeyLike, key_name
+from .hits import KEY, KeyLike, check_key, key_name
 from .identity import plain
 from .log import RunLog
 from .progress import Progress
@@ -53,20 +55,22 @@ def _queries(queries: Any) -> list[tuple[str, str]]:
     if hasattr(queries, "queries") and hasattr(queries, "qrels"):  # a Dataset
         queries = queries.queries
     if isinstance(queries, Mapping):
-        out = [(str(k), v) for k, v in queries.items()]
+        out = [(_query_id(k), v) for k, v in queries.items()]
     elif isinstance(queries, Iterable) and not isinstance(queries, str):
         out = []
         for i, item in enumerate(queries, 1):
             if isinstance(item, str):
                 out.append((f"q{i}", item))
             elif isinstance(item, Sequence) and len(item) == 2:
-                out.append((str(item[0]), item[1]))
+                out.append((_query_id(item[0]), item[1]))
             else:
                 raise InputError(f"query {i}: expected a text or an (id, text) pair, got {item!r}")
     else:
         raise InputError("queries must be {id: text}, a list of texts or (id, text) pairs")
     seen: set[str] = set()
-    for qid, text in out:
+    for i, (qid, text) in enumerate(out, 1):
+        if not qid.strip():
+            raise InputError(f"query {i}: the query id must be a non-empty text, got {qid!r}")
         if not isinstance(text, str):
             raise InputError(f"query {qid!r}: the text must be a string, got {type(text).__name__}")
         if qid in seen:
@@ -75,10 +79,43 @@ def _queries(queries: Any) -> list[tuple[str, str]]:
     return out
 
 
+_RUN_OPTIONS = {
+    "retriever": data("a function, a RetrieverAdapter or a framework's retriever"),
+    "queries": data("{id: text}, a Dataset, texts or (id, text) pairs"),
+    "k": count(None, AT_LEAST_ONE, "documents kept per query (None: all)", none=True),
+    "key": KEY,
+    "fetch_k": count(None, AT_LEAST_ONE, "hits asked of the retriever, at least k", none=True),
+    **CALLING,
+    "retry_failed": d.flag(True, "ask failed queries again when resuming a log"),
+    "name": d.text(None, "the run's name (None: the retriever's)", none=True),
+    "config": d.mapping(None, "the facts naming this configuration in the log", none=True,
+                        empty=True),
+}  # fmt: skip
+RUN = declare("run_retriever", {
+    **_RUN_OPTIONS,
+    "backend": choice("local", ("local", "ray"), "where the queries run"),
+    "ray_options": data("the Ray backend's options (retriever_factory, actors, ...)"),
+})  # fmt: skip
+ARUN = declare("arun_retriever", _RUN_OPTIONS)
+
+RESERVED = ("retriever", "k", "key", "fetch_k")
+"""The run log's own configuration fields: a ``config=`` fact of one of these names is kept
+under ``"config"`` instead of replacing the runner's own."""
+
+
+def _query_id(value: Any) -> str:
+    """A query id as a text: a text or a whole number (None, containers and floats are
+    refused: ``str()`` would make ``"None"`` or ``"['x']"`` of them)."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    raise InputError(f"queries: a query id must be a text or a whole number, got {value!r:.80}")
+
+
 RUNNER_GIVES_RAY = frozenset({"items", "run", "retriever", "cache", "name", "options"})
 """What :func:`run_retriever` hands the Ray backend itself: never a user's option."""
 
 
+@RUN.checks
 def run_retriever(
     retriever: Any,
     queries: Any,
@@ -209,6 +246,7 @@ def interrupted(state: Mapping[str, Any]) -> RunInterrupted:
     return RunInterrupted(msg)
 
 
+@ARUN.checks
 async def arun_retriever(
     retriever: Any,
     queries: Any,
@@ -234,7 +272,7 @@ async def arun_retriever(
     )  # fmt: skip
     state: dict[str, Any] = {}
     result = await _arun(retriever, queries, settings, state)
-    warn_at_end(result, k, key, fetch_k, state.get("takes_k"))
+    warn_at_end(result, k, key, fetch_k, state.get("takes_k"), depth=4)
     return result
 
 
@@ -257,22 +295,21 @@ class RunSettings:
     fetch_k: int | None = None
 
     def __post_init__(self) -> None:
-        if self.concurrency < 1:
-            raise InputError(f"concurrency must be at least 1, got {self.concurrency}")
-        if self.k is not None and self.k < 1:
-            raise InputError(f"k must be at least 1, got {self.k}")
-        if self.fetch_k is not None and (self.fetch_k < 1 or (self.k or 0) > self.fetch_k):
-            raise InputError(f"fetch_k must be at least k ({self.k}), got {self.fetch_k}")
-        if self.timeout is not None and not self.timeout > 0:
-            raise InputError(
-                f"timeout must be a positive number of seconds (or None), got {self.timeout}"
+        # each value was checked by its declaration (RUN); what no one declaration says:
+        RUN.check({n: getattr(self, n) for n in ("k", "key", "fetch_k", "concurrency", "timeout",
+                   "retries", "backoff", "cache", "retry_failed", "progress", "name",
+                   "config")}, "run_retriever")  # fmt: skip
+        check_key(self.key, "run_retriever")
+        if self.fetch_k is not None and (self.k or 0) > self.fetch_k:
+            raise ParameterError(
+                f"run_retriever: fetch_k must be at least k ({self.k}), got {self.fetch_k}"
             )
-        if self.retries < 0:
-            raise InputError(f"retries must be 0 or more, got {self.retries}")
-        if self.config is not None and not isinstance(self.config, Mapping):
-            raise InputError(
-                f"config must be a dict of the facts naming this configuration, got "
-                f"{type(self.config).__name__}"
+        types = self.retry_on if isinstance(self.retry_on, tuple) else (self.retry_on,)
+        if not types or not all(isinstance(t, type) and issubclass(t, BaseException)
+                                for t in types):  # fmt: skip
+            raise ParameterError(
+                "run_retriever: retry_on must be an exception type or a tuple of them "
+                f"(the errors retried), got {self.retry_on!r}"
             )
 
     @property
@@ -290,9 +327,26 @@ class RunSettings:
         out = {"retriever": retriever, "k": self.k, "key": key_name(self.key)}
         if self.fetch_k is not None:
             out["fetch_k"] = self.fetch_k
-        if self.config:
-            out.update(plain(dict(self.config)))
+        for fact, value in plain(dict(self.config or {})).items():
+            if fact in RESERVED:  # never over the runner's own fields (still hashed)
+                out.setdefault("config", {})[fact] = value
+            else:
+                out[fact] = value
         return out
+
+    def run_name(self, full_config: Mapping[str, Any], adapter: RetrieverAdapter) -> str:
+        """The run's name: ``name``, else a ``config=`` naming the retriever with a text
+        (``{"retriever": "bm25-v2"}``), else the retriever's own name or class."""
+        named = (self.config or {}).get("retriever")
+        retriever = full_config["retriever"]
+        return str(
+            self.name
+            or (named if isinstance(named, str) and named.strip() else None)
+            or (retriever.get("name") if isinstance(retriever, Mapping) else None)
+            or (retriever.get("class") if isinstance(retriever, Mapping) else None)
+            or getattr(adapter, "name", None)
+            or "run"
+        )
 
 
 async def _arun(retriever: Any, queries: Any, s: RunSettings, state: dict[str, Any]) -> RunResult:
@@ -306,12 +360,7 @@ async def _arun(retriever: Any, queries: Any, s: RunSettings, state: dict[str, A
         )
     items = _queries(queries)
     full_config = s.log_config(adapter)
-    name = s.name or str(
-        full_config["retriever"].get("name")
-        or full_config["retriever"].get("class")
-        or getattr(adapter, "name", None)
-        or "run"
-    )
+    name = s.run_name(full_config, adapter)
     log = RunLog(s.cache, full_config) if s.cache is not None else None
     done: dict[str, Retrieval] = {}
     changed = 0
