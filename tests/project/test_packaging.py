@@ -99,13 +99,18 @@ def test_wheels_carry_one_version_a_named_core_dependency_and_entry_points(wheel
     found = {p.name.split("-")[0]: p for p in wheels.glob("*.whl")}
     assert set(found) == {"ranklens", "ranklens_llamaindex", "ranklens_langchain",
                           "ranklens_haystack", "ranklens_native"}  # fmt: skip
-    with zipfile.ZipFile(found.pop("ranklens_native")) as zf:  # the optional C helpers
+    native = found.pop("ranklens_native")
+    with zipfile.ZipFile(native) as zf:  # the optional C helpers
         meta = zf.read(f"ranklens_native-{__version__}.dist-info/METADATA").decode()
         assert f"Version: {__version__}" in meta
         from ranklens.model.native import NATIVE
 
         if NATIVE is not None:  # a C compiler built it here: the wheel carries it too
             assert any(n.startswith("_ranklens_native.") for n in zf.namelist())
+    for dist, path in [*found.items(), ("ranklens_native", native)]:  # each carries its licence
+        with zipfile.ZipFile(path) as zf:
+            licences = [n for n in zf.namelist() if n.rpartition("/")[2].startswith("LICENSE")]
+            assert licences and "Apache License" in zf.read(licences[0]).decode(), dist
     for dist, path in found.items():
         with zipfile.ZipFile(path) as zf:
             meta = zf.read(f"{dist}-{__version__}.dist-info/METADATA").decode()
