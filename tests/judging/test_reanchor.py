@@ -376,7 +376,8 @@ def _normalised_by_character(text: str):
             space = True
             continue
         space = False
-        for c in unicodedata.normalize("NFKC", ch).casefold():
+        folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
+        for c in folded:
             out.append(c)
             starts.append(i)
             ends.append(i + 1)

@@ -1,5 +1,7 @@
 """``ranklens evaluate``: the command's scale options (``--memory``, ``--per-query-out``,
-``--progress``, ``--ray``) and its body."""
+``--progress``, ``--ray``) and its body. A runner's log (the JSONL ``cache=`` file
+``run_retriever`` writes) is read as the runner's result, so span labels judge every chunk
+it recorded with its document and range, as ``ranklens.evaluate(labels, result)`` does."""
 
 from __future__ import annotations
 
@@ -89,6 +91,8 @@ def cmd_evaluate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
         qrels = read_qrels(args.qrels, subtopics=True)
     with run_argument(args.run) as run_path:
         run: Any = run_path
+        if args.memory is None and args.ray is None and args.max_docs is None:
+            run = runner_log(run_path) or run_path
         if args.max_docs is not None:
             from ..io import read_run
 
@@ -117,3 +121,23 @@ def cmd_evaluate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
     else:
         sys.stdout.write(ev.to_table(per_query=args.per_query))
     return 0
+
+
+def runner_log(path: str) -> Any:
+    """A runner's log at ``path`` as the runner's result (every chunk it recorded kept),
+    else None: the file is read as any other run file."""
+    from pathlib import Path
+
+    from ..io.jsonl import is_run_log
+
+    p = Path(path)
+    if not p.is_file() or not is_run_log(p):
+        return None
+    from ..capture.log import read_log
+    from ..capture.result import RunResult
+
+    header, records, _, _ = read_log(p)
+    config = header.get("config") or {}
+    retriever = config.get("retriever") or {}
+    name = retriever.get("name") if isinstance(retriever, dict) else None
+    return RunResult(list(records.values()), str(name or p.name.split(".")[0]), config)

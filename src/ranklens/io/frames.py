@@ -8,6 +8,13 @@ pandas and polars frames and pyarrow tables are read through pyarrow when it is 
 (document ids packed straight from Arrow's buffers, never interned, as a Parquet file's
 are); without pyarrow, a pandas frame is read from its columns' values. Ids may be strings
 or integers; a missing value is an error naming the row and the column.
+
+A frame with ``start`` and ``end`` columns (or ``start_index``/``end_index``, Chroma's
+names) is about character ranges, never documents: as labels it reads as
+:class:`~ranklens.model.spans.SpanLabels` (one row per evidence span, with optional
+``grade`` and ``group`` columns), as a run as a run of chunks (``doc_id`` the chunk's
+source document, optional ``id``/``chunk_id``, ``text`` and ``score``/``rank``), exactly as
+the same rows given to ``SpanLabels.from_records`` or ``Run.from_chunks`` are.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import numpy as np
 from ..errors import InputError
 from ..model import Qrels, Run
 from ..model.ids import DocIds
+from ..model.spans import SpanLabels
 from ..model.vocab import encode_ids
 from .parquet import checked_columns, packed_ids, run_columns, run_from_table
 
@@ -33,6 +41,13 @@ def is_frame(obj: Any) -> bool:
     return (module in ("pandas", "polars") and name == "DataFrame") or (
         module == "pyarrow" and name == "Table"
     )
+
+
+def column_names(frame: Any) -> list[str]:
+    """A frame's column names (a pyarrow table's ``columns`` are its arrays)."""
+    if type(frame).__module__.split(".")[0] == "pyarrow":
+        return [str(c) for c in frame.schema.names]
+    return [str(c) for c in frame.columns]
 
 
 def _arrow(frame: Any) -> Any:
@@ -52,12 +67,94 @@ def _arrow(frame: Any) -> Any:
         raise InputError(f"{SOURCE}: cannot read its columns ({exc})") from None
 
 
+SPAN_COLUMNS = (("start", "end"), ("start_index", "end_index"))
+"""The column pairs that make a frame one of character ranges (spans or chunks)."""
+CHUNK_ID_COLUMNS = ("id", "chunk_id", "node_id")
+
+
+def span_columns(names: list[str]) -> tuple[str, str] | None:
+    """The ``(start, end)`` columns of a frame of ranges, or None; one without the other is
+    an error naming what is missing."""
+    for a, b in SPAN_COLUMNS:
+        if a in names and b in names:
+            return a, b
+        if (a in names) != (b in names):
+            has, lacks = (a, b) if a in names else (b, a)
+            raise InputError(
+                f"{SOURCE}: a column {has!r} without {lacks!r}: character ranges need both "
+                "(half-open [start, end))"
+            )
+    return None
+
+
+def _rows(frame: Any) -> list[dict[str, Any]]:
+    """The frame's rows as dicts (pandas, polars or pyarrow), missing values as None."""
+    table = _arrow(frame)
+    if table is not None:
+        return table.to_pylist()  # type: ignore[no-any-return]
+    rows = frame.to_dict("records")
+    return [
+        {k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()} for r in rows
+    ]
+
+
+def _pick(names: list[str], options: tuple[str, ...]) -> str | None:
+    return next((c for c in options if c in names), None)
+
+
+def spans_from_frame(frame: Any, ranges: tuple[str, str]) -> SpanLabels:
+    """:class:`SpanLabels` of a frame with range columns, one row per span."""
+    names = column_names(frame)
+    q, d, _, _ = run_columns([*names, "score"], SOURCE)  # type: ignore[arg-type]
+    grade = _pick(names, GRADE_COLUMNS)
+    records = []
+    for i, row in enumerate(_rows(frame)):
+        rec = {"query_id": row[q], "doc_id": row[d], "start": row[ranges[0]],
+               "end": row[ranges[1]]}  # fmt: skip
+        for col, v in rec.items():
+            if v is None:
+                raise InputError(f"{SOURCE}: row {i + 1}: column {col!r} is missing")
+        rec["query_id"], rec["doc_id"] = str(rec["query_id"]), str(rec["doc_id"])
+        if grade is not None and row[grade] is not None:
+            rec["grade"] = row[grade]
+        if "group" in names and row["group"] is not None:
+            rec["group"] = row["group"]
+        records.append(rec)
+    return SpanLabels.from_records(records, source=f"{SOURCE} of spans")
+
+
+def chunks_from_frame(frame: Any, ranges: tuple[str, str], name: str = "run") -> Run:
+    """A run of chunks of a frame with range columns, one row per retrieved chunk."""
+    names = column_names(frame)
+    q, d, _, _ = run_columns([*names, "score"], SOURCE)  # type: ignore[arg-type]
+    s = _pick(names, ("score", "sim"))
+    r = _pick(names, ("rank",))
+    chunk_id = _pick(names, CHUNK_ID_COLUMNS)
+    chunks: dict[str, list[dict[str, Any]]] = {}
+    for i, row in enumerate(_rows(frame)):
+        if row[q] is None:
+            raise InputError(f"{SOURCE}: row {i + 1}: column {q!r} is missing")
+        c = {"doc_id": None if row[d] is None else str(row[d]), "start": row[ranges[0]],
+             "end": row[ranges[1]], "text": row.get("text")}  # fmt: skip
+        if chunk_id is not None and row[chunk_id] is not None:
+            c["id"] = str(row[chunk_id])
+        if s is not None:
+            c["score"] = row[s]
+        elif r is not None:
+            c["score"] = None if row[r] is None else -float(row[r])
+        chunks.setdefault(str(row[q]), []).append(c)
+    return Run.from_chunks(chunks, name=name, ranked=s is None and r is None)
+
+
 def run_from_frame(frame: Any, name: str = "run") -> Run:
     """A :class:`Run` of a data frame's rows (see the module docstring)."""
+    ranges = span_columns(column_names(frame))
+    if ranges is not None:
+        return chunks_from_frame(frame, ranges, name)
     table = _arrow(frame)
     if table is not None:
         return run_from_table(table, SOURCE, name)  # type: ignore[arg-type]
-    q, d, s, r = run_columns([str(c) for c in frame.columns], SOURCE)  # type: ignore[arg-type]
+    q, d, s, r = run_columns(column_names(frame), SOURCE)  # type: ignore[arg-type]
     cols = {c: frame[c].tolist() for c in (q, d, s or r)}
     _no_missing(cols)
     values = np.asarray(cols[s or r])
@@ -68,8 +165,12 @@ def run_from_frame(frame: Any, name: str = "run") -> Run:
 
 
 def qrels_from_frame(frame: Any) -> Qrels:
-    """:class:`Qrels` of a data frame's rows (see the module docstring)."""
-    names = [str(c) for c in frame.columns]
+    """:class:`Qrels` of a data frame's rows (see the module docstring); a frame with
+    ``start``/``end`` columns: :class:`SpanLabels`."""
+    names = column_names(frame)
+    ranges = span_columns(names)
+    if ranges is not None:
+        return spans_from_frame(frame, ranges)
     grade = next((c for c in GRADE_COLUMNS if c in names), None)
     # a labels frame has no score: the grade column stands in for run_columns' check
     q, d, _, _ = run_columns([*names, "score"], SOURCE)  # type: ignore[arg-type]

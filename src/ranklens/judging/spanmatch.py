@@ -18,7 +18,19 @@ Everything is vectorised: chunks find their candidate spans by binary search wit
 Chunks without offsets are located in their document's text when the labels carry texts
 (exactly, else normalised: :func:`~ranklens.model.anchors.locate`), and offsets that
 disagree with a chunk's own text are replaced by where the text stands; a chunk that
-cannot be placed matches nothing and is counted (``chunks_unlocated``), never dropped.
+cannot be placed matches nothing and is counted (``chunks_unlocated``), never dropped. A
+chunk whose text stands in several places is unplaced, unless the convention places text
+at its first occurrence (``placement="first"``: Chroma's ``str.find``). A chunk whose
+range ends past its document's text (a different version of the document, or offsets of
+another text) is an error naming the run, the query, the chunk and the document.
+
+The convention's ``evidence_total`` says what the evidence counts: ``"union"`` (the
+characters of the union of the spans: an overlapping character once) or ``"summed"``
+(every span's length, overlapping spans counted as often as they are labelled, and the
+evidence no chunk covers counted per span: Chroma's recall and IoU denominators). Its
+``omega_chunks`` says which chunks of the chunking precision-Ω reads: those sharing a
+character with the evidence (``"overlapping"``) or those touching it too (``"touching"``:
+Chroma's closed-range intersection).
 """
 
 from __future__ import annotations
@@ -54,6 +66,10 @@ class SpanChars:
     judged_rows: np.ndarray
     judged_group: np.ndarray
     omega: tuple[np.ndarray, np.ndarray] | None = None
+    counted: np.ndarray | None = None
+    """Per row, the evidence it covers first as the evidence total counts it (``new``
+    under ``evidence_total="union"``; each span's newly covered characters summed under
+    ``"summed"``): what IoU subtracts from the evidence for its uncovered part."""
     unlocated: int = 0
     relocated: int = 0
     alternatives: int = 0
@@ -61,10 +77,11 @@ class SpanChars:
     rank: np.ndarray | None = None
 
 
-def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
+def place_chunks(R: Run, Q: SpanLabels, placement: str = "unique") -> tuple[Run, int, int]:
     """``R`` with every chunk placed as well as the labels' texts allow: offsets checked
-    against the chunk's text, missing ones found by the text; ``(run, unlocated,
-    relocated)``."""
+    against the chunk's text, missing ones found by the text (``placement``: at its only
+    occurrence, ``"unique"``, or its first, ``"first"``); ``(run, unlocated, relocated)``.
+    A chunk past the end of its document's text is an error naming it."""
     sp = R.spans
     if sp is None:
         raise InputError(
@@ -86,7 +103,7 @@ def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
                     end[i] = a + max(int(sp.chars[i]), len(text))
                 continue
             found = locate(text, doc, near=a if a >= 0 else None)
-            if found.unique:
+            if found.unique or (found.starts and placement == "first"):
                 s0 = found.starts[0]
                 length = int(sp.chars[i]) if sp.chars[i] > len(text) else found.ends[0] - s0
                 relocated += a >= 0
@@ -94,6 +111,8 @@ def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
             elif a >= 0:  # recorded offsets that the text contradicts: not trusted
                 start[i] = end[i] = -1
                 relocated += 1
+    if texts:
+        _past_the_end(R, sp, start, end, texts)
     placed = ChunkSpans(sp.doc, start, end, np.where(start >= 0, end - start, sp.chars), sp.text,
                         sp.codes)  # fmt: skip
     out = Run(R.query_ids, None, R.q, None, R.score, R.scored, R.name, R.unique_docs,
@@ -102,6 +121,23 @@ def place_chunks(R: Run, Q: SpanLabels) -> tuple[Run, int, int]:
     no_doc = sp.doc == None  # noqa: E711 - elementwise
     unlocated = int(((start < 0) | (end <= start) | no_doc).sum())
     return out, unlocated, relocated
+
+
+def _past_the_end(R: Run, sp: ChunkSpans, start: np.ndarray, end: np.ndarray,
+                  texts: Any) -> None:  # fmt: skip
+    """An error naming the first placed chunk that ends past its document's text."""
+    docs = sp.doc.tolist()
+    for i in np.flatnonzero((start >= 0) & (end > start)).tolist():
+        text = texts.get(docs[i]) if docs[i] is not None else None
+        if text is not None and end[i] > len(text):
+            chunk = R.docs.strings(np.array([i]))[0]
+            qid = R.query_ids[R.q[i]]
+            raise InputError(
+                f"run {R.name!r}: chunk {chunk!r} of query {qid!r} stands at "
+                f"[{start[i]}, {end[i]}) of document {docs[i]!r}, past the end of its "
+                f"{len(text)} characters: a different version of the document, or offsets "
+                "into another text? (give the corpus the retriever indexed)"
+            )
 
 
 def match_spans(
@@ -162,24 +198,28 @@ def match_spans(
     # characters: evidence (spans at the level, merged) each rank covers first
     grade = Q.grade[q_rows][o]
     ev_sel = grade >= max(level, 1)
-    new, evidence = _first_coverage(gid[ev_sel], s_s[ev_sel], s_e[ev_sel],
-                                    qrow_q[o][ev_sel], rows, g, a, b, big, n, n_q)  # fmt: skip
+    cover = (gid[ev_sel], s_s[ev_sel], s_e[ev_sel], qrow_q[o][ev_sel], rows, g, a, b, big, n, n_q)
+    new, evidence = _first_coverage(*cover)
+    counted = new
+    if getattr(conv, "evidence_total", "union") == "summed":
+        counted, evidence = _first_coverage(*cover, summed=True)
     matched = np.zeros(n, dtype=bool)
     matched[m_row] = True
     read = ~matched[rows]  # in a document with evidence, and finding none of it
     chars = SpanChars(new, length.astype(np.int64), evidence, rows[read], g[read],
-                      alternatives=_alternatives(Q, q_rows))  # fmt: skip
+                      alternatives=_alternatives(Q, q_rows), counted=counted)  # fmt: skip
     if chunking is not None:
-        chars.omega = _omega(Q, q_rows[o][ev_sel], qrow_q[o][ev_sel], chunking, n_q)
+        touching = getattr(conv, "omega_chunks", "overlapping") == "touching"
+        chars.omega = _omega(Q, q_rows[o][ev_sel], qrow_q[o][ev_sel], chunking, n_q, touching)
     return dm, chars
 
 
 def _omega(Q: SpanLabels, rows: np.ndarray, rq: np.ndarray, chunking: dict[str, np.ndarray],
-           n_q: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+           n_q: int, touching: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Per query, Chroma's precision-Ω numerator and denominator: with ``U`` the union of
-    the chunking's chunks that overlap the query's evidence ``E``, ``|E ∩ U|`` and
-    ``|U| + |E \\ U|`` (the evidence no chunk holds is read at best by itself). ``rows``:
-    the evidence spans' rows of ``Q``, ``rq`` their query."""
+    the chunking's chunks that overlap the query's evidence ``E`` (or touch it:
+    ``touching``), ``|E ∩ U|`` and ``|U| + |E \\ U|`` (the evidence no chunk holds is read
+    at best by itself). ``rows``: the evidence spans' rows of ``Q``, ``rq`` their query."""
     num = np.zeros(n_q, dtype=np.float64)
     den = np.zeros(n_q, dtype=np.float64)
     docs = Q.doc_ids
@@ -194,7 +234,10 @@ def _omega(Q: SpanLabels, rows: np.ndarray, rq: np.ndarray, chunking: dict[str, 
         else:
             hit = np.zeros(len(chunks), dtype=bool)
             for s0, e0 in e:
-                hit |= (chunks[:, 0] < e0) & (chunks[:, 1] > s0)
+                if touching:
+                    hit |= (chunks[:, 0] <= e0) & (chunks[:, 1] >= s0)
+                else:
+                    hit |= (chunks[:, 0] < e0) & (chunks[:, 1] > s0)
             u = _union(chunks[hit, 0], chunks[hit, 1])
         inter = _intersection(e, u)
         num[q] += inter
@@ -249,24 +292,40 @@ def judged_nonrelevant(
 def _first_coverage(
     gid: np.ndarray, s: np.ndarray, e: np.ndarray, sq: np.ndarray, rows: np.ndarray,
     g: np.ndarray, a: np.ndarray, b: np.ndarray, big: np.int64, n: int, n_q: int,
+    summed: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Per row, the evidence characters it covers first; per query, the evidence total.
     ``gid``/``s``/``e``/``sq``: evidence spans sorted by (group, start) with their query;
-    ``rows``/``g``: the located rows in a group with spans, and that group."""
+    ``rows``/``g``: the located rows in a group with spans, and that group. With
+    ``summed``, a character held by ``m`` spans counts ``m`` times (in both)."""
     new = np.zeros(n, dtype=np.int64)
     if not len(s):
         return new, np.zeros(n_q, dtype=np.int64)
-    # the union of each group's evidence: a new interval where a span starts past all ends
     key_s, key_e = gid * big + s, gid * big + e
-    run_end = np.maximum.accumulate(key_e)
-    fresh = np.ones(len(s), dtype=bool)
-    fresh[1:] = key_s[1:] > run_end[:-1]
-    idx = np.flatnonzero(fresh)
-    u_s = key_s[idx]
-    u_e = np.maximum.reduceat(key_e, idx)
-    u_q = sq[idx]
-    evidence = np.bincount(u_q, weights=(u_e - u_s).astype(np.float64), minlength=n_q)
-    # each located row's pieces of evidence (the union is disjoint and sorted)
+    if summed:
+        # elementary pieces between the spans' ends, each weighted by the spans holding it
+        bounds, at = np.unique(np.concatenate((key_s, key_e)), return_inverse=True)
+        step = np.zeros(len(bounds), dtype=np.int64)
+        np.add.at(step, at[: len(s)], 1)
+        np.add.at(step, at[len(s) :], -1)
+        depth = np.cumsum(step)[:-1]
+        held = np.flatnonzero(depth > 0)
+        u_s, u_e, weight = bounds[held], bounds[held + 1], depth[held]
+        group_q = np.zeros(int(gid.max()) + 1, dtype=np.int64)
+        group_q[gid] = sq
+        u_q = group_q[u_s // big]
+    else:
+        # the union of each group's evidence: a new interval where a span starts past all ends
+        run_end = np.maximum.accumulate(key_e)
+        fresh = np.ones(len(s), dtype=bool)
+        fresh[1:] = key_s[1:] > run_end[:-1]
+        idx = np.flatnonzero(fresh)
+        u_s = key_s[idx]
+        u_e = np.maximum.reduceat(key_e, idx)
+        u_q = sq[idx]
+        weight = np.ones(len(u_s), dtype=np.int64)
+    evidence = np.bincount(u_q, weights=((u_e - u_s) * weight).astype(np.float64), minlength=n_q)
+    # each located row's pieces of evidence (the pieces are disjoint and sorted)
     ra, rb = g * big + a[rows], g * big + b[rows]
     lo = np.searchsorted(u_e, ra, "right")
     hi = np.searchsorted(u_s, rb, "left")
@@ -276,7 +335,7 @@ def _first_coverage(
     px = np.maximum(np.repeat(ra, cnt), u_s[pu])
     py = np.minimum(np.repeat(rb, cnt), u_e[pu])
     good = py > px
-    pr, px, py = pr[good], px[good], py[good]
+    pr, px, py, pw = pr[good], px[good], py[good], weight[pu[good]]
     if not len(pr):
         return new, evidence.astype(np.int64)
     # elementary segments between the pieces' ends; each goes to its first covering row
@@ -286,7 +345,9 @@ def _first_coverage(
     seg_idx = np.repeat(si, k) + (np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k))
     first = np.full(len(bounds), n, dtype=np.int64)
     np.minimum.at(first, seg_idx, np.repeat(pr, k))
-    seglen = np.diff(bounds)
+    seg_w = np.zeros(len(bounds), dtype=np.int64)
+    np.maximum.at(seg_w, seg_idx, np.repeat(pw, k))  # one piece (one weight) per place
+    seglen = np.diff(bounds) * seg_w[:-1]
     covered = first[:-1] < n
     new += np.bincount(first[:-1][covered], weights=seglen[covered], minlength=n).astype(np.int64)
     return new, evidence.astype(np.int64)

@@ -10,10 +10,16 @@ relevance level) and retrieved chunks ``C_1, C_2, ...`` in rank order:
   reader of the top k reads, overlapping chunks counted as often as they are read);
 * evidence IoU@k = ``|E ∩ ∪C| / (Σ_{r≤k} |C_r| + |E| − |E ∩ ∪C|)``.
 
-These are Chroma's definitions (recall, precision, IoU over the retrieved chunks). Each is
-a cumulative function of two per-rank arrays that judging computes once
+These follow Chroma's chunking evaluation, with the evidence as a set of characters: where
+spans overlap, Chroma divides recall by the spans' summed lengths and adds each span's
+uncovered part to IoU's denominator, so that a character labelled twice counts twice.
+Judging's ``evidence_total`` switch says which (the ``chroma`` convention reproduces
+Chroma's numbers; see docs/spans.md): the metrics read the evidence total and the covered
+evidence as judging counted them, and never the switch. Each is a cumulative function of
+per-rank arrays that judging computes once
 (:class:`~ranklens.judging.spanmatch.SpanChars`): the evidence characters a rank covers
-first and the chunk's length. Characters are counted as code points of the documents' texts.
+first (once as a set, ``new``; as the total counts them, ``counted``) and the chunk's
+length. Characters are counted as code points of the documents' texts.
 A query without evidence scores 0; a query without a retrieved chunk scores 0. With
 ``tokenizer=`` every count is in tokens (:mod:`ranklens.judging.tokens`).
 """
@@ -37,15 +43,20 @@ def _chars(v: LevelView):
     return c
 
 
-def _top(v: LevelView, k: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per query: evidence characters covered in the top k, characters read, evidence."""
+def _top(v: LevelView, k: int | None) -> tuple[np.ndarray, ...]:
+    """Per query: evidence characters covered in the top k, characters read, the evidence
+    total, and the covered evidence as the total counts it (IoU's uncovered part is the
+    total less this)."""
     c = _chars(v)
     n_q = v.j.n_queries
     keep = slice(None) if k is None else c.rank <= k
     q = c.q[keep]
     covered = np.bincount(q, weights=c.new[keep].astype(np.float64), minlength=n_q)
     read = np.bincount(q, weights=c.length[keep].astype(np.float64), minlength=n_q)
-    return covered, read, c.evidence.astype(np.float64)
+    counted = covered
+    if c.counted is not None and c.counted is not c.new:
+        counted = np.bincount(q, weights=c.counted[keep].astype(np.float64), minlength=n_q)
+    return covered, read, c.evidence.astype(np.float64), counted
 
 
 def evidence_recall(v: LevelView, k: int | None = None) -> np.ndarray:
@@ -58,7 +69,7 @@ def evidence_recall(v: LevelView, k: int | None = None) -> np.ndarray:
     >>> ranklens.evaluate(labels, run, ["evidence_recall@5"])["evidence_recall@5"]
     0.5
     """
-    covered, _, evidence = _top(v, k)
+    covered, _, evidence, _ = _top(v, k)
     return safe_div(covered, evidence)
 
 
@@ -73,7 +84,7 @@ def evidence_precision(v: LevelView, k: int | None = None) -> np.ndarray:
     >>> evidence_precision(v, 1), evidence_precision(v, 2)
     (array([0.5]), array([0.33333333]))
     """
-    covered, read, _ = _top(v, k)
+    covered, read, _, _ = _top(v, k)
     return safe_div(covered, read)
 
 
@@ -88,8 +99,8 @@ def evidence_iou(v: LevelView, k: int | None = None) -> np.ndarray:
     >>> evidence_iou(v, 2)
     array([0.33333333])
     """
-    covered, read, evidence = _top(v, k)
-    return safe_div(covered, read + evidence - covered)
+    covered, read, evidence, counted = _top(v, k)
+    return safe_div(covered, read + evidence - counted)
 
 
 def precision_omega(v: LevelView, k: int | None = None) -> np.ndarray:

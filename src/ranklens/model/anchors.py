@@ -1,7 +1,8 @@
 """Finding a piece of text in a document: where evidence quotes and retrieved chunks stand.
 
 :func:`locate` looks for ``text`` in ``doc`` exactly first, then with both normalised
-(NFKC, case folded, runs of whitespace as one space, :func:`normalised`), then normalised
+(compatibility-decomposed, NFKD, and case folded, so that composed and decomposed
+forms of one text meet; runs of whitespace as one space, :func:`normalised`), then normalised
 without any whitespace (a splitter that glued sentences: ``"end.Next"`` for ``"end. Next"``),
 and maps a normalised match back to the document's own character offsets. It returns every
 place the text stands, so that a caller can refuse an ambiguous quote instead of guessing.
@@ -42,7 +43,8 @@ class Found:
 
 
 def normalised(text: str) -> tuple[str, np.ndarray, np.ndarray]:
-    """``text`` normalised (NFKC per character, case folded, each run of whitespace one
+    """``text`` normalised (NFKD per character, case folded: ``"é"`` and ``"e\u0301"``
+    both read ``"e\u0301"``; each run of whitespace one
     space, leading and trailing whitespace kept as one space) with, per normalised
     character, the start and end offset of the original characters it came from.
 
@@ -65,7 +67,7 @@ def normalised(text: str) -> tuple[str, np.ndarray, np.ndarray]:
             space = True
             continue
         space = False
-        for c in unicodedata.normalize("NFKC", ch).casefold():
+        for c in _fold(ch):
             out.append(c)
             starts.append(i)
             ends.append(i + 1)
@@ -78,8 +80,7 @@ def _normalised_arrays(text: str) -> tuple[str, np.ndarray, np.ndarray]:
     chars = [chr(c) for c in uniq.tolist()]
     space_of = np.array([ch.isspace() for ch in chars], dtype=bool)
     reps = np.empty(len(chars), dtype=object)
-    reps[:] = [" " if sp else unicodedata.normalize("NFKC", ch).casefold()
-               for ch, sp in zip(chars, space_of)]  # fmt: skip
+    reps[:] = [" " if sp else _fold(ch) for ch, sp in zip(chars, space_of)]
     lengths = np.array([len(r) for r in reps], dtype=np.int64)
     space = space_of[inverse]
     follows = np.zeros(len(codes), dtype=bool)
@@ -93,6 +94,25 @@ def _normalised_arrays(text: str) -> tuple[str, np.ndarray, np.ndarray]:
     n = lengths[inverse[kept]]
     out = "".join(reps[inverse[kept]].tolist())
     return out, np.repeat(kept, n).astype(np.int64), np.repeat(reach, n).astype(np.int64)
+
+
+@lru_cache(maxsize=4096)
+def _fold(ch: str) -> str:
+    """One character compatibility-decomposed and case folded (decomposed again: a case
+    fold may compose)."""
+    return unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
+
+
+def _whole(hay: str, starts: np.ndarray, at: int, n: int) -> bool:
+    """Whether the normalised match ``hay[at:at + n]`` covers whole characters: it neither
+    begins nor ends inside one (a decomposed letter's base without its accent), nor is
+    followed by a combining mark (``"cafe"`` is not found in ``"café"``)."""
+    end = at + n
+    if at > 0 and starts[at] == starts[at - 1]:
+        return False
+    if end < len(hay) and (starts[end] == starts[end - 1] or unicodedata.combining(hay[end])):
+        return False
+    return not unicodedata.combining(hay[at])
 
 
 @lru_cache(maxsize=256)
@@ -139,11 +159,12 @@ def locate_normalised(text: str, doc: str) -> Found:
     if not needle:
         return Found((), (), "")
     hay, starts, ends = _normalised_cached(doc)
-    hits = _all(hay, needle)
+    hits = [h for h in _all(hay, needle) if _whole(hay, starts, h, len(needle))]
     if not hits:  # whitespace a splitter dropped ("end.Next" for "end. Next"), or added
         hay, starts, ends = _spaceless_cached(doc)
         needle = needle.replace(" ", "")
-        hits = _all(hay, needle) if needle else []
+        found = _all(hay, needle) if needle else []
+        hits = [h for h in found if _whole(hay, starts, h, len(needle))]
     if not hits:
         return Found((), (), "")
     return Found(

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from .vocab import encode
 
 NO_DOC = "\x00no document"
@@ -51,16 +52,37 @@ class ChunkSpans:
         ends: Sequence[Any],
         texts: Sequence[Any] | None = None,
         chars: Sequence[Any] | None = None,
+        where: Sequence[str] | None = None,
     ) -> ChunkSpans:
         """Columns from sequences (``None`` offsets become ``-1``; ``chars`` from the
-        offsets, else from the text)."""
+        offsets, else from the text). An offset or length that is not a whole number >= 0
+        (NaN, 2.5, a text, True, -3), an end before its start or a text that is not a
+        string is an :class:`~ranklens.errors.InputError` naming the chunk (``where``: each
+        row's name, ``"chunk 2 of query 'q'"``; default ``"chunk row 2"``)."""
         n = len(docs)
-        s = np.array([-1 if x is None else int(x) for x in starts], dtype=np.int64)
-        e = np.array([-1 if x is None else int(x) for x in ends], dtype=np.int64)
+
+        def name(i: int) -> str:
+            return where[i] if where is not None else f"chunk row {i}"
+
+        s = _offsets(starts, "start", name)
+        e = _offsets(ends, "end", name)
         t = np.empty(n, dtype=object)
         t[:] = list(texts) if texts is not None else [None] * n
+        for i, x in enumerate(t.tolist()):
+            if x is not None and not isinstance(x, str):
+                raise InputError(
+                    f"{name(i)} (document {docs[i]!r}): its text must be a string or None, "
+                    f"got {type(x).__name__}"
+                )
+        backwards = np.flatnonzero((s >= 0) & (e >= 0) & (e < s))
+        if len(backwards):
+            i = int(backwards[0])
+            raise InputError(
+                f"{name(i)} (document {docs[i]!r}): its range [{s[i]}, {e[i]}) ends before it "
+                "starts (offsets are [start, end), start <= end)"
+            )
         if chars is not None:
-            c = np.array([-1 if x is None else int(x) for x in chars], dtype=np.int64)
+            c = _offsets(chars, "chars", name)
         else:
             c = np.array([len(x) if isinstance(x, str) else -1 for x in t], dtype=np.int64)
         known = (s >= 0) & (e > s)
@@ -68,3 +90,24 @@ class ChunkSpans:
         d = np.empty(n, dtype=object)
         d[:] = [None if x is None else str(x) for x in docs]
         return cls(d, s, e, c, t)
+
+
+def _offsets(values: Sequence[Any], what: str, name: Any) -> np.ndarray:
+    """Whole numbers >= 0 (None: ``-1``, unknown) as int64, else an error naming the row."""
+    out = np.empty(len(values), dtype=np.int64)
+    for i, x in enumerate(values):
+        if x is None:
+            out[i] = -1
+            continue
+        ok = not isinstance(x, (bool, np.bool_)) and isinstance(
+            x, (int, np.integer, float, np.floating)
+        )
+        if ok and isinstance(x, (float, np.floating)):
+            ok = bool(np.isfinite(x)) and float(x).is_integer()
+        if not ok or x < 0:
+            raise InputError(
+                f"{name(i)}: its {what} must be a whole number >= 0 (a character offset) or "
+                f"None, got {x!r}"
+            )
+        out[i] = int(x)
+    return out

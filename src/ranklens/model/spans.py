@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import choice, data, declare, text
 from ..errors import InputError, RanklensWarning
 from .anchors import locate
 from .qrels import Qrels
@@ -29,6 +30,37 @@ from .vocab import encode_columns
 SpanLike = Mapping[str, Any] | Sequence[Any]
 """One span as given: ``{"doc_id", "start", "end", "grade", "group"}`` (or ``"quote"``
 instead of offsets), or a tuple ``(doc_id, start, end)`` / ``(doc_id, "quote")``."""
+
+
+_TEXTS = data("the documents' texts, {document id: text}: spans are checked against them")
+_ON_MISSING = choice(
+    "error", ("error", "skip"),
+    "a quote found nowhere (or in several places): an error naming it, or left out and counted",
+)  # fmt: skip
+_AMBIGUOUS = choice(
+    "error", ("error", "first"),
+    "a quote found in several places: as on_missing says, or its first occurrence (as "
+    "Chroma's chunking evaluation places text)",
+)  # fmt: skip
+_SOURCE = text("span labels", "what messages call the labels (a file's name)")
+FROM_RECORDS = declare("SpanLabels.from_records", {
+    "records": data("one mapping per span"), "texts": _TEXTS, "on_missing": _ON_MISSING,
+    "ambiguous": _AMBIGUOUS, "source": _SOURCE,
+})  # fmt: skip
+FROM_SPANS = declare("SpanLabels.from_spans", {
+    "spans": data("{query: [span, ...]}"), "texts": _TEXTS, "on_missing": _ON_MISSING,
+    "ambiguous": _AMBIGUOUS,
+})  # fmt: skip
+FROM_QUOTES = declare("SpanLabels.from_quotes", {
+    "quotes": data("{query: [(doc_id, quoted text), ...]}"), "texts": _TEXTS,
+    "on_missing": _ON_MISSING, "ambiguous": _AMBIGUOUS,
+})  # fmt: skip
+FROM_COLUMNS = declare("SpanLabels.from_columns", {
+    "query_ids": data("each span's query"), "doc_ids": data("each span's document"),
+    "starts": data("each span's first character"), "ends": data("each span's end (excluded)"),
+    "grades": data("each span's grade (default 1)"), "groups": data("each span's group"),
+    "texts": _TEXTS, "empty_queries": data("queries with nothing to find"), "source": _SOURCE,
+})  # fmt: skip
 
 
 class SpanLabels(Qrels):
@@ -48,12 +80,14 @@ class SpanLabels(Qrels):
     skipped: list[dict[str, Any]]
 
     @classmethod
+    @FROM_RECORDS.checks
     def from_records(
         cls,
         records: Iterable[Mapping[str, Any]],
         texts: Mapping[str, str] | None = None,
         *,
         on_missing: str = "error",
+        ambiguous: str = "error",
         source: str = "span labels",
     ) -> SpanLabels:
         """From one mapping per span: ``query_id``, ``doc_id``, ``start`` and ``end`` (or a
@@ -61,9 +95,14 @@ class SpanLabels(Qrels):
         (spans of a query sharing a group form one unit; default: each span its own).
         ``on_missing``: a quote found nowhere or in several places is an ``"error"``
         naming the query and the quote, or ``"skip"`` (left out, counted in
-        :attr:`skipped` and warned about once)."""
-        if on_missing not in ("error", "skip"):
-            raise InputError(f"on_missing must be 'error' or 'skip', got {on_missing!r}")
+        :attr:`skipped` and warned about once). ``ambiguous="first"`` places a quote that
+        stands in several places at its first (Chroma's chunking evaluation places text
+        with ``str.find``)."""
+        texts = _checked_texts(texts, source)
+        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+            raise InputError(
+                f"{source}: expected an iterable of span mappings, got {type(records).__name__}"
+            )
         qs: list[Any] = []
         ds: list[Any] = []
         starts: list[int] = []
@@ -79,7 +118,7 @@ class SpanLabels(Qrels):
             if qid is None or doc is None:
                 raise InputError(f"{where} needs 'query_id' and 'doc_id'")
             if rec.get("start") is None and rec.get("quote") is not None:
-                span = _quoted(qid, doc, rec["quote"], texts, source)
+                span = _quoted(qid, doc, rec["quote"], texts, source, ambiguous == "first")
                 if isinstance(span, str):
                     if on_missing == "error":
                         raise InputError(span)
@@ -110,12 +149,14 @@ class SpanLabels(Qrels):
         return out
 
     @classmethod
+    @FROM_SPANS.checks
     def from_spans(
         cls,
         spans: Mapping[Any, Sequence[SpanLike]],
         texts: Mapping[str, str] | None = None,
         *,
         on_missing: str = "error",
+        ambiguous: str = "error",
     ) -> SpanLabels:
         """From ``{query: [span, ...]}``, each span ``(doc_id, start, end)``,
         ``(doc_id, "quote")`` or a mapping with ``doc_id`` and ``start``/``end`` or
@@ -124,15 +165,17 @@ class SpanLabels(Qrels):
             raise InputError(
                 f"span labels: expected {{query: [span, ...]}}, got {type(spans).__name__}"
             )
-        return cls.from_records(_records(spans), texts, on_missing=on_missing)
+        return cls.from_records(_records(spans), texts, on_missing=on_missing, ambiguous=ambiguous)
 
     @classmethod
+    @FROM_QUOTES.checks
     def from_quotes(
         cls,
         quotes: Mapping[Any, Sequence[tuple[Any, str]]],
         texts: Mapping[str, str],
         *,
         on_missing: str = "error",
+        ambiguous: str = "error",
     ) -> SpanLabels:
         """From quoted evidence ``{query: [(doc_id, "quoted text"), ...]}``, each quote
         located in ``texts[doc_id]``, exactly or once whitespace, case and Unicode forms are
@@ -140,9 +183,15 @@ class SpanLabels(Qrels):
         ``on_missing``."""
         if texts is None:
             raise InputError("span labels from quotes need the documents' texts (texts=)")
-        return cls.from_records(_records(quotes), texts, on_missing=on_missing)
+        if not isinstance(quotes, Mapping):
+            raise InputError(
+                "span labels: expected {query: [(doc_id, 'quote'), ...]}, got "
+                f"{type(quotes).__name__}"
+            )
+        return cls.from_records(_records(quotes), texts, on_missing=on_missing, ambiguous=ambiguous)
 
     @classmethod
+    @FROM_COLUMNS.checks
     def from_columns(
         cls,
         query_ids: Sequence[Any],
@@ -159,11 +208,21 @@ class SpanLabels(Qrels):
         """From parallel columns (the other constructors end here). Checks: ``0 <= start <
         end``; within the document's text when ``texts`` are given (and every document
         among them); no two overlapping spans in one group; one grade per group."""
+        texts = _checked_texts(texts, source)
+        for name, col in (("query_ids", query_ids), ("doc_ids", doc_ids)):
+            if isinstance(col, (str, bytes, Mapping)) or not hasattr(col, "__len__"):
+                raise InputError(f"{source}: {name} must be a list, got {type(col).__name__}")
         n = len(query_ids)
-        s = np.asarray(starts, dtype=np.int64).reshape(-1)
-        e = np.asarray(ends, dtype=np.int64).reshape(-1)
-        g = np.ones(n, dtype=np.int64) if grades is None else np.asarray(grades, dtype=np.int64)
-        if not (len(doc_ids) == len(s) == len(e) == len(g) == n):
+        s = _whole_column(starts, "start", source, n)
+        e = _whole_column(ends, "end", source, n)
+        g = (
+            np.ones(n, dtype=np.int64)
+            if grades is None
+            else _whole_column(grades, "grade", source, n)
+        )
+        if not (len(doc_ids) == len(s) == len(e) == len(g) == n) or (
+            groups is not None and len(groups) != n
+        ):
             raise InputError(f"{source}: the span columns differ in length")
         qcode, qvocab, dcode, dvocab = encode_columns(query_ids, doc_ids, empty_queries, source)
         dstr = np.asarray(dvocab, dtype=object)[dcode] if n else np.zeros(0, dtype=object)
@@ -296,7 +355,7 @@ def _records(spans: Mapping[Any, Sequence[SpanLike]]) -> Iterable[dict[str, Any]
 
 
 def _quoted(qid: Any, doc: Any, quote: Any, texts: Mapping[str, str] | None,
-            source: str) -> tuple[int, int] | str:  # fmt: skip
+            source: str, first: bool = False) -> tuple[int, int] | str:  # fmt: skip
     """The span of a quote, or why it has none (a sentence naming the query and quote)."""
     if texts is None:
         raise InputError(f"{source}: query {qid!r} quotes evidence but no texts= were given")
@@ -306,11 +365,13 @@ def _quoted(qid: Any, doc: Any, quote: Any, texts: Mapping[str, str] | None,
         )
     text = texts.get(str(doc))
     if text is None:
-        return f"document {doc!r} is not in the texts"
+        return f"query {qid!r}: document {doc!r} of its quote is not in the texts"
     found = locate(quote, text)
     short = quote if len(quote) <= 60 else quote[:59] + "…"
     if not found.starts:
         return f"query {qid!r}: the quote {short!r} is not in document {doc!r}"
+    if not found.unique and first:
+        return found.starts[0], found.ends[0]
     if not found.unique:
         return (
             f"query {qid!r}: the quote {short!r} stands {len(found.starts)} times in document "
@@ -321,7 +382,7 @@ def _quoted(qid: Any, doc: Any, quote: Any, texts: Mapping[str, str] | None,
 
 def _offset(value: Any, where: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
             return int(value)
         raise InputError(f"{where}: {name!r} must be an integer character offset, got {value!r}")
     return int(value)
@@ -329,7 +390,7 @@ def _offset(value: Any, where: str, name: str) -> int:
 
 def _grade(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
             return int(value)
         raise InputError(f"{where}: 'grade' must be an integer, got {value!r}")
     return int(value)
@@ -359,3 +420,54 @@ def _check_in_texts(qids: Any, docs: np.ndarray, s: np.ndarray, e: np.ndarray,
                 f"{source}: span [{s[i]}, {e[i]}) of document {doc!r} (query {qids[i]!r}) "
                 f"ends past the document's {len(text)} characters: a different version of it?"
             )
+
+
+def _checked_texts(texts: Any, source: str) -> Mapping[str, str] | None:
+    """``texts`` if it maps document ids to strings, else an error naming the first fault."""
+    if texts is None:
+        return None
+    if not isinstance(texts, Mapping):
+        raise InputError(
+            f"{source}: texts must map each document id to its text, got {type(texts).__name__}"
+        )
+    for doc, value in texts.items():
+        if not isinstance(value, str):
+            raise InputError(
+                f"{source}: the text of document {doc!r} must be a string, got "
+                f"{type(value).__name__}"
+            )
+    return texts
+
+
+def _whole_column(values: Any, name: str, source: str, n: int) -> np.ndarray:
+    """A column of whole numbers (offsets or grades) as int64, or an error naming the first
+    value that is not one (None, NaN, 2.5, a text, True)."""
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
+        raise InputError(f"{source}: the {name}s must be a list, got {type(values).__name__}")
+    arr = (
+        np.asarray(values, dtype=object).reshape(-1)
+        if not isinstance(values, np.ndarray)
+        else values.reshape(-1)
+    )
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        ok = np.isfinite(arr) & (arr == np.floor(arr))
+        if ok.all():
+            return arr.astype(np.int64)
+        i = int(np.flatnonzero(~ok)[0])
+    else:
+        i = -1
+        for j, v in enumerate(arr.tolist()):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                i = j
+                break
+            if isinstance(v, (float, np.floating)) and not float(v).is_integer():
+                i = j
+                break
+        if i < 0:
+            return np.asarray([int(v) for v in arr.tolist()], dtype=np.int64)
+    raise InputError(
+        f"{source}: span {i}'s {name} must be a whole number, got {arr[i]!r}"
+        + (" (a character offset)" if name != "grade" else "")
+    )
