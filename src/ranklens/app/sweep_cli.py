@@ -16,7 +16,10 @@ of :func:`ranklens.sweep`::
 
 ``grid`` may instead be an array of tables (``[[grid]]``, one configuration each). Paths
 (the dataset, the cache, a ``file.py`` build) are read relative to the TOML file's folder,
-which is also put on ``sys.path`` for ``module:function``.
+which is also put on ``sys.path`` for ``module:function``. Every other key is checked by
+the declaration of :func:`ranklens.sweep` (:data:`ranklens.sweeps.params.SWEEP`): its type
+as written (``folds = "5"`` is refused, not read as 5), its range, and a misspelled key
+names the closest. ``cost`` may be a number or a table of configuration name to number.
 """
 
 from __future__ import annotations
@@ -24,15 +27,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import inspect
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-
-SETTINGS = ("build", "dataset", "grid", "metrics", "labels")
-"""Keys of the file read here; the others go to :func:`ranklens.sweep` as keywords."""
+from ..declared import ParameterError
+from ..errors import InputError, closest
+from ..sweeps.params import CLI, FILE_KEYS, NOT_IN_FILE, SWEEP
 
 PATHS = ("dataset", "labels", "cache")
 """Keys whose values are paths, read relative to the file."""
@@ -48,17 +49,13 @@ def add_sweep_command(sub: Any) -> None:
         "honestly: the held-out estimate beside the in-sample best, tests against the "
         "runner-up and the baseline, the tied set, latency, build time, a Pareto view.",
     )
-    s.add_argument("config", metavar="CONFIG.toml", help="the sweep's description (TOML)")
-    s.add_argument("--html", metavar="FILE", help="write the HTML report (charts, drill-down)")
-    s.add_argument("--json", metavar="FILE", help="save the sweep as JSON")
-    s.add_argument("--cache", metavar="DIR", help="the sweep folder (overrides the file's cache)")
-    s.add_argument(
-        "--format",
-        default="text",
-        choices=["text", "markdown", "json", "none"],
-        help="what to print (default: text)",
-    )
-    s.add_argument("-q", "--quiet", action="store_true", help="no line per configuration")
+    CLI.add_argument(s, "config", "config", metavar="CONFIG.toml")
+    CLI.add_argument(s, "html", metavar="FILE")
+    CLI.add_argument(s, "json", metavar="FILE")
+    CLI.add_argument(s, "cache", metavar="DIR")
+    CLI.add_argument(s, "lock_timeout", metavar="SECONDS")
+    CLI.add_argument(s, "format", default="text")
+    CLI.add_argument(s, "quiet", "-q", "--quiet", action="store_true")
 
 
 def load_config(path: str | Path) -> tuple[dict[str, Any], Path]:
@@ -111,21 +108,22 @@ def resolve_build(spec: Any, folder: Path, source: str) -> Any:
 
 
 def sweep_arguments(data: dict[str, Any], folder: Path, source: str) -> dict[str, Any]:
-    """The keyword arguments of :func:`ranklens.sweep` described by the file's content."""
-    from ..sweeps import sweep
-
-    for key in ("build", "dataset", "grid"):
+    """The keyword arguments of :func:`ranklens.sweep` described by the file's content:
+    every key but ``build`` and ``grid`` checked by :data:`~ranklens.sweeps.params.SWEEP`
+    (types as written, not coerced)."""
+    for key in FILE_KEYS:
         if key not in data:
             raise InputError(f"{source}: the file has no {key!r}")
-    allowed = set(inspect.signature(sweep).parameters) - {"build", "grid", "dataset"}
-    allowed -= {"name", "cost", "cost_per_token", "count_tokens", "verbose", "retry_on"}
-    unknown = sorted(k for k in data if k not in SETTINGS and k not in allowed)
-    if unknown:
-        raise InputError(
-            f"{source}: unknown key {', '.join(map(repr, unknown))}; the file takes build, "
-            f"dataset, grid and the keywords of ranklens.sweep: {', '.join(sorted(allowed))}"
-        )
-    args = {k: v for k, v in data.items() if k not in ("build", "grid")}
+    takes = [k for k in SWEEP.options if k not in NOT_IN_FILE or k == "cost"]
+    for key in data:
+        if key not in takes and key not in ("build", "grid"):
+            near = closest(key, takes)
+            raise ParameterError(
+                f"{source}: unknown key {key!r}"
+                + (f"; did you mean {near!r}?" if near else "")
+                + f" (the file takes: {', '.join(takes)})"
+            )
+    args = SWEEP.check({k: v for k, v in data.items() if k not in ("build", "grid")}, source)
     for key in PATHS:
         if isinstance(args.get(key), str):
             args[key] = str(folder / args[key])
@@ -145,6 +143,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     kwargs = sweep_arguments(data, folder, args.config)
     if args.cache:
         kwargs["cache"] = args.cache
+    if args.lock_timeout is not None:
+        kwargs["lock_timeout"] = args.lock_timeout
     kwargs.setdefault("verbose", not args.quiet)
     result = sweep(**kwargs)
     if args.format == "text":

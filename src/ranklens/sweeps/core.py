@@ -13,21 +13,25 @@ import numpy as np
 
 from ..capture import TRANSIENT, KeyLike
 from ..comparison import compare
-from ..errors import InputError, RanklensWarning
+from ..declared import ParameterError
+from ..errors import InputError, RanklensWarning, closest
 from ..evaluation import MetricsLike
-from ..io import read_dataset
+from ..io import coerce_qrels, read_dataset
 from ..metrics import lower_is_better
 from ..model import Dataset
 from .execute import Folder, Outcome, execute
 from .grid import Config, configurations, parse_constraint
+from .lock import locked
+from .params import SWEEP, check_tokens, resolve_costs
 from .result import SweepResult
-from .rows import all_failed, matrix, row, unmatched
+from .rows import all_failed, counts_line, matrix, nothing_chosen, row, unmatched
 from .select import effects, fill_resampled, pairwise_pvalues, pareto, select, settle
 
 MATRIX_LIMIT = 40
 """Configurations up to which the significance matrix (every pair) is computed."""
 
 
+@SWEEP.checks
 def sweep(
     build: Callable[..., Any],
     grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]],
@@ -35,8 +39,10 @@ def sweep(
     metrics: MetricsLike = ("ndcg@10", "recall@10", "mrr@10"),
     *,
     labels: Any = None,
+    queries: str = "labelled",
     query_params: Sequence[str] = (),
     cache: str | Path | None = None,
+    lock_timeout: float = 0.0,
     k: int | None = 10,
     key: KeyLike = "id",
     fetch_k: int | None = None,
@@ -48,8 +54,11 @@ def sweep(
     progress: bool | None = False,
     baseline: str | Mapping[str, Any] | None = None,
     constraint: str | Callable[[Mapping[str, Any]], bool] | None = None,
-    cost: float | Callable[[Mapping[str, Any]], float] | None = None,
-    cost_per_token: float | Callable[[Mapping[str, Any]], float] | None = None,
+    cost: float | Mapping[str, float] | Callable[[Mapping[str, Any]], float] | None = None,
+    cost_per_token: float
+    | Mapping[str, float]
+    | Callable[[Mapping[str, Any]], float]
+    | None = None,
     count_tokens: Callable[[str], int] | None = None,
     folds: int = 5,
     seed: int | None = 0,
@@ -77,13 +86,18 @@ def sweep(
     ``dataset``: a :class:`~ranklens.Dataset` (or a path ``read_dataset`` reads) whose
     queries are asked; ``labels``: what the runs are scored against (default: the
     dataset), passed unchanged to :func:`ranklens.compare`, so any labels ``evaluate``
-    takes work here. ``metrics``: the first is the primary one (the Pareto view).
+    takes work here. ``queries="labelled"`` (the default) asks only the queries the labels
+    score (the others are counted and said: ``SweepResult.queries``); ``"all"`` asks
+    every query of the dataset. ``metrics``: the first is the primary one (the Pareto
+    view).
 
     Each configuration runs through the runner (``k``, ``key``, ``fetch_k``,
     ``concurrency``, ``timeout``, ``retries``, ``retry_on``, ``retry_failed``, ``progress``
     as in :func:`ranklens.run_retriever`); ``cache``: the sweep folder, one run log per
     configuration, so an interrupted sweep resumes where it stopped (see
-    :mod:`ranklens.sweeps.execute`); ``config``: facts naming what ``build`` closes over
+    :mod:`ranklens.sweeps.execute`), held by one process at a time (a second waits up to
+    ``lock_timeout`` seconds, then stops naming the first: :mod:`ranklens.sweeps.lock`);
+    ``config``: facts naming what ``build`` closes over
     (``{"corpus": "v3"}``), kept in every log. ``backend="ray"``: each configuration's
     queries in shards on Ray actors, each actor building the retriever
     (``ray_options``: ``actors``, ``num_cpus``, ``address``...).
@@ -95,9 +109,11 @@ def sweep(
     first) among them; ``constraint``: ``"p95 <= 200"`` (fields:
     :data:`~ranklens.sweeps.grid.CONSTRAINT_FIELDS`) or a function of a configuration's
     row, which the chosen configuration must satisfy. ``cost``: the price of one
-    retrieval call (a number, or a function of the parameters), ``cost_per_token`` with
-    ``count_tokens(text)`` (a function of the parameters too): shown per 1,000 queries
-    (every attempt counted) with a quality-against-cost frontier.
+    retrieval call (a number, a mapping of configuration name to number, or a function of
+    the parameters), ``cost_per_token`` with ``count_tokens(text)`` (in the same forms):
+    shown per 1,000 queries (every attempt counted) with a quality-against-cost frontier;
+    every price, given or returned, must be finite and at least 0, and is checked for
+    every configuration before anything runs.
 
     ``name``: a function of the parameters naming a configuration (default
     ``"p=v, q=w"``). ``verbose``: a line per configuration as it finishes.
@@ -109,17 +125,20 @@ def sweep(
     check = parse_constraint(constraint)
     base = _baseline(configs, baseline)
     if cost_per_token is not None and count_tokens is None:
-        raise InputError(
-            "cost_per_token needs count_tokens=, a function giving a text's number of "
+        raise ParameterError(
+            "sweep: cost_per_token needs count_tokens=, a function giving a text's number of "
             "tokens as the priced model counts them (e.g. lambda t: len(enc.encode(t)))"
         )
-    if backend not in ("local", "ray"):
-        raise InputError(f"backend must be 'local' or 'ray', got {backend!r}")
+    if fetch_k is not None and k is not None and fetch_k < k:
+        raise ParameterError(f"sweep: fetch_k must be at least k ({k}), got {fetch_k}")
+    prices = (resolve_costs("cost", cost, configs), resolve_costs("cost_per_token",
+              cost_per_token, configs))  # fmt: skip
     if not isinstance(dataset, Dataset):
         dataset = read_dataset(dataset)
     if not dataset.queries:
         raise InputError(f"dataset {dataset.name!r} has no query texts to ask the retrievers")
-    queries = {str(q): t for q, t in dataset.queries.items()}
+    asked, counts = asked_queries(dataset, labels, queries)
+    tokens = check_tokens(count_tokens, asked) if count_tokens is not None else None
     folder = Folder(cache)
     run_options = dict(
         k=k,
@@ -133,16 +152,21 @@ def sweep(
         progress=progress,
     )
     say = (lambda line: print(line, flush=True)) if verbose else None
-    outcomes = execute(
-        configs, build, queries, folder, dict(config or {}), run_options, backend, ray_options, say
-    )
-    return assemble(
+    if say is not None and counts.get("unlabelled"):
+        say(counts_line(counts))
+    with locked(folder.path, lock_timeout, say):
+        folder.load()
+        outcomes = execute(
+            configs, build, asked, folder, dict(config or {}), run_options, backend, ray_options,
+            say,
+        )  # fmt: skip
+    result = assemble(
         outcomes,
         dataset if labels is None else labels,
         metrics,
         base,
         check,
-        (cost, cost_per_token, count_tokens),
+        (prices[0], prices[1], tokens),
         dict(
             folds=folds,
             seed=seed,
@@ -155,6 +179,55 @@ def sweep(
         judge_options,
         dataset,
     )
+    result.queries = counts
+    result.report.metadata["sweep"] = result.to_dict()
+    return result
+
+
+def asked_queries(
+    dataset: Dataset, labels: Any, which: str
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """The queries a sweep asks (``which="labelled"``: those the labels score; ``"all"``:
+    every query of the dataset) and the counts said of them: ``dataset`` (its queries),
+    ``asked``, ``unlabelled`` (not asked: no labels), ``labelled_without_text`` (labelled
+    queries the dataset has no text for: never asked, scored as missing)."""
+    texts = {str(q): t for q, t in dataset.queries.items()}
+    ids = labelled_ids(dataset if labels is None else labels)
+    counts: dict[str, Any] = {"dataset": len(texts), "which": which}
+    if ids is None:  # labels of a form whose queries cannot be listed here: ask them all
+        counts.update(asked=len(texts), unlabelled=0, labelled_without_text=0)
+        return texts, counts
+    known = set(ids)
+    asked = {q: t for q, t in texts.items() if q in known} if which == "labelled" else texts
+    counts.update(
+        asked=len(asked),
+        unlabelled=sum(q not in known for q in texts) if which == "labelled" else 0,
+        labelled_without_text=sum(q not in texts for q in known),
+    )
+    if not asked:
+        example = next(iter(sorted(known)), None)
+        raise InputError(
+            f"dataset {dataset.name!r}: none of its {len(texts):,} queries has a label "
+            f"(the labels name {len(known):,} queries"
+            + (f", e.g. {example!r}" if example is not None else "")
+            + "): nothing to ask. Are the labels those of this dataset (the same query ids)?"
+        )
+    return asked, counts
+
+
+def labelled_ids(labels: Any) -> list[str] | None:
+    """The queries ``labels`` score (a Dataset, Qrels, span labels, a dict, a path...), or
+    None when they cannot be listed without scoring."""
+    for obj in (getattr(labels, "qrels", None), labels):
+        ids = getattr(obj, "query_ids", None)
+        if ids is not None:
+            return [str(q) for q in ids]
+    if isinstance(labels, Mapping):
+        return [str(q) for q in labels]
+    try:
+        return [str(q) for q in coerce_qrels(labels).query_ids]
+    except (InputError, OSError, TypeError, ValueError):  # compare names the fault
+        return None
 
 
 def _baseline(configs: list[Config], baseline: Any) -> str:
@@ -165,9 +238,14 @@ def _baseline(configs: list[Config], baseline: Any) -> str:
             isinstance(baseline, Mapping) and c.params == dict(baseline)
         ):
             return c.name
-    raise InputError(
-        f"baseline {baseline!r} is not a configuration of the grid (give a name, e.g. "
-        f"{configs[0].name!r}, or a dict of its parameters)"
+    raise ParameterError(
+        f"sweep: baseline must be a configuration's name or parameters (e.g. "
+        f"{configs[0].name!r}), got {baseline!r}: it is not a configuration of the grid"
+        + (
+            f"; did you mean {near!r}?"
+            if isinstance(baseline, str) and (near := closest(baseline, [c.name for c in configs]))
+            else ""
+        )
     )
 
 
@@ -315,5 +393,10 @@ def assemble(
         constraint=getattr(check, "text", None if check is None else "a function of the row"),
         dataset=dataset.name,
     )
+    reason = nothing_chosen(rows, selections[primary], result.constraint)
+    if reason is not None:
+        for sel in selections.values():
+            if sel.get("chosen") is None:
+                sel["reason"] = nothing_chosen(rows, sel, result.constraint)
     report.metadata["sweep"] = result.to_dict()
     return result

@@ -5,6 +5,8 @@ and run through the runner, with its own run log under one sweep folder.
   (``<name>-<hash of its parameters>.jsonl``; with ``backend="ray"`` a folder of shard
   logs and ``builds.jsonl``, each actor's own build timed) and ``sweep.jsonl``, one line
   per build and per configuration built (build time, index size, a build's error).
+* One process at a time: the folder's ``sweep.lock`` (:mod:`.lock`) is held while the
+  configurations run, so a second process never asks the queries a first one is asking.
 * Resuming: a configuration whose log answers every query (failed queries are asked
   again, as the runner does, unless ``retry_failed=False``) is read from its log and not
   built; one with part of its queries is built and its log resumed by the runner, so no
@@ -35,6 +37,7 @@ from ..capture.identity import fingerprint, plain
 from ..capture.log import config_diff, read_log
 from ..capture.records import Retrieval
 from ..errors import InputError, RunInterrupted
+from ..escape import terminal
 from .grid import Config
 
 EVENTS = "sweep.jsonl"
@@ -93,13 +96,18 @@ class Folder:
         self.events: list[dict[str, Any]] = []
         if self.path is not None:
             self.path.mkdir(parents=True, exist_ok=True)
-            events = self.path / EVENTS
-            if events.exists():
-                for line in events.read_text(encoding="utf-8").splitlines():
-                    try:
-                        self.events.append(json.loads(line))
-                    except json.JSONDecodeError:  # a line torn by a kill: the build is redone
-                        continue
+
+    def load(self) -> None:
+        """The events file read (once the folder's lock is held: another process's
+        events are then complete)."""
+        self.events = []
+        events = self.path / EVENTS if self.path is not None else None
+        if events is not None and events.exists():
+            for line in events.read_text(encoding="utf-8").splitlines():
+                try:
+                    self.events.append(json.loads(line))
+                except json.JSONDecodeError:  # a line torn by a kill: the build is redone
+                    continue
 
     def log_path(self, cfg: Config, ray: bool) -> Path | None:
         if self.path is None:
@@ -273,7 +281,8 @@ def execute(
                 )
                 done += 1
                 if say is not None:
-                    say(f"[{done}/{len(configs)}] {cfg.name}: read from its log (finished)")
+                    name = terminal(cfg.name)
+                    say(f"[{done}/{len(configs)}] {name}: read from its log (finished)")
             if not pending:
                 continue
             built, info = None, {"shared_by": [c.name for c in group]}
@@ -389,11 +398,13 @@ def _run_on_ray(cfg, info, build, folder, path, queries, ident, run_options, ray
 
 
 def _line(out: Outcome, done: int, total: int) -> str:
+    """A configuration's line as it finishes (its name made safe for the terminal)."""
+    name = terminal(out.config.name)
     if out.result is None:
-        return f"[{done}/{total}] {out.config.name}: build failed ({out.error['type']})"
+        return f"[{done}/{total}] {name}: build failed ({terminal(out.error['type'])})"
     info = out.result.report_info()
     p50 = (info.get("latency_ms") or {}).get("p50", math.nan)
     return (
-        f"[{done}/{total}] {out.config.name}: {info['queries']} queries, {info['errors']} "
+        f"[{done}/{total}] {name}: {info['queries']} queries, {info['errors']} "
         f"errors, p50 {p50:.1f} ms, build {out.build.get('seconds', math.nan):.2f} s"
     )

@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..escape import terminal
+from .params import RESULT_CHOSEN, RESULT_HTML, RESULT_JSON, RESULT_ROW, RESULT_SAVE, one_of
+from .rows import counts_line
+
 FORMAT = 1
 """Version of :meth:`SweepResult.to_dict`'s layout."""
 
@@ -40,7 +44,10 @@ class SweepResult:
     (:func:`ranklens.sweeps.select.select`); ``effects``: per metric, each parameter
     value's marginal mean; ``matrices``: per metric, every pair tested; ``report``: the
     :class:`~ranklens.Report` comparing the measured configurations; ``outcomes``: each
-    configuration's :class:`~ranklens.sweeps.execute.Outcome` (its ``RunResult``)."""
+    configuration's :class:`~ranklens.sweeps.execute.Outcome` (its ``RunResult``);
+    ``queries``: what was asked (``dataset``: the dataset's queries, ``asked``,
+    ``unlabelled``: not asked, having no labels, ``labelled_without_text``, ``which``: the
+    ``queries=`` switch)."""
 
     rows: list[dict[str, Any]]
     metrics: list[str]
@@ -54,6 +61,7 @@ class SweepResult:
     folder: str | None = None
     constraint: str | None = None
     dataset: str | None = None
+    queries: dict[str, Any] | None = None
 
     # ---------------------------------------------------------------- answers
     @property
@@ -61,9 +69,20 @@ class SweepResult:
         """The first metric: the Pareto view's and :attr:`chosen`'s."""
         return self.metrics[0]
 
+    @RESULT_CHOSEN.checks
     def chosen_name(self, metric: str | None = None) -> str | None:
-        """The configuration chosen on ``metric`` (default: the primary one)."""
+        """The configuration chosen on ``metric`` (default: the primary one); None when
+        nothing was chosen (:attr:`reason` says why)."""
+        if metric is not None and metric not in self.selection:
+            raise one_of("SweepResult.chosen_name", "metric", metric, self.metrics,
+                         "one of the sweep's metrics")  # fmt: skip
         return self.selection[metric or self.primary].get("chosen")
+
+    @property
+    def reason(self) -> str | None:
+        """Why nothing was chosen on the primary metric (no configuration measured, the
+        first failures named; or none satisfying the constraint), or None."""
+        return self.selection[self.primary].get("reason")
 
     @property
     def chosen(self) -> dict[str, Any] | None:
@@ -78,8 +97,12 @@ class SweepResult:
     @property
     def cv_estimate(self) -> float | None:
         """The held-out estimate of the primary metric for choosing by this sweep (None
-        when no configuration satisfies the constraint)."""
-        return self.selection[self.primary].get("cv_estimate")
+        when nothing was chosen, or when there were too few queries to cross-validate a
+        choice among several configurations)."""
+        s = self.selection[self.primary]
+        if s.get("chosen") is not None and not s.get("folds") and len(s.get("feasible") or []) > 1:
+            return None  # the in-sample best is not a held-out value
+        return s.get("cv_estimate")
 
     @property
     def in_sample_best(self) -> float | None:
@@ -92,6 +115,15 @@ class SweepResult:
         return list(self.selection[self.primary].get("tied") or [])
 
     @property
+    def notes(self) -> list[str]:
+        """What the sweep says beside its numbers: the dataset's queries it did not ask
+        (no labels) and labelled queries without a text."""
+        q = self.queries or {}
+        if q.get("unlabelled") or q.get("labelled_without_text"):
+            return [counts_line(q)]
+        return []
+
+    @property
     def results(self) -> dict[str, Any]:
         """Each measured configuration's :class:`~ranklens.RunResult`, by name."""
         return {o.config.name: o.result for o in self.outcomes if o.result is not None}
@@ -101,12 +133,14 @@ class SweepResult:
         """Configurations that could not be measured, and why."""
         return {r["name"]: r["message"] for r in self.rows if r["status"] == "failed"}
 
+    @RESULT_ROW.checks
     def row(self, name: str) -> dict[str, Any]:
         """The row of the configuration called ``name``."""
         for r in self.rows:
             if r["name"] == name:
                 return r
-        raise KeyError(name)
+        raise one_of("SweepResult.row", "name", name, [r["name"] for r in self.rows],
+                     "a configuration's name")  # fmt: skip
 
     # ---------------------------------------------------------------- outputs
     def to_dict(self) -> dict[str, Any]:
@@ -122,6 +156,8 @@ class SweepResult:
                 "keys": self.keys,
                 "baseline": self.baseline,
                 "constraint": self.constraint,
+                "queries": self.queries,
+                "notes": self.notes,
                 "folder": self.folder,
                 "rows": self.rows,
                 "selection": selection,
@@ -130,9 +166,12 @@ class SweepResult:
             }
         )
 
+    @RESULT_JSON.checks
     def to_json(self, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as JSON text."""
         return json.dumps(self.to_dict(), indent=indent)
 
+    @RESULT_SAVE.checks
     def save(self, path: str | Path) -> None:
         """The sweep as JSON (:meth:`to_dict`)."""
         Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
@@ -169,6 +208,7 @@ class SweepResult:
 
         return get_renderer("sweep_markdown")(self.to_dict())
 
+    @RESULT_HTML.checks
     def to_html(self, path: str | Path | None = None, **options: Any) -> str | None:
         """The comparison report with the sweep's section (Pareto and effect charts,
         significance matrix) as one self-contained page; written to ``path`` if given."""
@@ -187,7 +227,8 @@ class SweepResult:
     def __repr__(self) -> str:
         s = self.selection[self.primary]
         if s.get("chosen") is None:
-            return f"SweepResult({len(self.rows)} configurations, none satisfies the constraint)"
+            why = terminal(s.get("reason") or "none satisfies the constraint")
+            return f"SweepResult({len(self.rows)} configurations, none chosen: {why})"
         return (
             f"SweepResult({len(self.rows)} configurations, {self.primary}: chosen "
             f"{s['chosen']!r}, cross-validated {s['cv_estimate']:.4f}, "

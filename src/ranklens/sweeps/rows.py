@@ -6,6 +6,7 @@ the ``key=`` that would match) and the significance matrix (:func:`matrix`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,11 @@ def unmatched(o: Outcome, report: Any, labels: Any) -> str | None:
 
 def row(o: Outcome, report: Any, costs: tuple) -> dict[str, Any]:
     """One configuration's facts: parameters, metrics, latency, build, index, failures,
-    cost (per 1,000 queries, every attempt counted)."""
+    cost per 1,000 queries, every attempt counted: ``1000 · Σ_q a_q (c + t · n_q) / |Q|``
+    with ``a_q`` the attempts of query ``q``, ``c`` the configuration's price per call,
+    ``t`` its price per token and ``n_q`` the query's tokens. ``costs``: the per-call and
+    per-token prices by configuration name (checked: :func:`~.params.resolve_costs`) and
+    each query's tokens (or None)."""
     row: dict[str, Any] = {
         "name": o.config.name,
         "params": {k: value_text(v) for k, v in o.config.params.items()},
@@ -90,14 +95,18 @@ def row(o: Outcome, report: Any, costs: tuple) -> dict[str, Any]:
             m: {k: num(s.get(k)) for k in ("value", "ci_low", "ci_high")}
             for m, s in report.summary[o.config.name].items()
         }
-    per_call, per_token, count = costs
+    per_call, per_token, tokens = costs
     if per_call is not None or per_token is not None:
-        params = o.config.params
-        price = per_call(params) if callable(per_call) else per_call or 0.0
-        token_price = per_token(params) if callable(per_token) else per_token or 0.0
+        name = o.config.name
+        price = per_call[name] if per_call is not None else 0.0
+        token_price = per_token[name] if per_token is not None else 0.0
         attempts = sum(max(r.attempts, 1) for r in o.result.records)
-        tokens = sum(max(r.attempts, 1) * count(r.query) for r in o.result.records) if count else 0
-        total = attempts * float(price) + tokens * float(token_price)
+        spent = (
+            sum(max(r.attempts, 1) * tokens.get(r.query_id, 0) for r in o.result.records)
+            if tokens
+            else 0
+        )
+        total = attempts * price + spent * token_price
         row["cost"] = 1000.0 * total / max(len(o.result.records), 1)
     return row
 
@@ -135,3 +144,49 @@ def matrix(
         "correction": settings["correction"],
         "tests": len(pairs),
     }
+
+
+def nothing_chosen(
+    rows: list[dict[str, Any]], selection: dict[str, Any], constraint: str | None
+) -> str | None:
+    """Why a selection chose nothing, in words (None when it chose): no configuration was
+    measured (the first failures named), or none that was measured satisfies the
+    constraint."""
+    if selection.get("chosen") is not None:
+        return None
+    measured = [r for r in rows if r["status"] == "ok"]
+    if not measured:
+        bad = [r for r in rows if r["status"] != "ok"]
+        kinds = {r["status"] for r in bad}
+        head = (
+            "no configuration's retrieved ids match a label"
+            if kinds == {"unmatched"}
+            else "no configuration could be measured"
+        )
+        listed = ", ".join(repr(r["name"]) for r in bad[:5])
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        why = str(bad[0].get("message") or bad[0]["status"])
+        own = f"configuration {bad[0]['name']!r}: "
+        why = why[len(own) :] if why.startswith(own) else why
+        return f"{head} ({listed}{more}); the first: {why}"
+    what = f"the constraint {constraint!r}" if constraint else "the constraint"
+    return (
+        f"none of the {len(measured)} measured configuration"
+        f"{'s' if len(measured) > 1 else ''} satisfies {what}"
+    )
+
+
+def counts_line(counts: Mapping[str, Any]) -> str:
+    """What a sweep asked, in words (said when some queries were not asked)."""
+    out = f"asking the {counts['asked']:,} labelled queries of {counts['dataset']:,}"
+    if counts.get("unlabelled"):
+        out += (
+            f"; {counts['unlabelled']:,} without labels are not asked (they would not be "
+            "scored; queries='all' asks them)"
+        )
+    if counts.get("labelled_without_text"):
+        out += (
+            f"; {counts['labelled_without_text']:,} labelled queries have no text in the "
+            "dataset: never asked, scored as missing"
+        )
+    return out

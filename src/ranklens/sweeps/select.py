@@ -3,7 +3,8 @@
 * **Held-out estimate.** Queries are dealt into ``folds`` (a seeded shuffle,
   :func:`ranklens.fusion.query_folds`); each fold's queries are scored by the
   configuration with the best mean on the other folds (:func:`ranklens.fusion.held_out`,
-  as :func:`ranklens.tune_fusion` does). The mean of these held-out values estimates what
+  as :func:`ranklens.tune_fusion` does; with fewer queries than folds, one query per fold:
+  leave-one-out). The mean of these held-out values estimates what
   *choosing by this sweep* delivers on new queries (Stone 1974; Hastie, Tibshirani &
   Friedman, *The Elements of Statistical Learning*, §7.10; Cawley & Talbot, JMLR 2010,
   on the selection bias it removes). The in-sample best, the maximum of many noisy means,
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..comparison import stats
+from ..declared import ParameterError
 from ..fusion import best_setting, held_out, query_folds
 
 
@@ -88,19 +90,24 @@ def select(
         runner_up=names[runner_up] if runner_up is not None else None,
         ranking=[names[i] for i in order],
     )
-    if len(rows) > 1 and n >= folds >= 2:
-        fold = query_folds(n, folds, seed)
+    if folds < 2:
+        raise ParameterError(
+            f"select: folds must be a whole number >= 2 (cross-validation), got {folds}"
+        )
+    used = min(folds, n)  # fewer queries than folds: leave-one-out
+    if len(rows) > 1 and used >= 2:
+        fold = query_folds(n, used, seed)
         choices, cv = held_out(sub, fold)
         cv = sign * cv  # back in the metric's units
         out.update(
-            folds=folds,
+            folds=used,
             seed=seed,
             cv_estimate=float(cv.mean()),
             cv_interval=[math.nan, math.nan],
             fold_choices=[names[int(rows[c])] for c in choices],
             cv_values=[float(x) for x in cv],
         )
-    else:  # one candidate (nothing is selected) or too few queries to fold
+    else:  # one candidate (nothing is selected: its mean is honest) or one query
         out.update(
             folds=None,
             cv_estimate=float(means[best]),
