@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..declared import data, declare, text
+from ..declared import path as path_option
 from ..model import Run
 from .autorag import read_autorag
 from .beir import read_beir
@@ -53,6 +55,14 @@ register_format("dataset", read_jsonl_dataset, suffixes=(".jsonl",))
 register_format("dataset", read_csv_dataset, suffixes=(".csv", ".tsv"))
 
 
+WRITE_RUN = declare("write_run", {
+    "run": data("the run"),
+    "path": path_option(None, "the file: .parquet, .jsonl, else a TREC run file"),
+    "name": text(None, "the TREC file's run tag (None: the run's name)", none=True),
+})  # fmt: skip
+
+
+@WRITE_RUN.checks
 def write_run(run: Run, path: str | Path, name: str | None = None) -> None:
     """Write a run in the format its path names: ``.parquet`` (query_id, doc_id, score,
     rank), ``.jsonl`` (one query per line), else a TREC run file (tagged ``name``)."""

@@ -18,12 +18,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..declared import ParameterError, choice, data, declare, flag, function, names, text
+from ..declared import path as path_option
 from ..errors import InputError
 from ..model import Qrels, QrelsLike, Run, RunLike
 from .frames import is_frame, qrels_from_frame, run_from_frame
 from .trec import read_trec_qrels, read_trec_run
 
 KINDS = ("qrels", "run", "dataset")
+
+PATH = path_option(None, "the file (or folder) to read")
+READ_QRELS = declare("read_qrels", {
+    "path": PATH,
+    "subtopics": flag(False, "read TREC diversity qrels (topic subtopic docno judgment)"),
+})  # fmt: skip
+READ_RUN = declare("read_run", {
+    "path": PATH,
+    "name": text(None, "the run's name (None: the file's)", none=True),
+})  # fmt: skip
+READ_DATASET = declare("read_dataset", {
+    "path": PATH,
+    "split": text(None, "the qrels split of a BEIR folder (None: test)", none=True),
+    "corpus": path_option(None, "the corpus file (False: skip the corpus; None: beside the labels)",
+                   none=True, also=flag(None)),
+    "kwargs": data("options of a registered reader"),
+})  # fmt: skip
+REGISTER_FORMAT = declare("register_format", {
+    "kind": choice(None, KINDS, "what the reader reads"),
+    "reader": function("reader(path, **options) returning a Qrels, Run or Dataset"),
+    "suffixes": names((), "the file suffixes it claims (one text or a list)", single=True,
+                      empty=True),
+    "detect": function("detect(path) -> bool, for folder layouts", none=True),
+    "name": text(None, "the format's name in messages (None: the reader's)", none=True),
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -51,6 +78,7 @@ class Format:
 _FORMATS: list[Format] = []
 
 
+@REGISTER_FORMAT.checks
 def register_format(
     kind: str,
     reader: Callable[..., Any],
@@ -62,10 +90,11 @@ def register_format(
     """Register ``reader`` for ``kind`` files ending in ``suffixes`` (or folders passing
     ``detect``). A later registration wins over an earlier one that claims a path as
     strongly (so a project may replace a built-in reader)."""
-    if kind not in KINDS:
-        raise InputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if not suffixes and detect is None:
-        raise InputError("register_format needs suffixes or a detect function")
+        raise ParameterError(
+            "register_format: suffixes must be a non-empty list of texts when no detect "
+            "function is given, got []"
+        )
     fmt = Format(kind, reader, tuple(suffixes), detect, name or getattr(reader, "__name__", "?"))
     # registering the same reader again (a re-run notebook cell) replaces it
     _FORMATS[:] = [
@@ -91,6 +120,7 @@ def find_format(kind: str, path: str | Path) -> Format | None:
     return best
 
 
+@READ_QRELS.checks
 def read_qrels(path: str | Path, *, subtopics: bool = False) -> Qrels:
     """Read qrels from a file: TREC (``qid iter docno rel``), ``.json`` or ``.jsonl``, or
     any registered format. ``subtopics=True`` reads TREC diversity qrels
@@ -102,18 +132,20 @@ def read_qrels(path: str | Path, *, subtopics: bool = False) -> Qrels:
         return read_trec_qrels(path, subtopics=True)
     if fmt is None:
         return read_trec_qrels(path)
-    return fmt.reader(path)
+    return _made(fmt, path, fmt.reader(path), Qrels)
 
 
+@READ_RUN.checks
 def read_run(path: str | Path, name: str | None = None) -> Run:
     """Read a run from a file: TREC (``qid Q0 docno rank sim run_id``), ``.json`` or
     ``.jsonl``, or any registered format. The name is ``name``, else the file's."""
     fmt = find_format("run", path)
     if fmt is None:
         return read_trec_run(path, name=name)
-    return fmt.reader(path, name=name)
+    return _made(fmt, path, fmt.reader(path, name=name), Run)
 
 
+@READ_DATASET.checks
 def read_dataset(
     path: str | Path,
     *,
@@ -151,14 +183,27 @@ def read_dataset(
         kwargs["split"] = split
     if corpus is not None:
         kwargs["corpus"] = corpus
+    from ..model import Dataset
+
     try:
-        return fmt.reader(p, **kwargs)
+        return _made(fmt, p, fmt.reader(p, **kwargs), Dataset)
     except TypeError as exc:
         if kwargs and "argument" in str(exc):
             raise InputError(
                 f"{p}: the {fmt.name} reader takes no {', '.join(map(repr, kwargs))} ({exc})"
             ) from None
         raise
+
+
+def _made(fmt: Format, path: Any, made: Any, kind: type) -> Any:
+    """What a registered reader returned, if it is a ``kind``; else an error naming the
+    format and the file (a reader returning None would fail far from its cause)."""
+    if isinstance(made, kind):
+        return made
+    raise InputError(
+        f"{path}: the {fmt.name} reader (register_format) returned "
+        f"{type(made).__name__}, not a {kind.__name__}"
+    )
 
 
 def coerce_qrels(obj: QrelsLike | Any) -> Qrels:

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..declared import data, declare
+from ..declared import path as path_option
 from ..errors import InputError
 from ..model import Qrels, Run
 from .files import BOM, read_bytes
@@ -95,6 +97,16 @@ def _read_subtopics(p: Path) -> Qrels:
     return Qrels.from_subtopics(rows=(qids, subs, docs, grades), source=str(p))
 
 
+READ_JUDGMENT_GROUPS = declare("read_judgment_groups", {
+    "path": path_option(None, "trec_eval's qrels_jg file (qid jg docno rel)"),
+})  # fmt: skip
+WRITE_QRELS = declare("write_qrels", {
+    "qrels": data("plain (ungrouped) labels"),
+    "path": path_option(None, "the TREC qrels file to write"),
+})  # fmt: skip
+
+
+@READ_JUDGMENT_GROUPS.checks
 def read_judgment_groups(path: PathLike) -> dict[str, Qrels]:
     """Read trec_eval's ``qrels_jg`` file (``-R qrels_jg``): ``qid jg docno rel``, where
     the second field names the judgment group (one assessor's set of judgments). Returns
@@ -225,6 +237,7 @@ def _float(p: Path, lineno: int, raw: bytes, doc: str) -> float:
     return value
 
 
+@WRITE_QRELS.checks
 def write_qrels(qrels: Qrels, path: PathLike) -> None:
     """Write plain (ungrouped) qrels as a TREC qrels file (``qid 0 docno rel``)."""
     if qrels.grouped:
