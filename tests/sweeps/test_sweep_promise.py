@@ -103,6 +103,31 @@ def test_bad_values_are_named_errors_not_tracebacks(kwargs, message):
     assert build.builds == []
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"metrics": ["ndcg@10", "recal@10"]}, KeyError, "recal"),
+        ({"relevance_levle": 2}, TypeError, "did you mean 'relevance_level'"),
+        ({"constraint": "p95 <= 1e999"}, InputError, "must be a finite number, got '1e999'"),
+        ({"name": lambda p: None}, InputError, "name must return a non-empty text.*None"),
+        ({"name": lambda p: p["boost"]}, InputError, "name must return a non-empty text.*0"),
+        ({"name": lambda p: ""}, InputError, "name must return a non-empty text"),
+    ],
+)
+def test_scoring_names_and_limits_are_checked_before_anything_is_built(kwargs, error, message):
+    build = Calls()
+    with pytest.raises(error, match=message):
+        ranklens.sweep(build, {"boost": [0, 1]}, dataset(), **{**FAST, **kwargs})
+    assert build.builds == []
+
+
+@pytest.mark.parametrize("answer", [math.nan, None, 1, "yes"], ids=repr)
+def test_a_constraint_function_must_answer_true_or_false(answer):
+    with pytest.raises(InputError, match=r"constraint must return True or False.*'boost=0'"):
+        quiet_sweep(Calls(), {"boost": [0, 1]}, dataset(), ["recall@3"],
+                    constraint=lambda row: answer, **FAST)  # fmt: skip
+
+
 def test_a_lone_query_parameter_is_a_list_of_one_never_its_letters():
     build = Calls()
 

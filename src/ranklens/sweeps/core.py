@@ -4,6 +4,7 @@ latency, build time, index size, failures and cost, and a Pareto frontier."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -17,10 +18,11 @@ from ..declared import ParameterError
 from ..errors import InputError, RanklensWarning, closest
 from ..evaluation import MetricsLike
 from ..io import coerce_qrels, read_dataset
-from ..metrics import lower_is_better
+from ..judging import JudgeOptions, judge
+from ..metrics import lower_is_better, parse_metrics
 from ..model import Dataset
 from .execute import Folder, Outcome, execute
-from .grid import Config, configurations, parse_constraint
+from .grid import Config, configurations, parse_constraint, satisfies
 from .lock import locked
 from .params import SWEEP, check_tokens, resolve_costs
 from .result import SweepResult
@@ -133,6 +135,7 @@ def sweep(
         raise ParameterError(f"sweep: fetch_k must be at least k ({k}), got {fetch_k}")
     prices = (resolve_costs("cost", cost, configs), resolve_costs("cost_per_token",
               cost_per_token, configs))  # fmt: skip
+    check_scoring(metrics, judge_options)
     if not isinstance(dataset, Dataset):
         dataset = read_dataset(dataset)
     if not dataset.queries:
@@ -182,6 +185,18 @@ def sweep(
     result.queries = counts
     result.report.metadata["sweep"] = result.to_dict()
     return result
+
+
+def check_scoring(metrics: MetricsLike, judge_options: Mapping[str, Any]) -> None:
+    """The metric names and the scoring options (``compare``'s own keywords and the
+    judging rules) checked before anything is built or asked: a misspelled metric or
+    option after an hour of retrieval would waste the hour."""
+    parse_metrics(metrics)
+    table = getattr(compare, "__declared__", None)
+    if table is not None:
+        table.check({k: v for k, v in judge_options.items() if k in table}, "sweep")
+    taken = set(inspect.signature(compare).parameters) | set(inspect.signature(judge).parameters)
+    JudgeOptions.build(None, **{k: v for k, v in judge_options.items() if k not in taken})
 
 
 def asked_queries(
@@ -297,7 +312,7 @@ def assemble(
             by_name[o.config.name].update(status="unmatched", message=note)
             warnings.warn(note, RanklensWarning, stacklevel=3)
     for r in rows:
-        r["feasible"] = r["status"] == "ok" and (check is None or bool(check(r)))
+        r["feasible"] = r["status"] == "ok" and (check is None or satisfies(check, r))
     feasible = np.array([by_name[n]["feasible"] for n in names])
     selections, effect_rows, matrices = {}, {}, {}
     keys = list(dict.fromkeys(k for o in outcomes for k in o.config.params))

@@ -148,6 +148,23 @@ def check_call(fn: Callable[..., Any], given: set[str], what: str, fix: str) -> 
         )
 
 
+def given_name(name: Callable[[dict[str, Any]], str], params: dict[str, Any]) -> str:
+    """``name(params)``, which must be a non-empty text (``None`` or a number would be
+    made a name silently)."""
+    try:
+        got = name(dict(params))
+    except Exception as exc:
+        raise InputError(
+            f"sweep: name raised {type(exc).__name__} for {default_name(params)}: {exc}"
+        ) from exc
+    if not isinstance(got, str) or not got.strip():
+        raise InputError(
+            f"sweep: name must return a non-empty text for every configuration; for "
+            f"{default_name(params)} it returned {got!r:.80}"
+        )
+    return got
+
+
 def configurations(
     grid: Any,
     build: Callable[..., Any],
@@ -180,7 +197,7 @@ def configurations(
                 f"{missing_q[0]!r}"
             )
         cfg = Config(
-            name=str(name(params)) if name is not None else default_name(params),
+            name=given_name(name, params) if name is not None else default_name(params),
             params=dict(params),
             build_params={k: v for k, v in params.items() if k not in query},
             query_params={k: params[k] for k in query},
@@ -243,6 +260,11 @@ def parse_constraint(constraint: Any) -> Callable[[Mapping[str, Any]], bool] | N
             bound = float(number)
         except ValueError:
             raise InputError(f"constraint {constraint!r}: {number!r} is not a number") from None
+        if not math.isfinite(bound):
+            raise InputError(
+                f"constraint {constraint!r}: the bound of {field} must be a finite number, "
+                f"got {number!r}"
+            )
         if unit == "s" and field in ("p50", "p95", "p99", "cpu_p50"):
             bound *= 1000.0
         if unit == "ms" and field == "build_s":
@@ -258,3 +280,21 @@ def parse_constraint(constraint: Any) -> Callable[[Mapping[str, Any]], bool] | N
 
     test.text = constraint  # type: ignore[attr-defined]
     return test
+
+
+def satisfies(check: Callable[[Mapping[str, Any]], Any], row: Mapping[str, Any]) -> bool:
+    """Whether ``row`` satisfies a ``constraint=`` (a parsed string or the user's function,
+    which must return True or False: NaN or None is never read as an answer)."""
+    try:
+        got = check(row)
+    except Exception as exc:
+        raise InputError(
+            f"sweep: constraint raised {type(exc).__name__} on configuration "
+            f"{row.get('name')!r}: {exc}"
+        ) from exc
+    if not isinstance(got, bool) and type(got).__name__ != "bool_":
+        raise InputError(
+            f"sweep: constraint must return True or False for every configuration's row; "
+            f"for {row.get('name')!r} it returned {got!r:.80}"
+        )
+    return bool(got)
