@@ -189,7 +189,7 @@ def test_a_sampled_model_judge_and_a_pluggable_estimator(ds):
 def test_bad_settings_are_errors_naming_the_fix(ds):
     with pytest.raises(ranklens.InputError, match="duration"):
         Monitor(window="fortnight", background=False)
-    with pytest.raises(ranklens.InputError, match="not available"):
+    with pytest.raises(ranklens.InputError, match="signals must name signals available here"):
         Monitor(window=10, signals=["ndcg@10"], background=False)
     with pytest.raises(ranklens.InputError, match="Recorder"):
         Monitor(object(), background=False)

@@ -73,12 +73,18 @@ def monitor_section(dataset: Any, results: dict[str, Any], baseline: str) -> str
         for pos in np.flatnonzero(NAVIGATIONAL.clicks(grades, rng)[0]):
             inter.record_click(served[pos])
     res = interleaving_result(inter)
-    body = (
+    head = (
         f"Online A/B by interleaving (ranklens.interleave, team draft): {baseline} against "
         f"{other} on 800 simulated queries, clicks from a cascade click model on the "
-        f"labels' grades: {res.wins} wins, {res.losses} losses, {res.ties} ties, preference "
-        f"{res.preference:+.3f} [{res.ci[0]:+.3f}, {res.ci[1]:+.3f}], p={res.p:.2g}: "
-        + (f"{res.winner} preferred." if res.winner else "no significant preference.")
-        + " See docs/monitoring.md."
+        "labels' grades: "
     )
+    if not res.with_clicks:  # no preference to show: never a NaN in the text
+        verdict = "no simulated user clicked, so no preference can be measured."
+    else:
+        verdict = (
+            f"{res.wins} wins, {res.losses} losses, {res.ties} ties, preference "
+            f"{res.preference:+.3f} [{res.ci[0]:+.3f}, {res.ci[1]:+.3f}], p={res.p:.2g}: "
+            + (f"{res.winner} preferred." if res.winner else "no significant preference.")
+        )
+    body = head + verdict + " See docs/monitoring.md."
     return text + "\n" + "\n".join(textwrap.wrap(body, 92)) + "\n"

@@ -53,7 +53,11 @@ class WindowCloser:
             counts["labelled_scored"] = len(items)
             if items:
                 try:
-                    values.update(labelled_values(self.labels.qrels, items, self.labels.metrics))
+                    values.update(
+                        labelled_values(
+                            self.labels.qrels, items, self.labels.metrics, self.relevance_level
+                        )
+                    )
                 except Exception as exc:
                     self._fault("scoring the labelled retrievals", exc)
             metrics = {m: float(values[m].mean()) if m in values else math.nan

@@ -8,34 +8,101 @@ the app.
 
 from __future__ import annotations
 
+import logging
+import math
 import os
 import threading
 import time
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from ..declared import POSITIVE, Range, count, data, declare, path, text
 from ..errors import require
 from ..version import __version__
-from .points import COUNTERS, prometheus_text, window_points
+from .options import numbers_list
+from .points import COUNTERS, DURATION, prometheus_text, window_points
 from .windows import Event, Window
+
+log = logging.getLogger("ranklens")
+
+DURATION_BUCKETS: tuple[float, ...] = (
+    0.0005, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008,
+    0.01, 0.0125, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.06, 0.08,
+    0.1, 0.125, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8,
+    1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0, 60.0,
+)  # fmt: skip
+"""Bucket bounds (seconds) of the retrieval duration histogram: from 0.5 ms to a minute,
+each at most a third above the one before between 1 ms and 10 s, so any quantile read from
+the buckets is within a third of its value. The SDK's default bounds (0, 5, 10, 25, ...,
+10000) are meant for milliseconds: in seconds every retrieval under 5 s would share one
+bucket. Given as OpenTelemetry's advisory bounds (``explicit_bucket_boundaries_advisory``,
+OpenTelemetry API >= 1.23), which a View the app configures still overrides."""
+
+OTEL = declare("OTelExporter", {
+    "meter_provider": data("an OpenTelemetry MeterProvider (None: the global one)"),
+    "boundaries": numbers_list(DURATION_BUCKETS, POSITIVE, "bucket bounds (seconds) of the "
+                               "retrieval duration histogram", increasing=True),
+})  # fmt: skip
+"""Every parameter of :class:`OTelExporter`."""
+
+PROMETHEUS = declare("PrometheusExporter", {
+    "path": path(None, "the file written for node_exporter's textfile collector", none=True),
+    "port": count(None, Range(0, 65535), "the /metrics endpoint's port (0: a free one)",
+                  none=True),
+    "host": text("127.0.0.1", "the endpoint's address"),
+})  # fmt: skip
+"""Every parameter of :class:`PrometheusExporter`."""
+
+MLFLOW = declare("MlflowExporter", {
+    "run_id": text(None, "the MLflow run logged into (None: a new run)", none=True),
+    "experiment": text(None, "the new run's experiment (None: the default)", none=True),
+    "run_name": text("ranklens-monitor", "the new run's name"),
+})  # fmt: skip
+"""Every parameter of :class:`MlflowExporter`."""
+
+
+def duration_view(boundaries: Sequence[float] = DURATION_BUCKETS) -> Any:
+    """An OpenTelemetry SDK ``View`` giving the retrieval duration histogram
+    ``boundaries`` (seconds): for a ``MeterProvider(views=[...])`` where the API is older
+    than advisory bounds, or to override them."""
+    from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
+
+    return View(instrument_name=DURATION[0],
+                aggregation=ExplicitBucketHistogramAggregation(list(boundaries)))  # fmt: skip
 
 
 class OTelExporter:
     """Window gauges and running counters as OpenTelemetry metrics, and every retrieval's
-    latency in the ``ranklens.retrieval.duration`` histogram (seconds; ``error.type`` on
-    failures), through ``meter_provider`` (default: the global one your app configures,
-    e.g. with an OTLP exporter). Needs ``ranklens[otel]``."""
+    latency in the ``ranklens.retrieval.duration`` histogram (unit ``s``, bucket bounds
+    ``boundaries``: :data:`DURATION_BUCKETS`; ``error.type`` on failures), through
+    ``meter_provider`` (default: the global one your app configures, e.g. with an OTLP
+    exporter). Needs ``ranklens[otel]``."""
 
     name = "opentelemetry"
 
-    def __init__(self, meter_provider: Any = None):
+    @OTEL.checks
+    def __init__(self, meter_provider: Any = None,
+                 boundaries: Sequence[float] = DURATION_BUCKETS):  # fmt: skip
         metrics: Any = require("opentelemetry.metrics", "otel", "OTelExporter")
         provider = meter_provider or metrics.get_meter_provider()
         self.meter = provider.get_meter("ranklens", __version__)
-        self.duration = self.meter.create_histogram(
-            "ranklens.retrieval.duration", unit="s", description="duration of a retrieval"
-        )
+        self.boundaries = tuple(boundaries)
+        name, unit, description = DURATION
+        try:
+            self.duration = self.meter.create_histogram(
+                name, unit=unit, description=description,
+                explicit_bucket_boundaries_advisory=list(self.boundaries),
+            )  # fmt: skip
+        except TypeError:  # an API before advisory bounds (< 1.23): the SDK's defaults
+            self.duration = self.meter.create_histogram(name, unit=unit, description=description)
+            log.warning(
+                "ranklens OTelExporter: this OpenTelemetry API cannot advise bucket bounds; "
+                "add ranklens.monitoring.exporters.duration_view() to your MeterProvider's "
+                "views, else %s has the SDK's millisecond bounds",
+                name,
+            )
         self._instruments: dict[str, Any] = {}
         self._sent: dict[str, float] = {}
 
@@ -50,7 +117,7 @@ class OTelExporter:
         attrs = {"ranklens.monitor": monitor.name}
         if ev.error is not None:
             attrs["error.type"] = ev.error
-        if ev.latency_ms == ev.latency_ms:  # not NaN
+        if math.isfinite(ev.latency_ms) and ev.latency_ms >= 0:  # a bad one was counted
             self.duration.record(ev.latency_ms / 1000, attrs)
 
     def export(self, window: Window, monitor: Any) -> None:
@@ -73,6 +140,7 @@ class PrometheusExporter:
 
     name = "prometheus"
 
+    @PROMETHEUS.checks
     def __init__(self, path: str | Path | None = None, port: int | None = None,
                  host: str = "127.0.0.1"):  # fmt: skip
         self.path = None if path is None else Path(path)
@@ -132,6 +200,7 @@ class MlflowExporter:
 
     name = "mlflow"
 
+    @MLFLOW.checks
     def __init__(self, run_id: str | None = None, experiment: str | None = None,
                  run_name: str = "ranklens-monitor"):  # fmt: skip
         mlflow: Any = require("mlflow", "mlflow", "MlflowExporter")
@@ -153,9 +222,14 @@ class MlflowExporter:
         values = {**window.signals, **window.metrics, "retrievals": window.retrievals}
         values.update({f"drift/{k}": float(d.drifted) for k, d in window.drift.items()})
         status = monitor.status()
-        values.update({f"monitor/{k}": status[k] for k in COUNTERS if k != "export_failures"})
+        values.update({f"monitor/{k}": _total(status[k]) for k in COUNTERS})
         now = int(time.time() * 1000)
         metrics = [Metric(mlflow_key(k), float(v), now, self.step) for k, v in values.items()
                    if v == v]  # fmt: skip
         self.client.log_batch(self.run_id, metrics=metrics)
         self.step += 1
+
+
+def _total(value: Any) -> float:
+    """A counter's value: a number, or the sum of a dict of counts by reason."""
+    return float(sum(value.values()) if isinstance(value, dict) else value)

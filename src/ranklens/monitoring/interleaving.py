@@ -32,20 +32,52 @@ import numpy as np
 
 from ..capture import Hit, KeyLike, RetrieverAdapter, as_retriever, key_function
 from ..capture.contract import plugin_of
-from ..errors import InputError
+from ..declared import (
+    AT_LEAST_ONE,
+    POSITIVE,
+    STATISTICS,
+    count,
+    data,
+    declare,
+    extend,
+    function,
+    names,  # fmt: skip
+    number,
+    path,
+    renamed_option,
+)
 from .interleave import TAU, probabilistic, team_draft
+from .options import aliased, ids, key, rule
 
 METHODS = ("team-draft", "probabilistic")
 IMPRESSION, DOC = "ranklens_impression", "ranklens_doc"
 
+INTERLEAVE = declare("interleave", {
+    "a": data("ranker A: a function, an adapter or a framework's retriever"),
+    "b": data("ranker B, as a"),
+    "method": aliased("team-draft", METHODS, {"teamdraft": "team-draft", "tdi": "team-draft",
+                      "pi": "probabilistic"}, "team draft or probabilistic interleaving"),
+    "k": count(10, AT_LEAST_ONE, "hits served per query"),
+    "names": names(("a", "b"), "the two rankers' names in results (two different texts)"),
+    "key": key("id", "which hit field identifies a document in both lists"),
+    "tau": number(TAU, POSITIVE, "the probabilistic method's softmax exponent"),
+    "seed": renamed_option(STATISTICS["seed"], default=None),
+    "max_impressions": count(100_000, AT_LEAST_ONE, "impressions kept for feedback"),
+})  # fmt: skip
+"""Every parameter of :func:`interleave` (and of :class:`Interleaving`)."""
 
-def _method(name: str) -> str:
-    m = str(name).lower().replace("_", "-")
-    m = {"team-draft": "team-draft", "teamdraft": "team-draft", "tdi": "team-draft",
-         "probabilistic": "probabilistic", "pi": "probabilistic"}.get(m)  # fmt: skip
-    if m is None:
-        raise InputError(f"unknown interleaving method {name!r}; choose one of {METHODS}")
-    return m
+INTERLEAVING = extend(INTERLEAVE, "Interleaving")
+FEEDBACK = declare("Interleaving.record_feedback", {
+    "impression": data("an impression id or a served hit"),
+    "used": ids(None, "the served documents used: ids or 0-based positions",
+                positions=True, empty=True, also=function("(doc_id, position) -> bool")),
+})  # fmt: skip
+TO_JSONL = declare("Interleaving.to_jsonl", {"path": path(None, "the JSONL file written")})
+
+
+def _names(value: list[str], where: str) -> None:
+    if len(value) != 2 or value[0] == value[1]:
+        raise rule(where, "names", "two different texts (ranker A's, ranker B's)", value)
 
 
 class Interleaving(RetrieverAdapter):
@@ -55,12 +87,12 @@ class Interleaving(RetrieverAdapter):
     ``tau``: the probabilistic method's softmax exponent; ``max_impressions``: the
     impressions kept for feedback (older ones are let go and counted)."""
 
+    @INTERLEAVING.checks
     def __init__(self, a: Any, b: Any, method: str = "team-draft", *, k: int = 10,
                  names: Sequence[str] = ("a", "b"), key: KeyLike = "id", tau: float = TAU,
                  seed: int | None = None, max_impressions: int = 100_000):  # fmt: skip
-        self.method = _method(method)
-        if len(names) != 2 or names[0] == names[1]:
-            raise InputError(f"names must be two different names, got {names!r}")
+        _names(list(names), "Interleaving")
+        self.method = method
         self.rankers = (a, b)
         self.names = (str(names[0]), str(names[1]))
         self.k, self.tau, self.key = int(k), float(tau), key
@@ -190,6 +222,7 @@ class Interleaving(RetrieverAdapter):
                     self.counts["unattributed_clicks"] += 1
             return True
 
+    @FEEDBACK.checks
     def record_feedback(self, impression: Any, used: Iterable[Any] | Callable[..., Any]) -> int:
         """Credit every served document the downstream step used: ``used`` is document
         ids, or a function ``(doc_id, position) -> bool`` (e.g. "the answer quotes it").
@@ -216,6 +249,7 @@ class Interleaving(RetrieverAdapter):
 
         return interleaving_result(self, **kwargs)
 
+    @TO_JSONL.checks
     def to_jsonl(self, path: str | Path) -> Path:
         """Every kept impression (with its clicks), one JSON object a line;
         :func:`~.preference.interleaving_result` reads the file back."""
@@ -256,14 +290,19 @@ async def _async(adapter: RetrieverAdapter, query: str, qid: Any, k: int | None)
     return await asyncio.to_thread(adapter.retrieve, query, qid, k)
 
 
-def interleave(a: Any, b: Any, method: str = "team-draft", **kwargs: Any) -> Any:
+@INTERLEAVE.checks
+def interleave(a: Any, b: Any, method: str = "team-draft", *, k: int = 10,
+               names: Sequence[str] = ("a", "b"), key: KeyLike = "id", tau: float = TAU,
+               seed: int | None = None, max_impressions: int = 100_000) -> Any:  # fmt: skip
     """Interleave retrievers ``a`` and ``b`` (see the module docstring; keyword arguments
     as :class:`Interleaving`'s). Two retrievers of one framework give that framework's
     own kind of retriever (through its package's adapter plugin); anything else (plain
     functions, adapters, a mix) gives the :class:`Interleaving`, a retriever
     ``ranklens.run_retriever`` takes. Either way, feedback and results go through
     ``.interleaving`` (the Interleaving itself has it too)."""
-    core = Interleaving(a, b, method, **kwargs)
+    _names(list(names), "interleave")
+    core = Interleaving(a, b, method, k=k, names=names, key=key, tau=tau, seed=seed,
+                        max_impressions=max_impressions)  # fmt: skip
     plugin = plugin_of(a)
     if plugin is not None and plugin.interleave is not None and plugin_of(b) is plugin:
         return plugin.interleave(a, b, core)

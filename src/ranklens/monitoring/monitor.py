@@ -29,11 +29,22 @@ from typing import Any
 import numpy as np
 
 from ..capture import Recorder, Retrieval
-from ..errors import InputError
 from .closing import Alert, WindowCloser
-from .intake import Intake
+from .intake import BAD_TIME, Intake, Rejected
+from .options import each_record, rule
 from .quality import Estimator, labelled_values, uncalibrated
-from .setup import Labels, check_alpha, default_signals, parse_duration, parse_window
+from .setup import (
+    CLOSE,
+    FLUSH,
+    MONITOR,
+    OBSERVE,
+    REPLAY,
+    SET_BASELINE,
+    Labels,
+    cross_checks,
+    default_signals,  # fmt: skip
+    window_of,
+)
 from .windows import Event, Samples, Window, WindowState
 
 log = logging.getLogger("ranklens")
@@ -56,8 +67,15 @@ class Monitor(WindowCloser):
     :class:`Alert`. ``exporters``: objects with ``export(window, monitor)`` (and
     optionally ``observe(event)``, ``close()``), or callables ``f(window)``.
     ``background=False``: no thread; call :meth:`flush` yourself (tests, replays).
+
+    Every parameter is declared in :data:`~.setup.MONITOR` and checked when the monitor is
+    made (a :class:`~ranklens.declared.ParameterError` naming it). A record that is not
+    well formed never stops the monitor: its unreadable fields are counted by reason
+    (``status()["malformed"]``) and a record that cannot be read at all is counted in
+    ``status()["rejected"]``.
     """
 
+    @MONITOR.checks
     def __init__(
         self,
         source: Any = None,
@@ -96,16 +114,15 @@ class Monitor(WindowCloser):
             source = Recorder(key=key or "id", spill=False, name=name)
         rec = getattr(source, "recorder", source)
         if not isinstance(rec, Recorder):
-            raise InputError(
-                f"Monitor watches a ranklens Recorder (or what a hook's instrument() returns), "
-                f"got {type(source).__name__}"
-            )
+            raise rule("Monitor", "source", "a ranklens Recorder, what a hook's instrument() "
+                       "returns, or None", type(source).__name__)  # fmt: skip
         if key is not None and key != rec.key:
-            raise InputError(f"key={key!r} differs from the recorder's key={rec.key!r}")
+            raise rule("Monitor", "key", f"the recorder's key ({rec.key!r}) or None", key)
+        cross_checks(labels, match, samples, min_samples)
         self.recorder: Recorder = rec
-        self.size, self.count = parse_window(window)
-        self.lateness = parse_duration(lateness, "lateness")
-        self.alpha = check_alpha(alpha)
+        self.size, self.count = window_of(window)
+        self.lateness = float(MONITOR.value("lateness", lateness))
+        self.alpha = float(alpha)
         self.labels = None if labels is None else Labels(labels, match, metrics, corpus,
                                                          relevance_level)  # fmt: skip
         self.known = self.labels.known if self.labels else (None if corpus is None else set(corpus))
@@ -115,7 +132,7 @@ class Monitor(WindowCloser):
         self.relevance_level = relevance_level
         self.signals = default_signals(signals, self.labels, self.known, judge)
         self.min_samples, self.samples = min_samples, samples
-        self.on_alert = [on_alert] if callable(on_alert) else list(on_alert)
+        self.on_alert = list(on_alert)
         self.exporters = list(exporters)
         self.clock = clock
         needs_ids = bool(self.labels or self.known or judge)
@@ -133,16 +150,15 @@ class Monitor(WindowCloser):
         self.alerts: deque[Alert] = deque(maxlen=history)
         self.counters = dict.fromkeys(
             ("retrievals", "late", "skewed", "windows", "alerts", "alert_failures",
-             "internal_errors", "skipped_windows"), 0,
+             "internal_errors", "skipped_windows", "rejected"), 0,
         )  # fmt: skip
+        self.rejected: dict[str, int] = {}
         self.export_failures: dict[str, int] = {}
         self._warned: set[str] = set()
         self._baseline_parts: list[Samples] = []
         self._baseline_windows = 0
         self.baseline: Samples | None = None
         if isinstance(baseline, int):
-            if baseline < 1:
-                raise InputError(f"baseline must be at least 1 window, got {baseline}")
             self._baseline_windows = baseline
         else:
             self.set_baseline(baseline)
@@ -163,10 +179,11 @@ class Monitor(WindowCloser):
         else:
             next(self._drops)
 
+    @OBSERVE.checks
     def observe(self, records: Iterable[Retrieval]) -> None:
         """Feed retrievals recorded elsewhere (another process, a log) through the same
         bounded queue, timed by their ``started``."""
-        for rec in records:
+        for rec in each_record(records, "Monitor.observe", "records"):
             self._offer(rec)
 
     @property
@@ -179,6 +196,7 @@ class Monitor(WindowCloser):
         while not self._stop.wait(interval):
             self.flush()
 
+    @FLUSH.checks
     def flush(self, close: bool = False) -> list[Window]:
         """Process what the queue holds now and close the windows that are due (all open
         windows with ``close=True``, marked partial); the windows closed."""
@@ -187,7 +205,7 @@ class Monitor(WindowCloser):
             try:
                 now = self.clock()
                 while self._queue:
-                    self._take(self._queue.popleft(), now)
+                    self._take_one(self._queue.popleft(), now)
                 if self.size:
                     self._tick(now)
                 if close:
@@ -199,11 +217,28 @@ class Monitor(WindowCloser):
                 self._fault("internal", exc)
             return self._closed_now
 
-    def _take(self, item: Any, now: float) -> None:
-        ev = self.intake.from_retrieval(item) if isinstance(item, Retrieval) else (
-            self.intake.from_raw(item))  # fmt: skip
+    def _take_one(self, item: Any, now: float) -> None:
+        """One queued record into its window; a record that cannot be read is counted
+        (``status()["rejected"]``), never the end of the flush."""
+        try:
+            ev = self._event(item)
+        except Exception as exc:
+            self._reject(exc)
+            return
         self._assign(ev, now)
         self._observe(ev)
+
+    def _event(self, item: Any) -> Event:
+        if isinstance(item, Retrieval):
+            return self.intake.from_retrieval(item)
+        return self.intake.from_raw(item)
+
+    def _reject(self, exc: BaseException) -> None:
+        reason = exc.reason if isinstance(exc, Rejected) else f"unreadable ({type(exc).__name__})"
+        self.counters["rejected"] += 1
+        self.rejected[reason] = self.rejected.get(reason, 0) + 1
+        if not isinstance(exc, Rejected):
+            self._fault("reading a record", exc, "internal_errors")
 
     def _observe(self, ev: Event) -> None:
         for exp in self.exporters:
@@ -264,6 +299,7 @@ class Monitor(WindowCloser):
         return WindowState(idx, idx * self.size, (idx + 1) * self.size, 0, self._rng)
 
     # ------------------------------------------------------------ closing a window
+    @SET_BASELINE.checks
     def set_baseline(self, source: int | Iterable[Retrieval] = 1) -> None:
         """Start a new baseline: the next ``source`` windows with traffic (after an
         intended change, such as a new retriever), or retrievals (a log of a day
@@ -274,17 +310,23 @@ class Monitor(WindowCloser):
                 self._baseline_windows = source
                 return
             st = WindowState(-1, None, None, self.samples * 4, self._rng)
-            for rec in source:
-                ev = self.intake.from_retrieval(rec)
+            for rec in each_record(source, "Monitor.set_baseline", "source"):
+                try:
+                    ev = self.intake.from_retrieval(rec)
+                except Exception as exc:
+                    self._reject(exc)
+                    continue
                 label = self.labels.lookup(ev.query_id, ev.query) if self.labels else None
                 st.add(ev, label, self.known, self.judge_depth, False)
             values = {}
             if self.labels is not None and st.labelled.items and self.labels.metrics:
-                values = labelled_values(self.labels.qrels, st.labelled.items, self.labels.metrics)
+                values = labelled_values(self.labels.qrels, st.labelled.items, self.labels.metrics,
+                                         self.relevance_level)  # fmt: skip
             self.baseline = Samples(dict(st.counts), st.latency_ms.array(), st.top_score.array(),
                                     values)  # fmt: skip
             self._baseline_windows = 0
 
+    @REPLAY.checks
     def replay(self, records: Iterable[Retrieval]) -> list[Window]:
         """Run retrievals from a log (oldest first) through the windows by their own
         times (event time: a window closes when a later retrieval passes its end plus
@@ -292,8 +334,15 @@ class Monitor(WindowCloser):
         with self._lock:
             self._closed_now = []
             watermark = -math.inf
-            for rec in records:
-                ev = self.intake.from_retrieval(rec)
+            for rec in each_record(records, "Monitor.replay", "records"):
+                try:
+                    ev = self.intake.from_retrieval(rec)
+                except Exception as exc:
+                    self._reject(exc)
+                    continue
+                if self.size and not math.isfinite(ev.time) and watermark == -math.inf:
+                    self._reject(Rejected(f"{BAD_TIME}, before any timed record"))
+                    continue  # else timed by the latest time seen, and counted skewed
                 if self.size and watermark == -math.inf and not self._open and not self.windows:
                     self._next = int(ev.time // self.size)
                 watermark = max(watermark, ev.time)
@@ -309,8 +358,12 @@ class Monitor(WindowCloser):
 
     def status(self) -> dict[str, Any]:
         """Counters: retrievals seen, queued now, dropped (queue full), late and skewed
-        records, windows and alerts, failures of callbacks, exporters and the monitor."""
+        records, windows and alerts, failures of callbacks, exporters and the monitor;
+        ``malformed``: fields of records set aside, by reason; ``rejected``: records that
+        could not be read at all (``rejected_reasons`` says why)."""
         return {**self.counters, "queued": len(self._queue), "dropped": self.dropped,
+                "malformed": dict(self.intake.malformed),
+                "rejected_reasons": dict(self.rejected),
                 "export_failures": dict(self.export_failures),
                 "open_windows": len(self._open), "baseline": self.baseline is not None}  # fmt: skip
 
@@ -319,13 +372,15 @@ class Monitor(WindowCloser):
         lost or failed."""
         last = self.windows[-1].summary_line() if self.windows else "no window closed yet"
         s = self.status()
-        lost = {k: s[k] for k in ("dropped", "late", "skewed", "internal_errors",
+        lost = {k: s[k] for k in ("dropped", "late", "skewed", "rejected", "internal_errors",
                                   "alert_failures") if s[k]}  # fmt: skip
-        if s["export_failures"]:
-            lost["export_failures"] = sum(s["export_failures"].values())
+        for k in ("malformed", "export_failures"):
+            if s[k]:
+                lost[k] = sum(s[k].values())
         extra = "; " + ", ".join(f"{k} {v}" for k, v in lost.items()) if lost else ""
         return f"ranklens Monitor {self.name!r}: {last}{extra}"
 
+    @CLOSE.checks
     def close(self, flush: bool = True) -> None:
         """Stop watching: unsubscribe, stop the thread, process what is queued, close the
         open windows (partial) when ``flush``, and close the exporters."""

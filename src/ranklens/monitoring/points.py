@@ -43,6 +43,9 @@ RATES = {
     "labelled_rate": ("ranklens.window.labelled.ratio", "share of retrievals of a labelled query"),
 }
 
+DURATION = ("ranklens.retrieval.duration", "s", "duration of a retrieval")
+"""The histogram of every retrieval's duration: name, unit, description."""
+
 COUNTERS = {
     "retrievals": ("ranklens.monitor.retrievals", "{retrieval}", "retrievals the monitor saw"),
     "dropped": ("ranklens.monitor.dropped", "{retrieval}", "retrievals dropped: queue full"),
@@ -50,7 +53,10 @@ COUNTERS = {
     "skewed": ("ranklens.monitor.skewed", "{retrieval}", "retrievals timed ahead of the clock"),
     "alerts": ("ranklens.monitor.alerts", "{alert}", "windows with a drifted signal"),
     "export_failures": ("ranklens.monitor.export.failures", "{failure}", "failed exports"),
-}
+    "malformed": ("ranklens.monitor.malformed", "{field}",
+                  "fields of records that could not be read, set aside"),
+    "rejected": ("ranklens.monitor.rejected", "{retrieval}", "records that could not be read"),
+}  # fmt: skip
 
 
 def window_points(window: Window, status: dict[str, Any], monitor: str) -> list[Point]:

@@ -28,8 +28,15 @@ from typing import Any
 import numpy as np
 
 from ..comparison.stats import bootstrap_interval, randomization
+from ..declared import STATISTICS, data, declare
 from ..errors import InputError
 from .interleave import probabilistic_outcome, team_draft_outcome
+
+INTERLEAVING_RESULT = declare("interleaving_result", {
+    "source": data("what interleave() returned, its impressions (dicts) or a JSONL file of them"),
+    **{k: STATISTICS[k] for k in ("alpha", "confidence", "n_resamples", "seed")},
+})  # fmt: skip
+"""Every parameter of :func:`interleaving_result`."""
 
 
 @dataclass
@@ -67,6 +74,11 @@ class InterleavingResult:
 
     def __str__(self) -> str:
         a, b = self.names
+        if not self.with_clicks:
+            return (
+                f"interleaving ({self.method}): {a} vs {b} over {self.impressions} impressions, "
+                "none with a click: no preference can be measured yet"
+            )
         verdict = (f"{self.winner} preferred" if self.winner
                    else f"no significant preference at alpha={self.alpha:g}")  # fmt: skip
         return (
@@ -79,7 +91,8 @@ class InterleavingResult:
 
 
 def outcomes_of(impressions: list[dict[str, Any]]) -> np.ndarray:
-    """The outcome of each impression with a click (see the module docstring)."""
+    """The outcome of each impression with a click (see the module docstring); each
+    impression as :func:`check_impression` accepts it."""
     out = []
     for imp in impressions:
         clicks = sorted(set(imp.get("clicks") or ()))
@@ -87,7 +100,7 @@ def outcomes_of(impressions: list[dict[str, Any]]) -> np.ndarray:
         if not clicks or n == 0:
             continue
         mask = np.zeros((1, n), dtype=bool)
-        mask[0, [c for c in clicks if 0 <= c < n]] = True
+        mask[0, clicks] = True
         if imp.get("method", "team-draft") == "team-draft":
             out.append(team_draft_outcome(np.array([imp["teams"]]), mask)[0])
         else:
@@ -95,23 +108,81 @@ def outcomes_of(impressions: list[dict[str, Any]]) -> np.ndarray:
     return np.array(out, dtype=np.float64)
 
 
+def _whole(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def check_impression(imp: Any, where: str) -> None:
+    """An impression as :meth:`~.interleaving.Interleaving.snapshot` makes it, or an
+    :class:`InputError` naming ``where`` (the impression, or the file and line) and the
+    field: ``docs`` a list; ``clicks`` positions in it; ``teams`` (team draft) 0, 1 or -1
+    per document; ``share_a`` (probabilistic) a number in [0, 1] per document."""
+
+    def bad(field: str, allowed: str, got: Any) -> InputError:
+        return InputError(f"interleaving_result: {where}: {field} must be {allowed}, got "
+                          f"{got!r:.80}")  # fmt: skip
+
+    if not isinstance(imp, dict):
+        raise bad("the impression", "a JSON object (a dict)", imp)
+    method = imp.get("method", "team-draft")
+    if method not in ("team-draft", "probabilistic"):
+        raise bad("method", "'team-draft' or 'probabilistic'", method)
+    docs = imp.get("docs")
+    if not isinstance(docs, list):
+        raise bad("docs", "a list of the documents served", docs)
+    n = len(docs)
+    clicks = imp.get("clicks") or []
+    if not isinstance(clicks, list) or not all(_whole(c) and 0 <= c < n for c in clicks):
+        raise bad("clicks", f"a list of positions 0 to {n - 1} of docs", clicks)
+    if method == "team-draft":
+        teams = imp.get("teams")
+        if not (isinstance(teams, list) and len(teams) == n
+                and all(_whole(t) and t in (-1, 0, 1) for t in teams)):  # fmt: skip
+            raise bad("teams", f"a list of {n} teams (0: A, 1: B, -1: neither)", teams)
+    else:
+        share = imp.get("share_a")
+        ok = isinstance(share, list) and len(share) == n and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool)
+            and (math.isnan(x) or 0 <= x <= 1) for x in share
+        )  # fmt: skip
+        if not ok:
+            raise bad("share_a", f"a list of {n} probabilities that A placed each", share)
+    names = imp.get("names")
+    if names is not None and not (isinstance(names, list | tuple) and len(names) == 2
+                                  and all(isinstance(x, str) for x in names)):  # fmt: skip
+        raise bad("names", "two texts", names)
+
+
 def _impressions(source: Any) -> tuple[list[dict[str, Any]], str, tuple[str, str]]:
     if hasattr(source, "interleaving"):
         source = source.interleaving
     if hasattr(source, "snapshot"):
         return source.snapshot(), source.method, tuple(source.names)
+    where: list[str] = []
     if isinstance(source, (str, Path)):
-        lines = Path(source).read_text(encoding="utf-8").splitlines()
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"interleaving_result: source {str(path)!r} is not a file")
+        lines = path.read_text(encoding="utf-8").splitlines()
         source = []
         for i, line in enumerate(lines, 1):
             if line.strip():
                 try:
                     source.append(json.loads(line))
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"impressions file, line {i}: not JSON ({exc})") from None
+                    raise InputError(f"interleaving_result: {path}, line {i}: not JSON ({exc})"
+                                     ) from None  # fmt: skip
+                where.append(f"{path}, line {i}")
+    elif isinstance(source, (bytes, dict)) or not hasattr(source, "__iter__"):
+        raise InputError(
+            "interleaving_result: source must be what interleave() returned, a list of "
+            f"impressions or a JSONL file, got {type(source).__name__}"
+        )
     imps = list(source)
     if not imps:
         raise InputError("no impressions to compare: serve queries through the interleaving")
+    for i, imp in enumerate(imps):
+        check_impression(imp, where[i] if where else f"impression {i}")
     methods = {i.get("method", "team-draft") for i in imps}
     names = {tuple(i.get("names") or ("a", "b")) for i in imps}
     if len(methods) > 1 or len(names) > 1:
@@ -119,6 +190,7 @@ def _impressions(source: Any) -> tuple[list[dict[str, Any]], str, tuple[str, str
     return imps, methods.pop(), names.pop()
 
 
+@INTERLEAVING_RESULT.checks
 def interleaving_result(
     source: Any,
     *,

@@ -33,10 +33,14 @@ judge and by the labels on the judged retrievals the labels grade fully."""
 
 
 def labelled_values(
-    qrels: Any, samples: Sequence[tuple[str, tuple[str, ...]]], metrics: Sequence[str]
+    qrels: Any,
+    samples: Sequence[tuple[str, tuple[str, ...]]],
+    metrics: Sequence[str],
+    relevance_level: int = 1,
 ) -> dict[str, np.ndarray]:
     """Per-retrieval values of each metric, in the order of ``samples`` (``(label query
-    id, ranked doc ids)``); see the module docstring."""
+    id, ranked doc ids)``), binary metrics counting grades from ``relevance_level``; see
+    the module docstring."""
     out = {m: np.zeros(len(samples)) for m in metrics}
     if not samples or not metrics:
         return out
@@ -56,9 +60,9 @@ def labelled_values(
         rounds[r][qid] = list(docs)
         where[r][qid] = idx
     for run_dict, idx in zip(rounds, where):
-        ev = evaluate(
-            qrels, Run.from_dict(run_dict), list(metrics), missing="skip", duplicates="first"
-        )  # first rank wins, as the Recorder maps hits
+        ev = evaluate(qrels, Run.from_dict(run_dict), list(metrics), missing="skip",
+                      duplicates="first", relevance_level=relevance_level)  # fmt: skip
+        # first rank wins, as the Recorder maps hits
         for m, name in zip(metrics, ev.metrics):
             vals = ev.per_query[name.name]
             for q, v in zip(ev.query_ids, vals):

@@ -1,57 +1,119 @@
-"""The Monitor's settings read and checked once, when it is made: window and duration
-strings, the labelled set (queries matched by id or normalised text, their labels, the
-ids the index should know) and which signals are tested."""
+"""The Monitor's settings declared and checked once, when it is made (:data:`MONITOR`, the
+table every ``Monitor(...)`` call is checked by): window and duration settings, the
+labelled set (queries matched by id or normalised text, their labels, the ids the index
+should know) and which signals are tested."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
-from datetime import timedelta
 from typing import Any
 
 from ..capture.matching import label_matcher
-from ..errors import InputError
+from ..declared import (
+    AT_LEAST_ONE,
+    CALLING,
+    POSITIVE,
+    PROBABILITY,
+    STATISTICS,
+    ParameterError,
+    Range,
+    choice,
+    count,
+    data,
+    declare,
+    flag,
+    function,
+    names,  # fmt: skip
+    number,
+    renamed_option,
+    text,
+)
+from ..errors import closest
 from ..io import coerce_qrels
 from ..metrics import parse_metrics
+from .options import callables, duration, exporters, ids, key, records, rule
 from .windows import DISTRIBUTION_SIGNALS, JUDGED, RATE_SIGNALS
 
-_UNITS = {"ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|min|m|h|d)\s*$")
+RECORDS = records("e.g. read from a run log with Retrieval.from_dict")
+
+MONITOR = declare("Monitor", {
+    "source": data("a Recorder, what a hook's instrument() returns, or None (a new Recorder)"),
+    "window": duration("15m", "each window's span of wall time, or its count of retrievals",
+                       seconds=False, retrievals=True),
+    "labels": data("a Dataset or qrels: labelled metrics and the labelled share", none=True),
+    "metrics": names(("ndcg@10", "recall@10"), "metrics on the labelled retrievals",
+                     single=True),
+    "corpus": ids(None, "the document ids the index should hold (the unknown-id rate)",
+                  none=True),
+    "key": key(None, "which hit field names a document (None: the recorder's)", none=True),
+    "match": choice("auto", ("auto", "id", "text"), "how a live query finds its labels"),
+    "baseline": count(1, AT_LEAST_ONE, "windows with traffic that form the baseline",
+                      also=RECORDS),
+    "alpha": renamed_option(STATISTICS["alpha"], default=0.001,
+                            description="false-alarm rate per window over its signals (Holm)"),
+    "signals": names(None, "the signals tested (None: every one available)", single=True,
+                     none=True),
+    "min_samples": count(30, Range(2, None), "values on each side before a distribution is "
+                         "tested"),
+    "on_alert": callables((), "callables taking an Alert"),
+    "exporters": exporters((), "where closed windows go (OTel, Prometheus, MLflow, f(window))"),
+    "judge": function("a (query, passage) -> grade model judge", none=True),
+    "judge_rate": number(0.05, PROBABILITY, "share of retrievals the judge grades"),
+    "judge_depth": count(3, AT_LEAST_ONE, "top hits of a sampled retrieval the judge grades"),
+    "judge_concurrency": renamed_option(CALLING["concurrency"], default=4,
+                                        description="judge calls in flight"),
+    "judge_timeout": renamed_option(CALLING["timeout"], default=30.0,
+                                    description="seconds per judge call (None: no limit)"),
+    "estimator": function("(judged, judged_on_labelled, labels) -> (estimate, low, high)",
+                          none=True),
+    "relevance_level": count(1, AT_LEAST_ONE, "the least grade that counts as relevant"),
+    "queue_size": count(10_000, AT_LEAST_ONE, "records queued before new ones are dropped"),
+    "samples": count(2000, AT_LEAST_ONE, "reservoir size of each window's samples"),
+    "history": count(672, AT_LEAST_ONE, "closed windows and alerts kept"),
+    "lateness": duration("30s", "how long after its end a window waits for late records",
+                         positive=False),
+    "clock": function("the wall clock, () -> seconds since the epoch"),
+    "background": flag(True, "a thread flushes every interval (False: call flush())"),
+    "interval": number(1.0, POSITIVE, "seconds between the background thread's flushes"),
+    "name": text("ranklens", "the monitor's name in logs and exported metrics"),
+    "seed": STATISTICS["seed"],
+})  # fmt: skip
+"""Every parameter of :class:`~ranklens.Monitor`."""
+
+SET_BASELINE = declare("Monitor.set_baseline", {
+    "source": count(1, AT_LEAST_ONE, "the next windows with traffic that form the baseline",
+                    also=RECORDS),
+})  # fmt: skip
+OBSERVE = declare("Monitor.observe", {"records": RECORDS})
+REPLAY = declare("Monitor.replay", {"records": RECORDS})
+FLUSH = declare("Monitor.flush", {
+    "close": flag(False, "close every open window too (marked partial)"),
+})  # fmt: skip
+CLOSE = declare("Monitor.close", {
+    "flush": flag(True, "process what is queued and close the open windows first"),
+})  # fmt: skip
 
 
-def parse_duration(value: str | float | timedelta, what: str) -> float:
-    """Seconds in ``"30s"``, ``"15m"``, ``"1h"``, ``"1d"``, ``"250ms"``, a ``timedelta`` or
-    a number of seconds."""
-    if isinstance(value, timedelta):
-        seconds = value.total_seconds()
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = float(value)
-    elif isinstance(value, str) and (m := _DURATION.match(value)):
-        seconds = float(m.group(1)) * _UNITS[m.group(2)]
-    else:
-        raise InputError(f"{what}={value!r}: give a duration such as '30s', '15m', '1h' or '1d'")
-    if seconds < 0:
-        raise InputError(f"{what}={value!r} is negative")
-    return seconds
+def cross_checks(labels: Any, match: str, samples: int, min_samples: int) -> None:
+    """What no one declaration says: matching by text needs query texts, and a window's
+    reservoir must hold the samples a distribution test needs."""
+    if match == "text" and labels is not None and getattr(labels, "queries", None) is None:
+        raise rule("Monitor", "labels", "a Dataset (query texts) with match='text'",
+                   type(labels).__name__)  # fmt: skip
+    if samples < min_samples:
+        raise rule("Monitor", "samples", f"at least min_samples ({min_samples}): a smaller "
+                   "reservoir never tests latency or top scores", samples)  # fmt: skip
 
 
-def parse_window(window: str | int | timedelta) -> tuple[float | None, int | None]:
+def window_of(window: Any) -> tuple[float | None, int | None]:
     """``(seconds, None)`` for a window of wall time, ``(None, n)`` for one of n
-    retrievals."""
-    if isinstance(window, int) and not isinstance(window, bool):
-        if window < 1:
-            raise InputError(f"window={window}: a window holds at least 1 retrieval")
+    retrievals (``window`` as :data:`MONITOR` normalised it, a float of seconds or an int
+    of retrievals, or the default's text)."""
+    if not isinstance(window, (int, float)):
+        window = MONITOR.value("window", window)
+    if isinstance(window, int):
         return None, window
-    seconds = parse_duration(window, "window")
-    if seconds <= 0:
-        raise InputError(f"window={window!r} must be longer than 0")
-    return seconds, None
-
-
-def check_alpha(alpha: float) -> float:
-    if not 0 < alpha < 1:
-        raise InputError(f"alpha must be between 0 and 1, got {alpha!r}")
-    return float(alpha)
+    return float(window), None
 
 
 class Labels:
@@ -106,9 +168,11 @@ def default_signals(
     for s in signals:
         if s not in available:
             every = [*RATE_SIGNALS, *DISTRIBUTION_SIGNALS, "a metric of metrics=", JUDGED]
-            raise InputError(
-                f"signal {s!r} is not available here (available: {', '.join(available)}; "
-                f"signals in general: {', '.join(every)})"
+            near = closest(s, available)
+            raise ParameterError(
+                f"Monitor: signals must name signals available here ({', '.join(available)}; "
+                f"signals in general: {', '.join(every)}), got {s!r}"
+                + (f"; did you mean {near!r}?" if near else "")
             )
         out.append(s)
     return out
