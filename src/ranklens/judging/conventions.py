@@ -37,6 +37,23 @@ Switches (trec_eval's value first):
   counted) or ``"skip"`` (left out and counted: AutoRAG returns None for it, LlamaIndex
   raises ValueError).
 * ``missing``: a labelled query absent from the run: ``"zero"`` or ``"skip"``.
+
+Switches of span labels (:mod:`.spanmatch`; ranklens' value first, then Chroma's chunking
+evaluation's, ``chunking_evaluation``'s ``BaseEvaluation``):
+
+* ``evidence_total``: what the evidence counts for the character metrics: ``"union"`` (the
+  characters of the union of a query's spans, an overlapping character once) or
+  ``"summed"`` (the spans' summed lengths, and IoU's uncovered evidence summed per span:
+  Chroma).
+* ``omega_chunks``: the chunks of the chunking that precision-Ω reads: ``"overlapping"``
+  (sharing a character with the evidence) or ``"touching"`` (touching it too: Chroma's
+  closed-range intersection).
+* ``placement``: a chunk located by its text that stands in several places: ``"unique"``
+  (left unplaced and counted) or ``"first"`` (its first occurrence: Chroma's
+  ``str.find``).
+
+The ``chroma`` preset sets these three and takes the chunks in the order retrieved
+(``ordering="given"``): Chroma's recall, precision, IoU and precision-Ω exactly.
 """
 
 from __future__ import annotations
@@ -44,7 +61,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
-from ..errors import InputError
+from ..errors import InputError, closest
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,9 @@ class Convention:
     negative_gain: bool = False
     no_relevant: Literal["zero", "skip"] = "zero"
     missing: Literal["zero", "skip"] = "zero"
+    evidence_total: Literal["union", "summed"] = "union"
+    omega_chunks: Literal["overlapping", "touching"] = "overlapping"
+    placement: Literal["unique", "first"] = "unique"
 
     def __post_init__(self) -> None:
         allowed = {
@@ -72,11 +92,23 @@ class Convention:
             "ideal": ("qrels_cut", "qrels", "min_gt_retrieved"),
             "no_relevant": ("zero", "skip"),
             "missing": ("zero", "skip"),
+            "evidence_total": ("union", "summed"),
+            "omega_chunks": ("overlapping", "touching"),
+            "placement": ("unique", "first"),
         }
         for key, values in allowed.items():
             if getattr(self, key) not in values:
+                got = getattr(self, key)
+                near = closest(got, values) if isinstance(got, str) else None
+                hint = f"; did you mean {near!r}?" if near else ""
                 raise InputError(
                     f"convention {self.name!r}: {key} must be one of {', '.join(values)}; "
+                    f"got {got!r}{hint}"
+                )
+        for key in ("unit_average", "gain_level", "negative_gain"):
+            if not isinstance(getattr(self, key), bool):
+                raise InputError(
+                    f"convention {self.name!r}: {key} must be True or False; "
                     f"got {getattr(self, key)!r}"
                 )
 
@@ -132,19 +164,37 @@ AUTORAG = Convention(
     no_relevant="skip",
 )
 
-PRESETS: dict[str, Convention] = {c.name: c for c in (TREC, LLAMAINDEX, HAYSTACK, AUTORAG)}
+CHROMA = Convention(
+    "chroma",
+    ordering="given",
+    evidence_total="summed",
+    omega_chunks="touching",
+    placement="first",
+)
+"""Chroma's chunking evaluation (``chunking_evaluation``, Smith & Troynikov 2024) on span
+labels: recall over the summed span lengths, IoU's uncovered evidence per span,
+precision-Ω over the chunks touching the evidence, text placed at its first occurrence."""
+
+PRESETS: dict[str, Convention] = {c.name: c for c in (TREC, LLAMAINDEX, HAYSTACK, AUTORAG, CHROMA)}
 
 
 def get_convention(value: str | Convention | None) -> Convention:
     """A :class:`Convention` from a preset name (``trec``, ``llamaindex``, ``haystack``,
-    ``autorag``) or itself."""
+    ``autorag``, ``chroma``) or itself."""
     if value is None:
         return TREC
     if isinstance(value, Convention):
         return value
-    conv = PRESETS.get(str(value).lower())
+    if not isinstance(value, str):
+        raise InputError(
+            f"convention must be a preset name ({', '.join(PRESETS)}) or a Convention, "
+            f"got {type(value).__name__}"
+        )
+    conv = PRESETS.get(value.lower())
     if conv is None:
-        raise InputError(f"unknown convention {value!r}; presets: {', '.join(PRESETS)}")
+        near = closest(value.lower(), PRESETS)
+        hint = f"; did you mean {near!r}?" if near else ""
+        raise InputError(f"unknown convention {value!r}{hint}; presets: {', '.join(PRESETS)}")
     return conv
 
 
@@ -159,6 +209,9 @@ _SWITCH_HELP = {
     "negative_gain": "negative grades as negative gain",
     "no_relevant": "query without relevant documents",
     "missing": "labelled query absent from the run",
+    "evidence_total": "span labels: evidence counted as the union or the summed spans",
+    "omega_chunks": "span labels: chunks precision-Ω reads",
+    "placement": "span labels: a chunk's text found in several places",
 }
 
 
