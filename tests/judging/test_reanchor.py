@@ -511,3 +511,27 @@ def test_every_corpus_form_reads_the_same_texts(tmp_path):
         corpus_texts(tmp_path / "bad.jsonl")
     with pytest.raises(InputError, match="does not exist"):
         corpus_texts(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize(
+    ("param", "bad"),
+    [
+        ("min_quality", float("nan")),
+        ("min_quality", 0),
+        ("min_quality", 1.5),
+        ("context", float("nan")),
+        ("context", -1),
+        ("context", 2.5),
+        ("window", 0),
+        ("window", float("inf")),
+        ("keep", "fuzz"),
+        ("ambiguous", "firts"),
+        ("strict", "yes"),
+    ],
+)
+def test_reanchor_parameters_are_declared_and_named(param, bad):
+    from ranklens.declared import ParameterError
+
+    labels = SpanLabels.from_spans({"q": [("d", 0, 5)]}, {"d": "hello world"})
+    with pytest.raises(ParameterError, match=f"reanchor: {param} must be .* got"):
+        reanchor(labels, {"d": "hello world"}, **{param: bad})

@@ -337,3 +337,39 @@ def test_a_quote_in_several_places_can_take_its_first():
         SpanLabels.from_quotes({"q": [("d", "a lamp")]}, texts)
     labels = SpanLabels.from_quotes({"q": [("d", "a lamp")]}, texts, ambiguous="first")
     assert [(r["start"], r["end"]) for r in labels.span_records()] == [(0, 6)]
+
+
+def _tables():
+    from ranklens.declared import DECLARED
+    from ranklens.judging import reanchor  # noqa: F401 - registers its table
+
+    names = ["SpanLabels.from_records", "SpanLabels.from_spans", "SpanLabels.from_quotes",
+             "SpanLabels.from_columns", "reanchor"]  # fmt: skip
+    return [(n, o) for n in names for o, opt in DECLARED[n].options.items() if opt.kind != "data"]
+
+
+@pytest.mark.parametrize(("table", "option"), _tables())
+def test_every_declared_option_refuses_its_bad_values(table, option):
+    from ranklens.declared import DECLARED, ParameterError
+    from ranklens.judging.reanchor import reanchor
+
+    call = {
+        "SpanLabels.from_records": lambda **kw: SpanLabels.from_records(
+            [{"query_id": "q", "doc_id": "d", "start": 0, "end": 3}], TEXTS, **kw
+        ),
+        "SpanLabels.from_spans": lambda **kw: SpanLabels.from_spans({"q": [("d", 0, 3)]}, **kw),
+        "SpanLabels.from_quotes": lambda **kw: SpanLabels.from_quotes(
+            {"q": [("d", "first lit")]}, TEXTS, **kw
+        ),
+        "SpanLabels.from_columns": lambda **kw: SpanLabels.from_columns(
+            ["q"], ["d"], [0], [3], **kw
+        ),
+        "reanchor": lambda **kw: reanchor(
+            SpanLabels.from_spans({"q": [("d", 0, 3)]}, TEXTS), TEXTS, **kw
+        ),
+    }[table]
+    declared = DECLARED[table].options[option]
+    call(**{option: declared.default})  # the default satisfies its own declaration
+    for bad in declared.bad_values():
+        with pytest.raises(ParameterError, match=f"{table}: {option} must be"):
+            call(**{option: bad})

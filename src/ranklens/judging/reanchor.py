@@ -10,7 +10,7 @@ five steps, the first that answers deciding:
    surroundings agree best with the old ones (longest common suffix of the context before
    plus longest common prefix of the context after, ``context`` characters each, both
    normalised);
-3. **normalised**: found once both texts are normalised (NFKC, case folded, whitespace
+3. **normalised**: found once both texts are normalised (NFKD, case folded, whitespace
    runs as one space: :func:`~ranklens.model.anchors.locate_normalised`), offsets mapped
    back. Normalised places also compete with exact ones whenever no exact place keeps its
    whole context (the text re-spaced where it went, copied unchanged elsewhere); of equal
@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..declared import AT_LEAST_ONE, NONNEGATIVE, Range, choice, count, data, declare, flag, number
 from ..errors import InputError
 from ..model import Dataset
 from ..model.anchors import EXACT, locate, locate_fuzzy, locate_normalised, normalised
@@ -49,6 +50,19 @@ from .reanchored import STATUSES, Reanchored
 
 KEEP = ("exact", "fuzzy")
 AMBIGUOUS = ("report", "nearest", "first")
+
+
+REANCHOR = declare("reanchor", {
+    "labels": data("SpanLabels or span records with their old text"),
+    "new_corpus": data("the documents' new texts"),
+    "old_corpus": data("the documents' old texts (default: the labels' texts)"),
+    "min_quality": number(0.9, Range(0, 1, "right"), "least quality of a fuzzy match"),
+    "keep": choice("fuzzy", KEEP, "which relocated spans the new labels keep"),
+    "ambiguous": choice("report", AMBIGUOUS, "a span equally good in several places"),
+    "strict": flag(False, "raise when any span is left out"),
+    "context": count(64, NONNEGATIVE, "characters of context on each side"),
+    "window": count(20_000, AT_LEAST_ONE, "characters the fuzzy step searches around"),
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -116,6 +130,7 @@ def _read_corpus(path: Path, what: str) -> Any:
     return read_corpus(path)
 
 
+@REANCHOR.checks
 def reanchor(
     labels: SpanLabels | Iterable[Mapping[str, Any]],
     new_corpus: Any,
@@ -146,12 +161,6 @@ def reanchor(
     ``context``: characters of context on each side; ``window``: characters searched
     around the expected place by the fuzzy step (a bound on its O(|span| · window) cost).
     """
-    if keep not in KEEP:
-        raise InputError(f"keep must be one of {', '.join(KEEP)}, got {keep!r}")
-    if ambiguous not in AMBIGUOUS:
-        raise InputError(f"ambiguous must be one of {', '.join(AMBIGUOUS)}, got {ambiguous!r}")
-    if not 0.0 < float(min_quality) <= 1.0:
-        raise InputError(f"min_quality must be in (0, 1], got {min_quality!r}")
     rows, empty, old_texts = _spans(labels)
     if old_corpus is not None:
         old_texts = corpus_texts(old_corpus, "old corpus")
