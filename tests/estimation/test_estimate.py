@@ -154,7 +154,7 @@ def test_bad_human_samples_are_named_errors(setup):
         ranklens.estimate(demo, runs, judge=judge, human=5, progress=False)
     with pytest.raises(InputError, match="exactly one of"):
         ranklens.estimate(demo, runs, human=30, progress=False)
-    with pytest.raises(InputError, match="human= is required"):
+    with pytest.raises(InputError, match="estimate: human must be given"):
         ranklens.estimate(demo, runs, judge=judge, progress=False)
     with pytest.raises(InputError, match="no text in the dataset's corpus"):
         ranklens.estimate(demo, {"r": {"q01": ["not-in-corpus"]}}, judge=judge, human=30)

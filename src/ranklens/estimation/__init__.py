@@ -8,12 +8,13 @@ from .estimate import estimate
 from .plan import LabelPlan, plan_labels
 from .ppi import Interval, classical, power_tuned_lambda, ppi
 from .quality import BiasCheck, judge_bias
-from .result import METHODS, MIN_HUMAN, EstimateResult
+from .result import METHODS, MIN_HUMAN, DegenerateSampleWarning, EstimateResult
 
 __all__ = [
     "METHODS",
     "MIN_HUMAN",
     "BiasCheck",
+    "DegenerateSampleWarning",
     "EstimateResult",
     "Interval",
     "LabelPlan",

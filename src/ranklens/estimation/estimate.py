@@ -4,20 +4,73 @@ valid when the judge is biased (:mod:`ranklens.estimation.ppi`)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..declared import (
+    AT_LEAST_ONE,
+    CALLING,
+    STATISTICS,
+    ParameterError,
+    choice,
+    count,
+    data,
+    declare,
+    function,
+    mapping,
+    names,
+    text,
+)
 from ..errors import InputError
 from ..io import coerce_qrels, coerce_run
+from ..labelling.judges import GRADES, Items, a_callable
 from ..metrics import parse_metrics
-from ..model import Dataset, Run
-from .labels import human_labels, judge_labels, per_query, top_pairs
-from .ppi import classical, correlation, ppi
+from ..model import Dataset, Qrels, Run
+from .labels import COMBINE, human_labels, judge_labels, per_query, top_pairs
+from .ppi import INTERVALS, calibrated, correlation
 from .quality import quality
-from .result import METHODS, MIN_HUMAN, EstimateResult
+from .result import METHODS, MIN_HUMAN, DegenerateSampleWarning, EstimateResult
+
+ESTIMATE = declare(
+    "estimate",
+    {
+        "dataset": data("a Dataset (or its path): the queries, and the corpus the judge reads"),
+        "runs": data("{name: run} or one run (anything evaluate takes, or a runner's result)"),
+        "judge": function("judge(query, passage) -> grade, sync or async", none=True),
+        "judges": Items(
+            "names",
+            None,
+            "an ensemble of judges, combined per pair by combine",
+            none=True,
+            item=a_callable,
+            item_words="callables",
+        ),
+        "combine": choice("majority", COMBINE, "how an ensemble's grades are combined per pair"),
+        "judged": data("labels a judge already gave (anything evaluate takes, or an Assessment)"),
+        "human": data(
+            "the human sample: labels, a list of query ids whose labels the dataset holds, or "
+            f"a whole number (>= {MIN_HUMAN}) of the dataset's labelled queries drawn with seed"
+        ),
+        "metrics": names(("ndcg@10",), "the metrics estimated", single=True),
+        "depth": count(
+            None, AT_LEAST_ONE, "top k judged (None: the largest cutoff, else 10)", none=True
+        ),
+        "baseline": text(None, "the run differences are taken from (None: the first)", none=True),
+        "confidence": STATISTICS["confidence"],
+        "interval": choice("t", INTERVALS, "t (small-sample) or z (the papers' normal interval)"),
+        "seed": STATISTICS["seed"],
+        "relevance_level": count(1, None, "the grade from which a document counts as relevant"),
+        "grades": GRADES,
+        **{k: CALLING[k] for k in ("concurrency", "timeout", "retries", "cache", "progress")},
+        "config": mapping(
+            None, "names the judge's configuration in its log", none=True, empty=True
+        ),
+    },
+)
 
 
 def _runs(runs: Any) -> dict[str, Run]:
@@ -35,6 +88,7 @@ def _runs(runs: Any) -> dict[str, Run]:
     return {run.name: run}
 
 
+@ESTIMATE.checks
 def estimate(
     dataset: Any,
     runs: Any,
@@ -49,7 +103,7 @@ def estimate(
     baseline: str | None = None,
     confidence: float = 0.95,
     interval: str = "t",
-    seed: int = 0,
+    seed: int | None = 0,
     relevance_level: int = 1,
     grades: Sequence[int] | None = None,
     concurrency: int = 8,
@@ -69,15 +123,26 @@ def estimate(
     largest cutoff of ``metrics``, else 10) through :func:`ranklens.assess` (concurrency,
     ``timeout``, ``retries``, the resumable log ``cache``); ``judges=[...]`` an ensemble,
     combined per pair by ``combine`` (``majority``, ``mean``, ``median``); or ``judged``:
-    labels a judge already gave. ``human``: the human sample (labels, a list of query ids
-    whose labels the dataset holds, or a number of the dataset's labelled queries drawn at
-    random with ``seed``: the dataset's labels standing in for people).
+    labels a judge already gave (then no judge is called, and the corpus needs no text).
+    ``human``: the human sample (labels, a list of query ids whose labels the dataset
+    holds, or a number of the dataset's labelled queries drawn at random with ``seed``:
+    the dataset's labels standing in for people).
+
+    The grade scale is ``grades`` when given, else every whole grade from 0 (or the
+    lowest human grade) to the highest grade of the human sample and the dataset's labels
+    (at least 0 and 1). A judge's answer outside the scale (a 7 on a 0/1 scale), or not a
+    grade at all, is that pair's failure, counted and noted, never taken; a ``judged``
+    grade outside it is an error naming the pair.
 
     Each metric is estimated four ways (:mod:`ranklens.estimation.ppi`): ``naive`` (the
     judge alone), ``human`` (the human sample alone), ``ppi`` and ``ppi++`` (both), with
-    ``confidence`` intervals of kind ``interval`` (``"t"``, or ``"z"`` as in the papers). Returns
-    an :class:`~ranklens.estimation.EstimateResult`, with the judge's agreement with the people
-    and every condition met (judge failures, human holes, a small sample) in its notes.
+    ``confidence`` intervals of kind ``interval`` (``"t"``, or ``"z"`` as in the papers),
+    each kept inside the metric's range (the point clipped, the interval intersected). A
+    degenerate human sample (a column all one value, or nearly) is widened by a bound
+    that needs no variance estimate, warned (:class:`DegenerateSampleWarning`) and noted.
+    Returns an :class:`~ranklens.estimation.EstimateResult`, with the judge's agreement
+    with the people and every condition met (judge failures, human holes, a small or
+    degenerate sample) in its notes.
     """
     if isinstance(dataset, (str, Path)):
         from ..io import read_dataset
@@ -86,33 +151,46 @@ def estimate(
     if not isinstance(dataset, Dataset):
         raise InputError(f"estimate needs a Dataset (queries and corpus), got {dataset!r:.60}")
     if human is None:
-        raise InputError("human= is required: the human-labelled sample that calibrates the judge")
+        raise ParameterError(
+            "estimate: human must be given (the human-labelled sample that calibrates the "
+            "judge: labels, a list of query ids, or a number of queries), got None"
+        )
     chosen = [x for x in (judge, judges, judged) if x is not None]
     if len(chosen) != 1:
-        raise InputError("give exactly one of judge=, judges=[...] or judged= (labels)")
-    parsed = parse_metrics(list(metrics) if not isinstance(metrics, str) else [metrics])
-    names = [m.name for m in parsed]
+        raise InputError(
+            f"estimate: give exactly one of judge=, judges=[...] or judged= (labels), got "
+            f"{len(chosen)}"
+        )
+    parsed = parse_metrics(list(metrics))
+    metric_names = [m.name for m in parsed]
     depth = depth or max((m.k for m in parsed if m.k), default=10)
     run_map = _runs(runs)
     base = baseline or next(iter(run_map))
     if base not in run_map:
-        raise InputError(f"baseline {base!r} is not one of the runs: {', '.join(run_map)}")
+        from ..errors import closest
+
+        near = closest(base, run_map)
+        raise ParameterError(
+            f"estimate: baseline must be one of the runs ({', '.join(map(repr, run_map))}), "
+            f"got {base!r}" + (f"; did you mean {near!r}?" if near else "")
+        )
     queries = sorted(dataset.queries)
-    pairs = top_pairs(dataset, run_map, depth)
+    human_q = human_labels(human, dataset, seed)
+    scale = grade_scale(grades, human_q, dataset.qrels)
+    pairs = top_pairs(dataset, run_map, depth, texts=judged is None)
     members: list = []
     if judged is not None:
         judge_q = coerce_qrels(judged.qrels if hasattr(judged, "failures") else judged)
+        outside_scale(judge_q, scale, "judged")
         source = "given labels"
     else:
         js = [judge] if judge is not None else list(judges or [])
-        if not js or not all(callable(j) for j in js):
-            raise InputError("judge must be a callable (query, passage) -> grade")
         judge_q, members = judge_labels(
             pairs,
             js,
             combine,
             cache,
-            grades=grades,
+            grades=scale,
             concurrency=concurrency,
             timeout=timeout,
             retries=retries,
@@ -120,7 +198,6 @@ def estimate(
             config=config,
         )
         source = members[0].source if len(members) == 1 else f"ensemble of {len(js)} ({combine})"
-    human_q = human_labels(human, dataset, seed)
     population = set(queries)
     labelled = sorted(set(map(str, human_q.query_ids)) & population)
     outside = len(set(map(str, human_q.query_ids)) - population)
@@ -147,32 +224,27 @@ def estimate(
     at = {q: i for i, q in enumerate(queries)}
     lab_idx = np.array([at[q] for q in labelled], dtype=np.intp)
     unl_idx = np.setdiff1d(np.arange(len(queries)), lab_idx)
-    ys, fs, targets = [], [], []
+    ys, fs, targets, lows, highs = [], [], [], [], []
+    ranges = [_value_range(m) for m in parsed]
     for run in run_map.values():
-        ys.append(per_query(human_q, run, names, labelled, relevance_level))
-        fs.append(per_query(judge_q, run, names, queries, relevance_level))
+        ys.append(per_query(human_q, run, metric_names, labelled, relevance_level))
+        fs.append(per_query(judge_q, run, metric_names, queries, relevance_level))
     for name in run_map:
-        targets += [(name, "run", m) for m in names]
+        targets += [(name, "run", m) for m in metric_names]
+        lows += [lo for lo, _ in ranges]
+        highs += [hi for _, hi in ranges]
     b = list(run_map).index(base)
     for i, name in enumerate(run_map):
         if i != b:
             ys.append(ys[i] - ys[b])
             fs.append(fs[i] - fs[b])
-            targets += [(f"{name} − {base}", "difference", m) for m in names]
+            targets += [(f"{name} − {base}", "difference", m) for m in metric_names]
+            lows += [lo - hi for lo, hi in ranges]
+            highs += [hi - lo for lo, hi in ranges]
     y = np.hstack(ys)
     f = np.hstack(fs)
-    fl, fu = f[lab_idx], f[unl_idx]
-    results = {
-        "naive": classical(f, confidence, interval),
-        "human": classical(y, confidence, interval),
-        "judge_bias": classical(fl - y, confidence, interval),
-    }
-    if len(unl_idx) > 1:
-        results["ppi"] = ppi(y, fl, fu, 1.0, confidence, interval)
-        results["ppi++"] = ppi(y, fl, fu, None, confidence, interval)
-    else:  # (almost) every query is human-labelled: the human estimate is the answer
-        results["ppi"] = results["ppi++"] = results["human"]
-    corr = correlation(y, fl)
+    results, weak = calibrated(y, f, lab_idx, np.array(lows), np.array(highs), confidence, interval)
+    corr = correlation(y, f[lab_idx])
     rows = []
     for c, (target, kind, metric) in enumerate(targets):
         row: dict[str, Any] = {
@@ -191,6 +263,9 @@ def estimate(
             }
             if r.lam is not None:
                 row[method]["lambda"] = float(r.lam[c])
+        if weak[c]:
+            row["degenerate"] = _degenerate_why(y[:, c])
+            row["widened"] = bool(np.isfinite(highs[c]) and np.isfinite(lows[c]))
         rows.append(row)
     judge_keys = {(q, d) for q, docs in judge_q.to_dict().items() for d in docs}
     retrieved_h = {(p.query_id, p.doc_id) for p in pairs if p.query_id in set(labelled)}
@@ -201,15 +276,26 @@ def estimate(
         "retrieved_in_human_queries": len(retrieved_h),
         "human_outside": outside,
         "judge_calls_resumed": sum(a.resumed for a in members),
+        "grades": sorted(scale),
+        "degenerate": [
+            {
+                "target": r["target"],
+                "metric": r["metric"],
+                "why": r["degenerate"],
+                "widened": r["widened"],
+            }
+            for r in rows
+            if "degenerate" in r
+        ],
     }
     judge_info = {"source": source, **quality(human_q, judge_q)}
     if len(members) > 1:
         judge_info["members"] = [{"source": a.source, **quality(human_q, a.qrels)} for a in members]
-    return EstimateResult(
+    result = EstimateResult(
         rows=rows,
         runs=list(run_map),
         baseline=base,
-        metrics=names,
+        metrics=metric_names,
         confidence=confidence,
         n=n,
         big_n=len(unl_idx),
@@ -219,6 +305,76 @@ def estimate(
         dataset=dataset.name,
         labelled=labelled,
     )
+    if notes_info["degenerate"]:
+        first = notes_info["degenerate"][0]
+        warnings.warn(
+            f"estimate: the human sample is degenerate for {len(notes_info['degenerate'])} "
+            f"estimates, first {first['target']!r} {first['metric']}: {first['why']}; their "
+            "intervals are widened to hold a bound that needs no variance estimate (the "
+            "result's notes name each)",
+            DegenerateSampleWarning,
+            stacklevel=3,  # past the declared-parameter check
+        )
+    return result
+
+
+def grade_scale(grades: Sequence[int] | None, human: Qrels, labels: Qrels) -> frozenset[int]:
+    """The grades a judge may give: ``grades`` when given (the human sample's grades must
+    lie in it), else every whole grade from ``min(0, lowest)`` to ``max(1, highest)`` of
+    the human sample's and the dataset's labels."""
+    seen = _grades(human)
+    if grades is not None:
+        scale = frozenset(grades)
+        bad = sorted(seen - scale)
+        if bad:
+            raise ParameterError(
+                f"estimate: grades must hold every grade of the human sample, got "
+                f"{sorted(scale)} (the human labels hold {bad})"
+            )
+        return scale
+    seen |= _grades(labels)
+    low, high = min(0, *seen) if seen else 0, max(1, *seen) if seen else 1
+    return frozenset(range(int(low), int(high) + 1))
+
+
+def _grades(qrels: Qrels) -> set[int]:
+    return {int(g) for docs in qrels.to_dict().values() for g in docs.values()}
+
+
+def outside_scale(labels: Qrels, scale: frozenset[int], what: str) -> None:
+    """A named error when ``labels`` hold a grade outside ``scale`` (the pair, the value,
+    the scale, how many)."""
+    bad = [(q, d, g) for q, docs in labels.to_dict().items() for d, g in docs.items()
+           if g not in scale]  # fmt: skip
+    if bad:
+        q, d, g = bad[0]
+        raise ParameterError(
+            f"estimate: {what} grades must lie in the scale {_scale(scale)} (the human "
+            f"labels' grades; grades= sets it), got {g} for ({q!r}, {d!r})"
+            + (f" and {len(bad) - 1} more pairs outside" if len(bad) > 1 else "")
+        )
+
+
+def _scale(scale: frozenset[int]) -> str:
+    s = sorted(scale)
+    return f"{s[0]}-{s[-1]}" if s == list(range(s[0], s[-1] + 1)) else str(s)
+
+
+def _value_range(parsed: Any) -> tuple[float, float]:
+    r = parsed.spec.value_range
+    return (
+        -np.inf if r.low is None else float(r.low),
+        np.inf if r.high is None else float(r.high),
+    )
+
+
+def _degenerate_why(y: np.ndarray) -> str:
+    values, counts = np.unique(y, return_counts=True)
+    top = values[np.argmax(counts)]
+    other = len(y) - int(counts.max())
+    if other == 0:
+        return f"all {len(y)} human values are {top:g}"
+    return f"only {other} of {len(y)} human values differ from {top:g}"
 
 
 def _num(x: float) -> float | None:

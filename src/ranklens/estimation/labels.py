@@ -4,6 +4,8 @@ human sample that calibrates them; and per query the metric on each."""
 
 from __future__ import annotations
 
+import math
+import numbers
 import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -12,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import ParameterError, shown
 from ..errors import InputError, RanklensWarning
 from ..evaluation import evaluate
 from ..io import coerce_qrels
@@ -21,9 +24,13 @@ from ..model import Qrels, Run
 COMBINE = ("majority", "mean", "median")
 
 
-def top_pairs(dataset: Any, runs: Mapping[str, Run], depth: int) -> list[PoolPair]:
+def top_pairs(
+    dataset: Any, runs: Mapping[str, Run], depth: int, texts: bool = True
+) -> list[PoolPair]:
     """Every (query, document) pair in any run's top ``depth`` for the dataset's queries,
-    with both texts; a retrieved document without text is an error naming it."""
+    with both texts. ``texts``: the judge will read the pairs, so a retrieved document
+    without text is an error naming it; False (labels given, no judge asked): a document
+    without text is kept with ``text=None``."""
     found: dict[tuple[str, str], dict[str, int]] = {}
     for name, run in runs.items():
         for q, docs in run.top(depth).to_lists().items():
@@ -32,15 +39,21 @@ def top_pairs(dataset: Any, runs: Mapping[str, Run], depth: int) -> list[PoolPai
                     found.setdefault((q, d), {})[name] = rank
     corpus = dataset.corpus or {}
     missing = [d for _, d in found if d not in corpus]
-    if missing:
+    if missing and texts:
         raise InputError(
             f"{len(missing)} retrieved documents have no text in the dataset's corpus, e.g. "
             f"{missing[0]!r}: the judge cannot read them (give a dataset with its corpus)"
         )
     return [
-        PoolPair(q, d, ranks, dataset.queries[q], corpus[d].get("text", ""))
+        PoolPair(
+            q, d, ranks, dataset.queries[q], corpus[d].get("text", "") if d in corpus else None
+        )
         for (q, d), ranks in found.items()
     ]
+
+
+def _text(corpus: Mapping[str, Any], doc: str) -> str | None:
+    return corpus[doc].get("text", "") if doc in corpus else None
 
 
 def judge_labels(
@@ -96,18 +109,42 @@ def human_labels(human: Any, dataset: Any, seed: int) -> Qrels:
     number of queries drawn from the dataset's labels at random (``seed``)."""
     if isinstance(human, Assessment):
         return human.qrels
-    if isinstance(human, (int, np.integer)) and not isinstance(human, bool):
+    if isinstance(human, (bool, np.bool_)) or (
+        isinstance(human, numbers.Real) and not isinstance(human, numbers.Integral)
+        and not (math.isfinite(float(human)) and float(human).is_integer())
+    ):  # fmt: skip
+        raise _refused(human)
+    if isinstance(human, numbers.Real):
+        count = int(human)
+        if count < 1:
+            raise _refused(human)
         pool = sorted(str(q) for q in dataset.qrels.query_ids)
-        if human > len(pool):
-            raise InputError(f"human={human} queries asked, the dataset labels {len(pool)}")
-        pick = np.random.default_rng(seed).choice(len(pool), int(human), replace=False)
+        if count > len(pool):
+            raise InputError(
+                f"estimate: human={count} queries asked, the dataset labels {len(pool)}"
+            )
+        pick = np.random.default_rng(seed).choice(len(pool), count, replace=False)
         return dataset.qrels.subset([pool[i] for i in sorted(pick)])
-    if isinstance(human, (list, tuple, set)) and all(isinstance(x, str) for x in human):
-        unknown = [q for q in human if q not in set(map(str, dataset.qrels.query_ids))]
+    if isinstance(human, (list, tuple, set, frozenset)):
+        if not human or not all(isinstance(x, str) and x.strip() for x in human):
+            raise _refused(human)
+        known = set(map(str, dataset.qrels.query_ids))
+        unknown = [q for q in human if q not in known]
         if unknown:
-            raise InputError(f"{len(unknown)} human query ids have no labels, e.g. {unknown[0]!r}")
+            raise InputError(
+                f"estimate: {len(unknown)} human query ids have no labels in the dataset, "
+                f"e.g. {unknown[0]!r}"
+            )
         return dataset.qrels.subset(list(human))
     return coerce_qrels(human)
+
+
+def _refused(human: Any) -> ParameterError:
+    return ParameterError(
+        "estimate: human must be labels (a file, a mapping, Qrels, an Assessment), a "
+        "non-empty list of query ids, or a whole number of queries >= 1, got "
+        f"{shown(human)}"
+    )
 
 
 def per_query(

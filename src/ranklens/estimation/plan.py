@@ -10,8 +10,43 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..declared import (
+    NONNEGATIVE,
+    POSITIVE,
+    STATISTICS,
+    ParameterError,
+    Range,
+    count,
+    data,
+    declare,
+    number,
+    renamed_option,
+    text,
+)
+from ..errors import InputError, closest
 from .ppi import labels_needed
+
+PLAN_LABELS = declare(
+    "plan_labels",
+    {
+        "estimate": data("a pilot EstimateResult (None: give sd= and corr=)"),
+        "width": number(0.1, POSITIVE, "the interval's total width, hi - lo"),
+        "target": text(None, "keep one run or difference of the pilot", none=True),
+        "metric": text(None, "keep one metric of the pilot", none=True),
+        "confidence": renamed_option(
+            STATISTICS["confidence"],
+            default=None,
+            none=True,
+            description="confidence level (None: the pilot's, else 0.95)",
+        ),
+        "queries": count(None, Range(3, None), "queries in all (None: the pilot's)", none=True),
+        "sd": number(None, POSITIVE, "the metric's standard deviation per query", none=True),
+        "sd_judge": number(
+            None, NONNEGATIVE, "the judge's values' standard deviation (None: sd)", none=True
+        ),
+        "corr": number(None, Range(-1, 1), "the judge's correlation with people", none=True),
+    },
+)
 
 
 @dataclass
@@ -31,7 +66,11 @@ class LabelPlan:
         for r in self.rows:
             if target in (None, r["target"]) and metric in (None, r["metric"]):
                 return r["ppi"]
-        raise KeyError(f"no plan for {target!r}, {metric!r}")
+        have = sorted({f"{r['target']} {r['metric']}".strip() for r in self.rows})
+        raise ParameterError(
+            f"LabelPlan.needed: target and metric must name a row ({', '.join(have)}), got "
+            f"{target!r}, {metric!r}"
+        )
 
     def __str__(self) -> str:
         head = (
@@ -63,6 +102,7 @@ class LabelPlan:
         }
 
 
+@PLAN_LABELS.checks
 def plan_labels(
     estimate: Any = None,
     width: float = 0.1,
@@ -90,9 +130,7 @@ def plan_labels(
     """
     if estimate is None:
         if sd is None or corr is None:
-            raise InputError("give a pilot estimate, or sd= and corr= (and queries=)")
-        if not -1 <= corr <= 1:
-            raise InputError(f"corr must be between -1 and 1, got {corr}")
+            raise InputError("plan_labels: give a pilot estimate, or sd= and corr= (and queries=)")
         pilot = [
             {
                 "target": "metric",
@@ -104,6 +142,13 @@ def plan_labels(
         ]
         conf = confidence or 0.95
     else:
+        from .result import EstimateResult
+
+        if not isinstance(estimate, EstimateResult):
+            raise ParameterError(
+                "plan_labels: estimate must be an EstimateResult (what ranklens.estimate "
+                f"returns) or None, got {type(estimate).__name__}"
+            )
         conf = confidence or estimate.confidence
         total = estimate.n + estimate.big_n
         queries = queries or total
@@ -119,7 +164,14 @@ def plan_labels(
             if target in (None, r["target"]) and metric in (None, r["metric"])
         ]
         if not pilot:
-            raise InputError(f"the estimate has no row for {target!r}, {metric!r}")
+            have = [r["target"] for r in estimate.rows] + estimate.metrics
+            near = closest(str(target if target is not None else metric), have)
+            raise ParameterError(
+                f"plan_labels: target and metric must name a row of the estimate "
+                f"(targets {sorted(set(r['target'] for r in estimate.rows))}, metrics "
+                f"{estimate.metrics}), got {target!r}, {metric!r}"
+                + (f"; did you mean {near!r}?" if near else "")
+            )
     sy = np.array([p["sd_human"] for p in pilot])
     sf = np.array([p["sd_judge"] for p in pilot])
     rho = np.array([p["corr"] for p in pilot])

@@ -30,6 +30,35 @@ Intervals, ``interval=``:
   about 93% at ``n = 50`` human-labelled queries, the ``"t"`` one 94-96% from ``n = 30``.
 
 ``λ̂``'s ``Cov̂`` divides by ``n`` in both, as ``ppi_py`` does.
+
+**Degenerate human samples** (:func:`degenerate`, :func:`bounded_interval`,
+:func:`kept_in_range`). When a column's human values are all one value, or fewer than
+:data:`FEW_DIFFERENT` of them differ from the most common one (all 0 but two, say), the
+sample shows (almost) no spread: ``σ̂_Y`` is 0 or tiny, the human interval is a point and
+PPI++ (``λ̂ = 0`` when ``Y`` does not vary) with it; the central-limit interval of a mean
+needs a spread it can estimate. Such a column's interval is widened to hold a bound that
+needs no variance estimate, using only that a metric's values lie in its range
+``[a, b]``:
+
+* values at ``a`` and ``b`` only (a 0/1 metric): the exact **Clopper-Pearson** interval of
+  ``k`` of ``n`` (Clopper & Pearson, *Biometrika* 26, 1934); with all ``n`` at ``a`` its
+  upper end ``a + (b − a)(1 − (α/2)^{1/n})`` holds for *any* variable in ``[a, b]``
+  (``P(X = a) ≤ 1 − μ'`` with ``μ'`` the rescaled mean, so all ``n`` at ``a`` has
+  probability at most ``(1 − μ')^n``);
+* other values: the **Wilson** score interval (Wilson, *JASA* 22, 1927) on the rescaled
+  mean with the Bhatia-Davis bound ``Var(X) ≤ (b − μ)(μ − a)`` (Bhatia & Davis, *Amer.
+  Math. Monthly* 107, 2000) as the variance, the largest any variable of that range and
+  mean can have, so it is no narrower than the normal interval with the true variance.
+
+The widened interval is the hull of the computed one and that bound (both hold ``θ`` at
+their level, so the hull does too). Coverage with known truth is simulated in
+tests/estimation/test_degenerate.py (at least the nominal level less 2 points, for
+samples all 0, all 1 and rare). A metric without an upper bound (a count) has no such
+bound: its interval is left as computed and the note says so.
+
+Every estimate is then kept inside the metric's range: the point clipped to ``[a, b]``
+(a paired difference: ``[a − b, b − a]``), the interval intersected with it
+(:func:`kept_in_range`).
 """
 
 from __future__ import annotations
@@ -146,6 +175,126 @@ def ppi(
     value = lam_arr * fu.mean(axis=0) + rect.mean(axis=0)
     se = np.sqrt((lam_arr * fu).var(axis=0, ddof=ddof) / big_n + rect.var(axis=0, ddof=ddof) / n)
     return _interval(value, se, confidence, interval, n, lam_arr)
+
+
+FEW_DIFFERENT = 3
+"""A column of human values is degenerate when fewer than this many differ from its most
+common value (none: all one value). The normal approximation of a mean wants several
+values on each side of it (the textbook ``n·p ≥ 5`` rule for a proportion; Brown, Cai &
+DasGupta, *Statist. Sci.* 16, 2001, on the poor coverage of the Wald interval there)."""
+
+
+def degenerate(y: np.ndarray) -> np.ndarray:
+    """Per column: True when fewer than :data:`FEW_DIFFERENT` of the human values differ
+    from the column's most common value (all one value included)."""
+    y = _cols(y)
+    n = y.shape[0]
+    if n == 0:
+        return np.ones(y.shape[1], dtype=bool)
+    s = np.sort(y, axis=0)
+    new = np.vstack([np.ones((1, y.shape[1]), dtype=bool), s[1:] != s[:-1]])
+    at = np.arange(n)[:, None]
+    start = np.maximum.accumulate(np.where(new, at, 0), axis=0)
+    mode = (at - start + 1).max(axis=0)  # the longest run of equal values
+    return n - mode < FEW_DIFFERENT
+
+
+def bounded_interval(
+    y: np.ndarray, low: np.ndarray, high: np.ndarray, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, an interval of the mean that needs no variance estimate, from the
+    values' range ``[low, high]`` alone (see the module docstring): Clopper-Pearson for
+    values at the two ends only, else Wilson's score interval with the Bhatia-Davis
+    variance bound. NaN where the range is unbounded."""
+    from scipy.stats import beta
+
+    y = _cols(y)
+    n = y.shape[0]
+    z = z_value(confidence)
+    alpha = 1 - confidence
+    a = np.broadcast_to(np.asarray(low, dtype=np.float64), (y.shape[1],))
+    b = np.broadcast_to(np.asarray(high, dtype=np.float64), (y.shape[1],))
+    bounded = np.isfinite(a) & np.isfinite(b) & (b > a)
+    span = np.where(bounded, b - a, 1.0)
+    u = np.clip((y - np.where(bounded, a, 0.0)) / span, 0.0, 1.0)
+    two_point = np.all((u == 0) | (u == 1), axis=0)
+    k = u.sum(axis=0)
+    with np.errstate(invalid="ignore"):  # the ends k = 0 and k = n are set below
+        cp_lo = np.where(k == 0, 0.0, beta.ppf(alpha / 2, k, n - k + 1))
+        cp_hi = np.where(k == n, 1.0, beta.ppf(1 - alpha / 2, k + 1, n - k))
+    m = u.mean(axis=0)  # Wilson with the largest variance the range allows
+    centre = (m + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(m * (1 - m) / n + z * z / (4 * n * n))
+    p_lo = np.where(two_point, cp_lo, np.maximum(centre - half, 0.0))
+    p_hi = np.where(two_point, cp_hi, np.minimum(centre + half, 1.0))
+    lo = np.where(bounded, a + span * p_lo, np.nan)
+    hi = np.where(bounded, a + span * p_hi, np.nan)
+    return lo, hi
+
+
+def widened(r: Interval, lo: np.ndarray, hi: np.ndarray, where: np.ndarray) -> Interval:
+    """``r`` with the columns ``where`` widened to hold ``[lo, hi]`` too (the hull)."""
+    use = where & np.isfinite(lo) & np.isfinite(hi)
+    return Interval(
+        r.value,
+        r.se,
+        np.where(use, np.minimum(r.lo, lo), r.lo),
+        np.where(use, np.maximum(r.hi, hi), r.hi),
+        r.lam,
+    )
+
+
+def kept_in_range(r: Interval, low: np.ndarray, high: np.ndarray) -> Interval:
+    """``r`` inside ``[low, high]`` per column: the point clipped, the interval
+    intersected with the range (an end past the range moved to it)."""
+    low = np.asarray(low, dtype=np.float64)
+    high = np.asarray(high, dtype=np.float64)
+    return Interval(
+        np.clip(r.value, low, high),
+        r.se,
+        np.clip(r.lo, low, high),
+        np.clip(r.hi, low, high),
+        r.lam,
+    )
+
+
+def calibrated(
+    y: np.ndarray,
+    f: np.ndarray,
+    labelled: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    confidence: float = 0.95,
+    interval: str = "t",
+) -> tuple[dict[str, Interval], np.ndarray]:
+    """Every estimate of each column: ``naive`` (the mean of the judge's values ``f`` over
+    all queries), ``human`` (of the human values ``y`` of the queries at ``labelled``, an
+    index into ``f``'s rows), ``ppi``, ``ppi++`` and ``judge_bias`` (``f − y`` on the
+    labelled queries); columns whose human values are :func:`degenerate` widened by
+    :func:`bounded_interval` (human, PPI, PPI++), and every estimate but the bias kept in
+    ``[low, high]`` (:func:`kept_in_range`). Returns the estimates and the degenerate mask."""
+    y, f = _cols(y), _cols(f)
+    labelled = np.asarray(labelled, dtype=np.intp)
+    rest = np.setdiff1d(np.arange(f.shape[0]), labelled)
+    fl, fu = f[labelled], f[rest]
+    out = {
+        "naive": classical(f, confidence, interval),
+        "human": classical(y, confidence, interval),
+        "judge_bias": classical(fl - y, confidence, interval),
+    }
+    if len(rest) > 1:
+        out["ppi"] = ppi(y, fl, fu, 1.0, confidence, interval)
+        out["ppi++"] = ppi(y, fl, fu, None, confidence, interval)
+    else:  # (almost) every query is human-labelled: the human estimate is the answer
+        out["ppi"] = out["ppi++"] = out["human"]
+    weak = degenerate(y)
+    if weak.any():
+        lo, hi = bounded_interval(y, low, high, confidence)
+        for method in ("human", "ppi", "ppi++"):
+            out[method] = widened(out[method], lo, hi, weak)
+    for method in ("naive", "human", "ppi", "ppi++"):
+        out[method] = kept_in_range(out[method], low, high)
+    return out, weak
 
 
 def correlation(y: np.ndarray, f: np.ndarray) -> np.ndarray:

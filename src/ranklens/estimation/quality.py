@@ -24,9 +24,19 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import STATISTICS, ParameterError, data, declare, function
 from ..labelling import PoolPair, agreement, assess
 from ..labelling.pool import LabelPool
 from .ppi import z_value
+
+JUDGE_BIAS = declare(
+    "judge_bias",
+    {
+        "judge": function("judge(query, passage) -> grade, sync or async"),
+        "pairs": data("PoolPairs with the query and passage text (at least 2)"),
+        "confidence": STATISTICS["confidence"],
+    },
+)
 
 SEP = "\n\n"
 
@@ -103,6 +113,7 @@ class BiasCheck:
         return {"position": self.position, "length": self.length, "failures": self.failures}
 
 
+@JUDGE_BIAS.checks
 def judge_bias(
     judge: Callable[..., Any],
     pairs: Iterable[PoolPair],
@@ -115,6 +126,14 @@ def judge_bias(
     passage of pair ``i + 1`` (of another query where possible). Returns a
     :class:`BiasCheck` (see the module docstring); the calls go through
     :func:`ranklens.assess` (``cache=`` resumes them)."""
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+        raise ParameterError(f"judge_bias: pairs must be a list of PoolPairs, got {pairs!r:.60}")
+    pairs = list(pairs)
+    wrong = next((p for p in pairs if not isinstance(p, PoolPair)), None)
+    if wrong is not None:
+        raise ParameterError(
+            f"judge_bias: pairs must be a list of PoolPairs, got an item {wrong!r:.60}"
+        )
     pairs = [p for p in pairs if p.query is not None and p.text is not None]
     if len(pairs) < 2:
         from ..errors import InputError

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..declared import ParameterError
+from ..errors import RanklensWarning, closest
+
 MIN_HUMAN = 10
 """Fewest human-labelled queries an interval is given for (below, the CLT interval of the
 rectifier is not to be trusted; :func:`ranklens.plan_labels` says how many a width needs)."""
@@ -18,6 +21,13 @@ may cover a little less than its nominal level (see docs/without-labels.md)."""
 
 METHODS = ("naive", "human", "ppi", "ppi++")
 """The four estimates of each metric: the judge alone, the human sample alone, PPI, PPI++."""
+
+
+class DegenerateSampleWarning(RanklensWarning):
+    """The human sample of an estimate shows (almost) no spread for some run and metric
+    (all one value, or nearly): its interval was widened by a bound from the metric's range
+    (:mod:`ranklens.estimation.ppi`), and the result's notes name each such estimate."""
+
 
 METHOD_NAMES = {
     "naive": "judge only",
@@ -50,19 +60,36 @@ class EstimateResult:
     labelled: list[str] = field(default_factory=list, repr=False)
 
     def row(self, target: str, metric: str) -> dict[str, Any]:
-        """The row of a run (or ``"a − b"``, a difference from the baseline) and metric."""
-        for r in self.rows:
-            if r["target"] == target and r["metric"] == metric:
-                return r
-        raise KeyError(f"no estimate of {metric!r} for {target!r}")
+        """The row of a run (or ``"a − b"``, a difference from the baseline) and metric; a
+        target or metric the estimate does not hold is an error naming the closest."""
+        targets = list(dict.fromkeys(r["target"] for r in self.rows))
+        for name, got, have in (("target", target, targets), ("metric", metric, self.metrics)):
+            if not isinstance(got, str) or got not in have:
+                near = closest(got, have) if isinstance(got, str) else None
+                raise ParameterError(
+                    f"EstimateResult: {name} must be one of {', '.join(map(repr, have))}, "
+                    f"got {got!r}" + (f"; did you mean {near!r}?" if near else "")
+                )
+        return next(r for r in self.rows if r["target"] == target and r["metric"] == metric)
+
+    def _method(self, target: str, metric: str, method: str) -> dict[str, Any]:
+        row = self.row(target, metric)
+        have = (*METHODS, "judge_bias")
+        if not isinstance(method, str) or method not in have:
+            near = closest(method, have) if isinstance(method, str) else None
+            raise ParameterError(
+                f"EstimateResult: method must be one of {', '.join(map(repr, have))}, got "
+                f"{method!r}" + (f"; did you mean {near!r}?" if near else "")
+            )
+        return row[method]
 
     def value(self, target: str, metric: str, method: str = "ppi++") -> float:
         """One estimate (default PPI++)."""
-        return self.row(target, metric)[method]["value"]
+        return self._method(target, metric, method)["value"]
 
     def interval(self, target: str, metric: str, method: str = "ppi++") -> tuple[float, float]:
         """One interval (default PPI++)."""
-        r = self.row(target, metric)[method]
+        r = self._method(target, metric, method)
         return r["lo"], r["hi"]
 
     def notes(self) -> list[str]:
@@ -80,7 +107,9 @@ class EstimateResult:
             )
         if i.get("judge_failures"):
             out.append(
-                f"The judge failed on {i['judge_failures']} pairs (recorded per pair); "
+                f"The judge failed on {i['judge_failures']} pairs (an error, a timeout, or "
+                f"an answer that is not a grade of the scale {_scale(i.get('grades'))}: "
+                "recorded per pair, never taken); "
                 f"{i.get('unjudged_pairs', 0)} pairs without a grade count as "
                 "non-relevant in the judge's values (PPI corrects what that biases)."
             )
@@ -99,6 +128,17 @@ class EstimateResult:
             out.append(
                 f"{i['human_outside']} human-labelled queries are not in the dataset "
                 "and were left out."
+            )
+        for d in i.get("degenerate", []):
+            out.append(
+                f"The human sample is degenerate for {d['target']} {d['metric']}: {d['why']}, "
+                "so a normal interval would be a point or too narrow; "
+                + (
+                    "its intervals are widened to hold a bound from the metric's range."
+                    if d.get("widened", True)
+                    else "the metric has no upper bound, so they could not be widened: "
+                    "label more queries."
+                )
             )
         if i.get("judge_calls_resumed"):
             out.append(
@@ -168,3 +208,13 @@ class EstimateResult:
                 for m in METHODS
             ]
         )
+
+
+def _scale(grades: list[int] | None) -> str:
+    if not grades:
+        return "given"
+    return (
+        f"{grades[0]}-{grades[-1]}"
+        if grades == list(range(grades[0], grades[-1] + 1))
+        else str(grades)
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import numbers
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,11 +24,80 @@ from ..capture import Hit, RetrieverAdapter
 from ..capture import run_retriever as run_queries
 from ..capture.identity import state_digest
 from ..capture.runner import TRANSIENT
+from ..declared import CALLING, Option, data, declare, function, mapping, text
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
 from ..model import Qrels
 from .pool import LabelPool, PoolPair
 
 SEP = "\n\u241e\n"  # between query and passage in the runner's text (for change detection)
+
+
+@dataclass(frozen=True)
+class Items(Option):
+    """A declared list whose every item ``item`` accepts (``item(x) -> (ok, normalised)``),
+    described as ``item_words``: the grades of a scale (whole numbers), an ensemble of
+    judges (callables). A lone item, a text or a mapping is refused, never iterated; an
+    empty list is refused unless ``empty``. (A kind :mod:`ranklens.declared` lacks: the
+    ``names`` kind holds texts only.)"""
+
+    item: Callable[[Any], tuple[bool, Any]] | None = None
+    item_words: str = "items"
+
+    def _own_words(self) -> str:
+        return ("a list of " if self.empty else "a non-empty list of ") + self.item_words
+
+    def _accepts(self, value: Any) -> tuple[bool, Any]:
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+            return False, None
+        out = []
+        for x in value:
+            ok, got = self.item(x) if self.item is not None else (True, x)
+            if not ok:
+                return False, None
+            out.append(got)
+        return (bool(out) or self.empty), out
+
+
+def whole_number(value: Any) -> tuple[bool, int | None]:
+    """``(True, int)`` for a whole number (an ``int``, a numpy integer, a finite whole
+    float); ``(False, None)`` for anything else (``True``, ``"1"``, ``2.5``, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False, None
+    x = float(value)
+    if not math.isfinite(x) or not x.is_integer():
+        return False, None
+    return True, int(x)
+
+
+def a_callable(value: Any) -> tuple[bool, Any]:
+    """``(True, value)`` for a callable."""
+    return callable(value), value
+
+
+GRADES = Items(
+    "names",
+    None,
+    "the grades the judge may answer (the scale); an answer outside is that pair's failure",
+    none=True,
+    item=whole_number,
+    item_words="whole-number grades",
+)
+"""The ``grades=`` declaration of :func:`assess` and :func:`ranklens.estimate`."""
+
+_CALLING = ("concurrency", "timeout", "retries", "retry_on", "backoff", "cache", "progress")
+ASSESS = declare(
+    "assess",
+    {
+        "pool": data("a LabelPool, its JSONL file, or PoolPairs with the query and passage text"),
+        "judge": function("judge(query, passage) -> grade, sync or async"),
+        "source": text(None, "the provenance written on each judgment", none=True),
+        "grades": GRADES,
+        **{k: CALLING[k] for k in _CALLING},
+        "config": mapping(
+            None, "names the judge's configuration in its log", none=True, empty=True
+        ),
+    },
+)
 
 
 class JudgeAdapter(RetrieverAdapter):
@@ -72,23 +142,26 @@ class JudgeAdapter(RetrieverAdapter):
 
 
 def checked_grade(value: Any, pair: PoolPair, grades: frozenset[int] | None) -> int:
-    """A judge's answer as an integer grade (True/False are 1/0; a float must be whole);
-    anything else is a TypeError/ValueError naming the pair, recorded as its failure."""
+    """A judge's answer as an integer grade (True/False are 1/0; a numpy integer counts; a
+    float must be whole and finite); anything else (a text such as ``"7"`` or ``"Relevant:
+    yes"``, None, a dict, NaN) is a TypeError, and a grade outside ``grades`` (the scale) a
+    ValueError, each naming the pair and the value: recorded as that pair's failure,
+    never taken."""
     if isinstance(value, bool):
         g = int(value)
-    elif isinstance(value, int):
-        g = value
-    elif isinstance(value, float) and math.isfinite(value) and value == int(value):
-        g = int(value)
     else:
-        raise TypeError(
-            f"the judge returned {value!r} for ({pair.query_id!r}, {pair.doc_id!r}); "
-            "expected an integer grade (threshold a score yourself)"
-        )
+        ok, whole = whole_number(value)
+        if not ok:
+            shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+            raise TypeError(
+                f"the judge returned {shown} for ({pair.query_id!r}, {pair.doc_id!r}); "
+                "expected an integer grade (threshold a score yourself)"
+            )
+        g = int(whole)  # type: ignore[arg-type]
     if grades is not None and g not in grades:
         raise ValueError(
-            f"the judge returned grade {g} for ({pair.query_id!r}, {pair.doc_id!r}); "
-            f"allowed: {sorted(grades)}"
+            f"the judge returned grade {g} for ({pair.query_id!r}, {pair.doc_id!r}), outside "
+            f"the scale (allowed: {sorted(grades)})"
         )
     return g
 
@@ -118,6 +191,7 @@ class Assessment:
         )
 
 
+@ASSESS.checks
 def assess(
     pool: LabelPool | Iterable[PoolPair] | str | Path,
     judge: Callable[..., Any],
@@ -158,11 +232,9 @@ def assess(
     if isinstance(pool, (str, Path)):
         pool = LabelPool.from_jsonl(pool)
     pairs = list(pool)
-    if not callable(judge):
-        raise InputError(f"judge must be a callable (query, passage) -> grade, got {judge!r}")
     name = getattr(getattr(judge, "func", judge), "__name__", type(judge).__name__)
     source = source or f"model:{name}"
-    allowed = frozenset(int(g) for g in grades) if grades is not None else None
+    allowed = frozenset(grades) if grades is not None else None
     by_id = {json.dumps([p.query_id, p.doc_id]): p for p in pairs}
     if len(by_id) != len(pairs):
         raise InputError("the pool holds a (query, document) pair twice")
@@ -195,6 +267,6 @@ def assess(
             f"{source}: {len(failures)} of {len(pairs)} pairs could not be judged; first "
             f"({q!r}, {d!r}): {err.get('type')}: {err.get('message')}",
             RanklensWarning,
-            stacklevel=2,
+            stacklevel=3,  # past the declared-parameter check
         )
     return Assessment(qrels, source, failures, latency, resumed=result.info.get("resumed", 0))
