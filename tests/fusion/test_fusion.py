@@ -87,7 +87,7 @@ def test_names_weights_and_errors():
     assert by_name["q"] == pytest.approx({"y": 12.0, "x": 3.0, "z": 2.0})
     with pytest.raises(InputError, match="at least two runs"):
         ranklens.fuse({"a": a}, "rrf")
-    with pytest.raises(InputError, match="unknown fusion method 'nope'"):
+    with pytest.raises(InputError, match=r"fuse: method must be one of .*got 'nope'"):
         ranklens.fuse({"a": a, "b": b}, "nope")
     with pytest.raises(InputError, match="norm must be one of"):
         ranklens.fuse({"a": a, "b": b}, "sum", norm="l2")

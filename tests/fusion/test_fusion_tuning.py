@@ -36,7 +36,7 @@ def synthetic(n_queries: int, strengths: list[float], seed: int = 0, n_docs: int
 def test_weight_grid():
     assert len(weight_grid(2)) == 11 and len(weight_grid(3)) == 66
     assert all(abs(sum(w) - 1) < 1e-9 for w in weight_grid(3, 0.05))
-    with pytest.raises(InputError, match="divide 1"):
+    with pytest.raises(InputError, match="weight_grid: step must be 1/n"):
         weight_grid(2, 0.3)
 
 

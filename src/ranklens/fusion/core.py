@@ -13,6 +13,7 @@ from ..io import coerce_run
 from ..model import Run
 from .frameworks import MODES, framework_fuse
 from .methods import ALIASES, METHODS, RANK_BASED, combine, normalise, reranked
+from .options import FUSE, check_params
 from .supervised import SUPERVISED, supervised_fuse, train
 from .table import RunTable, build_table
 
@@ -33,6 +34,7 @@ def named_runs(runs: Mapping[str, Any] | Sequence[Any]) -> tuple[list[Run], list
     return out, [str(n) for n, _ in items]
 
 
+@FUSE.checks
 def fuse(
     runs: Mapping[str, Any] | Sequence[Any],
     method: str = "rrf",
@@ -78,6 +80,7 @@ def fuse(
     >>> [round(s, 6) for s in fused.to_dict()["q"].values()]
     [0.032522, 0.016393, 0.016129]
     """
+    check_params(params)
     low = method_name(method)
     the_runs, names = named_runs(runs)
     table = build_table(the_runs, names)

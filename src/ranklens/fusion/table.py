@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import InputError
 from ..model import Run
 from ..model import segments as seg
+from ..model.chunks import ChunkSpans
 from ..model.ids import HASH_EXACT_BYTES, DocIds
 
 
@@ -34,6 +35,9 @@ class RunTable:
     rank: np.ndarray
     length: np.ndarray
     names: list[str]
+    spans: ChunkSpans | None = None
+    """Where each row's chunk stands (source document, range, text) when a run is a run of
+    chunks (:class:`~ranklens.model.chunks.ChunkSpans`), so the fused run is one too."""
 
     @property
     def present(self) -> np.ndarray:
@@ -48,9 +52,11 @@ class RunTable:
         """The run scoring each row's document ``scores`` (the rows' ids, uninterned), or
         only ``rows`` (then ``scores`` holds theirs)."""
         q, docs = (self.q, self.docs) if rows is None else (self.q[rows], self.docs.take(rows))
+        spans = self.spans if rows is None or self.spans is None else self.spans.take(rows)
         return Run.from_arrays(
-            (), (), scores, name=name, encoded=(q.astype(np.int32), self.query_ids, docs, None)
-        )
+            (), (), scores, name=name, encoded=(q.astype(np.int32), self.query_ids, docs, None),
+            spans=spans,
+        )  # fmt: skip
 
 
 def _grouped(
@@ -140,8 +146,31 @@ def build_table(runs: list[Run], names: list[str]) -> RunTable:
         _raise_repeat(cell, sizes, names, docs, rows_src, query_ids, np.concatenate(keys_q))
     table_score = np.full((n_runs, n_pairs), np.nan)
     table_score.reshape(-1)[cell] = np.concatenate(scores)
+    spans = stacked_spans(runs)
     return RunTable(query_ids, q[first], docs.take(heads), table_score.T, table_rank.T, length,
-                    names)  # fmt: skip
+                    names, None if spans is None else spans.take(heads))  # fmt: skip
+
+
+def stacked_spans(runs: list[Run]) -> ChunkSpans | None:
+    """Every run's :class:`ChunkSpans` stacked in the runs' stored rows (as their ids are),
+    when any run is a run of chunks (None otherwise): a run of documents stands for whole
+    documents, its rows' source document the id itself with no range. Once per call, never
+    per row of a run of documents fused with another."""
+    if all(r.spans is None for r in runs):
+        return None
+    cols: list[list[np.ndarray]] = [[], [], [], [], []]
+    for r in runs:
+        sp = r.spans
+        if sp is None:
+            n = len(r.score)
+            doc = np.empty(n, dtype=object)
+            doc[:] = r.docs.strings(np.arange(n))
+            none = np.full(n, -1, dtype=np.int64)
+            sp = ChunkSpans(doc, none, none, none, np.full(n, None, dtype=object))
+        for c, x in zip(cols, (sp.doc, sp.start, sp.end, sp.chars, sp.text)):
+            c.append(np.asarray(x))
+    doc, start, end, chars, text = (np.concatenate(c) for c in cols)
+    return ChunkSpans(doc.astype(object), start, end, chars, text.astype(object))
 
 
 def _raise_repeat(

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..comparison import stats
+from ..declared import ParameterError
 from ..errors import InputError
 from ..evaluation import evaluate
 from ..io import coerce_qrels
@@ -28,6 +29,7 @@ from ..metrics import lower_is_better
 from ..model import Run
 from .core import fused_scores, method_name, named_runs
 from .frameworks import MODES
+from .options import TUNE_FUSION, WEIGHT_GRID
 from .supervised import SUPERVISED
 from .table import build_table
 
@@ -49,12 +51,13 @@ PARAMETER_GRIDS: dict[str, dict[str, list[Any]]] = {
 """Default grids of the methods with a parameter (ranx's ranges, thinned for speed)."""
 
 
+@WEIGHT_GRID.checks
 def weight_grid(n_runs: int, step: float = 0.1) -> list[tuple[float, ...]]:
     """Every weight vector of ``n_runs`` non-negative multiples of ``step`` summing to 1
     (ranx's ``optimize_fusion`` grid): 11 for two runs at 0.1, 66 for three."""
     m = round(1 / step)
     if m < 1 or abs(m * step - 1) > 1e-9:
-        raise InputError(f"step must divide 1, got {step!r}")
+        raise ParameterError(f"weight_grid: step must be 1/n for a whole n >= 1, got {step!r}")
     out = []
     for c in itertools.product(range(m + 1), repeat=n_runs - 1):
         if sum(c) <= m:
@@ -220,6 +223,7 @@ def held_out(values: Any, fold: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(choices, axis=-1), cv
 
 
+@TUNE_FUSION.checks
 def tune_fusion(
     labels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
