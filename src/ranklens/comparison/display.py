@@ -6,8 +6,9 @@ every string through :func:`visible`: control characters (ESC sequences that wou
 terminal, NUL, newlines inside a name) become ``\\x1b``-style escapes, and the Unicode bidi
 controls that reorder text (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) and the
 line and paragraph separators become ``<U+202E>``-style marks, so a name cannot pretend to
-be another. Each renderer then escapes for its medium (HTML, Markdown, LaTeX, rich markup,
-CSV formulas); pandas and JSON output keep the data as it is.
+be another. Each renderer then escapes for its medium through the one function of that
+format in :mod:`ranklens.escape` (HTML, Markdown, LaTeX, terminal text, rich markup, CSV
+formulas); pandas and JSON output keep the data as it is.
 """
 
 from __future__ import annotations

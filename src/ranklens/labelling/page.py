@@ -11,13 +11,14 @@ page with ``textContent``: ids, queries and passages are shown as text, never ru
 from __future__ import annotations
 
 import hashlib
-import html
 import json
+import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 
 from ..errors import InputError
+from ..escape import html
 from ..io import read_qrels
 from ..io.records import json_records
 from ..model import Qrels
@@ -68,7 +69,8 @@ def judging_page(
         "file": "judgments",
     }
     template = (resources.files(__package__) / "assets" / "judge.html").read_text("utf-8")
-    page = template.replace("__TITLE__", html.escape(title)).replace("__DATA__", script_json(data))
+    fill = {"__TITLE__": html(title), "__DATA__": script_json(data)}
+    page = re.sub("__TITLE__|__DATA__", lambda m: fill[m.group()], template)  # one pass
     if path is not None:
         Path(path).write_text(page, encoding="utf-8")
     return page

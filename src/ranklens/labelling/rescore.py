@@ -4,15 +4,14 @@ differences are significant)."""
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..comparison import Report, compare
+from ..escape import html, terminal
 from ..evaluation import MetricsLike
-from ..text import visible
 
 
 @dataclass
@@ -73,10 +72,10 @@ class Rescoring:
             f"{len(moved)} of {len(self.changes)} conclusions changed."
         )
         lines = [head]
-        lines += [f"  * {visible(c.describe(digits))}" for c in moved]
+        lines += [f"  * {terminal(c.describe(digits))}" for c in moved]
         steady = [c for c in self.changes if not c.changed and c.kind != "value"]
         if steady:
-            lines.append("Unchanged: " + "; ".join(visible(c.describe(digits)) for c in steady))
+            lines.append("Unchanged: " + "; ".join(terminal(c.describe(digits)) for c in steady))
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -84,7 +83,7 @@ class Rescoring:
 
     def _repr_html_(self) -> str:
         moved = self.changed()
-        items = "".join(f"<li>{html.escape(visible(c.describe()))}</li>" for c in moved)
+        items = "".join(f"<li>{html(c.describe())}</li>" for c in moved)
         return (
             '<div class="rl-rescore"><p>'
             f"{len(moved)} of {len(self.changes)} conclusions changed after re-scoring.</p>"

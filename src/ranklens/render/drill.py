@@ -16,10 +16,10 @@ as JSON with the per-query values of every metric, and rendered lazily by
 from __future__ import annotations
 
 import math
-from html import escape
 from typing import Any
 
 from ..comparison import Report
+from ..escape import html as escape
 from ..text import script_json
 
 

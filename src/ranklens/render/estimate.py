@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from html import escape
 from typing import Any
 
+from ..escape import html as escape
+from ..escape import terminal
 from ..text import clip
 from .svg import color
 
@@ -63,20 +64,21 @@ def estimate_text(e: Mapping[str, Any]) -> str:
     lines = [headline(e), ""]
     for m in e["metrics"]:
         rows = [r for r in e["rows"] if r["metric"] == m]
-        width = max(len(r["target"]) for r in rows)
-        head = f"{m:<{width}}  " + "  ".join(f"{name:<22}" for _, name in METHODS)
+        targets = [terminal(r["target"]) for r in rows]
+        width = max(len(t) for t in [terminal(m), *targets])
+        head = f"{terminal(m):<{width}}  " + "  ".join(f"{name:<22}" for _, name in METHODS)
         lines += [head + "  λ (PPI++)   judge − human", "-" * (len(head) + 28)]
-        for r in rows:
+        for r, target in zip(rows, targets):
             cells = "  ".join(f"{_iv(r[k]):<22}" for k, _ in METHODS)
             bias = r["judge_bias"]
             lines.append(
-                f"{r['target']:<{width}}  {cells}  {r['ppi++'].get('lambda', 0):<11.2f} "
+                f"{target:<{width}}  {cells}  {r['ppi++'].get('lambda', 0):<11.2f} "
                 f"{bias['value']:+.3f} [{bias['lo']:+.3f}, {bias['hi']:+.3f}]"
             )
         lines.append("")
     lines += judge_lines(e)
     lines += e.get("notes", [])
-    return "\n".join(lines)
+    return "\n".join(terminal(line) for line in lines)  # the judge's and the notes' names too
 
 
 def interval_chart(e: Mapping[str, Any], metric: str) -> str:

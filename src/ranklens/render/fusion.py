@@ -7,9 +7,10 @@ marked; the held-out estimate is drawn beside the in-sample curve."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from html import escape
 from typing import Any
 
+from ..escape import html as escape
+from ..escape import terminal
 from ..text import clip
 from .svg import BOTTOM, LEFT, RIGHT, TOP, H, W, frame, line_chart
 
@@ -47,7 +48,7 @@ def summary_rows(t: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def fusion_text(t: Mapping[str, Any]) -> str:
     """The tuning as plain text."""
-    rows = summary_rows(t)
+    rows = [(terminal(k), terminal(v)) for k, v in summary_rows(t)]  # run and metric names
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 

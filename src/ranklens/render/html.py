@@ -12,10 +12,10 @@ import itertools
 import json
 import math
 from functools import cache
-from html import escape
 from importlib import resources
 
 from ..comparison import Report, curve_family
+from ..escape import html as escape
 from ..metrics import parse_metric
 from . import svg
 from .drill import drill_section

@@ -4,11 +4,11 @@ differ most, and the sortable table of every query's values (``td``: one value c
 from __future__ import annotations
 
 import math
-from html import escape
 
 import numpy as np
 
 from ..comparison import Report
+from ..escape import html as escape
 
 TOP_QUERIES = 10
 """Queries each per-metric view lists."""

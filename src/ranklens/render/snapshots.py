@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..text import visible
+from ..escape import markdown, terminal
 from .table_cells import fmt
 
 HOLDS = 0.9
@@ -41,8 +41,8 @@ def _swaps(row: dict[str, Any]) -> str:
     for s in row["swaps"]:
         pa, pb = s.get("p_a"), s.get("p_b")
         parts.append(
-            f"{visible(s['better_on_a'])} > {visible(s['better_on_b'])} on {visible(row['a'])} "
-            f"(p {_p(pa)}), < on {visible(row['b'])} (p {_p(pb)})"
+            f"{terminal(s['better_on_a'])} > {terminal(s['better_on_b'])} on {terminal(row['a'])} "
+            f"(p {_p(pa)}), < on {terminal(row['b'])} (p {_p(pb)})"
         )
     return "; ".join(parts)
 
@@ -59,12 +59,12 @@ def _changes(d: dict[str, Any], limit: int = 8) -> list[str]:
         counts = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
         queries = len({c["query"] for c in rows})
         lines.append(
-            f"{visible(a)} -> {visible(b)}: {len(rows)} labels in {queries} queries point at "
+            f"{terminal(a)} -> {terminal(b)}: {len(rows)} labels in {queries} queries point at "
             f"documents that changed ({counts})"
         )
         for c in rows[:limit]:
             lines.append(
-                f"  query {visible(c['query'])}: {visible(c['doc'])} (grade {c['grade']}) "
+                f"  query {terminal(c['query'])}: {terminal(c['doc'])} (grade {c['grade']}) "
                 f"{c['change']}"
             )
         if len(rows) > limit:
@@ -76,16 +76,16 @@ def snapshots_text(d: dict[str, Any]) -> str:
     """Plain text: a table per metric (systems x snapshots), then tau per pair of
     snapshots, the swaps and the changed labels."""
     out = []
-    width = max(len(s) for s in d["systems"]) + 2
+    width = max(len(terminal(s)) for s in d["systems"]) + 2
     conf = round(100 * d["settings"]["confidence"])
     for m in d["metrics"]:
-        out.append(f"{m}")
-        out.append(" " * width + "".join(f"{visible(s):>14}" for s in d["snapshots"]))
+        out.append(terminal(m))
+        out.append(" " * width + "".join(f"{terminal(s):>14}" for s in d["snapshots"]))
         for sys in d["systems"]:
             vals = "".join(f"{_num(d['values'][s][sys][m], 4):>14}" for s in d["snapshots"])
-            out.append(f"{visible(sys):<{width}}{vals}")
+            out.append(f"{terminal(sys):<{width}}{vals}")
         for row in (r for r in d["agreement"] if r["metric"] == m):
-            pair = f"{visible(row['a'])} vs {visible(row['b'])}"
+            pair = f"{terminal(row['a'])} vs {terminal(row['b'])}"
             line = (
                 f"  {pair}: Kendall's tau {_num(row['tau'], 2)} "
                 f"[{_num(row['low'], 2)}, {_num(row['high'], 2)}] ({conf}% bootstrap over "
@@ -105,24 +105,24 @@ def snapshots_text(d: dict[str, Any]) -> str:
 def snapshots_markdown(d: dict[str, Any]) -> str:
     """Markdown: one table of values (a row per system, a column per snapshot and metric),
     one of tau per pair of snapshots and metric, and the changed labels."""
-    esc = {ord("|"): "\\|"}
     cols = [(s, m) for m in d["metrics"] for s in d["snapshots"]]
-    head = "| system | " + " | ".join(f"{m} ({visible(s)})".translate(esc) for s, m in cols)
+    head = "| system | " + " | ".join(markdown(f"{m} ({s})") for s, m in cols)
     lines = [head + " |", "|---|" + "---|" * len(cols)]
     for sys in d["systems"]:
         vals = " | ".join(_num(d["values"][s][sys][m], 4) for s, m in cols)
-        lines.append(f"| {visible(sys).translate(esc)} | {vals} |")
+        lines.append(f"| {markdown(sys)} | {vals} |")
     lines += [
         "",
         "| snapshots | metric | Kendall's tau | interval | ranking | swapped |",
         "|---|---|---|---|---|---|",
     ]
     for row in d["agreement"]:
-        pair = f"{visible(row['a'])} vs {visible(row['b'])}".translate(esc)
+        pair = markdown(f"{row['a']} vs {row['b']}")
         lines.append(
-            f"| {pair} | {row['metric']} | {_num(row['tau'], 2)} | [{_num(row['low'], 2)}, "
-            f"{_num(row['high'], 2)}] | {_verdict(row)} | {_swaps(row).translate(esc) or '–'} |"
+            f"| {pair} | {markdown(row['metric'])} | {_num(row['tau'], 2)} | "
+            f"[{_num(row['low'], 2)}, {_num(row['high'], 2)}] | {_verdict(row)} | "
+            f"{markdown(_swaps(row)) or '–'} |"
         )
     if d["changed"]:
-        lines += ["", *(f"- {x.strip()}" for x in _changes(d))]
+        lines += ["", *(f"- {markdown(x.strip())}" for x in _changes(d))]
     return "\n".join(lines) + "\n"

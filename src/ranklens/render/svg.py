@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
-from html import escape
 from typing import Any
 
+from ..escape import html as escape
 from ..text import clip
 
 PALETTE = (

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any
 
+from ..escape import html as escape
+from ..escape import markdown, terminal
 from ..metrics import lower_is_better
 from ..text import clip
 from .svg import difference_chart
@@ -186,9 +187,11 @@ def sweep_text(d: Mapping[str, Any]) -> str:
                 if not r[0].startswith(("configurations", "failed", "unmatched", "constraint"))
             ]
             out.append("")
+        rows = [(terminal(k), terminal(v)) for k, v in rows]  # names of metrics, configurations
         width = max(len(k) for k, _ in rows)
         out += [f"{k:<{width}}  {v}" for k, v in rows]
     head, cells, _ = _table_rows(d)
+    head, cells = [terminal(h) for h in head], [[terminal(c) for c in line] for line in cells]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *cells)]
     out.append("")
     for line in (head, *cells):
@@ -205,11 +208,11 @@ def sweep_text(d: Mapping[str, Any]) -> str:
 def sweep_markdown(d: Mapping[str, Any]) -> str:
     """The sweep as Markdown: the selection on the primary metric and the table."""
     out = ["| | |", "|---|---|"]
-    out += [f"| {k} | {v.replace('|', '/')} |" for k, v in summary_rows(d)]
+    out += [f"| {markdown(k)} | {markdown(v)} |" for k, v in summary_rows(d)]
     head, cells, _ = _table_rows(d)
-    out += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(c.replace("|", "/") for c in line) + " |" for line in cells]
-    return "\n".join(out) + f"\n\n{LEGEND}\n"
+    out += ["", "| " + " | ".join(map(markdown, head)) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(map(markdown, line)) + " |" for line in cells]
+    return "\n".join(out) + f"\n\n{markdown(LEGEND)}\n"
 
 
 def _summary_html(d: Mapping[str, Any]) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any
 
+from ..escape import html as escape
 from ..text import clip
 from .svg import BOTTOM, LEFT, RIGHT, H, W, color, frame, nice_step, tick_label, y_axis
 from .table_cells import fmt_p

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..comparison import Report
 from ..errors import InputError, require
+from ..escape import csv_cell, latex, markdown
 from .notes import notes as report_note_list
 from .table_cells import cells, fmt, fmt_p, legend
 
@@ -103,26 +104,8 @@ def to_csv(report: Report, kind: str = "summary") -> str:
     return buf.getvalue()
 
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(x: Any) -> Any:
-    """A CSV cell: NaN empty; a text that a spreadsheet would run as a formula (starting
-    with ``= + - @``, tab or CR) prefixed with ``'`` (OWASP's CSV injection advice)."""
-    if isinstance(x, float) and math.isnan(x):
-        return ""
-    if isinstance(x, str) and x.startswith(FORMULA_START):
-        return "'" + x
-    return x
-
-
-def md_escape(text: str) -> str:
-    """``text`` safe in a Markdown table cell: backslash-escaped ``|``, emphasis, code,
-    link and HTML characters; newlines as spaces."""
-    out = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-    for ch in "*_`[]<>":
-        out = out.replace(ch, "\\" + ch)
-    return out
+md_escape = markdown
+"""The Markdown escape (:func:`ranklens.escape.markdown`) under its older name."""
 
 
 def to_markdown(report: Report, digits: int = 4, details: bool = False) -> str:
@@ -131,10 +114,10 @@ def to_markdown(report: Report, digits: int = 4, details: bool = False) -> str:
     paragraph each with a bullet per run (``details``: every metric and query)."""
     cs = cells(report, digits)
     multi = len(report.runs) > 1
-    header = (["", "run"] if multi else ["run"]) + [md_escape(m) for m in report.metrics]
+    header = (["", "run"] if multi else ["run"]) + [markdown(m) for m in report.metrics]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
     for r in report.runs:
-        row = ([f"({report.letter(r)})"] if multi else []) + [md_escape(r)]
+        row = ([f"({report.letter(r)})"] if multi else []) + [markdown(r)]
         for m in report.metrics:
             c = cs[r][m]
             v = f"**{c.value}**" if c.best else c.value
@@ -146,10 +129,10 @@ def to_markdown(report: Report, digits: int = 4, details: bool = False) -> str:
         lines.append("| " + " | ".join(row) + " |")
     out = "\n".join(lines) + "\n"
     for note in report_note_list(report):  # a paragraph each, a bullet per run
-        out += "\n" + md_escape(note.head) + "\n"
+        out += "\n" + markdown(note.head) + "\n"
         body = note.details if details and note.details else note.runs
         if body:
-            out += "\n" + "".join(f"- {md_escape(r)}\n" for r in body)
+            out += "\n" + "".join(f"- {markdown(r)}\n" for r in body)
     if report.comparisons:
         out += "\n" + comparisons_markdown(report, digits)
     return out
@@ -163,31 +146,11 @@ def comparisons_markdown(report: Report, digits: int = 4) -> str:
     for c in report.comparisons:
         sig = " *" if c.significant else ""
         lines.append(
-            f"| {md_escape(c.metric)} | {md_escape(c.run)} | {md_escape(c.other)} | "
+            f"| {markdown(c.metric)} | {markdown(c.run)} | {markdown(c.other)} | "
             f"{c.diff:+.{digits}f} | {fmt_p(c.pvalue)} | {fmt_p(c.pvalue_adjusted)}{sig} | "
             f"{fmt(c.effect_size, 2)} | {c.wins}/{c.ties}/{c.losses} |"
         )
     return "\n".join(lines) + "\n"
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
-}
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
 def to_latex(report: Report, digits: int = 4, caption: str | None = None) -> str:
@@ -199,13 +162,13 @@ def to_latex(report: Report, digits: int = 4, caption: str | None = None) -> str
     spec = ("l" if multi else "") + "l" + "r" * ncols
     lines = [r"\begin{table}[t]", r"\centering"]
     if caption:
-        lines.append(rf"\caption{{{latex_escape(caption)}}}")
+        lines.append(rf"\caption{{{latex(caption)}}}")
     lines += [rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
-    head = ([""] if multi else []) + ["Run"] + [latex_escape(m) for m in report.metrics]
+    head = ([""] if multi else []) + ["Run"] + [latex(m) for m in report.metrics]
     lines.append(" & ".join(head) + r" \\")
     lines.append(r"\midrule")
     for r in report.runs:
-        row = ([f"({report.letter(r)})"] if multi else []) + [latex_escape(r)]
+        row = ([f"({report.letter(r)})"] if multi else []) + [latex(r)]
         for m in report.metrics:
             c = cs[r][m]
             v = rf"\textbf{{{c.value}}}" if c.best else c.value
@@ -216,6 +179,6 @@ def to_latex(report: Report, digits: int = 4, caption: str | None = None) -> str
     lines += [r"\bottomrule", r"\end{tabular}"]
     note = legend(report)
     if note:
-        lines.append(rf"\par\smallskip{{\footnotesize {latex_escape(note)}}}")
+        lines.append(rf"\par\smallskip{{\footnotesize {latex(note)}}}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"

@@ -1,10 +1,13 @@
-"""The terminal table, drawn with rich when it is installed (plain text otherwise)."""
+"""The terminal table, drawn with rich when it is installed (plain text otherwise). Every
+user text reaches rich as a ``Text`` (never read as markup) made
+:func:`~ranklens.escape.terminal` (ESC sequences and bidi controls shown as escapes)."""
 
 from __future__ import annotations
 
 import io
 
 from ..comparison import Report
+from ..escape import terminal
 from .notes import has_details, report_notes
 from .table_cells import cells, fmt, fmt_p, superscript
 
@@ -23,9 +26,9 @@ def rich_table(report: Report, digits: int = 4, details: bool = False):
     lines = report_notes(report, details)
     if not details and has_details(report):
         lines.append("(details: to_text(details=True), or --details on the command line)")
-    caption = "\n".join(lines)
+    caption = "\n".join(terminal(line) for line in lines)
     table = Table(
-        title=Text(str(title)) if title else None,  # Text: never read as markup
+        title=Text(terminal(title)) if title else None,  # Text: never read as markup
         caption=Text(caption),
         caption_justify="left",
     )
@@ -33,9 +36,9 @@ def rich_table(report: Report, digits: int = 4, details: bool = False):
         table.add_column("", style="dim")
     table.add_column("run", style="bold", no_wrap=True)
     for m in report.metrics:
-        table.add_column(Text(m), justify="right", no_wrap=True)
+        table.add_column(Text(terminal(m)), justify="right", no_wrap=True)
     for r in report.runs:
-        row = ([Text(f"({report.letter(r)})")] if multi else []) + [Text(r)]
+        row = ([Text(f"({report.letter(r)})")] if multi else []) + [Text(terminal(r))]
         for m in report.metrics:
             c = cs[r][m]
             t = Text(c.value, style="bold green" if c.best else "")
@@ -58,9 +61,9 @@ def comparisons_table(report: Report, digits: int = 4):
     for c in report.comparisons:
         style = "bold" if c.significant else "dim"
         table.add_row(
-            Text(c.metric),
-            Text(c.run),
-            Text(c.other),
+            Text(terminal(c.metric)),
+            Text(terminal(c.run)),
+            Text(terminal(c.other)),
             f"{c.diff:+.{digits}f}",
             fmt_p(c.pvalue),
             fmt_p(c.pvalue_adjusted) + (" *" if c.significant else ""),
