@@ -33,6 +33,7 @@ from typing import Any
 
 from ..declared import ParameterError
 from ..errors import InputError, closest
+from ..escape import terminal
 from ..sweeps.params import CLI, FILE_KEYS, NOT_IN_FILE, SWEEP
 
 PATHS = ("dataset", "labels", "cache")
@@ -155,8 +156,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         sys.stdout.write(result.to_json() + "\n")
     if args.json:
         result.save(args.json)
-        sys.stderr.write(f"sweep written to {args.json}\n")
+        sys.stderr.write(f"sweep written to {terminal(args.json)}\n")
     if args.html:
         result.to_html(args.html)
-        sys.stderr.write(f"HTML report written to {args.html}\n")
+        sys.stderr.write(f"HTML report written to {terminal(args.html)}\n")
     return 0

@@ -141,7 +141,8 @@ def sweep(
     if not dataset.queries:
         raise InputError(f"dataset {dataset.name!r} has no query texts to ask the retrievers")
     asked, counts = asked_queries(dataset, labels, queries)
-    tokens = check_tokens(count_tokens, asked) if count_tokens is not None else None
+    priced_tokens = count_tokens is not None and cost_per_token is not None
+    tokens = check_tokens(count_tokens, asked) if priced_tokens else None
     folder = Folder(cache)
     run_options = dict(
         k=k,
