@@ -149,7 +149,10 @@ def test_each_bad_value_is_a_parameter_error_naming_it(table, name, bad):
         (lambda: interleave(ranker, other, k=math.nan), "interleave: k must be"),
         (lambda: interleave(ranker, other, tau=math.inf), "interleave: tau must be"),
         (lambda: interleave(ranker, other, names="ab"), "interleave: names must be"),
-        (lambda: interleave(ranker, other, names=["a", "a"]), "interleave: names must be two"),
+        (
+            lambda: interleave(ranker, other, names=["a", "a"]),
+            "interleave: names must be .*two different texts",
+        ),
         (lambda: interleave(ranker, other, names=["a", "b", "c"]), "interleave: names must be"),
         (lambda: interleave(ranker, other, "team-drat"), "did you mean 'team-draft'"),
         (lambda: interleave(ranker, other, max_impressions=0), "interleave: max_impressions"),
@@ -254,6 +257,15 @@ def test_malformed_and_rejected_records_are_exported(tmp_path):
     text = (tmp_path / "ranklens.prom").read_text()
     assert 'ranklens_monitor_malformed_total{ranklens_monitor="ranklens"} 1.0' in text
     assert 'ranklens_monitor_rejected_total{ranklens_monitor="ranklens"} 1.0' in text
+
+
+def test_a_window_where_every_retrieval_failed_reads_without_nan():
+    error = {"type": "TimeoutError", "message": "slow"}
+    failed = [Retrieval("q1", "q", latency_ms=5.0, started=T0 + i, error=error) for i in range(3)]
+    m = monitor(window=3, labels=QRELS, metrics=["ndcg@10"])
+    (w,) = m.replay(failed)
+    line = w.summary_line()
+    assert "100.0% failed" in line and "nan" not in line.lower()
 
 
 def test_a_replay_record_without_a_time_before_any_timed_one_is_rejected_not_a_crash():

@@ -47,7 +47,7 @@ from ..declared import (
     renamed_option,
 )
 from .interleave import TAU, probabilistic, team_draft
-from .options import aliased, ids, key, rule
+from .options import aliased, ids, key
 
 METHODS = ("team-draft", "probabilistic")
 IMPRESSION, DOC = "ranklens_impression", "ranklens_doc"
@@ -58,7 +58,8 @@ INTERLEAVE = declare("interleave", {
     "method": aliased("team-draft", METHODS, {"teamdraft": "team-draft", "tdi": "team-draft",
                       "pi": "probabilistic"}, "team draft or probabilistic interleaving"),
     "k": count(10, AT_LEAST_ONE, "hits served per query"),
-    "names": names(("a", "b"), "the two rankers' names in results (two different texts)"),
+    "names": names(("a", "b"), "the two rankers' names in results: two different texts",
+                   check=lambda n: len(n) == 2 and n[0] != n[1]),
     "key": key("id", "which hit field identifies a document in both lists"),
     "tau": number(TAU, POSITIVE, "the probabilistic method's softmax exponent"),
     "seed": renamed_option(STATISTICS["seed"], default=None),
@@ -75,11 +76,6 @@ FEEDBACK = declare("Interleaving.record_feedback", {
 TO_JSONL = declare("Interleaving.to_jsonl", {"path": path(None, "the JSONL file written")})
 
 
-def _names(value: list[str], where: str) -> None:
-    if len(value) != 2 or value[0] == value[1]:
-        raise rule(where, "names", "two different texts (ranker A's, ranker B's)", value)
-
-
 class Interleaving(RetrieverAdapter):
     """Two rankers interleaved (see the module docstring). ``k``: hits served; ``names``:
     the rankers' names in results; ``key``: which hit field identifies a document in both
@@ -91,7 +87,6 @@ class Interleaving(RetrieverAdapter):
     def __init__(self, a: Any, b: Any, method: str = "team-draft", *, k: int = 10,
                  names: Sequence[str] = ("a", "b"), key: KeyLike = "id", tau: float = TAU,
                  seed: int | None = None, max_impressions: int = 100_000):  # fmt: skip
-        _names(list(names), "Interleaving")
         self.method = method
         self.rankers = (a, b)
         self.names = (str(names[0]), str(names[1]))
@@ -300,7 +295,6 @@ def interleave(a: Any, b: Any, method: str = "team-draft", *, k: int = 10,
     functions, adapters, a mix) gives the :class:`Interleaving`, a retriever
     ``ranklens.run_retriever`` takes. Either way, feedback and results go through
     ``.interleaving`` (the Interleaving itself has it too)."""
-    _names(list(names), "interleave")
     core = Interleaving(a, b, method, k=k, names=names, key=key, tau=tau, seed=seed,
                         max_impressions=max_impressions)  # fmt: skip
     plugin = plugin_of(a)

@@ -232,7 +232,10 @@ class Numbers(_Probed):
     increasing: bool = False
 
     def _own_words(self) -> str:
-        inside = f" in {self.each}" if self.each is not None else ""
+        shown_range = str(self.each) if self.each is not None else ""
+        inside = (
+            f" each {'in ' if shown_range[:1] in '[(' else ''}{shown_range}" if shown_range else ""
+        )
         order = ", strictly increasing" if self.increasing else ""
         return f"a non-empty list of finite numbers{inside}{order}"
 

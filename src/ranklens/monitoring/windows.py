@@ -251,7 +251,9 @@ class Window:
         s, c = self.signals, self.counts
         parts = [f"window {self.label or self.index}: {c['retrievals']} retrievals"]
         if c["retrievals"]:
-            parts.append(f"{s['error_rate']:.1%} failed, {s['empty_rate']:.1%} empty")
+            parts.append(f"{s['error_rate']:.1%} failed")
+            if c["ok"]:  # the empty share is of successful retrievals: none, no share
+                parts.append(f"{s['empty_rate']:.1%} empty")
             if math.isfinite(s.get("latency_p95", math.nan)):
                 parts.append(f"p95 {s['latency_p95']:.1f} ms")
             for name, value in self.metrics.items():
