@@ -1,11 +1,20 @@
-"""Every code block of README.md and docs/*.md is executed, so that none can go stale.
+"""Every code block of README.md and docs/*.md runs as a reader would run it.
 
-Python blocks of one page run in order in one namespace, in a temporary directory holding
-the files and objects they name (``qrels.txt``, ``bm25.run``, ``data/scifact``, a
-``bm25_retriever``, a LlamaIndex ``query_engine``, a LangChain ``chain``, a Haystack
-``pipeline``: real ones, offline). Shell blocks run each ``ranklens`` command through the
-CLI. Blocks that are not code (output shown on the page, a tree, a TOML snippet) are
-listed below by their first line; any other block fails this test until it is run here.
+A Python block runs in a fresh namespace, in a folder of its page's own (each page gets a
+new one), unless its first line says what it continues (docs/setup.md states the
+convention, CONTRIBUTING.md too):
+
+- ``# continues the block above``: the namespace the page's previous Python block left;
+- ``# continues docs/setup.md``: the namespace docs/setup.md's blocks leave, and the files
+  they write copied into the page's folder.
+
+So a block can use only what it defines or imports, what a block it names made, and files
+that a block before it on the page wrote (or that docs/setup.md writes, when it says it
+continues that page). Shell blocks run each ``ranklens`` command through the CLI in the
+page's folder; a shell block whose first line is ``# continues docs/setup.md`` gets that
+page's files first. Blocks that are not code (output shown on the page, a tree, a TOML
+snippet) are listed below by their first line; any other block fails this test until it
+is run here.
 """
 
 from __future__ import annotations
@@ -23,7 +32,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SETUP = ROOT / "docs" / "setup.md"
 
+ABOVE = "# continues the block above"
+SETUP_MARK = "# continues docs/setup.md"
 NOT_CODE = (
     " app/",  # architecture.md: the floors drawn as text
     "[project.entry-points",  # architecture.md: a TOML snippet
@@ -36,21 +48,34 @@ NOT_CODE = (
     "P@5 under each convention",
     "- llamaindex: evidence precision@5",  # chunking.md: the example's output (test_examples)
 )
-EXECUTED_ELSEWHERE = {
-    "architecture.md": "tests/project/test_architecture.py",
-    "grouped.md": "tests/project/test_docs.py",
-}
+EXECUTED_ELSEWHERE = {"architecture.md": "tests/project/test_architecture.py"}
+NOT_YET_MARKED = ("gate.md", "spans.md")
+"""Pages whose blocks still run as one session after docs/setup.md, as if each began with
+``# continues docs/setup.md`` or ``# continues the block above``: their blocks get those
+first lines, then these names leave this list."""
 # the suite itself; the demo (run by tests/app/test_cli.py and in CI's last step)
 SKIPPED_COMMANDS = ("uv run pytest", "uv run ranklens demo", "ranklens demo")
-INSTALL_COMMANDS = ("python3 -m pip install uv", "python3 -m venv", "pip install ")
-"""The README's first-contact lines, run for real in a fresh environment without uv by
+INSTALL_COMMANDS = (
+    "python3 scripts/get_uv.py",
+    'export PATH="$HOME/.local/bin:$PATH"',
+    "python3 -m venv",
+    "pip install ",
+)
+"""The README's first-contact lines, run for real on the system's Python by
 tests/project/test_first_contact.py."""
 
 
 def blocks(page: Path) -> list[tuple[str, str]]:
+    """``(language, code)`` of each fenced block of ``page``, in order."""
+    return [(lang, code) for _, lang, code in located_blocks(page)]
+
+
+def located_blocks(page: Path) -> list[tuple[int, str, str]]:
+    """``(line of the code's first line, language, code)`` of each fenced block."""
     text = page.read_text(encoding="utf-8")
     return [
-        (m.group(1), m.group(2)) for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M)
+        (text.count("\n", 0, m.start(2)) + 1, m.group(1), m.group(2))
+        for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M)
     ]
 
 
@@ -69,122 +94,71 @@ def _commands(code: str) -> list[list[str]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    """The files the pages name, made from the demo's labelled set."""
-    import ranklens
-    from ranklens.app.demo import demo_paths
-    from ranklens.app.demo_data import load
-    from ranklens.io.beir import write_beir
-
-    d = tmp_path_factory.mktemp("readme")
-    paths = demo_paths()
-    shutil.copy(paths["qrels"], d / "qrels.txt")
-    rows = [line.split() for line in (d / "qrels.txt").read_text().splitlines() if line.strip()]
-    (d / "qrels_jg.txt").write_text(  # two assessors: all labels, and half of them binarised
-        "".join(f"{q} a {doc} {g}\n" for q, _, doc, g in rows)
-        + "".join(f"{q} b {doc} {min(int(g), 1)}\n" for q, _, doc, g in rows[::2])
-    )
-    for name, src in (
-        ("run.txt", "bm25"),
-        ("bm25.run", "bm25"),
-        ("dense.run", "bm25-short-chunks"),
-    ):
-        shutil.copy(paths[src], d / name)
-    hybrid = ranklens.read_run(paths["bm25"]).to_dict()
-    ranklens.io.write_run(
-        ranklens.Run.from_dict({q: dict(list(h.items())[::-1]) for q, h in hybrid.items()}),
-        d / "hybrid.run",
-    )
-    demo = load()  # grouped truth; BEIR holds plain labels: each document its highest grade
-    plain = ranklens.Dataset(demo.queries, demo.qrels.to_dict(), demo.corpus, "scifact")
-    write_beir(plain, d / "data" / "scifact")
-    return d
-
-
-_BUILT: dict[Path, dict] = {}
-
-
-def shared_namespace(workdir: Path) -> dict:
-    """:func:`_namespace`, built once for every page (each page gets a copy of the dict:
-    the retrievers and apps are shared, as a reader's session shares them)."""
-    if workdir not in _BUILT:
-        _BUILT[workdir] = _namespace(workdir)
-    return _BUILT[workdir]
-
-
-def _namespace(workdir: Path) -> dict:
-    """What the README's blocks name but do not build: real, offline retrievers and apps."""
-    import ranklens
-    from ranklens.app.demo_data import load
-
-    dataset = load()
-    texts = {d: f"{v['title']}. {v['text']}" for d, v in dataset.corpus.items()}
-
-    def bm25_retriever(query: str, k: int = 10):  # chunk hits that name their document
-        words = set(query.lower().split())
-        scored = sorted(
-            ((len(words & set(t.lower().split())), d) for d, t in texts.items()), reverse=True
-        )
-        return [{"id": f"{d}#0", "parent": d, "score": float(s)} for s, d in scored[:k]]
-
-    with warnings.catch_warnings():
+def _run(code: str, ns: dict, where: str, line: int = 1) -> None:
+    """Run ``code`` in ``ns``; a traceback names the page's own line."""
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        dense_result = ranklens.run_retriever(
-            lambda q: [h["parent"] for h in bm25_retriever(q)][::-1], dataset
-        )
-    ns = {"bm25_retriever": bm25_retriever, "dense_result": dense_result}
+        exec(compile("\n" * (line - 1) + code, where, "exec"), ns)
 
-    from llama_index.core import Settings
-    from llama_index.core.llms import MockLLM
-    from llama_index.core.query_engine import RetrieverQueryEngine
-    from llama_index.core.response_synthesizers import get_response_synthesizer
-    from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
-    from llama_index.retrievers.bm25 import BM25Retriever
 
-    source = NodeRelationship.SOURCE  # chunks of documents: key="parent" finds the document
-    nodes = [
-        TextNode(id_=f"{d}#0", text=t, relationships={source: RelatedNodeInfo(node_id=d)})
-        for d, t in texts.items()
-    ]
-    Settings.llm = MockLLM()
-    ns["query_engine"] = RetrieverQueryEngine(
-        retriever=BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=5),
-        response_synthesizer=get_response_synthesizer(response_mode="no_text"),
-    )
+@pytest.fixture(scope="module")
+def setup_page(tmp_path_factory) -> tuple[dict, Path]:
+    """docs/setup.md run once, as a reader runs it: its namespace and its folder."""
+    for package in ("ranklens_llamaindex", "ranklens_langchain", "ranklens_haystack"):
+        pytest.importorskip(package)
+    folder = tmp_path_factory.mktemp("setup")
+    ns: dict = {"__name__": "docs_setup"}
+    cwd = Path.cwd()
+    os.chdir(folder)
+    try:
+        for i, (line, lang, code) in enumerate(located_blocks(SETUP)):
+            assert lang == "python", f"docs/setup.md holds Python blocks only, block {i} is {lang}"
+            assert i == 0 or code.startswith(ABOVE), "docs/setup.md's blocks continue each other"
+            _run(code, ns, str(SETUP), line)
+    finally:
+        os.chdir(cwd)
+    return ns, folder
 
-    from langchain_core.documents import Document
-    from langchain_core.runnables import RunnableLambda
-    from ranklens_langchain import BM25sRetriever
 
-    docs = [Document(page_content=t, id=d, metadata={"doc_id": d}) for d, t in texts.items()]
-    ns["chain"] = BM25sRetriever.from_documents(docs, k=5) | RunnableLambda(
-        lambda found: len(found)
-    )
-    ns["questions"] = list(dataset.queries.values())[:5]
+class Page:
+    """One page's run: its folder, the namespace its last Python block left."""
 
-    from haystack import Document as HDocument
-    from haystack import Pipeline
-    from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
-    from haystack.document_stores.in_memory import InMemoryDocumentStore
+    def __init__(self, page: Path, folder: Path, setup) -> None:
+        self.page, self.folder, self._setup = page, folder, setup
+        self.last: dict | None = None
+        self.has_setup_files = False
 
-    store = InMemoryDocumentStore()
-    store.write_documents([HDocument(id=d, content=t) for d, t in texts.items()])
-    pipeline = Pipeline()
-    pipeline.add_component("retriever", InMemoryBM25Retriever(store, top_k=5))
-    ns["pipeline"] = pipeline
-    ns["dataset"] = dataset
-    return ns
+    def setup_namespace(self) -> dict:
+        ns, made = self._setup()
+        if not self.has_setup_files:
+            for path in made.rglob("*"):
+                if path.is_file() and not (self.folder / path.relative_to(made)).exists():
+                    (self.folder / path.relative_to(made)).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(path, self.folder / path.relative_to(made))
+            self.has_setup_files = True
+        return dict(ns)
+
+    def namespace_for(self, code: str) -> dict:
+        first = code.splitlines()[0] if code.strip() else ""
+        if self.page.name in NOT_YET_MARKED:
+            return self.last if self.last is not None else self.setup_namespace()
+        if first.startswith(ABOVE):
+            assert self.last is not None, f"{self.page.name}: {first!r} with no Python block above"
+            return self.last
+        if first.startswith(SETUP_MARK):
+            return self.setup_namespace()
+        assert not first.startswith("# continues"), f"{self.page.name}: unknown mark {first!r}"
+        return {"__name__": f"readme_{self.page.stem}"}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_every_code_block_runs(page, workdir, monkeypatch, capsys):
+def test_every_code_block_runs(page, tmp_path, request, monkeypatch, capsys):
     from ranklens.app.cli import main
 
-    monkeypatch.chdir(workdir)
-    ns: dict | None = None
+    monkeypatch.chdir(tmp_path)
+    run = Page(page, tmp_path, lambda: request.getfixturevalue("setup_page"))
     ran = 0
-    for lang, code in blocks(page):
+    for line, lang, code in located_blocks(page):
         first = code.splitlines()[0] if code.strip() else ""
         if lang in ("", "text", "toml") and first.startswith(NOT_CODE):
             continue
@@ -192,18 +166,15 @@ def test_every_code_block_runs(page, workdir, monkeypatch, capsys):
             ran += 1
             continue
         if lang == "python":
-            if ns is None:
-                pytest.importorskip("ranklens_llamaindex")
-                pytest.importorskip("ranklens_langchain")
-                pytest.importorskip("ranklens_haystack")
-                ns = {"__name__": f"readme_{page.stem}", **shared_namespace(workdir)}
-            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-                warnings.simplefilter("ignore")
-                exec(compile(code, str(page), "exec"), ns)
+            ns = run.namespace_for(code)
+            _run(code, ns, str(page), line)
+            run.last = ns
             ran += 1
         elif lang in ("bash", "sh", "") and first.lstrip().startswith(
-            ("ranklens", "uv run", *INSTALL_COMMANDS)
+            ("ranklens", "uv run", SETUP_MARK, *INSTALL_COMMANDS)
         ):
+            if first.startswith(SETUP_MARK) or page.name in NOT_YET_MARKED:
+                run.setup_namespace()
             for argv in _commands(code):
                 status = main(argv)
                 out = capsys.readouterr()
@@ -215,6 +186,22 @@ def test_every_code_block_runs(page, workdir, monkeypatch, capsys):
             )
     if page.name == "README.md":
         assert ran >= 10
-    for leftover in ("report.html", "report.json", "traffic.jsonl"):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(workdir / leftover)
+
+
+def test_a_block_runs_in_a_fresh_namespace_unless_it_says_what_it_continues(tmp_path):
+    """The harness itself: a name from another block is a NameError unless the block is
+    marked, and a mark names only what exists."""
+    page = tmp_path / "page.md"
+    page.write_text("```python\nx = 1\n```\n\n```python\nprint(x)\n```\n")
+    run = Page(page, tmp_path, lambda: ({}, tmp_path))
+    first, second = (code for _, code in blocks(page))
+    run.last = run.namespace_for(first)
+    _run(first, run.last, "page.md")
+    with pytest.raises(NameError):
+        _run(second, run.namespace_for(second), "page.md")
+    marked = f"{ABOVE}\n{second}"
+    _run(marked, run.namespace_for(marked), "page.md")
+    with pytest.raises(AssertionError, match="unknown mark"):
+        run.namespace_for("# continues somewhere else\n")
+    with pytest.raises(AssertionError, match="no Python block above"):
+        Page(page, tmp_path, dict).namespace_for(marked)
