@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import time
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -99,7 +98,7 @@ def test_the_drilldown_in_chromium(browser, tmp_path, demo_bm25):
     browser.save_screenshot(str(tmp_path / "drill.png"))
 
 
-def test_the_drilldown_stays_small_and_fast_for_10k_queries(tmp_path):
+def test_the_drilldown_stays_small_for_10k_queries(tmp_path):
     rng = random.Random(0)
     n_q, depth = 10_000, 100
     qrels = {f"q{i}": {f"{rng.randrange(8_800_000)}": 1} for i in range(n_q)}
@@ -108,17 +107,20 @@ def test_the_drilldown_stays_small_and_fast_for_10k_queries(tmp_path):
                for i in range(n_q)}
         for name in ("bm25", "dense")
     }  # fmt: skip
-    t0 = time.perf_counter()
     rep = ranklens.compare(qrels, runs, ["ndcg@10", "recall@100"], test="t", ci="t")
-    seconds = time.perf_counter() - t0
     html = rep.to_html(tmp_path / "big.html")
     data = html.split('class="drill-data">', 1)[1].split("</script>", 1)[0]
     size = len(data.encode())
     # 2 runs x 10k queries x 10 ids (MS MARCO-shaped, each once in a table): about 3.5 MB
     assert size < 5_000_000, size
     assert len(html.encode()) < size + 3_000_000  # the data is embedded once
-    assert json.loads(data)["depth"] == 10
-    assert seconds < 60, seconds
+    drill = json.loads(data)
+    assert drill["depth"] == 10
+    # every document shown is kept once in one table, and runs and queries index into it
+    shown = {d for r in runs.values() for hits in r.values() for d in list(hits)[:10]}
+    shown |= {d for labels in qrels.values() for d in labels}
+    assert len(drill["docs"]) == len(set(drill["docs"])) == len(shown)
+    assert all(len(top) == 10 for tops in drill["top"].values() for top in tops)
 
 
 def test_the_demo_report_drills_down_and_its_judging_page_opens(browser, tmp_path, monkeypatch):

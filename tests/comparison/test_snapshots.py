@@ -97,8 +97,9 @@ def test_snapshots_bad_input():
         ranklens.compare_snapshots({"q": ["d"]}, {"s1": runs}, ["P@1"])
     with pytest.raises(InputError, match="compare the same systems on every snapshot"):
         ranklens.compare_snapshots({"q": ["d"]}, {"s1": runs, "s2": {"b": {"q": ["d"]}}}, ["P@1"])
+    two = {"a": {"q": ["d"]}, "b": {"q": ["e"]}}
     with pytest.raises(InputError, match="no documents for snapshot"):
-        ranklens.compare_snapshots({"q": ["d"]}, {"s1": runs, "s2": runs}, ["P@1"],
+        ranklens.compare_snapshots({"q": ["d"]}, {"s1": two, "s2": two}, ["P@1"],
                                    corpora={"s1": {"d": "x"}})  # fmt: skip
 
 

@@ -177,7 +177,7 @@ def test_a_target_above_what_the_labels_allow_says_so():
 
 
 def test_bad_verdict_requests_are_named_errors():
-    with pytest.raises(InputError, match=r"confidence must lie between 0\.5 and 1"):
+    with pytest.raises(InputError, match=r"confidence must be a finite number in \(0\.5, 1\)"):
         ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, targets={"P@1": 0.5}, confidence=1.5)
     with pytest.raises(InputError, match="outside the metric's range"):
         ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, targets={"recall@5": 2})

@@ -59,20 +59,20 @@ def test_the_docs_page_holds_the_table_generated_from_the_declarations():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"targets": [Target("ndcg@ten", 0.7)]}, "profile 'bad': target 'ndcg@ten'"),
-        ({"targets": [Target("ndcg@10", 1.5)]}, "outside the metric's range [0, 1]"),
-        ({"targets": [Target("P@5", -0.1)]}, "outside the metric's range"),
-        ({"targets": [Target("num_rel", 3)]}, "aggregated as a sum"),
-        ({"targets": [Target("P@1", 0.5), Target("P_1", 0.6)]}, "two targets for 'P_1'"),
-        ({"targets": [Target("P@1", 0.5, op=">")]}, "operator must be '>=' or '<='"),
-        ({"targets": [Target("P@1", float("nan"))]}, "finite number"),
-        ({"targets": [Target("P@1", 0.5, source=" ")]}, "no source"),
-        ({"metrics": ["mrr@10", "MRR@10"]}, "named twice"),
+        (lambda: {"targets": [Target("ndcg@ten", 0.7)]}, "profile 'bad': target 'ndcg@ten'"),
+        (lambda: {"targets": [Target("ndcg@10", 1.5)]}, "outside the metric's range [0, 1]"),
+        (lambda: {"targets": [Target("P@5", -0.1)]}, "outside the metric's range"),
+        (lambda: {"targets": [Target("num_rel", 3)]}, "aggregated as a sum"),
+        (lambda: {"targets": [Target("P@1", 0.5), Target("P_1", 0.6)]}, "two targets for 'P_1'"),
+        (lambda: {"targets": [Target("P@1", 0.5, op=">")]}, "Target: op must be one of '>='"),
+        (lambda: {"targets": [Target("P@1", float("nan"))]}, "finite number"),
+        (lambda: {"targets": [Target("P@1", 0.5, source=" ")]}, "source must be a non-empty"),
+        (lambda: {"metrics": ["mrr@10", "MRR@10"]}, "named twice"),
     ],
 )
 def test_bad_declarations_are_errors_naming_the_profile_and_the_target(kwargs, message):
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("(", r"\(")):
-        Profile("bad", **kwargs)
+        Profile("bad", **kwargs())
 
 
 def test_targets_are_overridden_in_python_and_kept_otherwise():

@@ -16,7 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..declared import NONNEGATIVE, Range, count, declare, number
 from ..errors import InputError
+
+CHECK_LABELS = declare("ranklens check-labels", {
+    "min_quality": number(0.9, Range(0, 1, "right"), "least quality of a fuzzy match, "
+                          "1 - edits / length"),
+    "limit": count(50, NONNEGATIVE, "changed spans listed in the table (0: all)"),
+})  # fmt: skip
 
 
 def add_check_labels_command(sub: Any) -> None:
@@ -42,9 +49,9 @@ def add_check_labels_command(sub: Any) -> None:
         help="the documents the labels were made on (their text and context locate each span)",
     )
     p.add_argument("--write", metavar="NEW_LABELS", help="write the relocated labels (JSONL)")
-    p.add_argument(
-        "--min-quality",
-        type=float,
+    CHECK_LABELS.add_argument(
+        p,
+        "min_quality",
         default=0.9,
         metavar="Q",
         help="least quality of a fuzzy match, 1 - edits / length (default 0.9)",
@@ -69,9 +76,9 @@ def add_check_labels_command(sub: Any) -> None:
         "as they are), not only when spans are lost",
     )
     p.add_argument("--format", choices=["table", "json", "markdown"], default="table")
-    p.add_argument(
-        "--limit",
-        type=int,
+    CHECK_LABELS.add_argument(
+        p,
+        "limit",
         default=50,
         metavar="N",
         help="changed spans listed in the table (default 50; 0: all)",

@@ -23,10 +23,12 @@ def add_judgment_commands(sub: Any) -> None:
     p.add_argument("qrels", metavar="QRELS", help="labels (TREC qrels, JSONL, or a dataset "
                    "folder: its queries and corpus give the texts)")  # fmt: skip
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files; NAME=PATH names one")
-    p.add_argument("--depth", type=int, default=10, help="top K pooled per run (default: 10)")
+    from ..labelling.pool import POOL
+
+    POOL.add_argument(p, "depth", default=10, help="top K pooled per run (default: 10)")
     p.add_argument("--strategy", default="topk", choices=("topk", "rrf"),
                    help="order of each query's pairs (default: topk)")  # fmt: skip
-    p.add_argument("--max-pairs", type=int, help="a budget, spent level by level over queries")
+    POOL.add_argument(p, "max_pairs", help="a budget, spent level by level over queries")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
 
     j = sub.add_parser(

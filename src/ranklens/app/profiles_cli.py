@@ -39,9 +39,11 @@ def add_target_args(p: argparse.ArgumentParser) -> None:
         help="a TOML file of [profiles.NAME] tables (pyproject.toml's [tool.ranklens.profiles] "
         "is read by itself)",
     )
-    p.add_argument(
-        "--target-confidence",
-        type=float,
+    from ..comparison.compare import COMPARE
+
+    COMPARE.add_argument(
+        p,
+        "target_confidence",
         default=0.95,
         metavar="LEVEL",
         help="one-sided level of each bound (default 0.95)",
@@ -97,14 +99,16 @@ def add_profile_commands(sub: Any) -> None:
     )
     pl.add_argument("targets", nargs="*", metavar="METRIC>=VALUE", help="targets to plan for")
     pl.add_argument("--profile", metavar="NAME", help="plan for every target of a profile")
-    pl.add_argument("--expected", type=float, help="the mean you expect the metric to have")
-    pl.add_argument("--margin", type=float, help="by how much you expect it to clear the target")
-    pl.add_argument("--sd", type=float, help="per-query standard deviation of a graded metric")
+    from ..comparison.planner import PLAN_QUERIES
+
+    PLAN_QUERIES.add_argument(pl, "expected")
+    PLAN_QUERIES.add_argument(pl, "margin")
+    PLAN_QUERIES.add_argument(pl, "sd")
     pl.add_argument(
         "--pilot", metavar="REPORT.json", help="a saved report of one run on a few queries"
     )
-    pl.add_argument("--confidence", type=float, default=0.95, help="one-sided level (0.95)")
-    pl.add_argument("--power", type=float, default=0.8, help="chance to come out met (0.8)")
+    PLAN_QUERIES.add_argument(pl, "confidence", default=0.95, help="one-sided level (0.95)")
+    PLAN_QUERIES.add_argument(pl, "power", default=0.8, help="chance to come out met (0.8)")
     pl.add_argument("--method", choices=BOUND_METHODS, default="auto")
     pl.add_argument("--profiles-file", metavar="FILE", help="a TOML file of profiles")
 

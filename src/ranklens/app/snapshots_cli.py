@@ -16,9 +16,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..declared import STATISTICS, declare
+from ..declared import path as path_option
 from ..errors import InputError
 from .fusion_cli import named_paths
 from .judge_args import add_judge_args, judge_kwargs
+
+SNAPSHOTS_CLI = declare("ranklens snapshots", {
+    **{k: STATISTICS[k] for k in ("confidence", "n_resamples", "seed")},
+    "json": path_option(None, "save the result as JSON to this file", none=True),
+})  # fmt: skip
 
 
 def add_snapshots_command(sub: Any) -> None:
@@ -56,18 +63,16 @@ def add_snapshots_command(sub: Any) -> None:
         metavar="METRIC",
         help="metrics (default: ndcg@10, recall@100, mrr@10)",
     )
-    p.add_argument("--confidence", type=float, default=0.95, help="tau's interval (default 0.95)")
-    p.add_argument(
-        "--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)"
-    )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    SNAPSHOTS_CLI.add_argument(p, "confidence", default=0.95)
+    SNAPSHOTS_CLI.add_argument(p, "n_resamples", "--resamples", default=10_000)
+    SNAPSHOTS_CLI.add_argument(p, "seed", default=0)
     p.add_argument(
         "--format",
         default="table",
         choices=["table", "markdown", "json", "none"],
         help="what to print (default: table)",
     )
-    p.add_argument("--json", metavar="FILE", help="save the result as JSON")
+    SNAPSHOTS_CLI.add_argument(p, "json", metavar="FILE")
     add_judge_args(p)
 
 
@@ -128,6 +133,8 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
     from ..comparison.snapshots import compare_snapshots
     from ..io import read_dataset
 
+    if args.json and not Path(args.json).parent.is_dir():  # before the work, not after
+        raise InputError(f"ranklens snapshots --json: the folder of {args.json!r} does not exist")
     snapshots = snapshot_runs(args.snapshot)
     corpora = snapshot_corpora(args.corpus, list(snapshots))
     labels: Any = read_dataset(args.qrels) if Path(args.qrels).is_dir() else args.qrels

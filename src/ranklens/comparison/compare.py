@@ -16,7 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..declared import (
+    NONNEGATIVE,
+    STATISTICS,
+    ParameterError,
+    count,
+    data,
+    declare,
+    flag,
+    mapping,
+    renamed_option,
+    text,
+)
+from ..errors import InputError, closest
 from ..evaluation import Evaluation, MetricsLike, tie_bounds
 from ..io import coerce_qrels, coerce_run
 from ..judging import JudgeOptions, judge
@@ -32,9 +44,31 @@ from .holes import HoleRange, holes
 from .report import Report
 from .schema import check_run_info
 from .spandrill import span_drilldown
-from .targets import attach_verdicts, resolve_profile, with_profile_metrics
+from .targets import VERDICTS, attach_verdicts, resolve_profile, with_profile_metrics
+
+COMPARE = declare("compare", {
+    "qrels": data("the labels: anything ranklens.evaluate takes, or a Dataset"),
+    "runs": data("{name: run} or a list of runs"),
+    "metrics": data("metric names (one name is a list of one)"),
+    "baseline": text(None, "compare each run with this one (None: every pair)", none=True),
+    **STATISTICS,
+    "queries": mapping(None, "{query id: text} shown in the report", none=True, empty=True),
+    "dataset": text(None, "the dataset's name in the report", none=True),
+    "run_info": mapping(None, "per run, extra facts for the report", none=True, empty=True),
+    "curves": flag(True, "keep the metrics' curves over cutoffs"),
+    "tie_range": flag(True, "judge tied runs in their best and worst order too"),
+    "hole_range": flag(True, "score unjudged documents as relevant and judged-only too"),
+    "drilldown": count(10, NONNEGATIVE, "documents kept per run and query for the drill-down "
+                       "(0 or None: none)", none=True),
+    "options": data("a ranklens.JudgeOptions (else the judging keywords)"),
+    "profile": VERDICTS["profile"],
+    "targets": VERDICTS["targets"],
+    "target_confidence": renamed_option(VERDICTS["confidence"]),
+    "target_method": VERDICTS["method"],
+})  # fmt: skip
 
 
+@COMPARE.checks
 def compare(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
@@ -110,10 +144,6 @@ def compare(
     """
     test = stats.test_name(test)
     correction = stats.correction_name(correction)
-    if ci not in ("bootstrap", "t", None):
-        raise InputError(f"ci must be 'bootstrap', 't' or None, got {ci!r}")
-    if not 0 < alpha < 1:
-        raise InputError(f"alpha must be between 0 and 1, got {alpha!r}")
 
     texts: dict[str, str] = dict(queries) if queries else {}
     corpus = qrels.corpus if isinstance(qrels, Dataset) else None
@@ -124,7 +154,12 @@ def compare(
     if not named:
         raise InputError("compare needs at least one run")
     if baseline is not None and baseline not in named:
-        raise InputError(f"baseline {baseline!r} is not one of the runs: {', '.join(named)}")
+        near = closest(baseline, named)
+        hint = f"; did you mean {near!r}?" if near else ""
+        raise ParameterError(
+            f"compare: baseline must be one of the runs ({', '.join(named)}), got "
+            f"{baseline!r}{hint}"
+        )
     checked = resolve_profile(profile, targets) if profile is not None or targets else None
     parsed = parse_metrics(with_profile_metrics(metrics, checked) if checked else metrics)
     qrels = coerce_qrels(qrels)
@@ -235,9 +270,16 @@ def _span(metric: str) -> float | None:
     return None if r.low is None or r.high is None else float(r.high - r.low)
 
 
-def _name_runs(runs: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
+def _name_runs(runs: Mapping[str, Any] | Sequence[Any], where: str = "compare") -> dict[str, Any]:
+    """``{name: run}`` from a mapping or a list (named by file stem, else ``run1``...); a
+    lone path, text or run is refused (never iterated by character or by query)."""
     if isinstance(runs, Mapping):
         return {str(k): v for k, v in runs.items()}
+    if isinstance(runs, (str, bytes, Path)) or not isinstance(runs, (list, tuple)):
+        raise ParameterError(
+            f"{where}: runs must be {{name: run}} or a list of runs, got "
+            f"{type(runs).__name__} {runs!r:.60}"
+        )
     named: dict[str, Any] = {}
     for i, run in enumerate(runs, 1):
         name = Path(run).stem if isinstance(run, str | Path) else f"run{i}"

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import AT_LEAST_ONE, count, data, declare
 from ..errors import InputError
 from ..evaluation import Evaluation, MetricsLike, aggregate
 from ..judging import Judged, JudgeOptions, filled_pair, judge
@@ -115,6 +116,16 @@ def holes_at(judged: Judged, k: int) -> np.ndarray:
     return np.maximum(top - judged_top - (repeats - rep_judged), 0).astype(np.int64)
 
 
+HOLES = declare("holes", {
+    "qrels": data("the labels (anything ranklens.evaluate takes), or an Evaluation alone"),
+    "run": data("the run (None with an Evaluation)"),
+    "metrics": data("metric names (None with an Evaluation: its own)"),
+    "depth": count(10, AT_LEAST_ONE, "the top k whose unjudged documents are counted per query"),
+    "options": data("a ranklens.JudgeOptions (else the judging keywords)"),
+})  # fmt: skip
+
+
+@HOLES.checks
 def holes(
     qrels: QrelsLike | Evaluation,
     run: RunLike | None = None,
@@ -136,8 +147,6 @@ def holes(
     >>> r.value["rr"], r.as_relevant["rr"], r.judged_only["rr"]
     (0.5, 1.0, 1.0)
     """
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-        raise InputError(f"depth must be a whole number >= 1, got {depth!r}")
     if isinstance(qrels, Evaluation):
         ev = qrels if metrics is None else qrels.evaluate(metrics)
     else:

@@ -19,22 +19,21 @@ mean is ``expected`` (or the target plus ``margin``):
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..declared import POSITIVE, ParameterError, data, declare, number
 from ..errors import InputError
 from ..metrics import parse_metric
 from ..profiles import Profile, Target, is_binary, metric_range
+from ..profiles.model import TARGET_TEXT, parse_target
 from .bounds import BINARY_METHODS, binomial_queries, check_level, graded_queries
 from .bounds import method_name as bound_method
-from .targets import resolve_profile
+from .targets import VERDICTS, resolve_profile
 from .verdict import DESCRIPTIONS
-
-_TARGET = re.compile(r"^\s*(?P<metric>.+?)\s*(?P<op>>=|<=|=)\s*(?P<value>[-+0-9.eE]+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -70,15 +69,18 @@ class Plan:
         )
 
 
-def parse_target(text: str) -> Target:
-    """``"P@1 >= 0.9"`` (``=`` means ``>=``) as a :class:`~ranklens.profiles.Target`."""
-    m = _TARGET.match(text)
-    if not m:
-        raise InputError(f"target {text!r}: write METRIC >= VALUE (or <=), e.g. 'P@1 >= 0.9'")
-    op = ">=" if m["op"] == "=" else m["op"]
-    return Target(parse_metric(m["metric"]).name, float(m["value"]), op=op, source="given")
+PLAN_QUERIES = declare("plan_queries", {
+    "targets": data("'P@1 >= 0.9' (or several), {metric: value}, a Target, a profile"),
+    "expected": number(None, None, "the mean you expect the metric to have", none=True),
+    "margin": number(None, None, "by how much you expect it to clear the target", none=True),
+    "sd": number(None, POSITIVE, "the per-query standard deviation of a graded metric",
+                 none=True),
+    "pilot": data("an Evaluation, a one-run Report or {metric: values} on a few queries"),
+    **{k: VERDICTS[k] for k in ("confidence", "power", "method")},
+})  # fmt: skip
 
 
+@PLAN_QUERIES.checks
 def plan_queries(
     targets: str | Target | Mapping[str, Any] | Profile | Sequence[str],
     *,
@@ -104,8 +106,6 @@ def plan_queries(
     """
     alpha = check_level(confidence)
     method = bound_method(method)
-    if not 0 < power < 1:
-        raise InputError(f"power must lie between 0 and 1, got {power!r}")
     wanted = _targets(targets)
     values = _pilot_values(pilot)
     plans = []
@@ -168,8 +168,8 @@ def _targets(targets: Any) -> list[Target]:
     if isinstance(targets, Target):
         return [targets]
     if isinstance(targets, str):
-        if _TARGET.match(targets):
-            return [parse_target(targets)]
+        if TARGET_TEXT.match(targets) or any(c in targets for c in "<>="):
+            return [parse_target(targets, "plan_queries: target")]
         return list(resolve_profile(targets, None).targets)
     if isinstance(targets, Profile):
         return list(targets.targets)
@@ -177,7 +177,10 @@ def _targets(targets: Any) -> list[Target]:
         return list(resolve_profile(None, targets).targets)
     if isinstance(targets, Sequence):
         return [t for item in targets for t in _targets(item)]
-    raise InputError(f"plan_queries takes targets like 'P@1 >= 0.9' or a profile, got {targets!r}")
+    raise ParameterError(
+        f"plan_queries: targets must be texts like 'P@1 >= 0.9', {{metric: value}}, a Target or "
+        f"a profile, got {targets!r}"
+    )
 
 
 def _pilot_values(pilot: Any) -> dict[str, np.ndarray]:

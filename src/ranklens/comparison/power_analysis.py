@@ -27,7 +27,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..declared import (
+    AT_LEAST_ONE,
+    LEVEL,
+    POSITIVE,
+    STATISTICS,
+    ParameterError,
+    Range,
+    count,
+    data,
+    declare,
+    number,
+    renamed_option,
+)
+from ..errors import InputError, closest
 from .report import Report
 from .stats import test_name
 
@@ -121,6 +134,20 @@ def difference_sd(report: Report, metric: str, correlation: float = 0.5) -> floa
     return float(values.std(ddof=1)) * math.sqrt(2 * (1 - correlation))
 
 
+POWER = declare("power", {
+    "report": data("a Report, or a saved report's JSON file (a gate baseline)"),
+    "metrics": data("metric names of the report (default: all of them)"),
+    "n": count(None, AT_LEAST_ONE, "queries (default: the report's)", none=True),
+    "effect": number(None, POSITIVE, "a difference to detect: the queries it needs", none=True),
+    "alpha": STATISTICS["alpha"],
+    "power": number(0.8, LEVEL, "the chance of detecting the effect"),
+    "test": renamed_option(STATISTICS["test"], default=None, none=True),
+    "correlation": number(0.5, Range(-1, 1, "left"), "correlation of two runs' per-query "
+                          "values"),
+})  # fmt: skip
+
+
+@POWER.checks
 def power(
     report: Report | str | Path,
     metrics: str | Sequence[str] | None = None,
@@ -146,10 +173,21 @@ def power(
     from .report import load_report
 
     rep = load_report(report) if isinstance(report, (str, Path)) else report
+    if not isinstance(rep, Report):
+        raise ParameterError(
+            f"power: report must be a Report or a saved report's path, got {type(rep).__name__}"
+        )
+    if metrics is not None and not isinstance(metrics, (str, list, tuple)):
+        raise ParameterError(f"power: metrics must be a name or a list of names, got {metrics!r}")
     names = [metrics] if isinstance(metrics, str) else list(metrics or rep.metrics)
     for m in names:
         if m not in rep.metrics:
-            raise InputError(f"metric {m!r} is not in the report (it has {', '.join(rep.metrics)})")
+            near = closest(str(m), rep.metrics)
+            hint = f"; did you mean {near!r}?" if near else ""
+            raise ParameterError(
+                f"power: metrics must be metrics of the report ({', '.join(rep.metrics)}), "
+                f"got {m!r}{hint}"
+            )
     kind = test_name(test or rep.settings.get("test") or "randomization")
     size = len(rep.query_ids) if n is None else int(n)
     out = []

@@ -22,12 +22,47 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import NONNEGATIVE, choice, count, declare, flag, path, text
 from ..errors import InputError
 from ..io.records import load_json
 from ..metrics import lower_is_better
 from .display import RAW_FORMATS, display_copy
 from .renderers import get_renderer
 from .schema import check_metadata, validate_report_dict
+
+_DIGITS = count(4, NONNEGATIVE, "digits after the decimal point")
+_DETAILS = flag(False, "every metric of each note and the queries behind it")
+_PATH = path(None, "the file to write (None: only returned)", none=True)
+_KIND = choice("summary", ("summary", "per_query", "comparisons"), "which table")
+TO_TEXT = declare("Report.to_text", {
+    "digits": _DIGITS, "color": flag(False, "ANSI colours"), "details": _DETAILS,
+})  # fmt: skip
+PRINT = declare("Report.print", {"digits": _DIGITS, "details": _DETAILS})
+TO_MARKDOWN = declare("Report.to_markdown", {"digits": _DIGITS, "details": _DETAILS})
+TO_LATEX = declare("Report.to_latex", {
+    "digits": _DIGITS, "caption": text(None, "the table's caption", none=True, empty=True),
+})  # fmt: skip
+TO_CSV = declare("Report.to_csv", {"path": _PATH, "kind": _KIND})
+TO_PANDAS = declare("Report.to_pandas", {"kind": _KIND})
+TO_HTML = declare("Report.to_html", {
+    "path": _PATH, "title": text(None, "the page's title", none=True, empty=True),
+})  # fmt: skip
+TO_JSON = declare("Report.to_json", {"path": _PATH})
+RENDER = declare("Report.render", {"fmt": text(None, "a renderer's name (text, markdown, ...)")})
+LOAD_REPORT = declare("load_report", {"path": path(None, "a report saved with Report.save")})
+
+
+def write_output(text: str, path: str | Path, where: str) -> Path:
+    """``text`` written to ``path`` (UTF-8); a folder that does not exist, or a path that
+    cannot be written, is an error naming ``where`` and the path."""
+    p = Path(path)
+    try:
+        p.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        why = "its folder does not exist" if not p.parent.is_dir() else exc.strerror or exc
+        raise InputError(f"{where}: cannot write {str(p)!r}: {why}") from None
+    return p
+
 
 SCHEMA = "ranklens.report"
 SCHEMA_VERSION = 1
@@ -236,12 +271,13 @@ class Report:
         except (KeyError, TypeError) as exc:
             raise InputError(f"malformed ranklens report: missing or bad field {exc}") from None
 
+    @TO_JSON.checks
     def to_json(self, path: str | Path | None = None, **kwargs: Any) -> str:
         """The report as JSON text (valid JSON: no NaN), also written to ``path`` if given."""
         kwargs.setdefault("indent", 1)
         text = json.dumps(self.to_dict(), allow_nan=False, **kwargs)
         if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
+            write_output(text + "\n", path, "Report.to_json")
         return text
 
     save = to_json
@@ -257,6 +293,7 @@ class Report:
             raise InputError(f"{path}: {exc}") from None
 
     # ------------------------------------------------------------------ renderers
+    @RENDER.checks
     def render(self, fmt: str, **options: Any) -> Any:
         """The report in format ``fmt`` through the renderer registry
         (:mod:`ranklens.comparison.renderers`): ``text``, ``markdown``, ``csv``, ``latex``,
@@ -267,38 +304,45 @@ class Report:
         shown = self if fmt in RAW_FORMATS else display_copy(self)
         return get_renderer(fmt)(shown, **options)
 
+    @TO_PANDAS.checks
     def to_pandas(self, kind: str = "summary"):
         """A DataFrame: ``summary`` (run x metric means, CIs), ``per_query`` (one row per
         query and run, a column per metric) or ``comparisons``."""
         return self.render("pandas", kind=kind)
 
+    @TO_MARKDOWN.checks
     def to_markdown(self, digits: int = 4, details: bool = False) -> str:
         """A Markdown table with significance letters and the notes (``details``: every
         metric of each note and the queries behind it)."""
         return self.render("markdown", digits=digits, details=details)
 
+    @TO_CSV.checks
     def to_csv(self, path: str | Path | None = None, kind: str = "summary") -> str:
         """CSV text (``summary``, ``per_query`` or ``comparisons``), written to ``path``
         if given."""
-        return _written(self.render("csv", kind=kind), path)
+        return _written(self.render("csv", kind=kind), path, "Report.to_csv")
 
+    @TO_LATEX.checks
     def to_latex(self, digits: int = 4, caption: str | None = None) -> str:
         """A booktabs LaTeX table with superscript significance letters."""
         return self.render("latex", digits=digits, caption=caption)
 
+    @TO_TEXT.checks
     def to_text(self, digits: int = 4, color: bool = False, details: bool = False) -> str:
         """The terminal table (rich), as text, with a line per note and run (``details``:
         every metric of each note and the queries behind it)."""
         return self.render("text", digits=digits, color=color, details=details)
 
+    @PRINT.checks
     def print(self, digits: int = 4, details: bool = False) -> None:
         """Print the terminal table (with colours on a terminal)."""
         self.render("print", digits=digits, details=details)
 
+    @TO_HTML.checks
     def to_html(self, path: str | Path | None = None, title: str | None = None) -> str:
         """A self-contained HTML report (no network assets, inline SVG charts, sortable
         per-query table), written to ``path`` if given."""
-        return _written(self.render("html", title=title), path)
+        return _written(self.render("html", title=title), path, "Report.to_html")
 
     def log_mlflow(self, **options: Any) -> str:
         """Log aggregates and intervals (metrics), settings (params), the per-query table,
@@ -369,12 +413,13 @@ def _unnum(x: Any) -> Any:
     return x
 
 
-def _written(text: str, path: str | Path | None) -> str:
+def _written(text: str, path: str | Path | None, where: str) -> str:
     if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
+        write_output(text, path, where)
     return text
 
 
+@LOAD_REPORT.checks
 def load_report(path: str | Path) -> Report:
     """Read a report saved with :meth:`Report.save`."""
     return Report.load(path)

@@ -36,13 +36,35 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..declared import STATISTICS, ParameterError, data, declare, mapping, path, text
+from ..errors import InputError, closest
 from ..io import coerce_qrels
 from ..metrics import lower_is_better
 from ..model import Dataset
 from . import stats
 from .compare import compare
-from .report import Report
+from .report import Report, write_output
+
+SNAPSHOTS = declare("Snapshots", {
+    "reports": data("{snapshot: Report}"),
+    "agreement": data("per pair of snapshots and metric: tau, its interval, swaps, drops"),
+    "changed": data("labels whose document changed"),
+    "settings": data("the settings compare_snapshots used"),
+})  # fmt: skip
+SNAPSHOTS_TAU = declare("Snapshots.tau", {
+    "a": text(None, "the earlier snapshot"),
+    "b": text(None, "the later snapshot"),
+    "metric": text(None, "a metric of the reports"),
+})  # fmt: skip
+SNAPSHOTS_SAVE = declare("Snapshots.save", {"path": path(None, "the JSON file to write")})
+COMPARE_SNAPSHOTS = declare("compare_snapshots", {
+    "labels": data("the labels: anything ranklens.compare takes, or a Dataset"),
+    "snapshots": mapping(None, "{snapshot: {system: run}} in time order, two or more"),
+    "metrics": data("metric names (one name is a list of one)"),
+    "corpora": mapping(None, "{snapshot: documents} to list the labels whose document changed",
+                       none=True),
+    **{k: STATISTICS[k] for k in ("confidence", "n_resamples", "seed", "test")},
+})  # fmt: skip
 
 
 class Snapshots:
@@ -52,6 +74,7 @@ class Snapshots:
     per pair of consecutive snapshots); rendered by the ``snapshots_text`` and
     ``snapshots_markdown`` renderers (``str(snapshots)``, :meth:`to_markdown`)."""
 
+    @SNAPSHOTS.checks
     def __init__(
         self,
         reports: dict[str, Report],
@@ -76,12 +99,26 @@ class Snapshots:
     def metrics(self) -> list[str]:
         return list(next(iter(self.reports.values())).metrics)
 
+    @SNAPSHOTS_TAU.checks
     def tau(self, a: str, b: str, metric: str) -> tuple[float, float, float]:
-        """``(tau, low, high)`` between snapshots ``a`` and ``b`` on ``metric``."""
+        """``(tau, low, high)`` between snapshots ``a`` and ``b`` on ``metric`` (an unknown
+        snapshot or metric is an error naming it and the closest)."""
         for row in self.agreement:
             if (row["a"], row["b"], row["metric"]) == (a, b, metric):
                 return row["tau"], row["low"], row["high"]
-        raise KeyError((a, b, metric))
+        for name, value, known in (("a", a, self.snapshots), ("b", b, self.snapshots),
+                                   ("metric", metric, self.metrics)):  # fmt: skip
+            if value not in known:
+                near = closest(value, known)
+                hint = f"; did you mean {near!r}?" if near else ""
+                raise ParameterError(
+                    f"Snapshots.tau: {name} must be one of {', '.join(map(repr, known))}, got "
+                    f"{value!r}{hint}"
+                )
+        raise ParameterError(
+            f"Snapshots.tau: a must be a snapshot before b (order: {', '.join(self.snapshots)}),"
+            f" got a={a!r}, b={b!r}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data: each snapshot's values, the agreement rows, the changed
@@ -103,10 +140,10 @@ class Snapshots:
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(_plain(self.to_dict()), **kwargs)
 
+    @SNAPSHOTS_SAVE.checks
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.write_text(self.to_json(indent=1), encoding="utf-8")
-        return path
+        """The JSON of :meth:`to_dict` written to ``path`` (a missing folder is named)."""
+        return write_output(self.to_json(indent=1), path, "Snapshots.save")
 
     def to_text(self) -> str:
         from .renderers import get_renderer
@@ -128,6 +165,7 @@ class Snapshots:
         )
 
 
+@COMPARE_SNAPSHOTS.checks
 def compare_snapshots(
     labels: Any,
     snapshots: Mapping[str, Mapping[str, Any]],
@@ -146,15 +184,19 @@ def compare_snapshots(
     result); ``corpora``: ``{snapshot: documents}`` to list the labels whose document
     changed; ``options``: as for :func:`~ranklens.compare` (``versions=``, ``convention=``,
     ...). Tau's interval is a ``confidence`` percentile bootstrap of ``n_resamples``."""
-    if not isinstance(snapshots, Mapping) or len(snapshots) < 2:
-        raise InputError(
-            "compare_snapshots needs {snapshot: {system: run}} for two or more snapshots"
+    if len(snapshots) < 2:
+        raise ParameterError(
+            "compare_snapshots: snapshots must be {snapshot: {system: run}} for two or more "
+            f"snapshots, got {len(snapshots)} ({', '.join(map(repr, snapshots))})"
         )
     names = [str(s) for s in snapshots]
     systems = None
     for s, runs in snapshots.items():
         if not isinstance(runs, Mapping) or not runs:
-            raise InputError(f"snapshot {s!r}: give its systems' runs as {{system: run}}")
+            raise ParameterError(
+                f"compare_snapshots: snapshot {s!r} must give its systems' runs as "
+                f"{{system: run}}, got {runs!r:.60}"
+            )
         if systems is None:
             systems = list(map(str, runs))
         elif set(map(str, runs)) != set(systems):
@@ -163,6 +205,11 @@ def compare_snapshots(
                 f"{sorted(systems)}: compare the same systems on every snapshot"
             )
     assert systems is not None
+    if len(systems) < 2:
+        raise ParameterError(
+            f"compare_snapshots: each snapshot must have two or more systems (whether their "
+            f"ranking holds needs a ranking), got {len(systems)}: {', '.join(map(repr, systems))}"
+        )
     qrels = coerce_qrels(labels)
     reports = {
         str(s): compare(

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import LEVEL, Range, choice, data, declare, mapping, names, number
 from ..errors import InputError
 from ..evaluation import Evaluation
 from ..evaluation import evaluate as evaluate_only
@@ -36,6 +37,7 @@ from ..model import Dataset, Run
 from ..profiles import Profile, get_profile, metric_range
 from .bounds import (
     BINARY_METHODS,
+    METHODS,
     binomial_queries,
     check_level,
     graded_queries,
@@ -43,6 +45,29 @@ from .bounds import (
     method_name,
 )
 from .verdict import TargetVerdict
+
+ONE_SIDED = Range(0.5, 1, "neither")
+"""A one-sided confidence level: above 0.5 (a bound on the right side of the mean)."""
+
+VERDICTS = {
+    "profile": data("a profile: its name (``faq``), a ranklens.Profile or its to_dict()"),
+    "targets": mapping(
+        None, "targets: {metric: value}, or 'METRIC >= VALUE' texts", none=True,
+        also=names(None, single=True),
+    ),
+    "confidence": number(0.95, ONE_SIDED, "one-sided confidence of each verdict's bound"),
+    "method": choice("auto", METHODS, "the bound's method (ranklens.comparison.bounds)"),
+    "power": number(0.8, LEVEL, "power for the queries that would settle an unknown verdict"),
+}  # fmt: skip
+"""The verdicts' settings (``ranklens.evaluate``, ``compare`` as ``target_*``,
+``plan_queries``): declared once here."""
+
+EVALUATE = declare("ranklens.evaluate", {
+    "qrels": data("the labels: anything ranklens.evaluation.evaluate takes"),
+    "run": data("the run: anything ranklens.evaluation.evaluate takes"),
+    "metrics": data("metric names (default: the profile's)"),
+    **VERDICTS,
+})  # fmt: skip
 
 
 def resolve_profile(
@@ -129,6 +154,7 @@ def attainable_means(qrels: Any, metrics: Sequence[str], **judge_options: Any) -
     return {m: float(v) for m, v in ev.aggregate.items()}
 
 
+@EVALUATE.checks
 def evaluate(
     qrels: Any,
     run: Any,

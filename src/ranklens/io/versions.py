@@ -14,14 +14,21 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from ..declared import declare, path
 from ..errors import InputError
 from ..model.times import TzLike
-from ..model.versions import Versions
+from ..model.versions import FIELDS, Versions
 from ..model.versions_build import lookup
 from .files import open_text, read_errors
 from .records import json_records
 
+READ_VERSIONS = declare("read_versions", {
+    "path": path(None, "a JSONL or CSV/TSV file, one document per record"),
+    **FIELDS,
+})  # fmt: skip
 
+
+@READ_VERSIONS.checks
 def read_versions(
     path: str | Path,
     *,

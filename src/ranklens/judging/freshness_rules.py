@@ -33,6 +33,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..declared import NONNEGATIVE, ParameterError, choice, data, declare, number, text
 from ..errors import InputError
 
 HOW = ("zero", "keep", "demote", "factor", "half_life")
@@ -72,8 +73,9 @@ class FreshnessRule:
                 "factor": "a share in [0, 1]",
                 "half_life": "a positive time",
             }[self.outdated]
-            raise InputError(
-                f"freshness rule {self.name!r}: {self.outdated} needs {need}, got {a!r}"
+            raise ParameterError(
+                f"FreshnessRule {self.name!r}: amount must be {need} for outdated="
+                f"{self.outdated!r}, got {a!r}"
             )
 
     @property
@@ -135,6 +137,20 @@ RULES: dict[str, FreshnessRule] = {
         FreshnessRule("half", "factor", 0.5),
     )
 }
+
+FRESHNESS_RULE = declare("FreshnessRule", {
+    "name": text("zero", "the rule's name, shown in reports"),
+    "outdated": choice("zero", HOW, "what an outdated version's grade becomes"),
+    "amount": number(0.0, NONNEGATIVE, "grades to demote by (whole, >= 1), the share kept "
+                     "([0, 1]) or the half-life in seconds (> 0)"),
+    "future": choice("zero", ("zero", "keep"), "whether a version from after the query's "
+                     "time keeps its grade"),
+})  # fmt: skip
+GET_FRESHNESS_RULE = declare("get_freshness_rule", {
+    "value": data("a preset name, 'demote=2', 'factor=0.3', 'half_life=90d', a "
+                  "FreshnessRule or None"),
+})  # fmt: skip
+FRESHNESS_RULE.checks(FreshnessRule)
 
 _HELP = {
     "zero": "the outdated version is judged non-relevant (the default)",

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import choice, data, declare, names
 from ..errors import InputError
 from ..model import Qrels
 
@@ -62,6 +63,17 @@ class Agreement:
         return "\n".join(lines)
 
 
+AGREEMENT = declare("agreement", {
+    "a": data("labels: Qrels, a dict, a path or an Assessment"),
+    "b": data("labels to compare with a"),
+    "weights": choice("linear", ("linear", "quadratic"), "weighted kappa's weights (None: "
+                      "unweighted)", none=True),
+    "names": names(("a", "b"), "the two judges' names", check=lambda x: len(x) == 2,
+                   rule="two names"),
+})  # fmt: skip
+
+
+@AGREEMENT.checks
 def agreement(a: Any, b: Any, *, weights: str | None = "linear",
               names: tuple[str, str] = ("a", "b")) -> Agreement:  # fmt: skip
     """Agreement of two label sets (Qrels, dicts, paths, or an ``Assessment``) on the
@@ -71,8 +83,7 @@ def agreement(a: Any, b: Any, *, weights: str | None = "linear",
     >>> r.n, round(r.kappa, 4), r.confusion
     (3, 0.5, [[0, 1, 0], [0, 1, 0], [0, 0, 1]])
     """
-    if weights not in WEIGHTS:
-        raise InputError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+    names = (str(names[0]), str(names[1]))
     da, db = _grades(a), _grades(b)
     common = sorted(da.keys() & db.keys())
     if not common:

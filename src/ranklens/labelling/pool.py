@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import AT_LEAST_ONE, ParameterError, choice, count, data, declare, mapping, path
 from ..errors import InputError
 from ..io import coerce_qrels, coerce_run
 from ..io.records import json_records
@@ -32,6 +33,21 @@ from ..model import Dataset, Qrels, Run
 
 STRATEGIES = ("topk", "rrf")
 RRF_K = 60
+
+POOL = declare("pool", {
+    "labels": data("the labels: anything ranklens.evaluate takes, or a Dataset"),
+    "runs": data("{name: run} or a list of runs"),
+    "depth": count(10, AT_LEAST_ONE, "top K pooled per run"),
+    "strategy": choice("topk", STRATEGIES, "order of each query's pairs: best rank or RRF"),
+    "max_pairs": count(None, AT_LEAST_ONE, "a budget, spent level by level over the queries "
+                       "(None: every pair)", none=True),
+    "queries": mapping(None, "{query id: text}", none=True, empty=True),
+    "corpus": mapping(None, "{doc id: text or {text, title}}", none=True, empty=True),
+})  # fmt: skip
+POOL_FROM_JSONL = declare("LabelPool.from_jsonl", {
+    "path": path(None, "a pool written by LabelPool.to_jsonl"),
+})  # fmt: skip
+POOL_TO_JSONL = declare("LabelPool.to_jsonl", {"path": path(None, "the JSONL file to write")})
 
 
 @dataclass(frozen=True)
@@ -79,16 +95,17 @@ class LabelPool:
         """``(query id, document id)`` of every pair, in pool order."""
         return [(p.query_id, p.doc_id) for p in self.pairs]
 
+    @POOL_TO_JSONL.checks
     def to_jsonl(self, path: str | Path) -> Path:
         """One JSON object per line: ``query_id``, ``doc_id``, ``query`` and ``text`` when
-        known, ``runs`` (run name -> rank)."""
-        path = Path(path)
-        with path.open("w", encoding="utf-8") as f:
-            for p in self.pairs:
-                f.write(json.dumps(p.to_json(), ensure_ascii=False) + "\n")
-        return path
+        known, ``runs`` (run name -> rank); a missing folder is named."""
+        from ..comparison.report import write_output
+
+        lines = "".join(json.dumps(p.to_json(), ensure_ascii=False) + "\n" for p in self.pairs)
+        return write_output(lines, path, "LabelPool.to_jsonl")
 
     @classmethod
+    @POOL_FROM_JSONL.checks
     def from_jsonl(cls, path: str | Path) -> LabelPool:
         """Read a pool written by :meth:`to_jsonl` (or by hand: ``query_id`` and
         ``doc_id`` are required); a bad line is an error naming the file and line."""
@@ -125,6 +142,7 @@ def _pair_from_json(obj: dict[str, Any], where: str) -> PoolPair:
                     obj.get("text"))  # fmt: skip
 
 
+@POOL.checks
 def pool(
     labels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
@@ -151,12 +169,6 @@ def pool(
     >>> [(x.doc_id, x.runs) for x in p]
     [('c', {'dense': 1}), ('b', {'bm25': 2}), ('d', {'dense': 2})]
     """
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-        raise InputError(f"depth must be a whole number >= 1, got {depth!r}")
-    if strategy not in STRATEGIES:
-        raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    if max_pairs is not None and (isinstance(max_pairs, bool) or int(max_pairs) < 1):
-        raise InputError(f"max_pairs must be a whole number >= 1 (or None), got {max_pairs!r}")
     texts: dict[str, str] = {}
     docs: Mapping[str, Any] = dict(corpus or {})
     if isinstance(labels, Dataset):
@@ -234,6 +246,11 @@ def _judged_docs(qrels: Qrels) -> dict[str, set[str]]:
 def _named(runs: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
     if isinstance(runs, Mapping):
         named = {str(k): v for k, v in runs.items()}
+    elif isinstance(runs, (str, bytes, Path)) or not isinstance(runs, (list, tuple)):
+        raise ParameterError(
+            f"pool: runs must be {{name: run}} or a list of runs, got {type(runs).__name__} "
+            f"{runs!r:.60}"
+        )
     else:
         named = {}
         for i, r in enumerate(runs, 1):

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import ParameterError
 from ..errors import InputError
 from ..text import shown
 
@@ -98,6 +99,19 @@ def _iso(text: str, where: str) -> dt.date | dt.datetime:
             f"{where}: cannot read {text!r} as a time: write ISO 8601, such as 2024-05-01 or "
             "2024-05-01T09:30:00+00:00"
         ) from None
+
+
+def required_time(value: Any, where: str, tz: TzLike = None) -> float:
+    """``value`` as seconds since the epoch where a time is required (an as-of time): a
+    missing value (None, ``""``, NaN, NaT) is an error naming ``where``, never "the newest
+    state" in silence."""
+    seconds = parse_time(value, where, tz)
+    if math.isnan(seconds):
+        raise ParameterError(
+            f"{where} must be a time (an ISO 8601 text, a date, a datetime or seconds since "
+            f"1970), got {shown(value)}; leave as_of out to judge as of the newest version"
+        )
+    return seconds
 
 
 def parse_times(values: Any, where: list[str] | Any, tz: TzLike = None) -> np.ndarray:

@@ -29,14 +29,41 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import ParameterError, choice, data, declare, mapping, text
 from ..errors import InputError
-from .times import TzLike, parse_time, show_time
+from .times import TzLike, required_time, show_time
 from .vocab import translate
 
 CURRENT, OUTDATED, FUTURE, UNDATED = 0, 1, 2, 3
 """The status of a document as of a time (see the module docstring)."""
 
 STATUS_NAMES = ("current", "outdated", "future", "undated")
+
+FIELDS = {
+    "doc_id": text(None, "the field holding the document id (None: doc_id, _id or id)",
+                   none=True),
+    "time": text("valid_from", "the field holding when a version became valid"),
+    "group": text("group", "the field naming a document's group of versions"),
+    "supersedes": text("supersedes", "the field naming the version a document replaces"),
+    "superseded_at": text("superseded_at", "the field holding when a version ended"),
+    "tz": data("the zone of times written without one: 'UTC', an IANA name or a tzinfo"),
+    "unlisted": choice("undated", ("undated", "current"),
+                       "what a document the table does not list is"),
+}  # fmt: skip
+"""The names of a versions table's fields and how to read them (``from_records``,
+``from_metadata``, ``read_versions``)."""
+
+FROM_RECORDS = declare("Versions.from_records", {
+    "records": data("one mapping per document"),
+    **FIELDS,
+    "source": text("versions", "names the data in errors"),
+})  # fmt: skip
+FROM_CHAINS = declare("Versions.from_chains", {
+    "chains": mapping(None, "{group: [oldest, ..., newest]}"),
+    "times": mapping(None, "{doc: valid_from}", none=True, empty=True),
+    "tz": FIELDS["tz"],
+    "unlisted": FIELDS["unlisted"],
+})  # fmt: skip
 
 
 class Versions:
@@ -99,7 +126,20 @@ class Versions:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_records(cls, records: Iterable[Mapping[str, Any]], **fields: Any) -> Versions:
+    @FROM_RECORDS.checks
+    def from_records(
+        cls,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        doc_id: str | None = None,
+        time: str = "valid_from",
+        group: str = "group",
+        supersedes: str = "supersedes",
+        superseded_at: str = "superseded_at",
+        tz: TzLike = None,
+        unlisted: str = "undated",
+        source: str = "versions",
+    ) -> Versions:
         """From one mapping per document: its id (``doc_id``, ``_id`` or ``id``) and any of
         ``valid_from``, ``group``, ``supersedes`` (the id of the version it replaces) and
         ``superseded_at``; other names with ``time=``, ``group=``, ``supersedes=``,
@@ -109,9 +149,18 @@ class Versions:
         in errors. See :func:`~.versions_build.from_records`."""
         from .versions_build import from_records
 
-        return from_records(cls, records, **fields)
+        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+            raise ParameterError(
+                f"Versions.from_records: records must be a list of mappings (one per "
+                f"document), got {type(records).__name__}"
+            )
+        return from_records(
+            cls, records, doc_id=doc_id, time=time, group=group, supersedes=supersedes,
+            superseded_at=superseded_at, tz=tz, unlisted=unlisted, source=source,
+        )  # fmt: skip
 
     @classmethod
+    @FROM_CHAINS.checks
     def from_chains(
         cls,
         chains: Mapping[Any, Sequence[Any]],
@@ -122,16 +171,14 @@ class Versions:
     ) -> Versions:
         """From ``{group: [oldest, ..., newest]}``: each document supersedes the one before
         it; ``times`` (optional) gives documents their ``valid_from``."""
-        if not isinstance(chains, Mapping):
-            raise InputError(
-                f"chains must map a group to its documents, oldest first; got "
-                f"{type(chains).__name__}"
-            )
         times = dict(times or {})
         records = []
         for group, docs in chains.items():
             if isinstance(docs, str) or not isinstance(docs, Sequence):
-                raise InputError(f"chain {group!r} must list its documents, oldest first")
+                raise ParameterError(
+                    f"Versions.from_chains: chain {group!r} must list its documents, oldest "
+                    f"first, got {docs!r:.60}"
+                )
             for i, d in enumerate(docs):
                 rec = {"doc_id": d, "group": group, "valid_from": times.pop(d, None)}
                 if i:
@@ -145,7 +192,7 @@ class Versions:
         """From a corpus ``{doc_id: {"text", "title", "metadata": {...}, ...}}`` (a
         :class:`~ranklens.Dataset`'s, or columns of a corpus file): each field is read from
         the record, else from its ``metadata`` (dots for nested fields); the names as for
-        :meth:`from_records`."""
+        :meth:`from_records` (checked by its declaration)."""
         return cls.from_metadata(corpus, **fields)
 
     @classmethod
@@ -153,9 +200,11 @@ class Versions:
         """From each document's metadata: ``{doc_id: {field: value}}``, or a runner's result
         (``ranklens.run_retriever(...)``; its ``doc_metadata()``: what each framework's hits
         carried, LlamaIndex ``metadata``, LangChain ``metadata``, Haystack ``meta``). Name the
-        fields with ``time=``, ``group=``... as for :meth:`from_records`."""
+        fields with ``time=``, ``group=``... as for :meth:`from_records` (checked by its
+        declaration)."""
         from .versions_build import from_metadata
 
+        FROM_RECORDS.check(fields, where="Versions.from_metadata")
         return from_metadata(cls, data, **fields)
 
     # ------------------------------------------------------------------ lookups
@@ -198,11 +247,16 @@ class Versions:
         if isinstance(as_of, Mapping):
             given = {str(k): v for k, v in as_of.items()}
             out = np.array(
-                [parse_time(given.get(str(q)), f"as_of of query {q!r}", tz) for q in query_ids],
+                [
+                    required_time(given[str(q)], f"as_of of query {q!r}", tz)
+                    if str(q) in given
+                    else np.nan
+                    for q in query_ids
+                ],
                 dtype=np.float64,
             )
         else:
-            out = np.full(n, parse_time(as_of, "as_of", tz))
+            out = np.full(n, required_time(as_of, "as_of", tz))
         first = np.nanmin(self.valid_from) if (~np.isnan(self.valid_from)).any() else np.nan
         early = np.flatnonzero(out < first)
         if len(early):

@@ -26,10 +26,29 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
-from .model import MetricUse, Profile, Typical
+from ..declared import declare, mapping, names, text
+from ..errors import InputError, closest
+from .model import MetricUse, Profile, Typical, from_fields
+from .options import items
 
-KEYS = ("extends", "title", "summary", "metrics", "targets", "typical", "notes")
+PROFILE_TABLE = declare("[profiles.NAME] (a profiles TOML file)", {
+    "extends": text(None, "the profile it extends (built-in, or declared before it)"),
+    "title": text(None, "a title", empty=True),
+    "summary": text(None, "what the use case is, in one line", empty=True),
+    "metrics": items(None, (str, Mapping), "metric names or { metric = ..., why = ... }",
+                     "the metrics that fit the use case; one name is a list of one",
+                     single=True, empty=True),
+    "targets": mapping(None, "METRIC = value, { at_least = ..., why = ..., source = ... } "
+                       "or false (removed)", empty=True),
+    "typical": items(None, (Mapping,), "{ metric, value, system, dataset, source } tables",
+                     "published values it quotes", empty=True),
+    "notes": names(None, "notes shown under its table; one text is a list of one",
+                   single=True, empty=True),
+})  # fmt: skip
+"""The keys of a profile's table in a TOML file: types checked, never coerced (``title =
+1`` and ``metrics = 5`` are errors naming the file, the table and the key)."""
+
+KEYS = tuple(PROFILE_TABLE.options)
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -76,12 +95,15 @@ def parse_profiles(path: str | Path, resolve: Callable[[str], Profile | None]) -
         where = f"{path}: [{prefix}.{name}]"
         if not isinstance(table, Mapping):
             raise InputError(f"{where}: must be a table")
-        unknown = set(table) - set(KEYS)
+        unknown = sorted(set(table) - set(KEYS))
         if unknown:
+            near = closest(unknown[0], KEYS)
+            hint = f"; did you mean {near!r}?" if near else ""
             raise InputError(
-                f"{where}: unknown key(s) {', '.join(sorted(unknown))}; a profile takes "
+                f"{where}: unknown key(s) {', '.join(unknown)}{hint}; a profile takes "
                 + ", ".join(KEYS)
             )
+        table = PROFILE_TABLE.check(table, where=where)
         base_name = str(table.get("extends", name))
         base = out.get(base_name) if base_name != name else None
         if base is None:
@@ -105,18 +127,12 @@ def _profile(name: str, table: Mapping[str, Any], base: Profile | None, origin: 
         metrics = [m for m in metrics if m.metric != use.metric] + [use]
     typical = list(base.typical) if base else []
     for item in table.get("typical", []):
-        if not isinstance(item, Mapping):
-            raise InputError(f"typical values are tables with metric, value, system, dataset "
-                             f"and source; got {item!r}")  # fmt: skip
-        try:
-            typical.append(Typical(**item))
-        except TypeError as exc:
-            raise InputError(f"typical value {dict(item)!r}: {exc}") from None
-    notes = tuple(base.notes if base else ()) + tuple(str(n) for n in table.get("notes", []))
+        typical.append(from_fields(Typical, item))
+    notes = tuple(base.notes if base else ()) + tuple(table.get("notes", []))
     profile = Profile(
         name,
-        str(table.get("title", base.title if base else name)),
-        str(table.get("summary", base.summary if base else "")),
+        table.get("title", base.title if base else name),
+        table.get("summary", base.summary if base else ""),
         metrics=tuple(metrics),
         targets=base.targets if base else (),
         typical=tuple(typical),
@@ -134,5 +150,5 @@ def _metric_use(item: Any) -> MetricUse:
     if isinstance(item, str):
         return MetricUse(item)
     if isinstance(item, Mapping) and set(item) <= {"metric", "why"} and "metric" in item:
-        return MetricUse(str(item["metric"]), str(item.get("why", "")))
+        return MetricUse(item["metric"], item.get("why", ""))
     raise InputError(f"a metric is a name or {{ metric = ..., why = ... }}, got {item!r}")

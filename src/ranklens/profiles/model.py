@@ -12,12 +12,15 @@ verdict is about a mean) and, for a target, the value must lie in the metric's r
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..declared import ParameterError, choice, declare, names, number, text
 from ..errors import InputError, MetricNameError
 from ..metrics import Metric, parse_metric
+from .options import items
 
 RULE_OF_THUMB = "rule of thumb"
 """The source of a target that no publication gives: a common practitioners' value."""
@@ -185,6 +188,14 @@ class Profile:
         "why": ..., "source": ...}}``; a target set to None is removed. An override keeps
         the target's why and operator unless it gives its own; its source is ``source``
         unless it names one."""
+        where = f"profile {self.name!r}: targets"
+        if targets is not None and not isinstance(targets, Mapping):
+            if isinstance(targets, (bytes, int, float)) or not isinstance(targets, (str, Iterable)):
+                raise ParameterError(
+                    f"{where} must be a mapping of metric to target or a list of "
+                    f"'METRIC >= VALUE' texts, got {targets!r}"
+                )
+            targets = target_texts(targets, where)
         current = {str(parse_metric(t.metric)): t for t in self.targets}
         for key, spec in (targets or {}).items():
             metric = checked_metric(key, f"profile {self.name!r}: target {key!r}")
@@ -213,19 +224,125 @@ class Profile:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Profile:
-        """Rebuild a profile from :meth:`to_dict` output."""
+        """Rebuild a profile from :meth:`to_dict` output (a field it does not have, or
+        one missing, is an error naming it)."""
+        if not isinstance(data, Mapping) or "name" not in data:
+            raise ParameterError(f"Profile.from_dict: expected a mapping with a name, got {data!r}")
+        unknown = set(data) - {*PROFILE.options, "targets", "typical"}
+        if unknown:
+            raise ParameterError(
+                f"Profile.from_dict: no field {sorted(unknown)[0]!r} (it takes: "
+                f"{', '.join(PROFILE.options)})"
+            )
+        uses = data.get("metrics", [])
+        if isinstance(uses, str) or not all(
+            isinstance(m, str) or (isinstance(m, Mapping) and "metric" in m) for m in uses
+        ):
+            raise ParameterError(
+                "Profile.from_dict: metrics must be a list of names or {metric, why}, got "
+                f"{uses!r}"
+            )
         return cls(
             name=data["name"],
             title=data.get("title", ""),
             summary=data.get("summary", ""),
             origin=data.get("origin", "python"),
             metrics=tuple(
-                MetricUse(m["metric"], m.get("why", "")) for m in data.get("metrics", [])
+                MetricUse(m) if isinstance(m, str) else MetricUse(m["metric"], m.get("why", ""))
+                for m in uses
             ),
-            targets=tuple(Target(**t) for t in data.get("targets", ())),
-            typical=tuple(Typical(**t) for t in data.get("typical", ())),
+            targets=tuple(from_fields(Target, t) for t in data.get("targets", ())),
+            typical=tuple(from_fields(Typical, t) for t in data.get("typical", ())),
             notes=tuple(data.get("notes", ())),
         )
+
+
+METRIC_USE = declare("MetricUse", {
+    "metric": text(None, "the metric's name (``mrr@10``)"),
+    "why": text("", "why it fits the use case (one line)", empty=True),
+})  # fmt: skip
+TARGET = declare("Target", {
+    "metric": text(None, "the metric's name (``mrr@10``)"),
+    "value": number(None, None, "the value to reach (within the metric's range)"),
+    "why": text("", "why this value (one line)", empty=True),
+    "source": text(RULE_OF_THUMB, "where the number comes from: a reference, or 'rule of thumb'"),
+    "op": choice(">=", OPERATORS, "'>=' (at least) or '<=' (at most: lower is better)"),
+})  # fmt: skip
+TYPICAL = declare("Typical", {
+    "metric": text(None, "the metric's name (``ndcg@10``)"),
+    "value": number(None, None, "the published value"),
+    "system": text(None, "the system measured"),
+    "dataset": text(None, "the dataset it was measured on"),
+    "source": text(None, "the publication that gives the number"),
+})  # fmt: skip
+PROFILE = declare("Profile", {
+    "name": text(None, "the profile's name (``faq``)"),
+    "title": text("", "a title", empty=True),
+    "summary": text("", "what the use case is, in one line", empty=True),
+    "metrics": items((), (str, MetricUse), "metric names or ranklens.MetricUse",
+                     "the metrics that fit the use case; one name is a list of one",
+                     single=True, empty=True),
+    "targets": items((), (Target,), "ranklens.Target", "the values it needs", empty=True),
+    "typical": items((), (Typical,), "ranklens.Typical", "published values it quotes",
+                     empty=True),
+    "origin": text("python", "where it was declared (built-in, a file, python)"),
+    "notes": names((), "notes shown under its table; one text is a list of one", single=True,
+                   empty=True),
+})  # fmt: skip
+METRIC_USE.checks(MetricUse)
+TARGET.checks(Target)
+TYPICAL.checks(Typical)
+PROFILE.checks(Profile)
+
+
+TARGET_TEXT = re.compile(r"^\s*(?P<metric>.+?)\s*(?P<op>>=|<=|=)\s*(?P<value>[-+0-9.eE]+)\s*$")
+"""A target written as text: ``METRIC >= VALUE`` (or ``<=``; ``=`` means ``>=``)."""
+
+
+def parse_target(text: str, where: str = "target") -> Target:
+    """``"P@1 >= 0.9"`` (``=`` means ``>=``) as a :class:`Target` (source ``"given"``); a
+    text that is not ``METRIC >= VALUE`` with a finite number is an error naming it."""
+    m = TARGET_TEXT.match(text) if isinstance(text, str) else None
+    try:
+        value = float(m["value"]) if m else math.nan
+    except ValueError:
+        value = math.nan
+    if m is None or not math.isfinite(value):
+        raise ParameterError(
+            f"{where}: a target is written METRIC >= VALUE (or <=), e.g. 'P@1 >= 0.9'; got {text!r}"
+        )
+    op = ">=" if m["op"] == "=" else m["op"]
+    metric = checked_metric(m["metric"], f"{where} {text!r}")
+    return Target(metric.name, value, op=op, source="given")
+
+
+def target_texts(targets: Any, where: str) -> dict[str, Any]:
+    """``{metric: (op, value)}`` from a list of ``METRIC >= VALUE`` texts (or one), as
+    :meth:`Profile.with_targets` takes them; a metric given twice is an error."""
+    out: dict[str, Any] = {}
+    seen: set[str] = set()
+    for item in [targets] if isinstance(targets, str) else targets:
+        t = parse_target(item, where) if isinstance(item, str) else item
+        if not isinstance(t, Target):
+            raise ParameterError(
+                f"{where}: targets must be a mapping of metric to target or a list of "
+                f"'METRIC >= VALUE' texts, got {item!r}"
+            )
+        key = str(parse_metric(t.metric))  # P_1 and P@1 are one metric
+        if key in seen:
+            raise ParameterError(f"{where}: two targets for {t.metric!r}")
+        seen.add(key)
+        out[t.metric] = t
+    return out
+
+
+def from_fields(cls: type, fields_: Any) -> Any:
+    """``cls(**fields_)``, a field it does not take named with the closest one."""
+    table = {"Target": TARGET, "Typical": TYPICAL}[cls.__name__]
+    if not isinstance(fields_, Mapping):
+        raise ParameterError(f"{cls.__name__}: expected a mapping of its fields, got {fields_!r}")
+    table.check(dict(fields_))  # names an unknown field with the closest
+    return cls(**fields_)
 
 
 def coerce_target(
@@ -233,6 +350,13 @@ def coerce_target(
 ) -> Target:
     """A :class:`Target` on ``metric`` from a number, ``(op, value)``, a mapping of
     Target's fields (``value`` or ``at_least``/``at_most``) or a Target."""
+    try:
+        return _coerce_target(metric, spec, previous, source)
+    except ParameterError as exc:
+        raise ParameterError(f"target {metric!r}: {exc}") from None
+
+
+def _coerce_target(metric: str, spec: Any, previous: Target | None, source: str) -> Target:
     why = previous.why if previous else ""
     if isinstance(spec, Target):
         return replace(spec, metric=metric)
@@ -252,6 +376,11 @@ def coerce_target(
         bounds = [k for k in ("value", "at_least", "at_most") if k in fields_]
         if len(bounds) != 1:
             raise InputError(f"target {metric!r}: give one of at_least, at_most or value")
+        if "op" in fields_ and bounds[0] != "value":
+            raise ParameterError(
+                f"target {metric!r}: op goes with value (at_least and at_most say their "
+                f"operator), got op={fields_['op']!r} with {bounds[0]}"
+            )
         op = {"at_least": ">=", "at_most": "<="}.get(bounds[0], fields_.get("op", ">="))
         return Target(
             metric,
@@ -266,8 +395,8 @@ def coerce_target(
 
 
 def _number(value: Any, metric: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"target {metric!r}: the value must be a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ParameterError(f"target {metric!r}: the value must be a finite number, got {value!r}")
     return float(value)
 
 

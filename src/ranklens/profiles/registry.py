@@ -9,10 +9,28 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..declared import ParameterError, data, declare, flag, mapping, names, path, text
+from ..errors import InputError, closest
 from .builtin import BUILTIN
 from .files import parse_profiles, profile_tables, read_toml
 from .model import Profile
+
+REGISTER_PROFILE = declare("register_profile", {
+    "profile": data("a ranklens.Profile"),
+    "replace": flag(False, "redefine a name registered before"),
+})  # fmt: skip
+UNREGISTER_PROFILE = declare("unregister_profile", {
+    "name": text(None, "the registered profile's name"),
+})  # fmt: skip
+LOAD_PROFILES = declare("load_profiles", {
+    "path": path(None, "a TOML file of [profiles.NAME] tables, or a pyproject.toml"),
+})  # fmt: skip
+ALL_PROFILES = declare("all_profiles", {})
+GET_PROFILE = declare("get_profile", {
+    "value": data("a profile's name (``faq``), a ranklens.Profile or its to_dict() mapping"),
+    "targets": mapping(None, "targets overriding or adding to the profile's: {metric: value} "
+                       "or 'METRIC >= VALUE' texts", none=True, also=names(None, single=True)),
+})  # fmt: skip
 
 _REGISTERED: dict[str, Profile] = {}
 _PROJECT: dict[Path, tuple[float, dict[str, Profile]]] = {}
@@ -22,11 +40,14 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("_", "-")
 
 
+@REGISTER_PROFILE.checks
 def register_profile(profile: Profile, *, replace: bool = False) -> Profile:
     """Make ``profile`` known by its name (``replace=True`` to redefine a name registered
     before; a built-in name is always replaced, which is how a target is overridden)."""
     if not isinstance(profile, Profile):
-        raise InputError(f"register_profile takes a ranklens.Profile, got {type(profile).__name__}")
+        raise ParameterError(
+            f"register_profile: profile must be a ranklens.Profile, got {type(profile).__name__}"
+        )
     key = _key(profile.name)
     if key in _REGISTERED and not replace:
         raise InputError(
@@ -36,6 +57,7 @@ def register_profile(profile: Profile, *, replace: bool = False) -> Profile:
     return profile
 
 
+@UNREGISTER_PROFILE.checks
 def unregister_profile(name: str) -> Profile:
     """Forget a registered profile (a built-in one of that name is found again)."""
     try:
@@ -48,6 +70,7 @@ def _builtin_or_registered(name: str) -> Profile | None:
     return _REGISTERED.get(_key(name)) or BUILTIN.get(_key(name))
 
 
+@LOAD_PROFILES.checks
 def load_profiles(path: str | Path) -> list[Profile]:
     """Read and register the profiles of a TOML file (``[profiles.NAME]`` tables, or a
     ``pyproject.toml``'s ``[tool.ranklens.profiles.NAME]``); returns them."""
@@ -83,6 +106,7 @@ def project_profiles(start: str | Path | None = None) -> dict[str, Profile]:
     return dict(cached[1])
 
 
+@ALL_PROFILES.checks
 def all_profiles() -> dict[str, Profile]:
     """Every profile known here by name: built-in, the project's, registered (the later
     replaces the earlier of the same name)."""
@@ -90,6 +114,7 @@ def all_profiles() -> dict[str, Profile]:
     return {p.name: p for p in found.values()}
 
 
+@GET_PROFILE.checks
 def get_profile(
     value: str | Profile | Mapping[str, Any], targets: Mapping[str, Any] | None = None
 ) -> Profile:
@@ -103,11 +128,17 @@ def get_profile(
         key = _key(value)
         profile = _REGISTERED.get(key) or project_profiles().get(key) or BUILTIN.get(key)
         if profile is None:
-            raise InputError(
-                f"unknown profile {value!r}; known: {', '.join(all_profiles())} (declare your "
+            known = all_profiles()
+            near = closest(value, known)
+            hint = f"did you mean {near!r}? " if near else ""
+            raise ParameterError(
+                f"unknown profile {value!r}; {hint}known: {', '.join(known)} (declare your "
                 "own with ranklens.Profile, a TOML file or [tool.ranklens.profiles] in "
                 "pyproject.toml)"
             )
     else:
-        raise InputError(f"a profile is a name or a ranklens.Profile, got {value!r}")
+        raise ParameterError(
+            f"get_profile: a profile is a name, a ranklens.Profile or its to_dict() mapping, "
+            f"got {value!r}"
+        )
     return profile.with_targets(targets) if targets else profile
