@@ -136,3 +136,24 @@ def test_methods_keep_their_spellings():
         ranklens.fuse({"a": a, "b": b}, "RRF").to_dict()
         == ranklens.fuse({"a": a, "b": b}, "reciprocal_rank").to_dict()
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["fuse", "a", "b", "--method", "rff"], "--method"),
+        (["fuse", "a", "b", "--norm", "minmax"], "--norm"),
+        (["tune-fusion", "q", "a", "b", "--folds", "1"], "--folds"),
+        (["tune-fusion", "q", "a", "b", "--folds", "nan"], "--folds"),
+        (["tune-fusion", "q", "a", "b", "--seed", "-1"], "--seed"),
+        (["tune-fusion", "q", "a", "b", "--step", "nan"], "--step"),
+        (["tune-fusion", "q", "a", "b", "--step", "0"], "--step"),
+        (["tune-fusion", "q", "a", "b", "--test", "tt"], "--test"),
+    ],
+)
+def test_the_fusion_commands_check_their_flags_by_the_declarations(argv, flag, capsys):
+    from ranklens.app.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2 and f"argument {flag}: must be" in capsys.readouterr().err

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..fusion.options import FUSE, TUNE_FUSION, WEIGHT_GRID
 
 
 def add_fuse_command(sub: Any) -> None:
@@ -19,9 +20,8 @@ def add_fuse_command(sub: Any) -> None:
         "framework's own fusion (langchain, llamaindex:MODE, haystack:MODE).",
     )
     f.add_argument("runs", nargs="+", metavar="RUN", help="run files; NAME=PATH names one")
-    f.add_argument("--method", default="rrf", help="fusion method (default: rrf)")
-    f.add_argument("--norm", help="normalisation: min-max, min-max-inverted, max, sum, zmuv, "
-                   "rank, borda")  # fmt: skip
+    FUSE.add_argument(f, "method", default="rrf")
+    FUSE.add_argument(f, "norm")
     f.add_argument("--weights", help="comma-separated weights, one per run")
     f.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="method parameter, e.g. k=60, phi=0.8, gamma=1.5")  # fmt: skip
@@ -38,15 +38,14 @@ def add_fuse_command(sub: Any) -> None:
     t.add_argument("qrels", metavar="QRELS", help="labels (TREC qrels, JSONL, BEIR folder...)")
     t.add_argument("runs", nargs="+", metavar="RUN", help="run files; NAME=PATH names one")
     t.add_argument("-m", "--metric", default="ndcg@10", help="metric to tune (default: ndcg@10)")
-    t.add_argument("--method", default="wsum", help="fusion method (default: wsum)")
-    t.add_argument("--norm", help="normalisation applied before fusing (e.g. min-max)")
-    t.add_argument("--folds", type=int, default=5, help="cross-validation folds (default: 5)")
-    t.add_argument("--seed", type=int, default=0, help="seed of the query shuffle (default: 0)")
-    t.add_argument("--step", type=float, default=0.1,
-                   help="weight grid step on the simplex (default: 0.1)")  # fmt: skip
+    TUNE_FUSION.add_argument(t, "method", default="wsum")
+    TUNE_FUSION.add_argument(t, "norm")
+    TUNE_FUSION.add_argument(t, "folds", default=5)
+    TUNE_FUSION.add_argument(t, "seed", default=0)
+    WEIGHT_GRID.add_argument(t, "step", default=0.1)
     t.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                    help="values of a method parameter to search, e.g. k=20,60,100")  # fmt: skip
-    t.add_argument("--test", default="randomization", help="paired test (default: randomization)")
+    TUNE_FUSION.add_argument(t, "test", default="randomization")
     t.add_argument("--html", metavar="FILE", help="write the HTML report with the grid chart")
     t.add_argument("--json", metavar="FILE", help="save the tuning as JSON")
     t.add_argument("-o", "--output", metavar="FILE",
