@@ -373,3 +373,17 @@ def test_every_declared_option_refuses_its_bad_values(table, option):
     for bad in declared.bad_values():
         with pytest.raises(ParameterError, match=f"{table}: {option} must be"):
             call(**{option: bad})
+
+
+@pytest.mark.parametrize("doc", [["d"], {"d": 1}, 2.5, True, b"d"], ids=repr)
+def test_a_chunk_document_that_is_not_an_id_is_named_never_its_repr(doc):
+    with pytest.raises(InputError, match="its document id must be a string or an integer"):
+        ranklens.Run.from_chunks({"q": [{"doc_id": doc, "start": 0, "end": 5}]})
+
+
+@pytest.mark.parametrize("far", [(0, 10**6), (40, 62)])
+def test_a_chunking_past_the_end_of_its_document_is_named(far):
+    labels = SpanLabels.from_spans({"q": [("d", 27, 44)]}, TEXTS)
+    chunking = {"d": [(0, 40), far]}
+    with pytest.raises(InputError, match=r"chunking: chunk \[.*document 'd' ends past .* 61"):
+        ranklens.evaluate(labels, chunks((0, 44)), ["precision_omega"], chunking=chunking)

@@ -229,6 +229,18 @@ def _omega(Q: SpanLabels, rows: np.ndarray, rq: np.ndarray, chunking: dict[str, 
         q, doc = int(k // (len(docs) + 1)), str(docs[int(k % (len(docs) + 1))])
         e = _union(Q.start[pick], Q.end[pick])
         chunks = chunking.get(doc)
+        text = Q.texts.get(doc) if Q.texts else None
+        if (
+            chunks is not None
+            and len(chunks)
+            and text is not None
+            and chunks[:, 1].max() > len(text)
+        ):
+            far = chunks[np.argmax(chunks[:, 1])]
+            raise InputError(
+                f"chunking: chunk [{far[0]}, {far[1]}) of document {doc!r} ends past the end of "
+                f"its {len(text)} characters: a chunking of a different version of the document?"
+            )
         if chunks is None or not len(chunks):
             u = np.zeros((0, 2), dtype=np.int64)
         else:

@@ -87,6 +87,12 @@ class ChunkSpans:
             c = np.array([len(x) if isinstance(x, str) else -1 for x in t], dtype=np.int64)
         known = (s >= 0) & (e > s)
         c = np.where(known, e - s, c)
+        for i, x in enumerate(docs):
+            if x is not None and (isinstance(x, bool) or not isinstance(x, (str, int, np.integer))):
+                raise InputError(
+                    f"{name(i)}: its document id must be a string or an integer (or None: "
+                    f"unknown), got {type(x).__name__} {x!r}"[:300]
+                )
         d = np.empty(n, dtype=object)
         d[:] = [None if x is None else str(x) for x in docs]
         return cls(d, s, e, c, t)
