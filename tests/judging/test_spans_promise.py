@@ -387,3 +387,29 @@ def test_a_chunking_past_the_end_of_its_document_is_named(far):
     chunking = {"d": [(0, 40), far]}
     with pytest.raises(InputError, match=r"chunking: chunk \[.*document 'd' ends past .* 61"):
         ranklens.evaluate(labels, chunks((0, 44)), ["precision_omega"], chunking=chunking)
+
+
+@pytest.mark.parametrize(
+    ("evidence", "match"),
+    [
+        ({"doc_id": "d", "start": 1, "end": 5, "grade": "2"}, "'grade' must be a whole number"),
+        ({"doc_id": "d", "start": 1, "end": 5, "grade": 1.5}, "'grade' must be a whole number"),
+        ({"doc_id": "d", "start": 1, "end": 5, "group": [1]}, "'group' must be a text or"),
+        ({"doc_id": "d", "start": 1.5, "end": 5}, "'start' must be an integer offset"),
+        ({"doc_id": "d", "start": 1}, "'end' must be an integer offset, got None"),
+    ],
+)
+def test_span_files_name_the_line_and_query_of_a_fault(tmp_path, evidence, match):
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"_id": "d", "text": TEXT}) + "\n")
+    line = {"query_id": "q9", "query": "?", "evidence": [evidence]}
+    (tmp_path / "a.jsonl").write_text(json.dumps(line) + "\n")
+    with pytest.raises(InputError, match=r"a.jsonl:1: evidence 0 of query 'q9'.*" + match):
+        ranklens.read_dataset(tmp_path / "a.jsonl")
+
+
+def test_a_quote_of_an_absent_document_in_a_file_names_the_file_and_query(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"_id": "d", "text": TEXT}) + "\n")
+    line = {"query_id": "q9", "query": "?", "evidence": [{"doc_id": "zz", "quote": "first"}]}
+    (tmp_path / "a.jsonl").write_text(json.dumps(line) + "\n")
+    with pytest.raises(InputError, match=r"a.jsonl: query 'q9': document 'zz'"):
+        ranklens.read_dataset(tmp_path / "a.jsonl")

@@ -78,9 +78,15 @@ def span_record(p: Path, lineno: int, qid: str, item: Any, j: int,
         rec["quote"] = quote
     else:
         raise InputError(f"{where} needs 'start' and 'end', or {aliases('quote')}")
-    for opt in ("grade", "group"):
-        if item.get(opt) is not None:
-            rec[opt] = item[opt]
+    grade = item.get("grade")
+    if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int)):
+        raise InputError(f"{where}: 'grade' must be a whole number, got {grade!r}")
+    group = item.get("group")
+    if group is not None and (isinstance(group, bool) or not isinstance(group, (str, int))):
+        raise InputError(f"{where}: 'group' must be a text or a whole number, got {group!r}")
+    for opt, value in (("grade", grade), ("group", group)):
+        if value is not None:
+            rec[opt] = value
     return rec
 
 

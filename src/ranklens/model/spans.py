@@ -121,7 +121,7 @@ class SpanLabels(Qrels):
                 span = _quoted(qid, doc, rec["quote"], texts, source, ambiguous == "first")
                 if isinstance(span, str):
                     if on_missing == "error":
-                        raise InputError(span)
+                        raise InputError(f"{source}: {span}")
                     skipped.append({"query_id": str(qid), "doc_id": str(doc),
                                     "quote": rec["quote"], "why": span})  # fmt: skip
                     continue
