@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -305,3 +306,71 @@ def test_an_as_of_time_that_is_missing_or_not_finite_is_named(as_of):
 def test_bad_versions_arguments_are_named(call, message):
     with pytest.raises(InputError, match=message):
         call()
+
+
+# -- user text in every output here is shown as text ---------------------------------------
+HOSTILE = [
+    "<img src=x onerror=alert(1)>",
+    "</script><script>alert(1)</script>",
+    "a|b",
+    "*x* _y_ [l](http://x)",
+    "\x1b[31mred",
+    "line\nbreak",
+]
+
+
+def _live_markdown(text: str) -> list[str]:
+    """Markup a Markdown renderer would act on: an unescaped ``<``, or a table row whose
+    unescaped ``|`` split it into another number of cells than its table's header."""
+    live = re.findall(r"(?<!\\)<", text)
+    tables: list[list[str]] = []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            if not tables or not tables[-1]:
+                tables.append([])
+            tables[-1].append(line)
+        elif tables and tables[-1]:
+            tables.append([])
+    for rows in (t for t in tables if t):
+        width = len(re.split(r"(?<!\\)\|", rows[0]))
+        live += [r for r in rows if len(re.split(r"(?<!\\)\|", r)) != width]
+    return live
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_snapshots_show_hostile_system_names_as_text(name):
+    runs = {name: RUN_A, "b": RUN_B}
+    snaps = ranklens.compare_snapshots(
+        QRELS, {"s1": runs, "s2": {name: RUN_B, "b": RUN_A}}, ["P@1"], n_resamples=20
+    )
+    md = snaps.to_markdown()
+    assert not _live_markdown(md), md
+    assert "\x1b" not in snaps.to_text()
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_a_user_profiles_text_is_escaped_in_markdown_and_shown_as_text(text):
+    from ranklens.profiles import describe, profiles_reference
+
+    p = ranklens.Profile(
+        text.replace("\n", " "), text, text,
+        metrics=[ranklens.MetricUse("P@1", text)],
+        targets=[ranklens.Target("mrr@10", 0.5, text, text)],
+        typical=[ranklens.Typical("P@1", 0.5, text, text, text)],
+        notes=[text],
+    )  # fmt: skip
+    md = profiles_reference({"x": p})
+    assert not _live_markdown(md), md
+    assert "\x1b" not in md and "\x1b" not in describe(p)
+    ev = ranklens.evaluate(QRELS, RUN_A, profile=p)
+    assert all("\x1b" not in v.line() for v in ev.verdicts)
+    report = ranklens.compare(QRELS, {text: RUN_A, "b": RUN_B}, ["P@1"], profile=p,
+                              n_resamples=20)  # fmt: skip
+    lines = [v.line() for vs in ranklens.comparison.verdict.report_verdicts(report).values()
+             for v in vs]  # fmt: skip
+    assert lines and all("\x1b" not in line for line in lines)
+
+
+def test_the_agreement_table_shows_file_names_as_text():
+    text = str(ranklens.agreement({"q": {"a": 1}}, {"q": {"a": 0}}, names=("\x1b[2Ja", "b")))
+    assert "\x1b" not in text and "\\x1b" in text

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ..errors import InputError
+from ..escape import terminal
 
 BOUND_METHODS = ("auto", "exact", "wilson", "t+", "t", "bootstrap")
 """The bound methods (``ranklens.comparison.bounds.METHODS``, named here so that parsing
@@ -132,7 +133,8 @@ def cmd_profiles(args: argparse.Namespace) -> int:
         for p in known.values():
             targets = ", ".join(str(t) for t in p.targets) or "no targets"
             origin = "" if p.origin == "built-in" else f"  [{p.origin}]"
-            sys.stdout.write(f"  {p.name.ljust(width)}  {p.title}: {targets}{origin}\n")
+            name, title = terminal(p.name), terminal(p.title)
+            sys.stdout.write(f"  {name.ljust(width)}  {title}: {targets}{terminal(origin)}\n")
         sys.stdout.write(
             "\nranklens profiles NAME shows one (metrics and why, targets and their sources, "
             "published values);\nranklens explain --use-case NAME works an example; "

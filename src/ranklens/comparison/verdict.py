@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..escape import terminal
+
 DESCRIPTIONS = {
     "exact": "exact binomial (Clopper-Pearson)",
     "wilson": "Wilson score",
@@ -83,7 +85,7 @@ class TargetVerdict:
 
     def line(self) -> str:
         """``mrr@10 >= 0.8: met (0.8421 over 40 queries; lower bound 0.8120 clears it)``."""
-        who = f"{self.run}: " if self.run else ""
+        who = f"{terminal(self.run)}: " if self.run else ""
         return (
             f"{who}{self.metric} {self.op} {self.target:g}: {self.word} ({self.value:.4f} over "
             f"{self.n} queries; {self.reason()})"

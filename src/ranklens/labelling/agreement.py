@@ -18,6 +18,7 @@ import numpy as np
 
 from ..declared import choice, data, declare, names
 from ..errors import InputError
+from ..escape import terminal
 from ..model import Qrels
 
 WEIGHTS = (None, "linear", "quadratic")
@@ -42,7 +43,7 @@ class Agreement:
     names: tuple[str, str] = ("a", "b")
 
     def __str__(self) -> str:
-        a, b = self.names
+        a, b = (terminal(n) for n in self.names)  # file names shown as text
         width = max(len(str(g)) for g in self.grades) if self.grades else 1
         cell = max(width, *(len(str(x)) for row in self.confusion for x in row), 1) + 1
         head = " " * (len(a) + 3) + "".join(f"{g:>{cell}}" for g in self.grades) + f"  <- {b}"
