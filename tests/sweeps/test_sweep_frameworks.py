@@ -128,10 +128,11 @@ def test_scifact_sweep_killed_midway_resumes_without_rerunning_finished_work(
         return ask(self, query, *args, **kwargs)
 
     monkeypatch.setattr(BM25sRetriever, "_get_relevant_documents", counted)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ranklens.RanklensWarning)  # merged sentence chunks
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", ranklens.RanklensWarning)  # merged sentence chunks
         res = ranklens.sweep(build_scifact, SCIFACT_GRID, dataset, cache=cache, **SCIFACT_OPTIONS)
     monkeypatch.undo()
+    assert any("took over the lock left by pid" in str(w.message) for w in said)  # the kill
 
     # the build shared with an unfinished configuration is made again, the others not
     assert _sweep_case.BUILDS == [
@@ -188,9 +189,10 @@ def test_merrow_sweep_killed_midway_resumes_without_rerunning_finished_work(tmp_
 
     _sweep_case.BUILDS.clear()
     dataset = load()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ranklens.RanklensWarning)  # merged sentence chunks
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", ranklens.RanklensWarning)  # merged sentence chunks
         res = ranklens.sweep(build, GRID, dataset, cache=cache, **OPTIONS)
+    assert any("took over the lock left by pid" in str(w.message) for w in said)  # the kill
     assert _sweep_case.BUILDS == [("haystack", "passages"), ("haystack", "sentences")]
     assert [r["resumed"] for r in res.rows] == [True] * 8 + [False] * 4
     resumed = res.results["framework=haystack, chunks=passages, top_k=10"].info["resumed"]
