@@ -327,6 +327,16 @@ def test_feedback_as_a_text_is_refused_never_iterated():
     assert inter.record_feedback(imp, lambda doc, pos: pos == 1) == 1
 
 
+@pytest.mark.parametrize("position", [np.int64(1), np.int32(1), 1])
+def test_a_click_by_position_takes_any_whole_number(position):
+    inter = interleave(ranker, other, seed=0)
+    served = inter("q", query_id="q1")
+    imp = served[0].metadata["ranklens_impression"]
+    assert inter.record_click(imp, position) and inter.snapshot()[0]["clicks"] == [1]
+    assert not inter.record_click(imp, np.int64(99))  # outside the list: counted
+    assert inter.counts["unknown_feedback"] == 1
+
+
 def test_a_result_without_clicks_says_so_instead_of_nan():
     inter = interleave(ranker, other, seed=0)
     inter("q", query_id="q1")
@@ -462,3 +472,17 @@ def test_the_demo_section_never_prints_nan_when_nobody_clicked():
     empty = SimpleNamespace(run=SimpleNamespace(to_lists=lambda: {q: [] for q in ds.queries}))
     text = monitor_section(ds, {"bm25": empty, "dense": empty}, "bm25")
     assert "nan" not in text.lower() and "no preference can be measured" in text
+
+
+@pytest.mark.parametrize("table", list(CALLERS))
+def test_each_table_checks_through_its_target_before_any_work(table):
+    """As a walk over every table does: the target called with one bad value and no other
+    argument (a method's without its instance) refuses it before anything runs."""
+    declared = DECLARED[table]
+    assert declared.target is not None
+    for name, option in declared.options.items():
+        if option.kind == "data":
+            continue
+        for bad in option.bad_values():
+            with pytest.raises(ParameterError, match=rf"^{re.escape(table)}: {name} must be"):
+                declared.target(**{name: bad})

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import numbers
 import threading
 import time
 import uuid
@@ -203,8 +204,8 @@ class Interleaving(RetrieverAdapter):
                 self.counts["unknown_feedback"] += 1
                 return False
             docs = imp["docs"]
-            if isinstance(doc, int) and not isinstance(doc, bool):
-                pos = doc if 0 <= doc < len(docs) else None
+            if isinstance(doc, numbers.Integral) and not isinstance(doc, bool):
+                pos = int(doc) if 0 <= doc < len(docs) else None
             else:
                 pos = docs.index(str(doc)) if str(doc) in docs else None
             if pos is None:
@@ -301,3 +302,8 @@ def interleave(a: Any, b: Any, method: str = "team-draft", *, k: int = 10,
     if plugin is not None and plugin.interleave is not None and plugin_of(b) is plugin:
         return plugin.interleave(a, b, core)
     return core
+
+
+# the public callables the tables check
+INTERLEAVE.target, INTERLEAVING.target = interleave, Interleaving
+FEEDBACK.target, TO_JSONL.target = Interleaving.record_feedback, Interleaving.to_jsonl

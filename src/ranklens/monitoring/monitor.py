@@ -132,7 +132,7 @@ class Monitor(WindowCloser):
         self.relevance_level = relevance_level
         self.signals = default_signals(signals, self.labels, self.known, judge)
         self.min_samples, self.samples = min_samples, samples
-        self.on_alert = list(on_alert)
+        self.on_alert = [on_alert] if callable(on_alert) else list(on_alert)
         self.exporters = list(exporters)
         self.clock = clock
         needs_ids = bool(self.labels or self.known or judge)
@@ -407,3 +407,15 @@ class Monitor(WindowCloser):
     def __repr__(self) -> str:
         c = self.counters
         return f"Monitor({self.name!r}: {c['windows']} windows, {c['alerts']} alerts)"
+
+
+# the public callables the tables check (a method's table: the method, checked before self)
+MONITOR.target = Monitor
+for _table, _method in (
+    (SET_BASELINE, Monitor.set_baseline),
+    (OBSERVE, Monitor.observe),
+    (REPLAY, Monitor.replay),
+    (FLUSH, Monitor.flush),
+    (CLOSE, Monitor.close),
+):
+    _table.target = _method

@@ -215,3 +215,6 @@ def interleaving_result(
     delta = (wins + ties / 2) / n - 0.5
     return InterleavingResult(method, names, len(imps), n, wins, losses, ties, float(o.mean()),
                               delta, p, (float(lo[0]), float(hi[0])), alpha, o)  # fmt: skip
+
+
+INTERLEAVING_RESULT.target = interleaving_result
