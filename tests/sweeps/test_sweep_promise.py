@@ -377,3 +377,15 @@ def test_command_line_flags_are_checked_by_their_declaration(tmp_path, capsys, f
         main(["sweep", str(tmp_path / "sweep.toml"), *flags])
     assert exc.value.code == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_on_scifact_only_the_300_labelled_queries_of_1109_are_asked(shared):
+    """SciFact's BEIR folder holds 1,109 queries, 300 of them labelled (the test split):
+    the sweep asks those 300, not 1,109, and says so."""
+    data = ranklens.read_dataset(shared("scifact"))
+    build = Calls()
+    res = quiet_sweep(build, {"boost": [0]}, data, ["recall@3"], **FAST)
+    assert len(build.asked) == 300
+    assert set(build.asked) == set(data.labelled_queries.values())
+    assert res.queries["asked"] == 300 and res.queries["unlabelled"] == 809
+    assert "asking the 300 labelled queries of 1,109; 809 without labels" in res.notes[0]

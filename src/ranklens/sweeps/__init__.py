@@ -4,7 +4,9 @@ of a grid (:mod:`.grid`, :mod:`.execute`: the runner, one resumable log per conf
 under one folder, builds shared and timed apart), compares them and chooses honestly
 (:mod:`.select`: cross-validation over queries, paired tests corrected for the number of
 configurations, the tied set, a Pareto frontier, per-parameter effects); the outcome is a
-:class:`SweepResult` (:mod:`.result`), rendered through the renderer registry."""
+:class:`SweepResult` (:mod:`.result`), rendered through the renderer registry. Every
+parameter is declared once (:mod:`.params`); one process at a time runs in a sweep folder
+(:mod:`.lock`)."""
 
 from .core import sweep
 from .grid import CONSTRAINT_FIELDS, Config, configurations, parse_constraint
