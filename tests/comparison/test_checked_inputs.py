@@ -374,3 +374,25 @@ def test_a_user_profiles_text_is_escaped_in_markdown_and_shown_as_text(text):
 def test_the_agreement_table_shows_file_names_as_text():
     text = str(ranklens.agreement({"q": {"a": 1}}, {"q": {"a": 0}}, names=("\x1b[2Ja", "b")))
     assert "\x1b" not in text and "\\x1b" in text
+
+
+def test_a_negative_margin_plans_for_a_metric_that_falls_short_never_its_mirror():
+    for target in ("P@1 >= 0.9", "ndcg@10 >= 0.5"):
+        (plan,) = ranklens.plan_queries(target, margin=-0.1)
+        assert plan.expected == pytest.approx(plan.target - 0.1) and plan.queries is None
+        assert "does not reach it" in str(plan)
+    (above,) = ranklens.plan_queries("ndcg@10 >= 0.5", margin=0.1)
+    assert above.expected == pytest.approx(0.6) and above.queries is not None
+
+
+@pytest.mark.parametrize("doc_id", [["a"], {"a": 1}, 1.5, True])
+def test_a_versions_record_whose_id_is_not_a_text_is_named(tmp_path, doc_id):
+    path = tmp_path / "v.jsonl"
+    path.write_text(json.dumps({"doc_id": doc_id, "valid_from": "2024-01-01"}) + "\n")
+    with pytest.raises(InputError, match="a document id is a text"):
+        ranklens.read_versions(path)
+
+
+def test_a_profiles_folder_is_named_not_a_traceback(tmp_path):
+    with pytest.raises(InputError, match="is a folder"):
+        ranklens.load_profiles(tmp_path)

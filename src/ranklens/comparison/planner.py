@@ -115,7 +115,8 @@ def plan_queries(
         if expected is not None:
             truth = float(expected)
         elif margin is not None:  # one margin for every target: none past the range
-            truth = t.value + abs(margin) if above else t.value - abs(margin)
+            # (a negative margin expects the metric to fall short: no plan shows it met)
+            truth = t.value + margin if above else t.value - margin
             if metric_range(parse_metric(t.metric)) is not None:
                 truth = min(max(truth, 0.0), 1.0)
         elif pilot_values is not None:

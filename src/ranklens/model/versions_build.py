@@ -52,6 +52,11 @@ def from_records(
         if d is None or (isinstance(d, str) and not d):
             names = doc_id or " or ".join(ID_FIELDS)
             raise InputError(f"{source}: record {i} has no document id ({names})")
+        if isinstance(d, bool) or not isinstance(d, (str, int, np.integer)):
+            raise InputError(
+                f"{source}: record {i}: a document id is a text (or a whole number), got "
+                f"{type(d).__name__} {d!r:.60}"
+            )
         d = str(d)
         where = f"{source}: document {d!r}"
         seen_time |= rec.get(time) not in (None, "")
