@@ -370,6 +370,16 @@ def test_a_source_that_is_not_impressions_is_named(bad):
 
 
 @pytest.mark.parametrize(
+    ("source", "match"),
+    [([], "no impressions"), ([*impressions(), {**impressions()[0], "names": ["x", "y"]}],
+                              "impressions of different experiments mixed")],
+)  # fmt: skip
+def test_results_errors_name_the_entry_point(source, match):
+    with pytest.raises(ranklens.InputError, match=f"^interleaving_result: {match}"):
+        interleaving_result(source)
+
+
+@pytest.mark.parametrize(
     ("grades", "propensity"),
     [(np.array([[1.0, np.nan]]), None), (np.array([1, 2]), None),
      (np.array([[1, 2]]), np.array([np.nan])), (np.array([[1, 2]]), np.array([1.5])),

@@ -180,13 +180,17 @@ def _impressions(source: Any) -> tuple[list[dict[str, Any]], str, tuple[str, str
         )
     imps = list(source)
     if not imps:
-        raise InputError("no impressions to compare: serve queries through the interleaving")
+        raise InputError(
+            "interleaving_result: no impressions to compare: serve queries through the interleaving"
+        )
     for i, imp in enumerate(imps):
         check_impression(imp, where[i] if where else f"impression {i}")
     methods = {i.get("method", "team-draft") for i in imps}
     names = {tuple(i.get("names") or ("a", "b")) for i in imps}
     if len(methods) > 1 or len(names) > 1:
-        raise InputError(f"impressions of different experiments mixed: {methods} {names}")
+        raise InputError(
+            f"interleaving_result: impressions of different experiments mixed: {methods} {names}"
+        )
     return imps, methods.pop(), names.pop()
 
 
