@@ -144,7 +144,7 @@ def test_ambiguous_questions_with_a_retriever(demo):
         corpus,
         vague,
         n=3,
-        near_duplicate=1.01,
+        near_duplicate=1.0,
         retriever=bm25(corpus),
         max_answerable=3,
         progress=False,

@@ -1,5 +1,11 @@
 """``ranklens check``: leakage and label-quality findings of a labelled set
-(:func:`ranklens.check_dataset`)."""
+(:func:`ranklens.check_dataset`).
+
+Exit codes: 0 when the report is printed, findings or not (it is a report: a generated
+test set has its copies by construction, and ``synthesize && check`` reads them); with
+``--strict``, 1 when anything is found (for CI; unlabelled queries are counted, never a
+finding, so they never fail it); 2 on bad input (a bad flag value, a file that cannot be
+read, a query without text)."""
 
 from __future__ import annotations
 
@@ -8,7 +14,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..declared import declare, flag, text
+from ..synthesis.check import CHECK_DATASET
 from .fusion_cli import named_paths
+
+CHECK_CLI = declare(
+    "ranklens check",
+    {
+        "split": text("test", "a BEIR folder's split"),
+        "containment": CHECK_DATASET["containment"],
+        "near": CHECK_DATASET["near"],
+        "strict": flag(False, "exit 1 when anything is found (for CI; else 0 with the report)"),
+    },
+)
 
 
 def add_check_command(sub: Any) -> None:
@@ -21,7 +39,7 @@ def add_check_command(sub: Any) -> None:
     )
     p.add_argument("dataset", metavar="DATASET", help="a dataset folder (BEIR...) or file")
     p.add_argument("--corpus", metavar="CORPUS", help="the documents (default: the dataset's)")
-    p.add_argument("--split", default="test", help="a BEIR folder's split (default: test)")
+    CHECK_CLI.add_argument(p, "split", default="test")
     p.add_argument(
         "--against",
         action="append",
@@ -30,15 +48,10 @@ def add_check_command(sub: Any) -> None:
         help="another split to find contamination with (repeatable); for a BEIR "
         "folder, NAME alone names its own split",
     )
-    p.add_argument(
-        "--containment",
-        type=float,
-        default=0.8,
-        help="share of a query's word bigrams in a passage that counts as contained (default 0.8)",
-    )
-    p.add_argument("--near", type=float, default=0.9, help="near-duplicate Jaccard (default 0.9)")
+    CHECK_CLI.add_argument(p, "containment", default=0.8)
+    CHECK_CLI.add_argument(p, "near", default=0.9)
     p.add_argument("--json", metavar="FILE", help="write the findings as JSON")
-    p.add_argument("--strict", action="store_true", help="exit 1 when anything is found")
+    CHECK_CLI.add_argument(p, "strict", action="store_true")
 
 
 def _read(path: str, split: str) -> tuple[Any, Any]:

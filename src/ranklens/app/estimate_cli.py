@@ -7,9 +7,30 @@ import argparse
 import sys
 from typing import Any
 
+from ..declared import AT_LEAST_ONE, POSITIVE, count, declare, number
+from ..estimation.estimate import ESTIMATE
+from ..estimation.result import MIN_HUMAN
 from .callables import load_callable
 from .evaluate_cli import DEFAULT_METRICS
 from .fusion_cli import named_paths
+
+ESTIMATE_CLI = declare(
+    "ranklens estimate",
+    {
+        "human_sample": count(
+            None,
+            AT_LEAST_ONE,
+            f"N of the dataset's labelled queries drawn at random (at least {MIN_HUMAN}), standing "
+            "in for people",
+        ),
+        **{
+            k: ESTIMATE[k]
+            for k in ("depth", "confidence", "interval", "seed", "concurrency", "timeout",
+                      "retries")
+        },
+        "plan": number(None, POSITIVE, "also say how many human labels a width this wide takes"),
+    },
+)  # fmt: skip
 
 
 def add_estimate_command(sub: Any) -> None:
@@ -33,12 +54,7 @@ def add_estimate_command(sub: Any) -> None:
     who.add_argument("--judge-labels", metavar="FILE", help="labels a judge already gave")
     human = p.add_mutually_exclusive_group(required=True)
     human.add_argument("--human", metavar="FILE", help="the human labels (TREC qrels, JSONL)")
-    human.add_argument(
-        "--human-sample",
-        type=int,
-        metavar="N",
-        help="N of the dataset's labelled queries drawn at random, standing in for people",
-    )
+    ESTIMATE_CLI.add_argument(human, "human_sample", metavar="N")
     p.add_argument(
         "-m",
         "--metric",
@@ -47,26 +63,16 @@ def add_estimate_command(sub: Any) -> None:
         metavar="METRIC",
         help="repeatable (default: " + ", ".join(DEFAULT_METRICS) + ")",
     )
-    p.add_argument("--depth", type=int, help="top k judged (default: the largest cutoff)")
+    ESTIMATE_CLI.add_argument(p, "depth")
     p.add_argument("--baseline", metavar="NAME", help="differences are taken from this run")
-    p.add_argument("--confidence", type=float, default=0.95)
-    p.add_argument(
-        "--interval",
-        choices=("t", "z"),
-        default="t",
-        help="t (default, small-sample) or z (the papers' normal interval)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="for --human-sample")
+    ESTIMATE_CLI.add_argument(p, "confidence", default=0.95)
+    ESTIMATE_CLI.add_argument(p, "interval", default="t")
+    ESTIMATE_CLI.add_argument(p, "seed", default=0)
     p.add_argument("--cache", metavar="LOG", help="the judge's resumable log")
-    p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--timeout", type=float, help="seconds per judge call")
-    p.add_argument("--retries", type=int, default=2)
-    p.add_argument(
-        "--plan",
-        type=float,
-        metavar="WIDTH",
-        help="also say how many human labels an interval this wide needs",
-    )
+    ESTIMATE_CLI.add_argument(p, "concurrency", default=8)
+    ESTIMATE_CLI.add_argument(p, "timeout")
+    ESTIMATE_CLI.add_argument(p, "retries", default=2)
+    ESTIMATE_CLI.add_argument(p, "plan", metavar="WIDTH")
     p.add_argument("--html", metavar="FILE", help="write the estimate as an HTML page")
     p.add_argument("--json", metavar="FILE", help="write the estimate as JSON")
 
@@ -99,7 +105,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         **options,
     )
     sys.stdout.write(str(result) + "\n")
-    if args.plan:
+    if args.plan is not None:
         sys.stdout.write("\n" + str(plan_labels(result, args.plan)) + "\n")
     if args.html:
         result.to_html(args.html)

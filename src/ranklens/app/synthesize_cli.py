@@ -7,7 +7,20 @@ import argparse
 import sys
 from typing import Any
 
+from ..declared import declare
+from ..synthesis.synthesize import SYNTHESIZE
 from .callables import load_callable
+
+SYNTHESIZE_CLI = declare(
+    "ranklens synthesize",
+    {
+        k: SYNTHESIZE[k]
+        for k in (
+            "n", "seed", "max_chars", "max_overlap", "near_duplicate", "concurrency", "timeout",
+            "retries",
+        )
+    },
+)  # fmt: skip
 
 
 def add_synthesize_command(sub: Any) -> None:
@@ -28,41 +41,28 @@ def add_synthesize_command(sub: Any) -> None:
         help="offline (the deterministic stand-in, for trying it out), module:name "
         "or file.py:name of a callable passage -> question(s)",
     )
-    p.add_argument("-n", type=int, metavar="N", help="passages drawn at random (default: all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-chars", type=int, default=2000, help="passage size (default: 2000)")
-    p.add_argument(
-        "--max-overlap",
-        default="0.9",
-        metavar="X",
-        help="drop questions copying more of their passage's word bigrams "
-        "(default 0.9; none keeps them, the overlap still recorded)",
-    )
-    p.add_argument("--near", type=float, default=0.9, help="near-duplicate Jaccard (default 0.9)")
+    SYNTHESIZE_CLI.add_argument(p, "n", "-n", metavar="N")
+    SYNTHESIZE_CLI.add_argument(p, "seed", default=0)
+    SYNTHESIZE_CLI.add_argument(p, "max_chars", default=2000)
+    SYNTHESIZE_CLI.add_argument(p, "max_overlap", default=0.9, metavar="X")
+    SYNTHESIZE_CLI.add_argument(p, "near_duplicate", "--near", default=0.9)
     p.add_argument("--cache", metavar="LOG", help="the resumable log of generator answers")
-    p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--timeout", type=float, help="seconds per generator call")
-    p.add_argument("--retries", type=int, default=2)
+    SYNTHESIZE_CLI.add_argument(p, "concurrency", default=8)
+    SYNTHESIZE_CLI.add_argument(p, "timeout")
+    SYNTHESIZE_CLI.add_argument(p, "retries", default=2)
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
-    from ..errors import InputError
     from ..synthesis import OfflineGenerator, synthesize
 
     generate = load_callable(args.generator, OfflineGenerator())
-    try:
-        overlap = None if args.max_overlap == "none" else float(args.max_overlap)
-    except ValueError:
-        raise InputError(
-            f"--max-overlap takes a number or none, got {args.max_overlap!r}"
-        ) from None
     s = synthesize(
         args.corpus,
         generate,
         n=args.n,
         seed=args.seed,
         max_chars=args.max_chars,
-        max_overlap=overlap,
+        max_overlap=args.max_overlap,
         near_duplicate=args.near,
         cache=args.cache,
         concurrency=args.concurrency,

@@ -13,8 +13,14 @@ report, each finding naming its queries.
   train/test contamination.
 * ``missing_documents``: labels pointing at documents the corpus does not hold (they can
   never be retrieved).
-* ``no_relevant``: queries with no label at or above ``relevance_level``: every metric is
-  0 for them whatever the retriever does.
+* ``no_relevant``: queries with labels, none at or above ``relevance_level``: every
+  metric is 0 for them whatever the retriever does.
+
+Queries with no label at all are *unlabelled*, not a finding: a BEIR folder's
+``queries.jsonl`` holds every split's queries and a split's qrels label some of them, so
+the reader keeps the rest; no evaluation counts them. They are counted once
+(``checked["unlabelled"]``), said once, and left out of every check (a split is checked
+against another split's labelled queries only, for the same reason).
 
 The findings are kept on the dataset (``dataset.info["checks"]``), and every evaluation of
 that :class:`~ranklens.Dataset` object (evaluate, compare, gate, the runner's results)
@@ -29,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..declared import ParameterError, Range, count, data, declare, flag, mapping, number, shown
 from ..errors import InputError
 from ..model import Dataset
 from .corpus import documents
@@ -81,11 +88,18 @@ class DatasetCheck:
 
     def __str__(self) -> str:
         c = self.checked
+        unlabelled = c.get("unlabelled", 0)
         head = (
-            f"Checked {self.dataset!r}: {c['queries']} queries, "
+            f"Checked {self.dataset!r}: {c['queries']} labelled queries, "
             + (f"{c['documents']} documents" if c.get("documents") is not None else "no corpus")
             + (f", against {', '.join(c['against'])}" if c.get("against") else "")
             + "."
+            + (
+                f" {unlabelled} queries have no label at all (unlabelled: not evaluated, "
+                "not checked)."
+                if unlabelled
+                else ""
+            )
         )
         skipped = [f"  (skipped: {s})" for s in c.get("skipped", [])]
         if not self.findings:
@@ -103,6 +117,29 @@ class DatasetCheck:
         return json.dumps(self.to_dict(), **kwargs)
 
 
+_SHARE = Range(0, 1, "right")
+CHECK_DATASET = declare(
+    "check_dataset",
+    {
+        "dataset": data("a Dataset or a path read_dataset reads"),
+        "corpus": data("the documents (None: the dataset's own)"),
+        "against": mapping(
+            None,
+            "other splits, {name: Dataset | {id: text} | path}",
+            none=True,
+            empty=True,
+        ),
+        "containment": number(
+            0.8, _SHARE, "share of a query's word bigrams in a passage that counts as contained"
+        ),
+        "near": number(0.9, _SHARE, "word-set Jaccard from which two queries are near-equal"),
+        "relevance_level": count(1, None, "the grade from which a label counts as relevant"),
+        "attach": flag(True, "keep the findings on the dataset, so its evaluations warn"),
+    },
+)
+
+
+@CHECK_DATASET.checks
 def check_dataset(
     dataset: Any,
     corpus: Any = None,
@@ -118,6 +155,8 @@ def check_dataset(
     documents (default: the dataset's own; without one the text checks are skipped and
     said so). ``against``: other splits, ``{name: Dataset | {id: text} | path}``.
     ``attach``: keep the findings on the dataset, so its evaluations warn with them.
+    Queries with no label at all are counted as unlabelled and left out of every check
+    (see the module docstring); a query whose text is not a text is an error naming it.
     """
     if isinstance(dataset, (str, Path)):
         from ..io import read_dataset
@@ -130,9 +169,10 @@ def check_dataset(
         if corpus is not None
         else (documents(dataset) if dataset.corpus is not None else None)
     )
-    qids = list(dataset.queries)
-    texts = [dataset.queries[q] for q in qids]
     labels = dataset.qrels.to_dict()
+    every = list(dataset.queries)
+    qids = [q for q in every if q in labels]
+    texts = _texts(dataset.queries, qids, "dataset")
     findings: list[Finding] = []
     skipped: list[str] = []
     rel = {q: [d for d, g in labels.get(q, {}).items() if g >= relevance_level] for q in qids}
@@ -157,6 +197,7 @@ def check_dataset(
             findings.append(f)
     checked = {
         "queries": len(qids),
+        "unlabelled": len(every) - len(qids),
         "documents": None if docs is None else len(docs),
         "against": list(against or {}),
         "containment": containment,
@@ -263,9 +304,15 @@ def _cross_split(name, other, qids, texts, near) -> Finding | None:
         other = read_dataset(other)
     queries = other.queries if isinstance(other, Dataset) else other
     if not isinstance(queries, Mapping):
-        raise InputError(f"against[{name!r}] must be a Dataset, {{id: text}} or a path")
+        raise ParameterError(
+            f"check_dataset: against[{name!r}] must be a Dataset, {{id: text}} or a path, got "
+            f"{shown(other)}"
+        )
     oids = list(queries)
-    otexts = [str(queries[q]) for q in oids]
+    if isinstance(other, Dataset):  # its labelled queries: the split it is
+        held = other.qrels.to_dict()
+        oids = [q for q in oids if q in held]
+    otexts = _texts(queries, oids, f"against[{name!r}]")
     seen = {normalise(t): q for q, t in zip(oids, otexts)}
     hits = {
         q: {"split": name, "same_as": seen[normalise(t)], "exact": True}
@@ -285,3 +332,14 @@ def _cross_split(name, other, qids, texts, near) -> Finding | None:
         list(hits),
         hits,
     )
+
+
+def _texts(queries: Mapping[Any, Any], ids: list[Any], where: str) -> list[str]:
+    """The texts of ``ids``; a query whose text is not a text is an error naming it."""
+    out = []
+    for q in ids:
+        t = queries[q]
+        if not isinstance(t, str):
+            raise InputError(f"check_dataset: {where} query {q!r} must have a text, got {shown(t)}")
+        out.append(t)
+    return out

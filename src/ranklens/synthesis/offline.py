@@ -15,7 +15,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..declared import ParameterError, declare, shown, text
 from .text import sentences
+
+OFFLINE = declare(
+    "OfflineGenerator",
+    {"name": text("offline-stand-in", "recorded as the generator in each query's provenance")},
+)
 
 NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
 NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
@@ -29,7 +35,14 @@ class OfflineGenerator:
 
     name = "offline-stand-in"
 
+    @OFFLINE.checks
+    def __init__(self, name: str = "offline-stand-in") -> None:
+        self.name = name
+
     def __call__(self, passage: str) -> dict[str, Any]:
+        """The question of ``passage`` (a text; anything else is a named error)."""
+        if not isinstance(passage, str):
+            raise ParameterError(f"OfflineGenerator: passage must be a text, got {shown(passage)}")
         spans = sentences(passage)
         if not spans:
             return {"question": "", "evidence": ""}
@@ -39,7 +52,8 @@ class OfflineGenerator:
         return {"question": cloze(evidence, subject), "evidence": evidence}
 
     def __repr__(self) -> str:
-        return "OfflineGenerator()"
+        default = self.name == "offline-stand-in"
+        return "OfflineGenerator()" if default else f"OfflineGenerator(name={self.name!r})"
 
 
 def _salience(sentence: str) -> int:

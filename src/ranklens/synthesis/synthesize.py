@@ -24,7 +24,23 @@ from ..capture import Hit, RetrieverAdapter
 from ..capture import run_retriever as run_items
 from ..capture.identity import state_digest
 from ..capture.runner import TRANSIENT
-from ..errors import InputError, RanklensWarning, RunFailuresWarning
+from ..declared import (
+    AT_LEAST_ONE,
+    CALLING,
+    PROBABILITY,
+    STATISTICS,
+    ParameterError,
+    Range,
+    count,
+    data,
+    declare,
+    function,
+    mapping,
+    number,
+    shown,
+    text,
+)
+from ..errors import RanklensWarning, RunFailuresWarning
 from .corpus import documents, passages
 from .filters import apply_filters
 from .parse import candidates, locate
@@ -85,12 +101,59 @@ def generator_name(generate: Any) -> str:
     return getattr(fn, "__name__", type(fn).__name__)
 
 
+SYNTHESIZE = declare(
+    "synthesize",
+    {
+        "corpus": data("a Dataset, {doc_id: text}, {doc_id: {'text'}} or a BEIR corpus/folder"),
+        "generate": function("generate(passage) -> question(s), sync or async"),
+        "n": count(None, AT_LEAST_ONE, "passages drawn at random (None: every passage)", none=True),
+        "seed": STATISTICS["seed"],
+        "max_chars": count(
+            2000, AT_LEAST_ONE, "passage size in characters (None: whole documents)", none=True
+        ),
+        "max_overlap": number(
+            0.9,
+            PROBABILITY,
+            "drop questions whose word-bigram containment in their passage exceeds this "
+            "(None: keep them all, the overlap still recorded)",
+            none=True,
+        ),
+        "near_duplicate": number(
+            0.9,
+            Range(0, 1, "right"),
+            "word-set Jaccard from which a question is a near-duplicate",
+        ),
+        "retriever": data("with it, questions many passages answer are dropped (ambiguous)"),
+        "max_answerable": count(3, AT_LEAST_ONE, "other passages that make a question ambiguous"),
+        "depth": count(10, AT_LEAST_ONE, "the retriever's top k searched for rival passages"),
+        "name": text("synthetic", "the test set's name"),
+        **{
+            k: CALLING[k]
+            for k in (
+                "concurrency",
+                "timeout",
+                "retries",
+                "retry_on",
+                "backoff",
+                "cache",
+                "progress",
+            )
+        },
+        "config": mapping(
+            None, "names the generator's configuration in its log", none=True, empty=True
+        ),
+        "cost": function("cost(output) -> float: what one answer cost", none=True),
+    },
+)
+
+
+@SYNTHESIZE.checks
 def synthesize(
     corpus: Any,
     generate: Callable[..., Any],
     *,
     n: int | None = None,
-    seed: int = 0,
+    seed: int | None = 0,
     max_chars: int | None = 2000,
     max_overlap: float | None = 0.9,
     near_duplicate: float = 0.9,
@@ -133,10 +196,6 @@ def synthesize(
     Returns a :class:`~ranklens.synthesis.Synthesis`: ``dataset`` (queries, id labels:
     each question's source document, the corpus), ``provenance``, ``counts``, ``cost``.
     """
-    if not callable(generate):
-        raise InputError(f"generate must be a callable (passage) -> question(s), got {generate!r}")
-    if n is not None and n < 1:
-        raise InputError(f"n must be at least 1 (or None for every passage), got {n}")
     docs = documents(corpus)
     items: dict[str, tuple[str, int, int]] = {}
     for doc, d in docs.items():
@@ -196,9 +255,21 @@ def synthesize(
             f"passages (recorded per passage in the provenance); first, {first.doc_id!r}: "
             f"{first.detail}",
             RanklensWarning,
-            stacklevel=2,
+            stacklevel=3,  # past the declared-parameter check
         )
     return synthesis
+
+
+def _cost(cost: Callable[[Any], float], output: Any, doc: str) -> float:
+    """What ``cost(output)`` says one answer cost: a finite number >= 0, else a named error."""
+    got = cost(output)
+    ok, value = number(None, Range(0, None))._accepts(got)
+    if not ok:
+        raise ParameterError(
+            f"synthesize: cost(output) must return a finite number >= 0, got {shown(got)} "
+            f"(for the answer on a passage of {doc!r})"
+        )
+    return float(value)
 
 
 def _rows(records, items, texts, gen_name, cost) -> tuple[list[ProvenanceRow], float | None]:
@@ -243,7 +314,7 @@ def _rows(records, items, texts, gen_name, cost) -> tuple[list[ProvenanceRow], f
             )
             continue
         if spent is not None:
-            spent += float(cost(output))
+            spent += _cost(cost, output, doc)
         passage = texts[rec.query_id]
         for c in found:
             number += 1
