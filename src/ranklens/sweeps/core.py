@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..capture import TRANSIENT, KeyLike
+from ..capture.hits import check_key
 from ..comparison import compare
 from ..declared import ParameterError
 from ..errors import InputError, RanklensWarning, closest
@@ -135,6 +136,7 @@ def sweep(
         raise ParameterError(f"sweep: fetch_k must be at least k ({k}), got {fetch_k}")
     prices = (resolve_costs("cost", cost, configs), resolve_costs("cost_per_token",
               cost_per_token, configs))  # fmt: skip
+    check_key(key, "sweep")
     check_scoring(metrics, judge_options)
     if not isinstance(dataset, Dataset):
         dataset = read_dataset(dataset)

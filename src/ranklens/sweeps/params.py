@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..capture.hits import KEY
 from ..declared import (
     AT_LEAST_ONE,
     CALLING,
@@ -114,7 +115,7 @@ SWEEP = declare(
             "(0: stop at once, naming it)",
         ),
         "k": count(10, AT_LEAST_ONE, "documents kept per query (None: all)", none=True),
-        "key": data("how a hit names a labelled document (a field name or a function)"),
+        "key": KEY,
         "fetch_k": count(None, AT_LEAST_ONE, "hits asked of the retriever, at least k", none=True),
         **{n: CALLING[n] for n in ("concurrency", "timeout", "retries", "retry_on")},
         "retry_failed": flag(True, "ask failed queries again when resuming a log"),
