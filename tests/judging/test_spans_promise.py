@@ -413,3 +413,19 @@ def test_a_quote_of_an_absent_document_in_a_file_names_the_file_and_query(tmp_pa
     (tmp_path / "a.jsonl").write_text(json.dumps(line) + "\n")
     with pytest.raises(InputError, match=r"a.jsonl: query 'q9': document 'zz'"):
         ranklens.read_dataset(tmp_path / "a.jsonl")
+
+
+@pytest.mark.parametrize("chars", ["NaN", "-4", "2.5", '"many"', "true"])
+def test_a_runner_log_with_a_bad_recorded_length_names_query_and_hit(tmp_path, chars):
+    from ranklens.app.evaluate_cli import runner_log
+
+    labels = SpanLabels.from_spans({"q": [("d", 27, 44)]}, TEXTS)
+    ds = ranklens.Dataset({"q": "?"}, labels, {"d": {"text": TEXT}})
+    log = tmp_path / "log.jsonl"
+    hit = {"id": "c1", "parent": "d", "start": 0, "end": 44, "text": TEXT[:44]}
+    ranklens.run_retriever(lambda query: [hit], ds, cache=log)
+    lines = log.read_text().splitlines()
+    lines[1] = lines[1].replace('"chars": 44', f'"chars": {chars}')
+    log.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"hit 0 of query 'q': its recorded length 'chars'"):
+        ranklens.evaluate(labels, runner_log(str(log)), ["evidence_recall"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..errors import InputError
 from ..model import Run
 from .hits import Hit, KeyLike, key_function
 from .records import Retrieval
@@ -36,7 +37,7 @@ def chunk_run(records: Iterable[tuple[str, Retrieval]], key: KeyLike, name: str)
                 "start": hit.start,
                 "end": hit.end,
                 "text": hit.text,
-                "chars": raw.get("chars"),
+                "chars": _chars(raw.get("chars"), qid, j),
             })  # fmt: skip
         chunks[qid] = rows
     run = Run.from_chunks(chunks, name=name, ranked=True)
@@ -50,3 +51,19 @@ def _source(key: KeyLike) -> Any:
         return lambda h: h.parent if h.parent is not None else h.id
     fn = key_function(key)
     return fn
+
+
+def _chars(value: Any, qid: str, j: int) -> int | None:
+    """A hit's recorded length (None when absent), or an error naming the query and hit."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        ok = False
+    else:
+        ok = float(value).is_integer() and value >= 0
+    if not ok:
+        raise InputError(
+            f"hit {j} of query {qid!r}: its recorded length 'chars' must be a whole number "
+            f">= 0, got {value!r}"
+        )
+    return int(value)
