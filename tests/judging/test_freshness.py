@@ -552,6 +552,30 @@ def test_the_command_line_judges_versions(tmp_path, capsys):
     assert "--as-of and --freshness judge document versions" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--as-of", ""], "argument --as-of: must be a non-empty text"),
+        (["--as-of", "  "], "argument --as-of: must be a non-empty text"),
+        (["--freshness", ""], "argument --freshness: must be a non-empty text"),
+        (["--time-field", ""], "argument --time-field: must be a non-empty text"),
+        (["--versions", ""], "argument --versions: must be a path"),
+    ],
+)
+def test_an_empty_freshness_flag_is_refused_never_read_as_absent(tmp_path, capsys, flags, message):
+    from ranklens.app.cli import main
+
+    (tmp_path / "q.txt").write_text("q1 0 p2026 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 p2024 1 2.0 r\n")
+    (tmp_path / "v.jsonl").write_text("".join(json_line(r) for r in CHAIN))
+    args = [str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "outdated@1"]
+    with pytest.raises(SystemExit) as exit_:
+        main(["evaluate", *args, "--versions", str(tmp_path / "v.jsonl"), *flags])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
 def json_line(rec):
     import json
 
