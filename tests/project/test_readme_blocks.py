@@ -186,6 +186,11 @@ def test_every_code_block_runs(page, tmp_path, request, monkeypatch, capsys):
             )
     if page.name == "README.md":
         assert ran >= 10
+    if page.name == "sweeps.md":  # `ranklens sweep sweep.toml` chose a configuration
+        import json
+
+        selection = json.loads((tmp_path / "sweep.json").read_text())["selection"]
+        assert selection and all(s["chosen"] in s["feasible"] for s in selection.values())
 
 
 def test_a_block_runs_in_a_fresh_namespace_unless_it_says_what_it_continues(tmp_path):
