@@ -50,8 +50,8 @@ class CostOption(Option):
 
     def _own_words(self) -> str:
         return (
-            "a finite number >= 0, a mapping of configuration name to one, or a function of "
-            "a configuration's parameters returning one"
+            "a price (a finite number >= 0), a mapping of configuration name to a price, or "
+            "a function of a configuration's parameters returning a price"
         )
 
     def _accepts(self, value: Any) -> tuple[bool, Any]:
