@@ -111,6 +111,7 @@ def test_bad_values_are_named_errors_not_tracebacks(kwargs, message):
         ({"key": 3}, ParameterError, "sweep: key must be"),
         ({"relevance_levle": 2}, TypeError, "did you mean 'relevance_level'"),
         ({"constraint": "p95 <= 1e999"}, InputError, "must be a finite number, got '1e999'"),
+        ({"query_params": "bost"}, InputError, "'bost' name no .*did you mean 'boost'"),
         ({"name": lambda p: None}, InputError, "name must return a non-empty text.*None"),
         ({"name": lambda p: p["boost"]}, InputError, "name must return a non-empty text.*0"),
         ({"name": lambda p: ""}, InputError, "name must return a non-empty text"),

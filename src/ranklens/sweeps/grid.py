@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..capture.identity import plain
-from ..errors import InputError
+from ..errors import InputError, closest
 
 
 @dataclass(frozen=True)
@@ -179,9 +179,10 @@ def configurations(
     query = list(dict.fromkeys(query_params or ()))
     unknown = [q for q in query if q not in keys]
     if unknown:
+        near = closest(unknown[0], keys)
         raise InputError(
-            f"query_params {', '.join(map(repr, unknown))} name no parameter of the grid "
-            f"({', '.join(keys)})"
+            f"sweep: query_params {', '.join(map(repr, unknown))} name no parameter of the grid "
+            f"({', '.join(keys)})" + (f"; did you mean {near!r}?" if near else "")
         )
     build_keys = {k for k in keys if k not in query}
     fix = "rename it in the grid, add it to build's parameters" + (
