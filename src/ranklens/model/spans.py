@@ -471,3 +471,11 @@ def _whole_column(values: Any, name: str, source: str, n: int) -> np.ndarray:
         f"{source}: span {i}'s {name} must be a whole number, got {arr[i]!r}"
         + (" (a character offset)" if name != "grade" else "")
     )
+
+
+# each table's public callable: the bound constructor (what a caller, and a test walking
+# every declaration, calls)
+FROM_RECORDS.target = SpanLabels.from_records
+FROM_SPANS.target = SpanLabels.from_spans
+FROM_QUOTES.target = SpanLabels.from_quotes
+FROM_COLUMNS.target = SpanLabels.from_columns
