@@ -42,7 +42,7 @@ from ..declared import (
     declare,
     extend,
     function,
-    names,  # fmt: skip
+    names,
     number,
     path,
     renamed_option,

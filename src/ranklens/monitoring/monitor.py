@@ -42,7 +42,7 @@ from .setup import (
     SET_BASELINE,
     Labels,
     cross_checks,
-    default_signals,  # fmt: skip
+    default_signals,
     window_of,
 )
 from .windows import Event, Samples, Window, WindowState
