@@ -23,7 +23,7 @@ from ..declared import (
     declare,
     flag,
     function,
-    names,  # fmt: skip
+    names,
     number,
     renamed_option,
     text,
