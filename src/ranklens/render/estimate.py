@@ -9,10 +9,16 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..declared import data, declare, flag
 from ..escape import html as escape
 from ..escape import terminal
 from ..text import clip
 from .svg import color
+
+ESTIMATE_HTML = declare("estimate_html", {
+    "e": data("the estimate (EstimateResult.to_dict())"),
+    "page": flag(False, "a whole self-contained page instead of a section"),
+})  # fmt: skip
 
 METHODS = (("naive", "judge only"), ("human", "human only"), ("ppi", "PPI"), ("ppi++", "PPI++"))
 
@@ -137,6 +143,7 @@ def interval_chart(e: Mapping[str, Any], metric: str) -> str:
     )
 
 
+@ESTIMATE_HTML.checks
 def estimate_html(e: Mapping[str, Any], page: bool = False) -> str:
     """The estimate as an HTML section (``page``: a whole self-contained page)."""
     blocks = [f'<h2>Estimated without full labels</h2><p class="note">{escape(headline(e))}</p>']

@@ -15,6 +15,8 @@ from functools import cache
 from importlib import resources
 
 from ..comparison import Report, curve_family
+from ..comparison.report import TO_HTML
+from ..declared import NONNEGATIVE, count, declare, flag
 from ..escape import html as escape
 from ..metrics import parse_metric
 from . import svg
@@ -25,11 +27,19 @@ from .html_queries import differ_table, pairs_for, per_query_table, td, worst_ta
 from .notes import notes
 from .sweep import sweep_body
 from .table_cells import cells, fmt_p
+from .tables import REPORT
 
 MAX_ROWS = 2000
 """Per-query rows shown in the HTML table (all values are in the JSON and CSV outputs)."""
 
 _ids = itertools.count(1)
+
+HTML = declare("Report.render('html')", {
+    "report": REPORT,
+    "title": TO_HTML["title"],
+    "fragment": flag(False, "a <div> for notebooks instead of a whole page"),
+    "max_rows": count(MAX_ROWS, NONNEGATIVE, "per-query rows shown in the HTML table"),
+})  # fmt: skip
 
 
 @cache
@@ -239,6 +249,7 @@ def _meta_line(report: Report) -> str:
     return " · ".join(escape(str(b)) for b in bits)
 
 
+@HTML.checks
 def to_html(
     report: Report, title: str | None = None, fragment: bool = False, max_rows: int = MAX_ROWS
 ) -> str:

@@ -16,9 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from ..comparison import Report
+from ..declared import data, declare, flag, text
 from ..errors import require
 
 _BAD = re.compile(r"[^0-9A-Za-z_\-. /]")
+
+LOG_MLFLOW = declare("log_mlflow", {
+    "obj": data("a Report or a gate's result"),
+    "run_id": text(None, "the MLflow run to log into (None: the active run, else a new one)",
+                   none=True),
+    "experiment": text(None, "the experiment of a new run", none=True),
+    "run_name": text(None, "the name of a new run (None: the dataset's)", none=True),
+    "artifacts": flag(True, "the per-query CSV, the JSON and the HTML report as artifacts"),
+})  # fmt: skip
 
 
 def mlflow_key(name: str) -> str:
@@ -26,6 +36,7 @@ def mlflow_key(name: str) -> str:
     return _BAD.sub("_", str(name))[:250] or "_"
 
 
+@LOG_MLFLOW.checks
 def log_mlflow(
     obj: Any,
     run_id: str | None = None,

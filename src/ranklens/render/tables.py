@@ -8,12 +8,21 @@ import math
 from typing import Any
 
 from ..comparison import Report
+from ..comparison.report import TO_CSV, TO_LATEX, TO_MARKDOWN, TO_PANDAS
+from ..declared import data, declare
 from ..errors import InputError, require
 from ..escape import csv_cell, latex, markdown
 from .notes import notes as report_note_list
 from .table_cells import cells, fmt, fmt_p, legend
 
 KINDS = ("summary", "per_query", "comparisons")
+
+REPORT = data("the report (a copy with every string made visible, but for pandas)")
+"""The report a renderer is given (its options declared as the ``Report`` method's)."""
+MARKDOWN = declare("Report.render('markdown')", {"report": REPORT, **TO_MARKDOWN.options})
+CSV = declare("Report.render('csv')", {"report": REPORT, "kind": TO_CSV["kind"]})
+LATEX = declare("Report.render('latex')", {"report": REPORT, **TO_LATEX.options})
+PANDAS = declare("Report.render('pandas')", {"report": REPORT, **TO_PANDAS.options})
 
 
 def _check_kind(kind: str) -> None:
@@ -88,6 +97,7 @@ def records(report: Report, kind: str = "summary") -> tuple[list[str], list[list
     return header, rows
 
 
+@PANDAS.checks
 def to_pandas(report: Report, kind: str = "summary"):
     pd: Any = require("pandas", "pandas", "Report.to_pandas()")
 
@@ -95,6 +105,7 @@ def to_pandas(report: Report, kind: str = "summary"):
     return pd.DataFrame(rows, columns=header)
 
 
+@CSV.checks
 def to_csv(report: Report, kind: str = "summary") -> str:
     header, rows = records(report, kind)
     buf = io.StringIO()
@@ -108,6 +119,7 @@ md_escape = markdown
 """The Markdown escape (:func:`ranklens.escape.markdown`) under its older name."""
 
 
+@MARKDOWN.checks
 def to_markdown(report: Report, digits: int = 4, details: bool = False) -> str:
     """Runs as rows, metrics as columns; the best value of each column in bold and
     superscript letters for the runs a value is significantly better than; the notes a
@@ -153,6 +165,7 @@ def comparisons_markdown(report: Report, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
+@LATEX.checks
 def to_latex(report: Report, digits: int = 4, caption: str | None = None) -> str:
     """A booktabs table (``\\usepackage{booktabs}``): best values in bold, superscript
     letters for significance, the legend as a table note."""

@@ -7,11 +7,23 @@ from __future__ import annotations
 import io
 
 from ..comparison import Report
+from ..comparison.report import PRINT, TO_TEXT
+from ..declared import declare, flag
 from ..escape import terminal
 from .notes import has_details, report_notes
 from .table_cells import cells, fmt, fmt_p, superscript
+from .tables import REPORT
+
+COMPARISONS = flag(True, "the table of paired comparisons too")
+TEXT = declare("Report.render('text')", {"report": REPORT, **TO_TEXT.options,
+                                          "comparisons": COMPARISONS})  # fmt: skip
+PRINTED = declare("Report.render('print')", {"report": REPORT, **PRINT.options,
+                                             "comparisons": COMPARISONS})  # fmt: skip
+RICH = declare("Report.render('rich')", {"report": REPORT, "digits": TO_TEXT["digits"],
+                                         "details": TO_TEXT["details"]})  # fmt: skip
 
 
+@RICH.checks
 def rich_table(report: Report, digits: int = 4, details: bool = False):
     """A ``rich.table.Table``: best value bold, superscript letters for significance, and
     the notes below it, a line each (``details``: every metric and the queries behind
@@ -74,6 +86,7 @@ def comparisons_table(report: Report, digits: int = 4):
     return table
 
 
+@TEXT.checks
 def to_text(
     report: Report,
     digits: int = 4,
@@ -96,6 +109,7 @@ def to_text(
     return buf.getvalue()
 
 
+@PRINTED.checks
 def print_report(
     report: Report, digits: int = 4, comparisons: bool = True, details: bool = False
 ) -> None:
