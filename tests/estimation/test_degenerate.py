@@ -131,3 +131,15 @@ def test_coverage_with_known_truth_when_people_rarely_find_anything(p, graded):
     for m in METHODS:
         assert cover[m] >= 0.93, (m, cover)
         assert points[m] == 0, (m, points)
+
+
+def test_a_plan_from_a_degenerate_pilot_says_it_is_a_floor(case):
+    demo, runs = case
+    labelled = sorted(demo.queries)[:30]
+    human = {q: {d: 0 for r in runs.values() for d in r[q][:10]} for q in labelled}
+    judged = {q: {d: 1 for r in runs.values() for d in r[q][:10]} for q in demo.queries}
+    with pytest.warns(RanklensWarning):
+        est = ranklens.estimate(demo, runs, judged=judged, human=human, metrics=["P@5"])
+    with pytest.warns(RanklensWarning, match="plan_labels: the pilot's human sample is degenerate"):
+        plan = ranklens.plan_labels(est, 0.1, target="a")
+    assert plan.rows[0]["degenerate"] and "at least: the pilot's human sample" in str(plan)

@@ -244,3 +244,21 @@ def test_estimate_result_lookups_name_the_closest(case):
         est.row("good", "ndcg@10")
     with pytest.raises(ParameterError, match="plan_labels: target and metric must name a row"):
         plan_labels(est, 0.1, target="nope")
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, "x"], ids=repr)
+def test_ppi_and_classical_refuse_values_that_are_not_finite_numbers(bad):
+    import numpy as np
+
+    from ranklens.estimation import classical, ppi
+
+    y = np.linspace(0, 1, 12)
+    broken = np.array([*y[:-1], bad], dtype=object)
+    with pytest.raises(InputError, match="classical: the values must be"):
+        classical(broken)
+    with pytest.raises(InputError, match="ppi: human values must be"):
+        ppi(broken, y, y)
+    with pytest.raises(InputError, match="ppi: judge values of the unlabelled must be"):
+        ppi(y, y, broken)
+    with pytest.raises(InputError, match="ppi: lam must be"):
+        ppi(y, y, y, lam=bad)

@@ -5,6 +5,7 @@ has the formulas)."""
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,11 @@ class LabelPlan:
                 f"  {r['target']} {r['metric']}: {r['human_only']} without a judge, "
                 f"{with_judge} ({r['ppi_unlimited']} with unlimited judged queries; "
                 f"correlation {r['corr']:.2f})"
+                + (
+                    f"; at least: the pilot's human sample is degenerate ({r['degenerate']})"
+                    if r.get("degenerate")
+                    else ""
+                )
             )
         return "\n".join(lines)
 
@@ -159,6 +165,7 @@ def plan_labels(
                 "sd_human": r["human"]["se"] * math.sqrt(estimate.n),
                 "sd_judge": r["naive"]["se"] * math.sqrt(total),
                 "corr": r["corr"] or 0.0,
+                **({"degenerate": r["degenerate"]} if r.get("degenerate") else {}),
             }
             for r in estimate.rows
             if target in (None, r["target"]) and metric in (None, r["metric"])
@@ -172,6 +179,17 @@ def plan_labels(
                 f"{estimate.metrics}), got {target!r}, {metric!r}"
                 + (f"; did you mean {near!r}?" if near else "")
             )
+    weak = [p for p in pilot if p.get("degenerate")]
+    if weak:
+        from .result import DegenerateSampleWarning
+
+        warnings.warn(
+            f"plan_labels: the pilot's human sample is degenerate for {len(weak)} rows, first "
+            f"{weak[0]['target']!r} {weak[0]['metric']} ({weak[0]['degenerate']}): its "
+            "standard deviation is no guide, so those rows' numbers are a floor, not a plan",
+            DegenerateSampleWarning,
+            stacklevel=3,  # past the declared-parameter check
+        )
     sy = np.array([p["sd_human"] for p in pilot])
     sf = np.array([p["sd_judge"] for p in pilot])
     rho = np.array([p["corr"] for p in pilot])

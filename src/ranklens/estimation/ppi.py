@@ -91,8 +91,19 @@ def z_value(confidence: float) -> float:
     return float(ndtri((1 + confidence) / 2))
 
 
-def _cols(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
+def _cols(x: np.ndarray, what: str = "values") -> np.ndarray:
+    """``x`` as a float matrix (one column per estimand); values that are not finite
+    numbers (NaN, infinities, texts) are a named error, never averaged."""
+    try:
+        x = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be numbers, got {x!r:.60}") from None
+    if x.ndim not in (1, 2):
+        raise InputError(f"{what} must be a vector or a matrix (queries x estimands)")
+    bad = ~np.isfinite(x)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InputError(f"{what} must be finite numbers, got {x[at]} at {at}")
     return x[:, None] if x.ndim == 1 else x
 
 
@@ -120,7 +131,7 @@ def classical(y: np.ndarray, confidence: float = 0.95, interval: str = "t") -> I
     """The mean of each column and its interval: ``Ȳ ± q · σ̂ / √n`` (``"t"``: Student's
     quantile and ``ddof=1``, equal to :func:`ranklens.comparison.stats.t_interval`;
     ``"z"``: the normal quantile and ``ddof=0``, equal to ``ppi_py.classical_mean_ci``)."""
-    y = _cols(y)
+    y = _cols(y, "classical: the values")
     n = y.shape[0]
     ddof = _ddof(interval)
     if n <= ddof:
@@ -132,7 +143,8 @@ def classical(y: np.ndarray, confidence: float = 0.95, interval: str = "t") -> I
 def power_tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -> np.ndarray:
     """PPI++'s ``λ̂ = Cov̂(Y, f) / ((1 + n/N) V̂ar(f ∪ f̃))`` per column, clipped to
     ``[0, 1]`` (0 where the judge's values do not vary)."""
-    y, f, fu = _cols(y), _cols(f), _cols(f_unlabelled)
+    y, f = _cols(y, "human values"), _cols(f, "judge values")
+    fu = _cols(f_unlabelled, "judge values")
     n, big_n = y.shape[0], fu.shape[0]
     cov = ((y - y.mean(axis=0)) * (f - f.mean(axis=0))).mean(axis=0)
     both = np.concatenate([f, fu])
@@ -157,7 +169,8 @@ def ppi(
     ``f_unlabelled``: ``(N, m)`` judge values of the others (``N ≥ 2``); ``interval``:
     ``"t"`` or ``"z"`` (see the module docstring)."""
     ddof = _ddof(interval)
-    y, f, fu = _cols(y), _cols(f), _cols(f_unlabelled)
+    y, f = _cols(y, "ppi: human values"), _cols(f, "ppi: judge values")
+    fu = _cols(f_unlabelled, "ppi: judge values of the unlabelled")
     if y.shape != f.shape:
         raise InputError(f"human values {y.shape} and judge values {f.shape} must align")
     n, big_n = y.shape[0], fu.shape[0]
@@ -169,7 +182,7 @@ def ppi(
     lam_arr = (
         power_tuned_lambda(y, f, fu)
         if lam is None
-        else np.broadcast_to(np.asarray(lam, dtype=np.float64), (y.shape[1],)).copy()
+        else np.broadcast_to(_cols(np.atleast_1d(lam), "ppi: lam")[:, 0], (y.shape[1],)).copy()
     )
     rect = y - lam_arr * f
     value = lam_arr * fu.mean(axis=0) + rect.mean(axis=0)
