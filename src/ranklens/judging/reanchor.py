@@ -186,6 +186,9 @@ def reanchor(
                             settings={**opts, "keep": keep, "strict": strict})  # fmt: skip
 
 
+REANCHOR.target = reanchor  # the public callable, checked
+
+
 def _unverified(r: dict[str, Any], new_doc: str, why: str) -> Placed:
     """A span without its old text: kept as it is when its offsets fit the new document."""
     if r["end"] <= len(new_doc):
