@@ -392,3 +392,28 @@ def test_on_scifact_only_the_300_labelled_queries_of_1109_are_asked(shared):
     assert set(build.asked) == set(data.labelled_queries.values())
     assert res.queries["asked"] == 300 and res.queries["unlabelled"] == 809
     assert "asking the 300 labelled queries of 1,109; 809 without labels" in res.notes[0]
+
+
+def test_queries_a_metric_is_undefined_on_are_counted_and_said():
+    """With ``missing="skip"`` a configuration that failed a query has no value there; the
+    selection compares configurations on the queries every one of them has, and says how
+    many it left out."""
+    inner = Calls()
+
+    def build(boost: int):
+        retrieve = inner(boost)
+
+        def answer(query: str):
+            if boost == 1 and query == LABELLED["q2"]:
+                raise ValueError("down for this one")
+            return retrieve(query)
+
+        return answer
+
+    res = quiet_sweep(
+        build, {"boost": [0, 1]}, dataset(), ["recall@3"], retries=0, missing="skip", **FAST
+    )
+    sel = res.selection["recall@3"]
+    assert sel["queries_left_out"] == 1 and sel["n_queries"] == len(LABELLED) - 1
+    said = "recall@3: 1 query on which it is undefined for some configuration is left out"
+    assert any(said in n for n in res.notes)

@@ -319,10 +319,11 @@ def assemble(
     feasible = np.array([by_name[n]["feasible"] for n in names])
     selections, effect_rows, matrices = {}, {}, {}
     keys = list(dict.fromkeys(k for o in outcomes for k in o.config.params))
-    values = {}
-    for m in report.metrics:
-        v = np.vstack([report.per_query[n][m] for n in names])
-        values[m] = v[:, np.isfinite(v).all(axis=0)]
+    values, undefined = {}, {}
+    for m in report.metrics:  # a query a metric is undefined on for some configuration
+        v = np.vstack([report.per_query[n][m] for n in names])  # is left out, and counted
+        kept = np.isfinite(v).all(axis=0)
+        values[m], undefined[m] = v[:, kept], int((~kept).sum())
     # every resampling of the sweep's own analysis in two batches: the paired tests of
     # every two configurations and of the held-out values against the baseline (all
     # metrics), then the intervals
@@ -338,6 +339,8 @@ def assemble(
             defer_tests=True,
             **settings,
         )
+        if undefined[m]:
+            selections[m]["queries_left_out"] = undefined[m]
     pvalues: dict[str, np.ndarray] = {}
     if len(names) <= MATRIX_LIMIT:
         held = [

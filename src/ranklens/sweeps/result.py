@@ -117,11 +117,19 @@ class SweepResult:
     @property
     def notes(self) -> list[str]:
         """What the sweep says beside its numbers: the dataset's queries it did not ask
-        (no labels) and labelled queries without a text."""
+        (no labels), labelled queries without a text, and queries left out of a metric's
+        selection because the metric is undefined on them for some configuration."""
         q = self.queries or {}
-        if q.get("unlabelled") or q.get("labelled_without_text"):
-            return [counts_line(q)]
-        return []
+        out = [counts_line(q)] if q.get("unlabelled") or q.get("labelled_without_text") else []
+        for m, s in self.selection.items():
+            n = s.get("queries_left_out")
+            if n:
+                out.append(
+                    f"{m}: {n:,} {'query' if n == 1 else 'queries'} on which it is undefined "
+                    f"for some configuration {'is' if n == 1 else 'are'} left out of the "
+                    f"selection (made on {s['n_queries']:,})"
+                )
+        return out
 
     @property
     def results(self) -> dict[str, Any]:
