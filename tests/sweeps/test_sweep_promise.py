@@ -417,3 +417,12 @@ def test_queries_a_metric_is_undefined_on_are_counted_and_said():
     assert sel["queries_left_out"] == 1 and sel["n_queries"] == len(LABELLED) - 1
     said = "recall@3: 1 query on which it is undefined for some configuration is left out"
     assert any(said in n for n in res.notes)
+
+
+def test_a_matrix_left_out_for_many_configurations_is_said(monkeypatch):
+    from ranklens.sweeps import core
+
+    monkeypatch.setattr(core, "MATRIX_LIMIT", 2)
+    res = quiet_sweep(Calls(), {"boost": [0, 1, 2]}, dataset(), ["recall@3"], **FAST)
+    assert res.matrices == {}
+    assert any("no significance matrix: 3 measured configurations" in n for n in res.notes)

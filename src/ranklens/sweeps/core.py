@@ -414,6 +414,13 @@ def assemble(
         constraint=getattr(check, "text", None if check is None else "a function of the row"),
         dataset=dataset.name,
     )
+    if len(names) > MATRIX_LIMIT:
+        for sel in selections.values():
+            sel["matrix_note"] = (
+                f"no significance matrix: {len(names)} measured configurations are more than "
+                f"{MATRIX_LIMIT} ({len(names) * (len(names) - 1) // 2:,} pairs); the chosen "
+                "one is tested against every other"
+            )
     reason = nothing_chosen(rows, selections[primary], result.constraint)
     if reason is not None:
         for sel in selections.values():

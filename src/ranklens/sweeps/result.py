@@ -117,10 +117,13 @@ class SweepResult:
     @property
     def notes(self) -> list[str]:
         """What the sweep says beside its numbers: the dataset's queries it did not ask
-        (no labels), labelled queries without a text, and queries left out of a metric's
-        selection because the metric is undefined on them for some configuration."""
+        (no labels), labelled queries without a text, a significance matrix not computed
+        (too many configurations), and queries left out of a metric's selection because
+        the metric is undefined on them for some configuration."""
         q = self.queries or {}
         out = [counts_line(q)] if q.get("unlabelled") or q.get("labelled_without_text") else []
+        if self.selection[self.primary].get("matrix_note"):
+            out.append(self.selection[self.primary]["matrix_note"])
         for m, s in self.selection.items():
             n = s.get("queries_left_out")
             if n:
