@@ -1,9 +1,11 @@
 """A self-contained HTML report: no network assets, inline SVG charts, a sortable per-query
 table, the worst queries and the queries where two runs differ most.
 
-Every user-supplied string (run names, metric names, query ids and texts, dataset name) goes
-through :func:`html.escape`; the script never builds markup from data (it only reorders
-rows and toggles classes), so ids such as ``<script>`` show as text.
+Every user-supplied string (run names, metric names, query ids and texts, dataset name,
+title) goes through :func:`ranklens.escape.html` (control and bidi characters shown as
+escapes, then HTML's specials as entities); data embedded as JSON goes through
+:func:`ranklens.text.script_json`; the script never builds markup from data (it only
+reorders rows and toggles classes), so ids such as ``<script>`` show as text.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Small inline SVG charts (no JavaScript, no external assets) for the HTML report.
 
-Every text placed in a chart goes through :func:`html.escape`.
+Every text placed in a chart goes through :func:`ranklens.escape.html`.
 """
 
 from __future__ import annotations

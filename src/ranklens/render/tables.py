@@ -115,10 +115,6 @@ def to_csv(report: Report, kind: str = "summary") -> str:
     return buf.getvalue()
 
 
-md_escape = markdown
-"""The Markdown escape (:func:`ranklens.escape.markdown`) under its older name."""
-
-
 @MARKDOWN.checks
 def to_markdown(report: Report, digits: int = 4, details: bool = False) -> str:
     """Runs as rows, metrics as columns; the best value of each column in bold and
