@@ -80,6 +80,15 @@ def imports(path: Path) -> list[tuple[str, list[str], int]]:
     return out
 
 
+def _is_module(name: str) -> bool:
+    """Whether ``name`` is a module or package of the core (``ranklens.declared``)."""
+    parts = name.split(".")
+    if parts[0] != "ranklens":
+        return False
+    base = CORE.joinpath(*parts[1:])
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
 def floor(module: str) -> int | None:
     parts = module.split(".")
     if parts[0] != "ranklens":
@@ -100,7 +109,8 @@ def test_floors_import_only_downward():
         for target, names, line in imports(path):
             if target.startswith("ranklens.") or target == "ranklens":
                 # "from . import stats" names a submodule: judge the deepest module named
-                candidates = [target] + [f"{target}.{n}" for n in names]
+                deepest = [f"{target}.{n}" for n in names if _is_module(f"{target}.{n}")]
+                candidates = deepest or [target]
                 theirs = max(floor(c) for c in candidates if floor(c) is not None)
                 same_room = target.split(".")[:2] == mod.split(".")[:2]
                 sideways = theirs == own and not same_room and own not in (0, FLOORS["__init__"])
