@@ -87,7 +87,8 @@ def place_chunks(R: Run, Q: SpanLabels, placement: str = "unique") -> tuple[Run,
         raise InputError(
             f"run {R.name!r}: span labels need each retrieved chunk's document and character "
             "range (or its text, to find it): run the retriever with ranklens.run_retriever or the "
-            "hooks, or give Run.from_chunks(...)"
+            "hooks and give its result, or give Run.from_chunks(...) (a runner's log given as a "
+            "path reads as documents: `ranklens evaluate LABELS LOG.jsonl` reads its chunks)"
         )
     start, end = sp.start.copy(), sp.end.copy()
     texts = Q.texts or {}
