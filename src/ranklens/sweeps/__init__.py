@@ -10,12 +10,14 @@ parameter is declared once (:mod:`.params`); one process at a time runs in a swe
 
 from .core import sweep
 from .grid import CONSTRAINT_FIELDS, Config, configurations, parse_constraint
+from .lock import SweepLocked
 from .result import SweepResult
 from .select import effects, pareto, select
 
 __all__ = [
     "CONSTRAINT_FIELDS",
     "Config",
+    "SweepLocked",
     "SweepResult",
     "configurations",
     "effects",
