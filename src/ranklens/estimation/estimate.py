@@ -48,6 +48,7 @@ ESTIMATE = declare(
             none=True,
             item=a_callable,
             item_words="callables",
+            example=[lambda query, passage: 1],
         ),
         "combine": choice("majority", COMBINE, "how an ensemble's grades are combined per pair"),
         "judged": data("labels a judge already gave (anything evaluate takes, or an Assessment)"),

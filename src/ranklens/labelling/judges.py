@@ -81,6 +81,7 @@ GRADES = Items(
     none=True,
     item=whole_number,
     item_words="whole-number grades",
+    example=[0, 1],
 )
 """The ``grades=`` declaration of :func:`assess` and :func:`ranklens.estimate`."""
 

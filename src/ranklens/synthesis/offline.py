@@ -28,6 +28,7 @@ NAME = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
 PRONOUN = re.compile(r"^(It|They|This|These|He|She|Its)\b")
 
 
+@OFFLINE.checks
 class OfflineGenerator:
     """``generator(passage) -> {"question": ..., "evidence": ...}``: an offline,
     deterministic stand-in for an LLM (see the module docstring). ``name`` is recorded as
@@ -35,7 +36,6 @@ class OfflineGenerator:
 
     name = "offline-stand-in"
 
-    @OFFLINE.checks
     def __init__(self, name: str = "offline-stand-in") -> None:
         self.name = name
 
