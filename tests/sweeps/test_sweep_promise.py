@@ -426,3 +426,11 @@ def test_a_matrix_left_out_for_many_configurations_is_said(monkeypatch):
     res = quiet_sweep(Calls(), {"boost": [0, 1, 2]}, dataset(), ["recall@3"], **FAST)
     assert res.matrices == {}
     assert any("no significance matrix: 3 measured configurations" in n for n in res.notes)
+
+
+def test_a_cache_that_is_a_file_is_named(tmp_path):
+    (tmp_path / "log.jsonl").write_text("")
+    build = Calls()
+    with pytest.raises(InputError, match=r"cache must be a folder .*log\.jsonl"):
+        ranklens.sweep(build, {"boost": [0]}, dataset(), cache=tmp_path / "log.jsonl", **FAST)
+    assert build.builds == []

@@ -95,6 +95,11 @@ class Folder:
         self.path = Path(path).resolve() if path is not None else None  # Ray workers' cwd differs
         self.events: list[dict[str, Any]] = []
         if self.path is not None:
+            if self.path.exists() and not self.path.is_dir():
+                raise InputError(
+                    f"sweep: cache must be a folder (the sweep's logs go in it), got the file "
+                    f"{self.path}"
+                )
             self.path.mkdir(parents=True, exist_ok=True)
 
     def load(self) -> None:
