@@ -40,12 +40,12 @@ def _profile(**kw):
 
 
 CALLS = {
-    "compare": lambda **kw: ranklens.compare(QRELS, RUNS, ["P@1"], **kw),
+    "compare": lambda **kw: ranklens.compare(QRELS, RUNS, **{"metrics": ["P@1"], **kw}),
     "ranklens.evaluate": lambda **kw: ranklens.evaluate(
-        QRELS, RUN_A, ["P@1"], **{"targets": {"P@1": 0.5}, **kw}
+        QRELS, RUN_A, **{"metrics": ["P@1"], "targets": {"P@1": 0.5}, **kw}
     ),
     "compare_snapshots": lambda **kw: ranklens.compare_snapshots(
-        QRELS, kw.pop("snapshots", SNAPS), ["P@1"], **kw
+        QRELS, kw.pop("snapshots", SNAPS), **{"metrics": ["P@1"], **kw}
     ),
     "Snapshots.tau": lambda **kw: _snapshots().tau(**{"a": "s1", "b": "s2", "metric": "P@1", **kw}),
     "Snapshots.save": lambda **kw: _snapshots().save(**kw),
@@ -396,3 +396,19 @@ def test_a_versions_record_whose_id_is_not_a_text_is_named(tmp_path, doc_id):
 def test_a_profiles_folder_is_named_not_a_traceback(tmp_path):
     with pytest.raises(InputError, match="is a folder"):
         ranklens.load_profiles(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("where", "call", "near"),
+    [
+        ("compare", lambda: ranklens.compare(QRELS, RUNS, ["P@1"], n_resample=5), "n_resamples"),
+        ("compare", lambda: ranklens.compare(QRELS, RUNS, ["P@1"], baselin="a"), "baseline"),
+        ("ranklens.evaluate", lambda: ranklens.evaluate(QRELS, RUN_A, targets={"P@1": 0.5},
+                                                        confidance=0.9), "confidence"),
+        ("compare_snapshots", lambda: ranklens.compare_snapshots(QRELS, SNAPS, ["P@1"],
+                                                                 n_resample=5), "n_resamples"),
+    ],
+)  # fmt: skip
+def test_a_misspelled_keyword_passed_on_to_judging_names_the_closest_parameter(where, call, near):
+    with pytest.raises(ParameterError, match=rf"^{where}: no parameter .*did you mean '{near}'"):
+        call()

@@ -25,6 +25,7 @@ from ..declared import (
     declare,
     flag,
     mapping,
+    names,
     renamed_option,
     text,
 )
@@ -33,6 +34,7 @@ from ..evaluation import Evaluation, MetricsLike, tie_bounds
 from ..io import coerce_qrels, coerce_run
 from ..judging import JudgeOptions, judge
 from ..metrics import parse_metric, parse_metrics
+from ..metrics.trec_forms import METRICS
 from ..model import Dataset
 from ..model.spans import SpanLabels
 from ..version import __version__
@@ -44,12 +46,22 @@ from .holes import HoleRange, holes
 from .report import Report
 from .schema import check_run_info
 from .spandrill import span_drilldown
-from .targets import VERDICTS, attach_verdicts, resolve_profile, with_profile_metrics
+from .targets import (
+    VERDICTS,
+    attach_verdicts,
+    resolve_profile,
+    stray_keywords,
+    with_profile_metrics,
+)
 
 COMPARE = declare("compare", {
     "qrels": data("the labels: anything ranklens.evaluate takes, or a Dataset"),
     "runs": data("{name: run} or a list of runs"),
-    "metrics": data("metric names (one name is a list of one)"),
+    "metrics": renamed_option(
+        METRICS, also=names(None, empty=True, check=lambda items: not items),
+        description="metric names (one name is a list of one; [] with a profile or targets: "
+        "theirs alone)",
+    ),
     "baseline": text(None, "compare each run with this one (None: every pair)", none=True),
     **STATISTICS,
     "queries": mapping(None, "{query id: text} shown in the report", none=True, empty=True),
@@ -142,6 +154,7 @@ def compare(
     >>> rep.value("a", "P@1"), rep.value("b", "P@1")
     (0.5, 1.0)
     """
+    stray_keywords(judge_options, COMPARE)
     test = stats.test_name(test)
     correction = stats.correction_name(correction)
 
@@ -161,6 +174,11 @@ def compare(
             f"{baseline!r}{hint}"
         )
     checked = resolve_profile(profile, targets) if profile is not None or targets else None
+    if not metrics and checked is None:
+        raise ParameterError(
+            "compare: metrics must be a non-empty list of metric names (or empty with a profile "
+            "or targets), got []"
+        )
     parsed = parse_metrics(with_profile_metrics(metrics, checked) if checked else metrics)
     qrels = coerce_qrels(qrels)
 

@@ -26,11 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from ..declared import AT_LEAST_ONE, count, data, declare
+from ..declared import AT_LEAST_ONE, count, data, declare, renamed_option
 from ..errors import InputError
 from ..evaluation import Evaluation, MetricsLike, aggregate
 from ..judging import Judged, JudgeOptions, filled_pair, judge
 from ..metrics import Metric, parse_metrics
+from ..metrics.trec_forms import METRICS
 from ..model import QrelsLike, RunLike
 
 
@@ -119,7 +120,8 @@ def holes_at(judged: Judged, k: int) -> np.ndarray:
 HOLES = declare("holes", {
     "qrels": data("the labels (anything ranklens.evaluate takes), or an Evaluation alone"),
     "run": data("the run (None with an Evaluation)"),
-    "metrics": data("metric names (None with an Evaluation: its own)"),
+    "metrics": renamed_option(METRICS, none=True, description="metric names (None: an "
+                              "Evaluation's own, else ndcg@10)"),
     "depth": count(10, AT_LEAST_ONE, "the top k whose unjudged documents are counted per query"),
     "options": data("a ranklens.JudgeOptions (else the judging keywords)"),
 })  # fmt: skip

@@ -40,10 +40,12 @@ from ..declared import STATISTICS, ParameterError, data, declare, mapping, path,
 from ..errors import InputError, closest
 from ..io import coerce_qrels
 from ..metrics import lower_is_better
+from ..metrics.trec_forms import METRICS
 from ..model import Dataset
 from . import stats
 from .compare import compare
 from .report import Report, write_output
+from .targets import stray_keywords
 
 SNAPSHOTS = declare("Snapshots", {
     "reports": data("{snapshot: Report}"),
@@ -60,7 +62,7 @@ SNAPSHOTS_SAVE = declare("Snapshots.save", {"path": path(None, "the JSON file to
 COMPARE_SNAPSHOTS = declare("compare_snapshots", {
     "labels": data("the labels: anything ranklens.compare takes, or a Dataset"),
     "snapshots": mapping(None, "{snapshot: {system: run}} in time order, two or more"),
-    "metrics": data("metric names (one name is a list of one)"),
+    "metrics": METRICS,
     "corpora": mapping(None, "{snapshot: documents} to list the labels whose document changed",
                        none=True),
     **{k: STATISTICS[k] for k in ("confidence", "n_resamples", "seed", "test")},
@@ -184,6 +186,7 @@ def compare_snapshots(
     result); ``corpora``: ``{snapshot: documents}`` to list the labels whose document
     changed; ``options``: as for :func:`~ranklens.compare` (``versions=``, ``convention=``,
     ...). Tau's interval is a ``confidence`` percentile bootstrap of ``n_resamples``."""
+    stray_keywords(options, COMPARE_SNAPSHOTS)
     if len(snapshots) < 2:
         raise ParameterError(
             "compare_snapshots: snapshots must be {snapshot: {system: run}} for two or more "

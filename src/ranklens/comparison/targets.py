@@ -27,12 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from ..declared import LEVEL, Range, choice, data, declare, mapping, names, number
+from ..declared import LEVEL, Range, choice, data, declare, mapping, names, number, renamed_option
 from ..errors import InputError
 from ..evaluation import Evaluation
 from ..evaluation import evaluate as evaluate_only
 from ..io import coerce_qrels
 from ..metrics import parse_metric
+from ..metrics.trec_forms import METRICS
 from ..model import Dataset, Run
 from ..profiles import Profile, get_profile, metric_range
 from .bounds import (
@@ -62,10 +63,28 @@ VERDICTS = {
 """The verdicts' settings (``ranklens.evaluate``, ``compare`` as ``target_*``,
 ``plan_queries``): declared once here."""
 
+
+def stray_keywords(given: Mapping[str, Any], table: Any) -> None:
+    """A keyword passed on to judging that is not a judging option but a misspelling of
+    one of ``table``'s parameters (``n_resample=``) is named with the closest, before
+    judging reads it as an unknown judging option."""
+    from ..declared import UnknownParameterError
+    from ..errors import closest
+    from ..judging.options import JUDGING
+
+    for key in given:
+        near = None if key in JUDGING else closest(key, table.options)
+        if near:
+            raise UnknownParameterError(
+                f"{table.where}: no parameter {key!r}; did you mean {near!r}? (it takes: "
+                f"{', '.join(table.options)}, and the judging options)"
+            )
+
+
 EVALUATE = declare("ranklens.evaluate", {
     "qrels": data("the labels: anything ranklens.evaluation.evaluate takes"),
     "run": data("the run: anything ranklens.evaluation.evaluate takes"),
-    "metrics": data("metric names (default: the profile's)"),
+    "metrics": renamed_option(METRICS, none=True, description="metric names (None: the profile's)"),
     **VERDICTS,
 })  # fmt: skip
 
@@ -180,6 +199,7 @@ def evaluate(
     >>> ev.verdicts[0].status, ev.verdicts[0].method
     ('unknown', 'exact')
     """
+    stray_keywords(options, EVALUATE)
     if profile is None and not targets:
         if metrics is None:
             raise InputError("evaluate needs metrics, or a profile whose metrics to use")

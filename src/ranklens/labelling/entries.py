@@ -5,6 +5,7 @@ checked (``ranklens.judging_page``...), so a bad value is a named error before a
 from __future__ import annotations
 
 from ..declared import choice, data, declare, mapping, path, text
+from ..metrics.trec_forms import METRICS
 from ..profiles.options import items
 from .page import judging_page as page_judging_page
 from .page import read_judgments as page_read_judgments
@@ -29,7 +30,7 @@ RESCORE = declare("rescore", {
     "before": data("the labels before: anything ranklens.compare takes"),
     "after": data("the labels after (merged with the new judgments)"),
     "runs": data("{name: run} or a list of runs"),
-    "metrics": data("metric names (one name is a list of one)"),
+    "metrics": METRICS,
 })  # fmt: skip
 
 judging_page = JUDGING_PAGE.checks(page_judging_page)
