@@ -79,7 +79,8 @@ def _labels(names: tuple[str, ...]) -> tuple[list[str], dict[str, dict[str, int]
 @functools.cache
 def report(names: tuple[str, ...]) -> ranklens.Report:
     """A comparison of runs named by every name, on queries named by them (ids and texts),
-    a dataset named by all of them, one metric renamed to a name; with the drill-down."""
+    a dataset and a profile named by all of them, one metric renamed to a name; with the
+    drill-down."""
     queries, qrels = _labels(names)
     runs = {n: {q: _rank(i, j, names) for j, q in enumerate(queries)} for i, n in enumerate(names)}
     rep = ranklens.compare(
@@ -91,7 +92,11 @@ def report(names: tuple[str, ...]) -> ranklens.Report:
         dataset=" ".join(names),
         n_resamples=200,
         run_info={n: {"latency_ms": {"p50": 1.0, "p95": 2.0}, "concurrency": 1} for n in names},
-    )
+        profile=ranklens.Profile(
+            name=" ".join(names), title=names[1], metrics=["ndcg@3"],
+            targets=[ranklens.Target("ndcg@3", 0.5, why=names[2], source=names[3])],
+        ),
+    )  # fmt: skip
     data = json.loads(json.dumps(rep.to_dict()).replace('"P@2"', json.dumps(names[5])))
     return ranklens.Report.from_dict(data)
 
@@ -101,9 +106,12 @@ def gate(names: tuple[str, ...], tmp: str) -> object:
     queries, qrels = _labels(names)
     good = {q: {"d2": 3.0, "d1": 2.0, "d3": 1.0} for q in queries}
     bad = {q: ({f"doc {q}": 9.0, "x": 8.0, "y": 7.0} if q in names else good[q]) for q in queries}
+    texts = {q: f"text of {q}" for q in queries}
+    labels = ranklens.Dataset(texts, ranklens.Qrels.from_dict(qrels), name=" ".join(names))
+    Path(tmp).mkdir(parents=True, exist_ok=True)
     path = Path(tmp) / "baseline.json"
-    ranklens.gate(qrels, good, path, ["ndcg@3"], update_baseline=True, n_resamples=200)
-    return ranklens.gate(qrels, bad, path, ["ndcg@3"], n_resamples=200, show=len(names))
+    ranklens.gate(labels, good, path, ["ndcg@3"], update_baseline=True, n_resamples=200)
+    return ranklens.gate(labels, bad, path, ["ndcg@3"], n_resamples=200, show=len(names))
 
 
 @functools.cache
@@ -425,9 +433,14 @@ CASES = [
 
 @pytest.mark.parametrize(("output", "key"), CASES)
 def test_every_output_shows_names_as_text(output: Output, key: str, tmp: str) -> None:
-    out = output.render(NAMES, tmp + "/hostile")
-    benign = output.render(BENIGN, tmp + "/benign")
+    out = _rendered(output, NAMES, tmp + "/hostile")
+    benign = _rendered(output, BENIGN, tmp + "/benign")
     check(output.fmt, out, benign, key)
+
+
+@functools.cache
+def _rendered(output: Output, names: tuple[str, ...], tmp: str) -> str:
+    return output.render(names, tmp)
 
 
 # --------------------------------------------------------------------------- enumeration
