@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, require
+from ..escape import markdown
 from ..model.spans import SpanLabels
 from ..text import clip, visible
 
@@ -177,12 +178,13 @@ class Reanchored:
         return f"Reanchored({len(self.rows)} spans, {self.kept} kept, {self.left_out} left out)"
 
     def to_markdown(self, limit: int | None = None) -> str:
-        """The summary and a Markdown table of the changed spans."""
+        """The summary and a Markdown table of the changed spans (every cell escaped for
+        Markdown: a query or document id shows as text)."""
         rows = self.changed if limit is None else self.changed[:limit]
         out = [self.summary().replace("\n", " "), ""]
         if rows:
             out += ["| " + " | ".join(self._HEAD) + " |", "|" + "---|" * len(self._HEAD)]
-            out += ["| " + " | ".join(c.replace("|", "\\|") for c in self._cells(r, 200)) + " |"
+            out += ["| " + " | ".join(markdown(c) for c in self._cells(r, 200)) + " |"
                     for r in rows]  # fmt: skip
         return "\n".join(out) + "\n"
 
