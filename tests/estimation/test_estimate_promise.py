@@ -262,3 +262,19 @@ def test_ppi_and_classical_refuse_values_that_are_not_finite_numbers(bad):
         ppi(y, y, broken)
     with pytest.raises(InputError, match="ppi: lam must be"):
         ppi(y, y, y, lam=bad)
+
+
+def test_inputs_that_leave_nothing_to_estimate_are_named(case):
+    ds, runs = case
+    with pytest.raises(InputError, match="estimate: run 'elsewhere' retrieved nothing"):
+        ranklens.estimate(ds, {**runs, "elsewhere": {"zz": ["d"]}}, judge=judge1, human=30)
+    with pytest.raises(InputError, match=r"the judged labels share no .query, document. pair"):
+        ranklens.estimate(ds, runs, judged={"q01": {"no-such-doc": 1}}, human=30)
+    with pytest.raises(InputError, match="judge_bias: a bias check needs at least 2 pairs"):
+        judge_bias(judge1, [])
+
+
+@pytest.mark.parametrize("pool", [5, {"q": "d"}, [("q", "d")], b"pairs"], ids=repr)
+def test_assess_names_a_pool_that_is_not_a_pool(pool):
+    with pytest.raises(ParameterError, match="assess: pool must be a LabelPool"):
+        assess(pool, judge1)

@@ -232,3 +232,9 @@ def test_check_exit_code_says_what_was_found(splits, capsys):
     assert main(["check", str(dup), "--strict"]) == 1
     assert main(["check", str(splits), "--strict"]) == 0
     assert main(["check", str(splits.parent / "nowhere")]) == 2
+
+
+@pytest.mark.parametrize("corpus", [{}, {"d": ""}, {"d": "   ", "e": "\n"}], ids=repr)
+def test_a_corpus_with_no_passage_is_named(corpus):
+    with pytest.raises(InputError, match="synthesize: the corpus holds no passage"):
+        synthesize(corpus, OfflineGenerator(), progress=False)

@@ -166,6 +166,13 @@ def estimate(
     metric_names = [m.name for m in parsed]
     depth = depth or max((m.k for m in parsed if m.k), default=10)
     run_map = _runs(runs)
+    for name, run in run_map.items():
+        if not set(map(str, run.query_ids)) & set(dataset.queries):
+            raise InputError(
+                f"estimate: run {name!r} retrieved nothing for the dataset's queries (it "
+                f"holds {len(run.query_ids)} queries, none of the dataset's "
+                f"{len(dataset.queries)}): check its query ids"
+            )
     base = baseline or next(iter(run_map))
     if base not in run_map:
         from ..errors import closest
@@ -183,6 +190,13 @@ def estimate(
     if judged is not None:
         judge_q = coerce_qrels(judged.qrels if hasattr(judged, "failures") else judged)
         outside_scale(judge_q, scale, "judged")
+        given = {(str(q), str(d)) for q, docs in judge_q.to_dict().items() for d in docs}
+        if not given & {(p.query_id, p.doc_id) for p in pairs}:
+            raise InputError(
+                f"estimate: the judged labels share no (query, document) pair with the runs' "
+                f"top {depth}: there is nothing of the judge's to calibrate (judge those "
+                "pairs, or give judge= to have them judged)"
+            )
         source = "given labels"
     else:
         js = [judge] if judge is not None else list(judges or [])

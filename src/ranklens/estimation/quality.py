@@ -138,7 +138,10 @@ def judge_bias(
     if len(pairs) < 2:
         from ..errors import InputError
 
-        raise InputError("a bias check needs at least 2 pairs with query and passage text")
+        raise InputError(
+            f"judge_bias: a bias check needs at least 2 pairs with query and passage text, "
+            f"got {len(pairs)}"
+        )
     shown = []
     for i, p in enumerate(pairs):
         filler = next(

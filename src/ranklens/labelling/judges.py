@@ -24,7 +24,17 @@ from ..capture import Hit, RetrieverAdapter
 from ..capture import run_retriever as run_queries
 from ..capture.identity import state_digest
 from ..capture.runner import TRANSIENT
-from ..declared import CALLING, Option, data, declare, function, mapping, text
+from ..declared import (
+    CALLING,
+    Option,
+    ParameterError,
+    data,
+    declare,
+    function,
+    mapping,
+    shown,
+    text,
+)
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
 from ..model import Qrels
 from .pool import LabelPool, PoolPair
@@ -232,7 +242,18 @@ def assess(
     """
     if isinstance(pool, (str, Path)):
         pool = LabelPool.from_jsonl(pool)
+    if isinstance(pool, (bytes, Mapping)) or not isinstance(pool, Iterable):
+        raise ParameterError(
+            "assess: pool must be a LabelPool, its JSONL file or a list of PoolPairs, got "
+            f"{shown(pool)}"
+        )
     pairs = list(pool)
+    wrong = next((p for p in pairs if not isinstance(p, PoolPair)), None)
+    if wrong is not None:
+        raise ParameterError(
+            f"assess: pool must be a LabelPool, its JSONL file or a list of PoolPairs, got an "
+            f"item {shown(wrong)}"
+        )
     name = getattr(getattr(judge, "func", judge), "__name__", type(judge).__name__)
     source = source or f"model:{name}"
     allowed = frozenset(grades) if grades is not None else None

@@ -40,7 +40,7 @@ from ..declared import (
     shown,
     text,
 )
-from ..errors import RanklensWarning, RunFailuresWarning
+from ..errors import InputError, RanklensWarning, RunFailuresWarning
 from .corpus import documents, passages
 from .filters import apply_filters
 from .parse import candidates, locate
@@ -202,6 +202,11 @@ def synthesize(
         for s, e in passages(d["text"], max_chars):
             items[json.dumps([doc, s, e])] = (doc, s, e)
     keys = list(items)
+    if not keys:
+        raise InputError(
+            f"synthesize: the corpus holds no passage to generate from ({len(docs)} documents, "
+            "every text empty)"
+        )
     if n is not None and n < len(keys):
         pick = np.sort(np.random.default_rng(seed).choice(len(keys), n, replace=False))
         keys = [keys[i] for i in pick]
