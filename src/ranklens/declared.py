@@ -228,7 +228,11 @@ class Option:
             if k == "count":
                 if not x.is_integer():
                     return False, None
-                x = int(x)  # type: ignore[assignment]
+                return (
+                    (self.range is None or x in self.range)
+                    and (self.check is None or bool(self.check(x))),
+                    int(x),
+                )
             if self.range is not None and x not in self.range:
                 return False, None
             if self.check is not None and not self.check(x):
@@ -493,8 +497,8 @@ class Declared:
         are passed on); a keyword it does not take is refused naming the closest; its
         docstring gains the declared parameter lines."""
         if inspect.isclass(fn):
-            fn.__init__ = self._wrap(fn.__init__)  # type: ignore[misc]
-            fn.__declared__ = self  # type: ignore[attr-defined]
+            setattr(fn, "__init__", self._wrap(fn.__init__))  # noqa: B010 - a class's own
+            setattr(fn, "__declared__", self)  # noqa: B010
             fn.__doc__ = (fn.__doc__ or "") + self.doc_lines()
             self.target = fn
             return fn
