@@ -497,3 +497,17 @@ def test_each_escape_keeps_the_text_readable(text: str) -> None:
 def test_csv_cells_a_spreadsheet_would_run_are_prefixed(cell: str) -> None:
     assert escape.csv_cell(cell) == "'" + cell
     assert escape.csv_cell(math.nan) == "" and escape.csv_cell(-1.5) == -1.5
+
+
+@pytest.mark.parametrize("title", ["__DATA__", "a __TITLE__ b", "__DATA____TITLE__"])
+def test_the_judging_pages_placeholders_are_filled_once(title: str) -> None:
+    """A title or a query naming the page's placeholders is shown as text: the JSON data is
+    not pasted into the title, nor the title into the data."""
+    from ranklens.labelling import judging_page as page
+    from ranklens.labelling.pool import PoolPair
+
+    html = page([PoolPair("q", "d", {"r": 1}, query=title, text="t")], title=title)
+    head = html[html.index("<title>") + 7 : html.index("</title>")]
+    assert head == escape.html(title)
+    data = html[html.index('id="pool-data"') :]
+    assert json.loads(data[data.index(">") + 1 : data.index("</script>")])["title"] == title
