@@ -412,3 +412,19 @@ def test_a_profiles_folder_is_named_not_a_traceback(tmp_path):
 def test_a_misspelled_keyword_passed_on_to_judging_names_the_closest_parameter(where, call, near):
     with pytest.raises(ParameterError, match=rf"^{where}: no parameter .*did you mean '{near}'"):
         call()
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda r: r.value("c", "P@1"), r"Report.value: run must be one of .*got 'c'"),
+        (lambda r: r.value("a", "P@2"), r"Report.value: metric .*got 'P@2'; did you mean 'P@1'"),
+        (lambda r: r.letter("aa"), r"Report.letter: run .*got 'aa'; did you mean 'a'"),
+        (lambda r: r.comparison("a", "x", "P@1"), r"Report.comparison: run .*got 'x'"),
+        (lambda r: r.beats("a", "map"), r"Report.beats: metric .*got 'map'"),
+        (lambda r: r.best("ndcg"), r"Report.best: metric .*got 'ndcg'"),
+    ],
+)
+def test_a_run_or_metric_the_report_does_not_hold_is_named(call, message):
+    with pytest.raises(ParameterError, match=message):
+        call(_report())

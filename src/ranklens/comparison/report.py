@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..declared import NONNEGATIVE, choice, count, declare, flag, path, text
-from ..errors import InputError
+from ..declared import NONNEGATIVE, ParameterError, choice, count, declare, flag, path, text
+from ..errors import InputError, closest
 from ..io.records import load_json
 from ..metrics import lower_is_better
 from .display import RAW_FORMATS, display_copy
@@ -144,8 +144,21 @@ class Report:
     def alpha(self) -> float:
         return float(self.settings.get("alpha", 0.05))
 
+    def _known(self, where: str, run: str | None = None, metric: str | None = None) -> None:
+        """A run or metric the report does not hold is an error naming the method, what it
+        holds and the closest (never a bare KeyError)."""
+        for name, value, held in (("run", run, self.runs), ("metric", metric, self.metrics)):
+            if value is not None and value not in held:
+                near = closest(str(value), held)
+                hint = f"; did you mean {near!r}?" if near else ""
+                raise ParameterError(
+                    f"Report.{where}: {name} must be one of the report's {name}s "
+                    f"({', '.join(map(repr, held))}), got {value!r}{hint}"
+                )
+
     def value(self, run: str, metric: str) -> float:
         """The aggregate of ``metric`` for ``run``."""
+        self._known("value", run, metric)
         return float(self.summary[run][metric]["value"])
 
     @property
@@ -157,11 +170,14 @@ class Report:
 
     def letter(self, run: str) -> str:
         """The marker letter of ``run``."""
+        self._known("letter", run)
         i = self.runs.index(run)
         return RUN_LETTERS[i] if i < len(RUN_LETTERS) else str(i + 1)
 
     def comparison(self, run: str, other: str, metric: str) -> Comparison | None:
         """The comparison of two runs on a metric, oriented as ``run - other``."""
+        self._known("comparison", run, metric)
+        self._known("comparison", other)
         for c in self.comparisons:
             if c.metric != metric:
                 continue
@@ -173,6 +189,7 @@ class Report:
 
     def beats(self, run: str, metric: str) -> list[str]:
         """The runs that ``run`` is significantly better than on ``metric``."""
+        self._known("beats", run, metric)
         out = []
         for c in self.comparisons:
             if c.metric == metric and c.winner == run:
@@ -182,6 +199,7 @@ class Report:
     def best(self, metric: str) -> str | None:
         """The run with the highest aggregate of ``metric`` (the lowest for a metric where
         lower is better, such as ``outdated@k``)."""
+        self._known("best", metric=metric)
         vals = [(self.value(r, metric), r) for r in self.runs]
         vals = [(v, r) for v, r in vals if math.isfinite(v)]
         pick = min if lower_is_better(metric) else max
