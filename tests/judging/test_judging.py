@@ -180,9 +180,9 @@ def test_bad_ids_and_grades_are_named():
         Run.from_dict({"q": {"": 1.0}})
     with pytest.raises(InputError, match="not a finite number"):
         Run.from_dict({"q": {"d": float("nan")}})
-    with pytest.raises(InputError, match="relevance_level must be >= 0"):
+    with pytest.raises(InputError, match="evaluate: relevance_level must be a whole number >= 0"):
         ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, ["P@1"], relevance_level=-1)
-    with pytest.raises(InputError, match="duplicates must be one of error, first"):
+    with pytest.raises(InputError, match="evaluate: duplicates must be one of 'error', 'first'"):
         ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, ["P@1"], duplicates="last")
 
 

@@ -101,12 +101,51 @@ def test_names_parse(name, family, k, params, level):
         ("P(rel=-1)@5", "rel must be a whole number >= 0 .*got -1"),
         ("iprec", "iprec needs r="),
         ("P_5.5", "whole number"),
-        ("", "unknown metric"),
     ],
 )
 def test_bad_names_explain_themselves(name, message):
     with pytest.raises(MetricNameError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_metric(name)
+
+
+@pytest.mark.parametrize("name", ["", "   ", None, 3, ["P@1"], b"P@1"])
+def test_what_is_no_metric_name_is_refused_by_the_declaration(name):
+    from ranklens.declared import ParameterError
+
+    with pytest.raises(ParameterError, match=r"^parse_metric: name must be a metric name"):
+        parse_metric(name)
+
+
+@pytest.mark.parametrize("names", [[], "", 3, [3], [None], {"P@1": 1}, b"P@1", [""]])
+def test_what_is_no_list_of_metrics_is_refused_by_the_declaration(names):
+    import ranklens
+    from ranklens.declared import ParameterError
+    from ranklens.metrics import parse_metrics
+
+    with pytest.raises(ParameterError, match=r"^parse_metrics: names must be a non-empty list"):
+        parse_metrics(names)
+    refused = r"^(ranklens\.)?evaluate: metrics must be a non-empty list"
+    with pytest.raises(ParameterError, match=refused):
+        ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, names)
+
+
+def test_a_lone_metric_name_is_a_list_of_one():
+    import ranklens
+
+    assert ranklens.evaluate({"q": ["a"]}, {"q": ["a"]}, "ndcg@10").aggregate == {"ndcg@10": 1.0}
+
+
+def test_register_metric_names_what_is_no_family():
+    from ranklens.declared import ParameterError
+    from ranklens.errors import InputError
+    from ranklens.metrics import Family, register_metric
+
+    with pytest.raises(ParameterError, match=r"^register_metric: family must be a Family"):
+        register_metric("hits")
+    with pytest.raises(ParameterError, match=r"^register_metric: replace must be True or False"):
+        register_metric(Family("hits_t", lambda v, k=None: v), replace="yes")
+    with pytest.raises(InputError, match="register_metric: a metric family named 'P'"):
+        register_metric(Family("P", lambda v, k=None: v))
 
 
 def test_trec_m_forms_expand():

@@ -13,9 +13,11 @@ import numpy as np
 
 from ..errors import InputError, require
 from ..judging import Judged, JudgeOptions, counts_notes, judge
+from ..judging.options import check_judging, check_options
 from ..metrics import Metric, parse_metrics
 from ..model import QrelsLike, RunLike
 from ..text import visible
+from .options import EVALUATE
 
 MetricsLike = str | Metric | Sequence[str | Metric]
 
@@ -261,6 +263,7 @@ def _fmt(mt: Metric, value: float, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
+@EVALUATE.checks
 def evaluate(
     qrels: QrelsLike,
     run: RunLike,
@@ -298,6 +301,8 @@ def evaluate(
     >>> ev["P@2"], ev["recall@2"]
     (0.5, 0.5)
     """
+    judge_options = check_judging(judge_options, "evaluate")
+    check_options(options, "evaluate")
     if isinstance(run, (str, Path)):
         from .stream import evaluate_file, streams
 

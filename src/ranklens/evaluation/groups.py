@@ -13,9 +13,11 @@ import numpy as np
 from ..errors import InputError
 from ..io import coerce_qrels, coerce_run, read_judgment_groups
 from ..judging import Judged, JudgeOptions, judge
+from ..judging.options import check_judging, check_options
 from ..metrics import Metric, parse_metrics
 from ..model import Qrels, QrelsLike, RunLike
 from . import Evaluation, MetricsLike, versioned_metrics
+from .options import EVALUATE_JUDGMENT_GROUPS
 
 
 class GroupAveragedEvaluation(Evaluation):
@@ -43,6 +45,7 @@ class GroupAveragedEvaluation(Evaluation):
         return GroupAveragedEvaluation(self.judged, self.groups, parse_metrics(metrics))
 
 
+@EVALUATE_JUDGMENT_GROUPS.checks
 def evaluate_judgment_groups(
     groups: Mapping[str, QrelsLike] | str | Path,
     run: RunLike,
@@ -68,6 +71,8 @@ def evaluate_judgment_groups(
     >>> evaluate_judgment_groups(groups, {"q1": ["d1", "d3"]}, ["map_avgjg"])["map_avgjg"]
     0.5
     """
+    judge_options = check_judging(judge_options, "evaluate_judgment_groups")
+    check_options(options, "evaluate_judgment_groups")
     parsed = versioned_metrics(metrics, trec_eval_version, judge_options)
     if isinstance(groups, (str, Path)):
         groups = read_judgment_groups(groups)

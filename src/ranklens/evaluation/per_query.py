@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, require
+from .options import WRITE_PER_QUERY
 
 SUFFIXES = (".parquet", ".csv", ".tsv", ".jsonl")
 
 
+@WRITE_PER_QUERY.checks
 def write_per_query(ev: Any, path: str | Path) -> Path:
     """Write ``ev``'s per-query values (an :class:`~ranklens.Evaluation`) to ``path``
     (``.parquet``, ``.csv``, ``.tsv`` or ``.jsonl``); returns the path.

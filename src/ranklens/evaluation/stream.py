@@ -35,9 +35,11 @@ from typing import Any
 from ..errors import InputError
 from ..io.jsonl import is_run_log
 from ..judging import JudgeOptions
+from ..judging.options import check_judging, check_options
 from ..model import QrelsLike
 from . import MetricsLike
 from .labelshards import evaluate_in_label_shards, label_bytes, label_shard_count
+from .options import EVALUATE_FILE, parse_bytes
 from .per_query import write_per_query
 from .progress import ByteProgress
 from .run_files import run_files
@@ -46,19 +48,6 @@ from .stream_plan import BYTES_PER_CHUNK_BYTE, StreamedEvaluation, finish, plan,
 
 DEFAULT_MEMORY = 2_000_000_000
 """The default budget in bytes (about 2 GB)."""
-
-
-def parse_bytes(text: str | int | float) -> int:
-    """A size such as ``2G``, ``500M``, ``64K`` or ``1e9`` in bytes (powers of 1024)."""
-    s = str(text).strip().upper().removesuffix("B")
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(s[-1:], 1)
-    try:
-        value = float(s[:-1] if scale > 1 else s) * scale
-    except ValueError:
-        raise InputError(f"a memory size is a number with K, M or G, got {text!r}") from None
-    if not value >= 1000:
-        raise InputError(f"memory must be at least 1000 bytes, got {text!r}")
-    return int(value)
 
 
 def streams(run: Any, memory: int | float | str | None, qrels: Any = None) -> bool:
@@ -83,6 +72,7 @@ def streams(run: Any, memory: int | float | str | None, qrels: Any = None) -> bo
     return not (fmt == "jsonl" and is_run_log(p))  # a runner's log: read whole
 
 
+@EVALUATE_FILE.checks
 def evaluate_file(
     qrels: QrelsLike,
     run: Any,
@@ -124,10 +114,10 @@ def evaluate_file(
     again = partial(evaluate_file, qrels, run, memory=memory, options=options, tmp_dir=tmp_dir,
                     backend=backend, ray=ray, trec_eval_version=trec_eval_version,
                     progress=progress, **judge_options)  # fmt: skip
+    judge_options = check_judging(judge_options, "evaluate_file")
+    check_options(options, "evaluate_file")
     if isinstance(memory, str):
         memory = parse_bytes(memory)
-    if backend not in ("local", "ray"):
-        raise InputError(f"backend must be 'local' or 'ray', got {backend!r}")
     if backend == "ray":
         from .on_ray import evaluate_on_ray
 

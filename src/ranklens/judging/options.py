@@ -3,14 +3,25 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
-from ..errors import InputError, UnknownOptionError, closest, suggest
-from .conventions import Convention, get_convention
+from ..declared import (
+    NONNEGATIVE,
+    Option,
+    ParameterError,
+    choice,
+    count,
+    data,
+    declare,
+    flag,
+    renamed_option,
+    text,
+)
+from ..errors import UnknownOptionError, closest, suggest
+from .conventions import PRESETS, Convention, get_convention
 from .freshness_rules import FreshnessRule, get_freshness_rule
 from .overlap import OverlapRule, get_rule
 
@@ -50,6 +61,102 @@ def unknown_options(names: list[str]) -> str:
 
 TIES = ("trec", "input", "expected", "best", "worst")
 """How tied scores are ordered (:attr:`JudgeOptions.ties`)."""
+
+
+@dataclass(frozen=True)
+class ConventionOption(Option):
+    """A convention: a preset's name in any case (:data:`~.conventions.PRESETS`) or a
+    :class:`~.conventions.Convention`."""
+
+    def _own_words(self) -> str:
+        return "a Convention or " + super()._own_words()
+
+    def _accepts(self, value: Any) -> tuple[bool, Any]:
+        if isinstance(value, Convention):
+            return True, value
+        if isinstance(value, str) and value.lower() in self.choices:
+            return True, value
+        return False, None
+
+
+CONVENTION = ConventionOption("choice", "trec", "a preset of switches (or a Convention)",
+                              choices=tuple(PRESETS))  # fmt: skip
+
+
+def _switches() -> dict[str, Option]:
+    """Every convention switch declared from :class:`Convention`'s own field types (its
+    ``Literal`` choices, its booleans): one source, read here."""
+    hints = typing.get_type_hints(Convention)
+    out: dict[str, Option] = {}
+    for f in Convention.__dataclass_fields__.values():
+        if f.name == "name":
+            continue
+        words = f"convention switch (see ranklens.conventions; default {f.default!r})"
+        if hints[f.name] is bool:
+            out[f.name] = flag(f.default, words)
+        else:
+            out[f.name] = choice(f.default, typing.get_args(hints[f.name]), words)
+    return out
+
+
+SWITCHES: dict[str, Option] = _switches()
+"""The convention switches, each one given directly (``duplicates="first"``)."""
+
+JUDGE_OPTIONS = declare("JudgeOptions", {
+    "relevance_level": count(1, NONNEGATIVE, "the smallest grade counted relevant (trec_eval -l)"),
+    "score_precision": choice("float64", ("float64", "float32"),
+                              "scores compared as float64, or float32 (trec_eval 9)"),
+    "convention": CONVENTION,
+    "judged_only": flag(False, "condensed lists: unjudged documents removed (trec_eval -J)"),
+    "ties": choice("trec", TIES, "how tied scores are ordered"),
+    "overlap": data("span labels: when a chunk finds a span (a rule or its text)"),
+    "freshness": data("document versions: how an outdated version is judged (a rule)"),
+})  # fmt: skip
+""":class:`JudgeOptions`' fields, declared once: the dataclass checks itself with it."""
+
+JUDGING: dict[str, Option] = {**JUDGE_OPTIONS.options, **SWITCHES}
+"""Every judging keyword (the options and the switches) that judge, evaluate and the
+functions passing keywords to judging take."""
+
+JUDGE = declare("judge", {
+    "qrels": data("the labels (anything evaluate takes)"),
+    "run": data("the run (anything evaluate takes)"),
+    "options": data("a JudgeOptions (None: the defaults and the keywords)"),
+    "require_shared": flag(True, "a run answering no labelled query is an error"),
+    "name": text(None, "what errors and notes call the run", none=True),
+    "tokenizer": data("span labels: count the evidence metrics in tokens"),
+    "chunking": data("span labels: every chunk of the chunking, for precision_omega"),
+    "versions": data("document versions (a Versions table)"),
+    "as_of": data("the time of every query, or {query: time}"),
+    **JUDGING,
+    "kwargs": data("the judging options and switches above, as keywords"),
+})  # fmt: skip
+
+GET_CONVENTION = declare("get_convention", {
+    "value": renamed_option(CONVENTION, none=True, description="a preset's name or a Convention "
+                     "(None: trec)"),
+})  # fmt: skip
+
+
+def check_options(options: Any, where: str) -> JudgeOptions | None:
+    """``options`` if it is a :class:`JudgeOptions` or None, else a :class:`ParameterError`
+    naming ``where``."""
+    if options is not None and not isinstance(options, JudgeOptions):
+        raise ParameterError(
+            f"{where}: options must be a JudgeOptions or None, got {type(options).__name__}"
+        )
+    return options
+
+
+def check_judging(values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Judging keywords checked by their declarations for the entry point ``where`` (names
+    that are not judging keywords pass through: the caller refuses them with the closest)."""
+    out = dict(values)
+    for name, value in values.items():
+        option = JUDGING.get(name)
+        if option is not None:
+            out[name] = option.validate(value, name, where)
+    return out
 
 
 @dataclass(frozen=True)
@@ -93,17 +200,10 @@ class JudgeOptions:
     freshness: FreshnessRule | str | None = None
 
     def __post_init__(self) -> None:
-        lv = self.relevance_level
-        if isinstance(lv, bool) or not isinstance(lv, (int, np.integer)):
-            raise InputError(f"relevance_level must be an integer, got {lv!r}")
-        if lv < 0:
-            raise InputError(f"relevance_level must be >= 0, got {lv}")
-        if self.score_precision not in ("float64", "float32"):
-            raise InputError(
-                f"score_precision must be one of float64, float32; got {self.score_precision!r}"
-            )
-        if self.ties not in TIES:
-            raise InputError(f"ties must be one of {', '.join(TIES)}; got {self.ties!r}")
+        level = JUDGE_OPTIONS.value("relevance_level", self.relevance_level)
+        object.__setattr__(self, "relevance_level", level)
+        for name in ("score_precision", "convention", "judged_only", "ties"):
+            JUDGE_OPTIONS.value(name, getattr(self, name))
         if not isinstance(self.convention, Convention):
             object.__setattr__(self, "convention", get_convention(self.convention))
         if not isinstance(self.overlap, OverlapRule):
@@ -115,7 +215,8 @@ class JudgeOptions:
     def build(cls, options: JudgeOptions | None = None, **kwargs: Any) -> JudgeOptions:
         """Options from a base plus keyword arguments; convention switches given by name
         (``duplicates="first"``) derive a convention from the base one."""
-        opts = options or cls()
+        opts = check_options(options, "judge") or cls()
+        kwargs = check_judging(kwargs, "judge")
         switches = {k: kwargs.pop(k) for k in list(kwargs) if k in _SWITCHES}
         if "convention" in kwargs:
             kwargs["convention"] = get_convention(kwargs["convention"])

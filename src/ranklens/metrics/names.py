@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import Option, declare
 from ..errors import MetricNameError, suggest
 from ..judging import condensed_pair
 from .ir_names import IR_MEASURES_EXACT, IR_MEASURES_REFUSED, ir_param
@@ -153,6 +154,28 @@ def fmt_value(v: Any) -> str:
     return str(v)
 
 
+@dataclass(frozen=True)
+class MetricOption(Option):
+    """One metric: a name or a :class:`Metric`.
+
+    >>> PARSE_METRIC["name"].validate("ndcg@10", "name", "parse_metric")
+    'ndcg@10'
+    """
+
+    def _own_words(self) -> str:
+        return "a metric name or a Metric"
+
+    def _accepts(self, value: Any) -> tuple[bool, Any]:
+        ok = isinstance(value, Metric) or (isinstance(value, str) and bool(value.strip()))
+        return ok, value
+
+
+PARSE_METRIC = declare("parse_metric", {
+    "name": MetricOption("text", None, "a metric name such as 'ndcg@10' (or a Metric)"),
+})  # fmt: skip
+
+
+@PARSE_METRIC.checks
 def parse_metric(name: str | Metric) -> Metric:
     """Parse a metric name (see the module docstring) into a :class:`Metric`.
 

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MetricNameError
+from ..declared import ParameterError, data, declare, flag
+from ..errors import InputError, MetricNameError
 from . import cumulative, diversity, evidence, freshness, gain, grouped, ranking, sets, ties
 from .params import (
     ALPHA,
@@ -127,12 +128,18 @@ ORDER_FREE = frozenset({
 })  # fmt: skip
 """Families whose value does not depend on the order of the ranking."""
 
+REGISTER_METRIC = declare("register_metric", {
+    "family": data("a Family: the metric's name, function, parameters and aggregate"),
+    "replace": flag(False, "redefine a family of the same name"),
+})  # fmt: skip
+
 FAMILIES: dict[str, Family] = {}
 """Every registered family by name, in registration order."""
 
 _LISTENERS: list[Callable[[], None]] = []
 
 
+@REGISTER_METRIC.checks
 def register_metric(family: Family, *, replace: bool = False) -> Family:
     """Add ``family`` to the registry (``replace=True`` to redefine a name); every name it
     brings (aliases, trec_eval names, presets) parses from then on.
@@ -146,8 +153,16 @@ def register_metric(family: Family, *, replace: bool = False) -> Family:
     >>> unregister_metric("hits").name
     'hits'
     """
+    if not isinstance(family, Family):
+        raise ParameterError(
+            f"register_metric: family must be a Family (name, function, params...), got "
+            f"{type(family).__name__}"
+        )
     if family.name in FAMILIES and not replace:
-        raise ValueError(f"a metric family named {family.name!r} is registered already")
+        raise InputError(
+            f"register_metric: a metric family named {family.name!r} is registered already; "
+            "pass replace=True to redefine it"
+        )
     FAMILIES[family.name] = family
     for listener in _LISTENERS:
         listener()

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ..declared import Option, declare
 from ..errors import MetricNameError
 from .names import NAME_TABLES, Metric, parse_metric
 from .registry import FAMILIES, TREC_NICKNAMES, TREC_ORDER, Family
@@ -183,6 +184,39 @@ def _numbers(values: list[str]) -> list[float] | None:
     return out if all(math.isfinite(x) for x in out) else None
 
 
+@dataclass(frozen=True)
+class MetricsOption(Option):
+    """Metrics: a non-empty list of metric names or :class:`Metric` objects, or one of them
+    (a list of one; a name is never iterated by character).
+
+    >>> METRICS.validate("ndcg@10", "metrics", "evaluate")
+    ['ndcg@10']
+    """
+
+    def _own_words(self) -> str:
+        return "a non-empty list of metric names or Metric objects (or one)"
+
+    def _accepts(self, value: Any) -> tuple[bool, Any]:
+        if isinstance(value, Metric) or (isinstance(value, str) and value.strip()):
+            return True, [value]
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            return False, None
+        if isinstance(value, dict):
+            return False, None
+        items = list(value)
+        ok = bool(items) and all(
+            isinstance(x, Metric) or (isinstance(x, str) and x.strip()) for x in items
+        )
+        return ok, items
+
+
+METRICS = MetricsOption("names", None, "metric names such as 'ndcg@10', 'P(rel=2)@5', 'map'")
+"""The ``metrics=`` of every entry point that computes metrics, declared once."""
+
+PARSE_METRICS = declare("parse_metrics", {"names": METRICS})
+
+
+@PARSE_METRICS.checks
 def parse_metrics(names: str | Metric | Sequence[str | Metric]) -> list[Metric]:
     """Expand and parse a list of metric names, keeping their order and dropping repeats.
 
