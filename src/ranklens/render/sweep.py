@@ -65,8 +65,14 @@ def summary_rows(d: Mapping[str, Any], metric: str | None = None) -> list[tuple[
         lines.append(
             ("constraint", f"{d['constraint']} ({len(s.get('feasible') or [])} satisfy it)")
         )
+    for note in d.get("notes") or []:
+        lines.append(("note", note))
     if s.get("chosen") is None:
-        lines.append(("chosen", "none: no configuration satisfies the constraint"))
+        why = s.get("reason") or "no configuration satisfies the constraint"
+        lines.append(("chosen", f"none: {why}"))
+        for r in rows:
+            if r["status"] != "ok":
+                lines.append((f"{r['status']}: {r['name']}", str(r.get("message") or "")))
         return lines
     lines.append(("chosen (all queries)", s["chosen"]))
     lo, hi = s.get("cv_interval") or (None, None)
@@ -184,7 +190,9 @@ def sweep_text(d: Mapping[str, Any]) -> str:
             rows = [
                 r
                 for r in rows
-                if not r[0].startswith(("configurations", "failed", "unmatched", "constraint"))
+                if not r[0].startswith(
+                    ("configurations", "failed", "unmatched", "constraint", "note")
+                )
             ]
             out.append("")
         rows = [(terminal(k), terminal(v)) for k, v in rows]  # names of metrics, configurations
