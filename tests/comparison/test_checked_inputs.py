@@ -428,3 +428,13 @@ def test_a_misspelled_keyword_passed_on_to_judging_names_the_closest_parameter(w
 def test_a_run_or_metric_the_report_does_not_hold_is_named(call, message):
     with pytest.raises(ParameterError, match=message):
         call(_report())
+
+
+def test_a_hole_range_names_an_unknown_metric_and_a_negative_count():
+    hr = ranklens.holes({"q": ["a"]}, {"q": ["x", "a"]}, ["P@2"])
+    assert hr.range("P@2") == (0.5, 1.0)
+    with pytest.raises(ParameterError, match=r"HoleRange.range: metric .*got 'P@3'"):
+        hr.range("P@3")
+    for n in (-1, 2.5, "3"):
+        with pytest.raises(ParameterError, match=r"HoleRange\.worst_queries: n must be"):
+            hr.worst_queries(n)

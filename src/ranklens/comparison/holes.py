@@ -26,13 +26,25 @@ from typing import Any
 
 import numpy as np
 
-from ..declared import AT_LEAST_ONE, count, data, declare, renamed_option
-from ..errors import InputError
+from ..declared import (
+    AT_LEAST_ONE,
+    NONNEGATIVE,
+    ParameterError,
+    count,
+    data,
+    declare,
+    renamed_option,
+)
+from ..errors import InputError, closest
 from ..evaluation import Evaluation, MetricsLike, aggregate
 from ..judging import Judged, JudgeOptions, filled_pair, judge
 from ..metrics import Metric, parse_metrics
 from ..metrics.trec_forms import METRICS
 from ..model import QrelsLike, RunLike
+
+WORST_QUERIES = declare("HoleRange.worst_queries", {
+    "n": count(10, NONNEGATIVE, "how many queries (most holes first)"),
+})  # fmt: skip
 
 
 @dataclass
@@ -71,11 +83,19 @@ class HoleRange:
 
     def range(self, metric: str) -> tuple[float, float]:
         """The lowest and highest of the metric's three values."""
+        if metric not in self.value:
+            near = closest(str(metric), self.metrics)
+            hint = f"; did you mean {near!r}?" if near else ""
+            raise ParameterError(
+                f"HoleRange.range: metric must be one of {', '.join(map(repr, self.metrics))}, "
+                f"got {metric!r}{hint}"
+            )
         vals = [self.value[metric], self.judged_only[metric]]
         if self.as_relevant.get(metric) is not None:
             vals.append(self.as_relevant[metric])  # type: ignore[arg-type]
         return min(vals), max(vals)
 
+    @WORST_QUERIES.checks
     def worst_queries(self, n: int = 10) -> list[tuple[str, int]]:
         """The ``n`` queries with the most holes in their top ``depth`` (most first, then
         by id), as ``(query id, holes)``; queries without holes are left out."""
