@@ -103,7 +103,7 @@ def combined(grades: Sequence[Mapping[tuple[str, str], int]], how: str) -> Qrels
     return Qrels.from_arrays(q, d, g, source=f"judge ensemble ({how})")
 
 
-def human_labels(human: Any, dataset: Any, seed: int) -> Qrels:
+def human_labels(human: Any, dataset: Any, seed: int | None) -> Qrels:
     """The human sample: labels (anything :func:`ranklens.evaluate` takes, or an
     ``Assessment``), a list of query ids (their labels taken from the dataset), or a
     number of queries drawn from the dataset's labels at random (``seed``)."""
@@ -115,7 +115,7 @@ def human_labels(human: Any, dataset: Any, seed: int) -> Qrels:
     ):  # fmt: skip
         raise _refused(human)
     if isinstance(human, numbers.Real):
-        count = int(human)
+        count = int(float(human))
         if count < 1:
             raise _refused(human)
         pool = sorted(str(q) for q in dataset.qrels.query_ids)

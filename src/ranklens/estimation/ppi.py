@@ -104,7 +104,8 @@ def _cols(x: np.ndarray, what: str = "values") -> np.ndarray:
     if bad.any():
         at = tuple(int(i) for i in np.argwhere(bad)[0])
         raise InputError(f"{what} must be finite numbers, got {x[at]} at {at}")
-    return x[:, None] if x.ndim == 1 else x
+    out: np.ndarray = x[:, None] if x.ndim == 1 else x
+    return out
 
 
 INTERVALS = ("t", "z")
@@ -209,7 +210,8 @@ def degenerate(y: np.ndarray) -> np.ndarray:
     at = np.arange(n)[:, None]
     start = np.maximum.accumulate(np.where(new, at, 0), axis=0)
     mode = (at - start + 1).max(axis=0)  # the longest run of equal values
-    return n - mode < FEW_DIFFERENT
+    weak: np.ndarray = n - mode < FEW_DIFFERENT
+    return weak
 
 
 def bounded_interval(

@@ -70,7 +70,10 @@ class EstimateResult:
                     f"EstimateResult: {name} must be one of {', '.join(map(repr, have))}, "
                     f"got {got!r}" + (f"; did you mean {near!r}?" if near else "")
                 )
-        return next(r for r in self.rows if r["target"] == target and r["metric"] == metric)
+        row: dict[str, Any] = next(
+            r for r in self.rows if r["target"] == target and r["metric"] == metric
+        )
+        return row
 
     def _method(self, target: str, metric: str, method: str) -> dict[str, Any]:
         row = self.row(target, metric)
@@ -81,7 +84,8 @@ class EstimateResult:
                 f"EstimateResult: method must be one of {', '.join(map(repr, have))}, got "
                 f"{method!r}" + (f"; did you mean {near!r}?" if near else "")
             )
-        return row[method]
+        got: dict[str, Any] = row[method]
+        return got
 
     def value(self, target: str, metric: str, method: str = "ppi++") -> float:
         """One estimate (default PPI++)."""
