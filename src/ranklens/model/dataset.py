@@ -10,9 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..declared import ParameterError, data, declare, mapping, text
 from ..errors import InputError, require
 from .mappings import check_query_keys
 from .qrels import Qrels
+
+DATASET = declare("Dataset", {
+    "queries": data("{query id: text}"),
+    "qrels": data("the labels (a Qrels or a dict of labels or groups)"),
+    "corpus": data("{document id: {'text': ..., 'title': ..., 'metadata': {...}}} or None"),
+    "name": text("dataset", "the dataset's name"),
+    "info": mapping(None, "facts about the dataset (source, checks)", empty=True),
+})  # fmt: skip
 
 
 @dataclass
@@ -29,6 +38,17 @@ class Dataset:
     info: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        DATASET.check({"name": self.name, "info": self.info})
+        if self.corpus is not None and not isinstance(self.corpus, dict):
+            raise ParameterError(
+                f"Dataset: corpus must be a dict of documents or None, got "
+                f"{type(self.corpus).__name__}"
+            )
+        if isinstance(self.queries, (str, bytes)):
+            raise ParameterError(
+                f"Dataset: queries must be {{query id: text}} or (id, text) pairs, got "
+                f"{self.queries!r:.80}"
+            )
         if not isinstance(self.qrels, Qrels):  # plain dicts of labels or groups
             self.qrels = Qrels.coerce(self.qrels)
         if not isinstance(self.queries, dict):

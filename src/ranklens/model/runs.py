@@ -17,6 +17,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from ..declared import data, declare, flag, text
 from ..errors import InputError
 from ..text import shown
 from .chunks import ChunkSpans
@@ -33,6 +34,22 @@ from .segments import run_start_index, seg_running_count, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
 RunLike = Union["Run", Mapping[str, Any], str, Path]
+
+
+RUN_NAME = text("run", "the run's name (reports, notes and errors call it so)")
+FROM_DICT = declare("Run.from_dict", {
+    "run": data("{query: {doc: score}}, {query: [(doc, score), ...]} or ranked lists"),
+    "name": RUN_NAME,
+})  # fmt: skip
+COERCE = declare("Run.coerce", {
+    "obj": data("a Run or a dict of hits"),
+    "name": text(None, "the run's name (None: the Run's own, else 'run')", none=True),
+})  # fmt: skip
+FROM_CHUNKS = declare("Run.from_chunks", {
+    "chunks": data("{query: [chunk, ...]}, each chunk with doc_id, start, end"),
+    "name": RUN_NAME,
+    "ranked": flag(False, "rank the chunks as listed, whatever their scores"),
+})  # fmt: skip
 
 
 class Run(HoldsDocIds):
@@ -154,6 +171,7 @@ class Run(HoldsDocIds):
                    spans=spans)  # fmt: skip
 
     @classmethod
+    @FROM_DICT.checks
     def from_dict(cls, run: Mapping[Any, Any], *, name: str = "run") -> Run:
         """From ``{query: hits}``, each query's hits in one of three forms:
         ``{doc: score}`` or ``[(doc, score), ...]`` (scored, ranked by score as trec_eval
@@ -201,6 +219,7 @@ class Run(HoldsDocIds):
         )  # fmt: skip
 
     @classmethod
+    @FROM_CHUNKS.checks
     def from_chunks(
         cls,
         chunks: Mapping[Any, Sequence[Mapping[str, Any]]],
@@ -252,6 +271,7 @@ class Run(HoldsDocIds):
         return cls.from_arrays(qs, ids, scores if scored else None, name=name, spans=spans)
 
     @classmethod
+    @COERCE.checks
     def coerce(cls, obj: Run | Mapping[Any, Any], *, name: str | None = None) -> Run:
         """Turn an in-memory ``obj`` into a :class:`Run`: a Run or a dict (see
         :meth:`from_dict`; paths: :func:`ranklens.io.coerce_run`)."""
