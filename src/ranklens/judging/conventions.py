@@ -61,6 +61,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
+from ..declared import choice, data, declare, flag, text
 from ..errors import InputError, closest
 
 
@@ -134,6 +135,30 @@ class Convention:
         }
 
 
+CONVENTION = declare("Convention", {
+    "name": text("trec", "the convention's name (shown in notes and explain)"),
+    "ordering": choice("score", ("score", "given"), "ranking order"),
+    "duplicates": choice("error", ("error", "first", "redundant", "count"),
+                         "a document twice in one query's list"),
+    "precision_denominator": choice("k", ("k", "retrieved", "unique_retrieved"),
+                                    "what precision divides by"),
+    "unit_average": flag(False, "RR and AP averaged over ground-truth groups"),
+    "gain": choice("linear", ("linear", "exp", "binary"), "nDCG gain"),
+    "ideal": choice("qrels_cut", ("qrels_cut", "qrels", "min_gt_retrieved"),
+                    "nDCG's ideal ranking"),
+    "gain_level": flag(False, "only grades >= the relevance level earn nDCG gain"),
+    "negative_gain": flag(False, "negative grades as negative gain"),
+    "no_relevant": choice("zero", ("zero", "skip"), "a query without relevant documents"),
+    "missing": choice("zero", ("zero", "skip"), "a labelled query absent from the run"),
+    "evidence_total": choice("union", ("union", "summed"),
+                             "span labels: the evidence as the union or the summed spans"),
+    "omega_chunks": choice("overlapping", ("overlapping", "touching"),
+                           "span labels: the chunks of the chunking precision-Ω reads"),
+    "placement": choice("unique", ("unique", "first"),
+                        "span labels: a chunk's text found in several places"),
+})  # fmt: skip
+CONVENTION.checks(Convention)
+
 TREC = Convention("trec")
 LLAMAINDEX = Convention(
     "llamaindex",
@@ -178,6 +203,13 @@ precision-Ω over the chunks touching the evidence, text placed at its first occ
 PRESETS: dict[str, Convention] = {c.name: c for c in (TREC, LLAMAINDEX, HAYSTACK, AUTORAG, CHROMA)}
 
 
+GET_CONVENTION = declare("get_convention", {
+    "value": data("a preset's name (trec, llamaindex, haystack, autorag, chroma; any case), "
+                  "a Convention, or None (trec): checked here, a misspelling naming the closest"),
+})  # fmt: skip
+
+
+@GET_CONVENTION.checks
 def get_convention(value: str | Convention | None) -> Convention:
     """A :class:`Convention` from a preset name (``trec``, ``llamaindex``, ``haystack``,
     ``autorag``, ``chroma``) or itself."""
