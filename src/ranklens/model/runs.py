@@ -151,8 +151,9 @@ class Run(HoldsDocIds):
             if len(bad):
                 i = int(bad[0])
                 raise InputError(
-                    f"{source}: score {shown(sc[i])} of document {docs.strings(bad[:1])[0]!r} in "
-                    f"query {query_vocab[qcode[i]]!r} is not a finite number"
+                    f"{source}: score {shown(float(sc[i]))} of document "
+                    f"{docs.strings(bad[:1])[0]!r} in query {query_vocab[qcode[i]]!r} is not a "
+                    "finite number"
                 )
         if n and np.any(qcode[1:] < qcode[:-1]) and not _contiguous(qcode):
             order = sorted_with_rows(qcode.astype(np.int64))[1]
