@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,10 +16,10 @@ from ..declared import (
     data,
     declare,
     flag,
-    renamed_option,
     text,
 )
 from ..errors import UnknownOptionError, closest, suggest
+from .conventions import CONVENTION as CONVENTION_TABLE
 from .conventions import PRESETS, Convention, get_convention
 from .freshness_rules import FreshnessRule, get_freshness_rule
 from .overlap import OverlapRule, get_rule
@@ -79,34 +78,19 @@ class ConventionOption(Option):
         return False, None
 
 
-CONVENTION = ConventionOption("choice", "trec", "a preset of switches (or a Convention)",
+CONVENTION_OPTION = ConventionOption("choice", "trec", "a preset of switches (or a Convention)",
                               choices=tuple(PRESETS))  # fmt: skip
 
 
-def _switches() -> dict[str, Option]:
-    """Every convention switch declared from :class:`Convention`'s own field types (its
-    ``Literal`` choices, its booleans): one source, read here."""
-    hints = typing.get_type_hints(Convention)
-    out: dict[str, Option] = {}
-    for f in Convention.__dataclass_fields__.values():
-        if f.name == "name":
-            continue
-        words = f"convention switch (see ranklens.conventions; default {f.default!r})"
-        if hints[f.name] is bool:
-            out[f.name] = flag(f.default, words)
-        else:
-            out[f.name] = choice(f.default, typing.get_args(hints[f.name]), words)
-    return out
-
-
-SWITCHES: dict[str, Option] = _switches()
-"""The convention switches, each one given directly (``duplicates="first"``)."""
+SWITCHES: dict[str, Option] = {k: o for k, o in CONVENTION_TABLE.options.items() if k != "name"}
+"""The convention switches, each one given directly (``duplicates="first"``): the
+declarations of :class:`~.conventions.Convention`'s own fields."""
 
 JUDGE_OPTIONS = declare("JudgeOptions", {
     "relevance_level": count(1, NONNEGATIVE, "the smallest grade counted relevant (trec_eval -l)"),
     "score_precision": choice("float64", ("float64", "float32"),
                               "scores compared as float64, or float32 (trec_eval 9)"),
-    "convention": CONVENTION,
+    "convention": CONVENTION_OPTION,
     "judged_only": flag(False, "condensed lists: unjudged documents removed (trec_eval -J)"),
     "ties": choice("trec", TIES, "how tied scores are ordered"),
     "overlap": data("span labels: when a chunk finds a span (a rule or its text)"),
@@ -130,11 +114,6 @@ JUDGE = declare("judge", {
     "as_of": data("the time of every query, or {query: time}"),
     **JUDGING,
     "kwargs": data("the judging options and switches above, as keywords"),
-})  # fmt: skip
-
-GET_CONVENTION = declare("get_convention", {
-    "value": renamed_option(CONVENTION, none=True, description="a preset's name or a Convention "
-                     "(None: trec)"),
 })  # fmt: skip
 
 
