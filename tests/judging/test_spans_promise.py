@@ -285,6 +285,10 @@ BAD_TOKENIZERS = {
     "returns a number": (lambda t: 5, "returned int on document 'd'"),
     "returns a string": (lambda t: t, "returned str on document 'd'"),
     "returns a dict": (lambda t: {"input_ids": [1]}, "returned dict on document 'd'"),
+    "returns an encoding": (
+        lambda t: {"input_ids": [1], "offset_mapping": [(0, 3)]},
+        "return_offsets_mapping=True",
+    ),
     "returns None tokens": (lambda t: [None, None], r"returned None as token 0 on document 'd'"),
     "NaN offsets": (lambda t: [(0, float("nan"))], "returned \\(0, nan\\) as token 0"),
     "fractional offsets": (lambda t: [(0, 2.5)], "returned \\(0, 2.5\\) as token 0"),

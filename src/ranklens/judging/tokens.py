@@ -62,9 +62,14 @@ def token_offsets(
                 f"tokenizer: {_name(tokenizer)} raised {type(exc).__name__}{about}: {exc}"
             ) from exc
         if isinstance(raw, (str, bytes, Mapping)) or not isinstance(raw, Iterable):
+            hint = ""
+            if isinstance(raw, Mapping) and "offset_mapping" in raw:
+                hint = (" (a Hugging Face encoding: pass lambda text: tok(text, "
+                        "return_offsets_mapping=True)['offset_mapping'])")  # fmt: skip
             raise InputError(
                 f"tokenizer: {_name(tokenizer)} returned {type(raw).__name__}{about}: a "
-                "tokenizer returns a list of token strings or of (start, end) character offsets"
+                "tokenizer returns a list of token strings or of (start, end) character "
+                f"offsets{hint}"
             )
         out = list(raw)
         if out and isinstance(out[0], str):
