@@ -299,3 +299,27 @@ def test_a_real_small_model_judges_the_demo_pool(minilm, tmp_path, demo_bm25):
     before = ranklens.evaluate(ds.qrels, runs["bm25"], ["P@5"])
     after = ranklens.evaluate(merged, runs["bm25"], ["P@5"])
     assert after["P@5"] >= before["P@5"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--depth", "0"], "argument --depth: must be a whole number >= 1"),
+        (["--depth", "2.5"], "argument --depth: must be a whole number"),
+        (["--max-pairs", "nan"], "argument --max-pairs: must be a whole number"),
+        (["--max-pairs", "0"], "argument --max-pairs: must be a whole number >= 1"),
+    ],
+)
+def test_pool_flags_are_refused_by_name(capsys, flags, message):
+    paths = demo_paths()
+    with pytest.raises(SystemExit) as exit_:
+        main(["pool", str(paths["qrels"]), str(paths["bm25"]), *flags])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("runs", ["bm25", b"x", 3])
+def test_pool_refuses_runs_given_as_one_text_never_iterated(runs):
+    with pytest.raises(InputError, match="pool: runs must be"):
+        pool({"q": ["a"]}, runs)

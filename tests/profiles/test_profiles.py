@@ -245,3 +245,36 @@ def test_a_freshness_rate_of_zeros_is_not_met_with_certainty():
                            targets={"outdated@1": ("<=", 0.1)})  # fmt: skip
     verdict = ev.verdicts[0]
     assert verdict.status != "met" and verdict.upper > 0.5  # 3 queries: exact bound 0.63
+
+
+def test_the_profiles_command_shows_a_user_profiles_text_as_text(tmp_path, capsys):
+    path = tmp_path / "p.toml"
+    path.write_text(
+        '[profiles.x]\ntitle = "\\u001b[2Jgone"\nsummary = "\\u001b]8;;http://x\\u0007"\n'
+    )
+    try:
+        for args in (["profiles", "--file", str(path)], ["profiles", "x", "--file", str(path)]):
+            assert main(args) == 0
+            out = capsys.readouterr().out
+            assert "\x1b" not in out and "\x07" not in out and "\\x1b[2Jgone" in out
+    finally:
+        unregister_profile("x")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["plan", "P@1>=0.9", "--expected", "1", "--confidence", "0.3"],
+         "argument --confidence: must be a finite number in (0.5, 1)"),
+        (["plan", "P@1>=0.9", "--expected", "nan"], "argument --expected: must be a finite"),
+        (["plan", "P@1>=0.9", "--expected", "1", "--power", "1"], "argument --power: must be"),
+        (["plan", "P@1>=0.9", "--expected", "1", "--sd", "-1"], "argument --sd: must be"),
+        (["evaluate", "q", "r", "--target-confidence", "2"], "argument --target-confidence"),
+    ],
+)  # fmt: skip
+def test_profile_and_plan_flags_are_refused_by_name(capsys, args, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
