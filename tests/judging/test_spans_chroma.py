@@ -232,3 +232,18 @@ def test_metrics_do_not_read_the_convention():
     code = source.split('"""', 2)[2]  # the module docstring may speak of the switches
     for switch in ("evidence_total", "omega_chunks", "placement", "convention"):
         assert switch not in code.replace("# ", ""), switch
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="judging/__init__.py: span_inputs calls place_chunks(R, Q) without the "
+    "convention's placement (needs place_chunks(R, Q, opts.convention.placement))",
+)
+def test_the_chroma_convention_places_repeated_text_first_end_to_end():
+    text = "The lamp burns. Keepers lived here. The lamp burns. Then the light went out."
+    labels = SpanLabels.from_spans({"q": [("d", 0, 15)]}, {"d": text})
+    run = ranklens.Run.from_chunks(
+        {"q": [{"id": "c", "doc_id": "d", "start": None, "end": None, "text": "The lamp burns."}]}
+    )
+    ev = ranklens.evaluate(labels, run, ["evidence_recall"], convention="chroma")
+    assert ev["evidence_recall"] == 1.0 and ev.counts.get("chunks_unlocated", 0) == 0
