@@ -433,3 +433,35 @@ def test_a_runner_log_with_a_bad_recorded_length_names_query_and_hit(tmp_path, c
     log.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match=r"hit 0 of query 'q': its recorded length 'chars'"):
         ranklens.evaluate(labels, runner_log(str(log)), ["evidence_recall"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="model/runs.py: Run.from_chunks passes no row names to ChunkSpans.of (needs "
+    "where=[f\"run: chunk {j} of query {qid!r}\" ...]), so a fault names 'chunk row i'",
+)
+def test_a_chunk_offset_fault_names_its_query():
+    with pytest.raises(InputError, match="chunk 1 of query 'q2'"):
+        ranklens.Run.from_chunks(
+            {
+                "q1": [{"doc_id": "d", "start": 0, "end": 5}],
+                "q2": [
+                    {"doc_id": "d", "start": 0, "end": 5},
+                    {"doc_id": "d", "start": float("nan"), "end": 5},
+                ],
+            }
+        )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="io/jsonl.py: a runner's log given as a path reads as documents (run_from_log "
+    "keeps doc_ids only); it needs to keep each hit's parent, start, end and text as chunks",
+)
+def test_evaluate_reads_the_chunks_of_a_runner_log_given_as_a_path(tmp_path):
+    labels = SpanLabels.from_spans({"q": [("d", 27, 44)]}, TEXTS)
+    ds = ranklens.Dataset({"q": "?"}, labels, {"d": {"text": TEXT}})
+    log = tmp_path / "log.jsonl"
+    hit = {"id": "c1", "parent": "d", "start": 0, "end": 44, "text": TEXT[:44]}
+    ranklens.run_retriever(lambda query: [hit], ds, cache=log)
+    assert ranklens.evaluate(labels, str(log), ["evidence_recall"])["evidence_recall"] == 1.0
