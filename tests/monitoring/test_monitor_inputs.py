@@ -67,6 +67,9 @@ CALLERS = {
     "OTelExporter": lambda **kw: OTelExporter(**kw),
     "PrometheusExporter": lambda **kw: PrometheusExporter(**kw),
     "MlflowExporter": lambda **kw: MlflowExporter(**kw),
+    "DriftTests": lambda **kw: ranklens.monitoring.DriftTests(**kw),
+    "ModelJudge": lambda **kw: ranklens.monitoring.ModelJudge(**{"judge": ranker, **kw}),
+    "Windowing": lambda **kw: ranklens.monitoring.Windowing(**kw),
 }
 CASES = [
     (table, name, bad)
@@ -87,8 +90,12 @@ def test_every_entry_point_of_the_room_is_declared():
     # every parameter of Monitor is in its table, and every default satisfies its own line
     import inspect
 
+    from ranklens.monitoring.groups import FLAT
+
     sig = inspect.signature(m.Monitor.__init__)
-    assert set(sig.parameters) - {"self"} == set(DECLARED["Monitor"].options)
+    assert set(sig.parameters) - {"self", "flat"} == set(DECLARED["Monitor"].options) - set(FLAT)
+    assert len(sig.parameters) - 2 <= 17  # grouped: the flat keywords of 0.2 in **flat
+    assert set(FLAT) <= set(DECLARED["Monitor"].options)  # still declared, still checked
     for table in CALLERS:
         for name, option in DECLARED[table].options.items():
             if option.kind != "data" and option.default is not None:
@@ -128,7 +135,7 @@ def test_each_bad_value_is_a_parameter_error_naming_it(table, name, bad):
         (lambda: monitor(interval=0), "Monitor: interval must be"),
         (lambda: monitor(history=0), "Monitor: history must be"),
         (lambda: monitor(min_samples=1), "Monitor: min_samples must be"),
-        (lambda: monitor(samples=10), "Monitor: samples must be at least min_samples"),
+        (lambda: monitor(samples=10), "DriftTests: samples must be at least min_samples"),
         (lambda: monitor(judge_depth=0), "Monitor: judge_depth must be"),
         (lambda: monitor(judge_timeout=-1), "Monitor: judge_timeout must be"),
         (lambda: monitor(relevance_level=1.5), "Monitor: relevance_level must be"),
@@ -490,9 +497,12 @@ def test_each_table_checks_through_its_target_before_any_work(table):
     argument (a method's without its instance) refuses it before anything runs."""
     declared = DECLARED[table]
     assert declared.target is not None
+    # the deprecated flat keywords arrive in **flat: the entry point checks them first thing,
+    # so its required arguments must be there (interleaving_result's source)
+    needs = {"interleaving_result": {"source": impressions()}}.get(table, {})
     for name, option in declared.options.items():
         if option.kind == "data":
             continue
         for bad in option.bad_values():
             with pytest.raises(ParameterError, match=rf"^{re.escape(table)}: {name} must be"):
-                declared.target(**{name: bad})
+                declared.target(**needs, **{name: bad})

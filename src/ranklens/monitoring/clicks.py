@@ -79,7 +79,8 @@ class CascadeUser:
         stops = clicked & (rng.random((n, k)) < p_stop)
         # examined up to and including the first stop
         stopped_before = np.cumsum(stops, axis=1) - stops > 0
-        return clicked & ~stopped_before
+        out: np.ndarray = clicked & ~stopped_before
+        return out
 
 
 CASCADE.target = CascadeUser

@@ -9,32 +9,78 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..settings import Statistics
 from .drift import compare
-from .quality import judged_values, labelled_values
-from .windows import JUDGED, Samples, Window, WindowState, signals_of
+from .groups import DriftTests, ModelJudge
+from .quality import Estimator, judged_values, labelled_values
+from .setup import Labels
+from .windows import JUDGED, Drift, Samples, Window, WindowState, signals_of
 
 log = logging.getLogger("ranklens")
 
 
 @dataclass
 class Alert:
-    """Signals of one window that moved away from the baseline: ``window`` (its
-    :class:`~.windows.Window`), ``drifted`` (its drifted :class:`~.windows.Drift`s, most
-    significant first) and ``message``, the log line."""
+    """Signals of one window that moved away from the baseline: ``monitor`` (the monitor's
+    name), ``window`` (its :class:`~.windows.Window`), ``drifted`` (its drifted
+    :class:`~.windows.Drift` records, most significant first) and ``message``, the log line.
+    :meth:`to_dict` is JSON-ready; :meth:`to_pandas` has a row per drifted signal."""
 
     monitor: str
     window: Window
-    drifted: list
+    drifted: list[Drift]
     message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The alert, JSON-ready: its window as :meth:`Window.to_dict` gives it."""
+        return {
+            "monitor": self.monitor,
+            "window": self.window.to_dict(),
+            "drifted": [d.to_dict() for d in self.drifted],
+            "message": self.message,
+        }
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame``, one row per drifted signal: the monitor, the window's
+        label, start and end, and the drift test's fields."""
+        import pandas as pd
+
+        head = {"monitor": self.monitor, "window": self.window.label,
+                "start": self.window.start, "end": self.window.end}  # fmt: skip
+        return pd.DataFrame([{**head, **d.to_dict()} for d in self.drifted])
 
 
 class WindowCloser:
-    """What the :class:`~.monitor.Monitor` does when a window closes (its base)."""
+    """What the :class:`~.monitor.Monitor` does when a window closes (its base; the
+    attributes below are the Monitor's, set when it is made)."""
+
+    name: str
+    labels: Labels | None
+    judge: ModelJudge | None
+    estimator: Estimator
+    relevance_level: int
+    stats: Statistics
+    drift: DriftTests
+    signals: list[str]
+    size: float | None
+    counters: dict[str, int]
+    baseline: Samples | None
+    windows: deque[Window]
+    alerts: deque[Alert]
+    on_alert: list[Callable[[Alert], Any]]
+    exporters: list[Any]
+    export_failures: dict[str, int]
+    _warned: set[str]
+    _closed_now: list[Window]
+    _baseline_parts: list[Samples]
+    _baseline_windows: int
 
     def _fault(self, what: str, exc: BaseException, counter: str = "internal_errors") -> None:
         self.counters[counter] = self.counters.get(counter, 0) + 1
@@ -62,7 +108,8 @@ class WindowCloser:
                     self._fault("scoring the labelled retrievals", exc)
             metrics = {m: float(values[m].mean()) if m in values else math.nan
                        for m in self.labels.metrics}  # fmt: skip
-        judged = self._judge(st, values) if self.judge is not None and st.judge.items else None
+        judged = (self._judge(self.judge, st, values)
+                  if self.judge is not None and st.judge.items else None)  # fmt: skip
         start = st.start if st.start is not None else st.first_time
         end = st.end if st.end is not None else st.last_time
         sig = signals_of(counts, lat, scores, {JUDGED: values[JUDGED]} if JUDGED in values else {})
@@ -71,7 +118,8 @@ class WindowCloser:
         w.samples = Samples(counts, lat, scores, values)
         if self.baseline is not None:
             w.role = "tested"
-            w.drift = compare(w.samples, self.baseline, self.signals, self.alpha, self.min_samples)
+            w.drift = compare(w.samples, self.baseline, self.signals, self.stats.alpha,
+                              self.drift.min_samples)  # fmt: skip
         elif counts["retrievals"] and self._baseline_windows:
             w.role = "baseline"
             self._baseline_parts.append(w.samples)
@@ -93,12 +141,12 @@ class WindowCloser:
                 self._export_fault(exp, exc)
         return w
 
-    def _judge(self, st: WindowState, values: dict[str, np.ndarray]) -> dict[str, float] | None:
+    def _judge(self, judge: ModelJudge, st: WindowState,
+               values: dict[str, np.ndarray]) -> dict[str, float] | None:  # fmt: skip
         try:
             j, h, failed = judged_values(
-                self.judge, st.judge.items, self.labels.graded if self.labels else None,
-                relevance_level=self.relevance_level, concurrency=self.judge_concurrency,
-                timeout=self.judge_timeout,
+                judge.judge, st.judge.items, self.labels.graded if self.labels else None,
+                relevance_level=self.relevance_level, calls=judge.calls,
             )  # fmt: skip
         except Exception as exc:
             self._fault("the model judge", exc)

@@ -67,7 +67,8 @@ def ks_statistic(samples: np.ndarray, counts: np.ndarray, baseline: np.ndarray) 
     g_left = np.searchsorted(base, rows, side="left") / len(base)
     d_plus = np.where(valid, i / n - g_right, -np.inf).max(axis=1)
     d_minus = np.where(valid, g_left - (i - 1) / n, -np.inf).max(axis=1)
-    return np.maximum(np.maximum(d_plus, d_minus), 0.0)
+    out: np.ndarray = np.maximum(np.maximum(d_plus, d_minus), 0.0)
+    return out
 
 
 def ks_test(samples: np.ndarray, counts: np.ndarray, baseline: np.ndarray) -> np.ndarray:
@@ -154,13 +155,14 @@ def compare(window: Samples, baseline: Samples, signals: Iterable[str], alpha: f
             mb = float(b.mean()) if len(b) else math.nan
             if min(len(a), len(b)) >= min(min_samples, 10):
                 va, vb = float(a.var(ddof=1)), float(b.var(ddof=1))
-                p = float(mean_test([ma], [va], [len(a)], mb, vb, len(b))[0])
+                p = float(mean_test(np.array([ma]), np.array([va]), np.array([len(a)]), mb, vb,
+                                    len(b))[0])  # fmt: skip
                 se = math.sqrt(va / len(a) + vb / len(b))
                 t = (ma - mb) / se if se > 0 else math.copysign(math.inf, ma - mb)
             out[name] = Drift(name, "welch", ma, mb, t, p, n=len(a), n_baseline=len(b))
     names = list(out)
-    adjusted, drifted = family(np.array([[out[n].p for n in names]]), alpha)
-    for j, n in enumerate(names):
-        out[n].p_adjusted = float(adjusted[0, j])
-        out[n].drifted = bool(drifted[0, j])
+    adjusted, drifted = family(np.array([[out[s].p for s in names]]), alpha)
+    for j, signal in enumerate(names):
+        out[signal].p_adjusted = float(adjusted[0, j])
+        out[signal].drifted = bool(drifted[0, j])
     return out

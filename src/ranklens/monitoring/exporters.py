@@ -151,7 +151,7 @@ class PrometheusExporter:
 
             class Handler(BaseHTTPRequestHandler):
                 def do_GET(self) -> None:
-                    if self.path.split("?")[0] not in ("/metrics", "/"):
+                    if str(self.path).split("?")[0] not in ("/metrics", "/"):
                         self.send_error(404)
                         return
                     body = exporter.text.encode("utf-8")
@@ -175,7 +175,8 @@ class PrometheusExporter:
         if self._server is None:
             return None
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/metrics"
+        shown_host = host.decode() if isinstance(host, bytes) else host
+        return f"http://{shown_host}:{port}/metrics"
 
     def export(self, window: Window, monitor: Any) -> None:
         self.text = prometheus_text(window_points(window, monitor.status(), monitor.name))

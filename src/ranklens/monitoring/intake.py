@@ -122,7 +122,7 @@ class Intake:
         return docs, (texts if self.texts else None)
 
     # ---------------------------------------------------------------- records
-    def from_raw(self, raw: tuple) -> Event:
+    def from_raw(self, raw: tuple[Any, ...]) -> Event:
         """The event of a Recorder's record tuple."""
         if not isinstance(raw, tuple) or len(raw) < 10:
             raise Rejected("not a ranklens record")

@@ -41,7 +41,9 @@ def _next_unplaced(rank: np.ndarray, placed: np.ndarray) -> tuple[np.ndarray, np
     return has, rank[np.arange(rank.shape[0]), free.argmax(axis=1)]
 
 
-def team_draft(a: np.ndarray, b: np.ndarray, k: int, coins: np.ndarray, n_docs: int):
+def team_draft(
+    a: np.ndarray, b: np.ndarray, k: int, coins: np.ndarray, n_docs: int
+) -> tuple[np.ndarray, np.ndarray]:
     """``(docs, teams)``, each ``(n, k)``: the interleaved document indices (``-1`` past
     the documents available) and each one's team (0 = A, 1 = B, :data:`NONE`).
     ``coins``: ``(n, k)`` booleans, the coin flipped when the teams are even (True: A
@@ -90,14 +92,15 @@ def full_ranks(a: np.ndarray, b: np.ndarray, n_docs: int) -> tuple[np.ndarray, n
     return out[0], out[1]
 
 
-def probabilistic(a: np.ndarray, b: np.ndarray, k: int, n_docs: int,
-                  rng: np.random.Generator, tau: float = TAU):  # fmt: skip
+def probabilistic(
+    a: np.ndarray, b: np.ndarray, k: int, n_docs: int, rng: np.random.Generator, tau: float = TAU
+) -> tuple[np.ndarray, np.ndarray]:
     """``(docs, share_a)``, each ``(n, k)``: the interleaved document indices (``-1``
     once every document is shown) and, per position, ``P(a_i = A | list)``."""
     n = a.shape[0]
     ra, rb = full_ranks(a, b, n_docs)
     weights = [np.where(np.isfinite(r), 1.0 / r**tau, 0.0) for r in (ra, rb)]
-    left = np.isfinite(ra)
+    left: np.ndarray = np.isfinite(ra)
     docs = np.full((n, k), -1, dtype=np.int64)
     share = np.full((n, k), np.nan)
     rows = np.arange(n)
@@ -105,7 +108,7 @@ def probabilistic(a: np.ndarray, b: np.ndarray, k: int, n_docs: int,
         live = [w * left for w in weights]
         totals = [w.sum(axis=1) for w in live]
         has = totals[0] > 0
-        use_a = rng.random(n) < 0.5
+        use_a: np.ndarray = np.asarray(rng.random(n)) < 0.5
         w = np.where(use_a[:, None], live[0], live[1])
         cum = np.cumsum(w, axis=1)
         u = rng.random(n) * cum[:, -1]
@@ -123,7 +126,8 @@ def team_draft_outcome(teams: np.ndarray, clicks: np.ndarray) -> np.ndarray:
     """+1 when A's documents got more clicks, −1 when B's did, 0 otherwise."""
     a = (clicks & (teams == 0)).sum(axis=1)
     b = (clicks & (teams == 1)).sum(axis=1)
-    return np.sign(a - b).astype(np.float64)
+    out: np.ndarray = np.sign(a - b).astype(np.float64)
+    return out
 
 
 def probabilistic_outcome(share_a: np.ndarray, clicks: np.ndarray) -> np.ndarray:
@@ -142,4 +146,5 @@ def probabilistic_outcome(share_a: np.ndarray, clicks: np.ndarray) -> np.ndarray
         dist = np.where(step[:, None], new, dist)
     c = clicks.sum(axis=1)[:, None]
     count = np.arange(k + 1)[None, :]
-    return (dist * (count * 2 > c)).sum(axis=1) - (dist * (count * 2 < c)).sum(axis=1)
+    out: np.ndarray = (dist * (count * 2 > c)).sum(axis=1) - (dist * (count * 2 < c)).sum(axis=1)
+    return out

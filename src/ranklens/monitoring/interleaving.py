@@ -130,7 +130,9 @@ class Interleaving(RetrieverAdapter):
             if self.method == "team-draft":
                 coins = self._rng.random((1, self.k)) < 0.5
                 docs, teams = team_draft(a, b, self.k, coins, len(originals))
-                extra = {"teams": [int(t) for t, d in zip(teams[0], docs[0]) if d >= 0]}
+                extra: dict[str, list[int] | list[float]] = {
+                    "teams": [int(t) for t, d in zip(teams[0], docs[0]) if d >= 0]
+                }
             else:
                 docs, share = probabilistic(a, b, self.k, max(len(originals), 1), self._rng,
                                             self.tau)  # fmt: skip
@@ -205,7 +207,7 @@ class Interleaving(RetrieverAdapter):
                 return False
             docs = imp["docs"]
             if isinstance(doc, numbers.Integral) and not isinstance(doc, bool):
-                pos = int(doc) if 0 <= doc < len(docs) else None
+                pos = int(doc) if 0 <= int(doc) < len(docs) else None
             else:
                 pos = docs.index(str(doc)) if str(doc) in docs else None
             if pos is None:

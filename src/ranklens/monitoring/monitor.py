@@ -20,7 +20,6 @@ import itertools
 import logging
 import math
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
@@ -29,7 +28,9 @@ from typing import Any
 import numpy as np
 
 from ..capture import Recorder, Retrieval
+from ..settings import Statistics
 from .closing import Alert, WindowCloser
+from .groups import DriftTests, ModelJudge, Windowing, regrouped
 from .intake import BAD_TIME, Intake, Rejected
 from .options import each_record, rule
 from .quality import Estimator, labelled_values, uncalibrated
@@ -37,15 +38,18 @@ from .setup import (
     CLOSE,
     FLUSH,
     MONITOR,
+    MONITOR_STATS,
     OBSERVE,
     REPLAY,
     SET_BASELINE,
     Labels,
     cross_checks,
     default_signals,
+    flat_keywords,
+    monitor_stats,
     window_of,
 )
-from .windows import Event, Samples, Window, WindowState
+from .windows import Event, Samples, Window, WindowState, windows_frame
 
 log = logging.getLogger("ranklens")
 
@@ -58,15 +62,26 @@ class Monitor(WindowCloser):
     ``window``: ``"15m"`` (``"30s"``, ``"1h"``, a ``timedelta``: windows of wall time,
     aligned to the epoch) or an int (windows of that many retrievals). ``labels``: a
     Dataset or qrels: the share of labelled queries, ``metrics`` on the labelled
-    retrievals, and (with a corpus) the ids the index should know (``corpus=`` ids
-    otherwise). ``baseline``: how many windows with traffic form the baseline (or
-    retrievals: a baseline read from a log). ``alpha``: family-wise false-alarm rate per
-    window over its ``signals``. ``judge``: a ``(query, passage) -> grade`` callable
-    grading the top ``judge_depth`` hits of a ``judge_rate`` sample; ``estimator``:
-    :data:`~.quality.Estimator` for its estimate. ``on_alert``: callables taking an
-    :class:`Alert`. ``exporters``: objects with ``export(window, monitor)`` (and
-    optionally ``observe(event)``, ``close()``), or callables ``f(window)``.
-    ``background=False``: no thread; call :meth:`flush` yourself (tests, replays).
+    retrievals (binary ones counting grades from ``relevance_level``), and (with a corpus)
+    the ids the index should know (``corpus=`` ids otherwise). ``baseline``: how many
+    windows with traffic form the baseline (or retrievals: a baseline read from a log).
+    ``stats``: a :class:`~ranklens.Statistics` whose ``alpha`` is the family-wise
+    false-alarm rate per window over its signals (default 0.001) and ``seed`` the
+    sampling seed. ``drift``: a :class:`~.groups.DriftTests` (the signals tested, the
+    samples behind the tests). ``judge``: a :class:`~.groups.ModelJudge` (or its
+    ``(query, passage) -> grade`` callable) grading the top hits of a sample of
+    retrievals. ``windowing``: a :class:`~.groups.Windowing` (lateness, history, queue
+    size, flush interval, clock). ``on_alert``: callables taking an :class:`Alert`.
+    ``exporters``: objects with ``export(window, monitor)`` (and optionally
+    ``observe(event)``, ``close()``), or callables ``f(window)``. ``background=False``: no
+    thread; call :meth:`flush` yourself (tests, replays).
+
+    The flat keywords of 0.2 (``alpha=``, ``seed=``, ``signals=``, ``min_samples=``,
+    ``samples=``, ``judge_rate=``, ``judge_depth=``, ``judge_concurrency=``,
+    ``judge_timeout=``, ``estimator=``, ``lateness=``, ``history=``, ``queue_size=``,
+    ``interval=``, ``clock=``) still work for one release, with a ``DeprecationWarning``
+    showing the new spelling; one beside its group's object is a
+    :class:`~ranklens.declared.ParameterError` naming both.
 
     Every parameter is declared in :data:`~.setup.MONITOR` and checked when the monitor is
     made (a :class:`~ranklens.declared.ParameterError` naming it). A record that is not
@@ -86,30 +101,28 @@ class Monitor(WindowCloser):
         corpus: Iterable[str] | None = None,
         key: Any = None,
         match: str = "auto",
+        relevance_level: int = 1,
         baseline: int | Iterable[Retrieval] = 1,
-        alpha: float = 0.001,
-        signals: Sequence[str] | None = None,
-        min_samples: int = 30,
+        stats: Statistics | None = None,
+        drift: DriftTests | None = None,
+        judge: ModelJudge | Callable[..., Any] | None = None,
+        windowing: Windowing | None = None,
         on_alert: Callable[[Alert], Any] | Sequence[Callable[[Alert], Any]] = (),
         exporters: Sequence[Any] = (),
-        judge: Callable[..., Any] | None = None,
-        judge_rate: float = 0.05,
-        judge_depth: int = 3,
-        judge_concurrency: int = 4,
-        judge_timeout: float | None = 30.0,
-        estimator: Estimator | None = None,
-        relevance_level: int = 1,
-        queue_size: int = 10_000,
-        samples: int = 2000,
-        history: int = 672,
-        lateness: str | float | timedelta = "30s",
-        clock: Callable[[], float] = time.time,
         background: bool = True,
-        interval: float = 1.0,
         name: str = "ranklens",
-        seed: int = 0,
+        **flat: Any,
     ):
         self.name = name
+        given = flat_keywords(flat)
+        self.stats = monitor_stats(regrouped("Monitor", "stats", stats, given, MONITOR_STATS))
+        self.drift = regrouped("Monitor", "drift", drift, given, DriftTests())
+        self.windowing = regrouped("Monitor", "windowing", windowing, given, Windowing())
+        self.judge: ModelJudge | None = None
+        if isinstance(judge, ModelJudge):
+            self.judge = regrouped("Monitor", "judge", judge, given, judge)
+        elif judge is not None:  # a callable: its ModelJudge, with any flat judge_* keywords
+            self.judge = regrouped("Monitor", "judge", None, given, ModelJudge(judge))
         if source is None:
             source = Recorder(key=key or "id", spill=False, name=name)
         rec = getattr(source, "recorder", source)
@@ -118,58 +131,62 @@ class Monitor(WindowCloser):
                        "returns, or None", type(source).__name__)  # fmt: skip
         if key is not None and key != rec.key:
             raise rule("Monitor", "key", f"the recorder's key ({rec.key!r}) or None", key)
-        cross_checks(labels, match, samples, min_samples)
+        cross_checks(labels, match)
         self.recorder: Recorder = rec
         self.size, self.count = window_of(window)
-        self.lateness = float(MONITOR.value("lateness", lateness))
-        self.alpha = float(alpha)
+        self.lateness = self.windowing.seconds_late
         self.labels = None if labels is None else Labels(labels, match, metrics, corpus,
                                                          relevance_level)  # fmt: skip
         self.known = self.labels.known if self.labels else (None if corpus is None else set(corpus))
-        self.judge, self.judge_rate, self.judge_depth = judge, judge_rate, judge_depth
-        self.judge_concurrency, self.judge_timeout = judge_concurrency, judge_timeout
-        self.estimator = estimator or uncalibrated
+        chosen = self.judge.estimator if self.judge is not None else None
+        self.estimator: Estimator = chosen or uncalibrated
         self.relevance_level = relevance_level
-        self.signals = default_signals(signals, self.labels, self.known, judge)
-        self.min_samples, self.samples = min_samples, samples
+        self.signals = default_signals(self.drift.signals, self.labels, self.known, self.judge)
         self.on_alert = [on_alert] if callable(on_alert) else list(on_alert)
         self.exporters = list(exporters)
-        self.clock = clock
-        needs_ids = bool(self.labels or self.known or judge)
-        self.intake = Intake(rec.key, rec.clock_offset, ids=needs_ids, texts=judge is not None)
-        self._rng = np.random.default_rng(seed)
+        self.clock = self.windowing.clock
+        needs_ids = bool(self.labels or self.known or self.judge)
+        self.intake = Intake(rec.key, rec.clock_offset, ids=needs_ids,
+                             texts=self.judge is not None)  # fmt: skip
+        self._rng = np.random.default_rng(self.stats.seed)
         self._queue: deque[Any] = deque()
-        self._queue_size = queue_size
+        self._queue_size = self.windowing.queue_size
         self._drops = itertools.count()
         self._lock = threading.RLock()
-        self._closed_now: list[Window] = []
+        self._closed_now = []
         self._open: dict[int, WindowState] = {}
-        now = clock()
-        self._next = 0 if self.count else int(now // self.size)
-        self.windows: deque[Window] = deque(maxlen=history)
-        self.alerts: deque[Alert] = deque(maxlen=history)
+        now = self.clock()
+        self._next = 0 if self.count else int(now // self._span)
+        self.windows = deque(maxlen=self.windowing.history)
+        self.alerts = deque(maxlen=self.windowing.history)
         self.counters = dict.fromkeys(
             ("retrievals", "late", "skewed", "windows", "alerts", "alert_failures",
              "internal_errors", "skipped_windows", "rejected"), 0,
         )  # fmt: skip
         self.rejected: dict[str, int] = {}
-        self.export_failures: dict[str, int] = {}
-        self._warned: set[str] = set()
-        self._baseline_parts: list[Samples] = []
+        self.export_failures = {}
+        self._warned = set()
+        self._baseline_parts = []
         self._baseline_windows = 0
-        self.baseline: Samples | None = None
+        self.baseline = None
         if isinstance(baseline, int):
             self._baseline_windows = baseline
         else:
             self.set_baseline(baseline)
         self._unsubscribe = rec.subscribe(self._offer)
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
         if background:
             self._thread = threading.Thread(
-                target=self._run, args=(interval,), name=f"ranklens-monitor-{name}", daemon=True
-            )
+                target=self._run, args=(self.windowing.interval,),
+                name=f"ranklens-monitor-{name}", daemon=True,
+            )  # fmt: skip
             self._thread.start()
+
+    @property
+    def _span(self) -> float:
+        """A time window's seconds (0 for windows of a count, never used as a span)."""
+        return self.size or 0.0
 
     # ------------------------------------------------------------ the request path
     def _offer(self, item: Any) -> None:
@@ -201,7 +218,7 @@ class Monitor(WindowCloser):
         """Process what the queue holds now and close the windows that are due (all open
         windows with ``close=True``, marked partial); the windows closed."""
         with self._lock:
-            self._closed_now: list[Window] = []
+            self._closed_now = []
             try:
                 now = self.clock()
                 while self._queue:
@@ -212,7 +229,7 @@ class Monitor(WindowCloser):
                     for idx in sorted(self._open):
                         self._close(self._open.pop(idx), partial=True)
                     if self.size:
-                        self._next = max(self._next, int(now // self.size) + 1)
+                        self._next = max(self._next, int(now // self._span) + 1)
             except Exception as exc:  # a fault of the monitor: counted, never the app's
                 self._fault("internal", exc)
             return self._closed_now
@@ -252,18 +269,19 @@ class Monitor(WindowCloser):
     def _state(self, idx: int) -> WindowState:
         st = self._open.get(idx)
         if st is None:
-            start = None if self.count else idx * self.size
-            end = None if self.count else (idx + 1) * self.size
-            st = self._open[idx] = WindowState(idx, start, end, self.samples, self._rng)
+            start = None if self.count else idx * self._span
+            end = None if self.count else (idx + 1) * self._span
+            st = self._open[idx] = WindowState(idx, start, end, self.drift.samples, self._rng)
         return st
 
     def _assign(self, ev: Event, now: float) -> None:
         self.counters["retrievals"] += 1
         label = self.labels.lookup(ev.query_id, ev.query) if self.labels else None
-        take = self.judge is not None and self._rng.random() < self.judge_rate
+        take = self.judge is not None and self._rng.random() < self.judge.rate
+        depth = self.judge.depth if self.judge is not None else 0
         if self.count:
             st = self._state(self._next)
-            st.add(ev, label, self.known, self.judge_depth, take)
+            st.add(ev, label, self.known, depth, take)
             if st.counts["retrievals"] >= self.count:
                 self._close(self._open.pop(self._next))
                 self._next += 1
@@ -271,7 +289,7 @@ class Monitor(WindowCloser):
         skewed = not math.isfinite(ev.time) or ev.time > now + self.lateness
         if skewed:  # a clock ahead of ours (or no time): counted, timed by our clock
             ev.time = now
-        idx = int(ev.time // self.size)
+        idx = int(ev.time // self._span)
         late = idx < self._next
         if late:  # its window is closed: counted, folded into the oldest open one
             idx = self._next
@@ -280,11 +298,11 @@ class Monitor(WindowCloser):
         st.counts["late"] += late
         self.counters["skewed"] += skewed
         self.counters["late"] += late
-        st.add(ev, label, self.known, self.judge_depth, take)
+        st.add(ev, label, self.known, depth, take)
 
     def _tick(self, now: float) -> None:
-        due = int((now - self.lateness) // self.size)  # windows before this one are due
-        if due - self._next > self.windows.maxlen:  # asleep for long: skip the empty stretch
+        due = int((now - self.lateness) // self._span)  # windows before this one are due
+        if due - self._next > (self.windows.maxlen or 0):  # asleep for long: skip the empty stretch
             for idx in sorted(self._open):
                 if idx < due:
                     self._close(self._open.pop(idx))
@@ -292,11 +310,12 @@ class Monitor(WindowCloser):
             self.counters["skipped_windows"] += max(skipped, 0)
             self._next = due
         while self._next < due:
-            self._close(self._open.pop(self._next, None) or self._state_empty(self._next))
+            st = self._open.pop(self._next) if self._next in self._open else None
+            self._close(st or self._state_empty(self._next))
             self._next += 1
 
     def _state_empty(self, idx: int) -> WindowState:
-        return WindowState(idx, idx * self.size, (idx + 1) * self.size, 0, self._rng)
+        return WindowState(idx, idx * self._span, (idx + 1) * self._span, 0, self._rng)
 
     # ------------------------------------------------------------ closing a window
     @SET_BASELINE.checks
@@ -309,7 +328,7 @@ class Monitor(WindowCloser):
             if isinstance(source, int):
                 self._baseline_windows = source
                 return
-            st = WindowState(-1, None, None, self.samples * 4, self._rng)
+            st = WindowState(-1, None, None, self.drift.samples * 4, self._rng)
             for rec in each_record(source, "Monitor.set_baseline", "source"):
                 try:
                     ev = self.intake.from_retrieval(rec)
@@ -317,7 +336,7 @@ class Monitor(WindowCloser):
                     self._reject(exc)
                     continue
                 label = self.labels.lookup(ev.query_id, ev.query) if self.labels else None
-                st.add(ev, label, self.known, self.judge_depth, False)
+                st.add(ev, label, self.known, 0, False)
             values = {}
             if self.labels is not None and st.labelled.items and self.labels.metrics:
                 values = labelled_values(self.labels.qrels, st.labelled.items, self.labels.metrics,
@@ -344,7 +363,7 @@ class Monitor(WindowCloser):
                     self._reject(Rejected(f"{BAD_TIME}, before any timed record"))
                     continue  # else timed by the latest time seen, and counted skewed
                 if self.size and watermark == -math.inf and not self._open and not self.windows:
-                    self._next = int(ev.time // self.size)
+                    self._next = int(ev.time // self._span)
                 watermark = max(watermark, ev.time)
                 self._assign(ev, watermark)
                 self._observe(ev)
@@ -353,7 +372,7 @@ class Monitor(WindowCloser):
             for idx in sorted(self._open):
                 self._close(self._open.pop(idx), partial=True)
             if self.size and math.isfinite(watermark):
-                self._next = int(watermark // self.size) + 1
+                self._next = int(watermark // self._span) + 1
             return self._closed_now
 
     def status(self) -> dict[str, Any]:
@@ -366,6 +385,11 @@ class Monitor(WindowCloser):
                 "rejected_reasons": dict(self.rejected),
                 "export_failures": dict(self.export_failures),
                 "open_windows": len(self._open), "baseline": self.baseline is not None}  # fmt: skip
+
+    def to_pandas(self) -> Any:
+        """The closed windows kept, one row each (:func:`~.windows.windows_frame`: their
+        label, times, role, retrievals, drifted signals, every signal and metric)."""
+        return windows_frame(self.windows)
 
     def summary_line(self) -> str:
         """The last closed window's line, and the monitor's counters when something was

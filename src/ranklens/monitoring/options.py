@@ -204,6 +204,31 @@ class Records(_Probed):
         return ["abc", {"query": "q"}, 1.5, [1], [{"query": "q"}], ["abc"], None]
 
 
+@dataclass(frozen=True)
+class Group(_Probed):
+    """A settings object: an instance of one of ``types`` (``spelled``: how a message says
+    it, ``"a ranklens.Statistics"``), or also a callable when ``callables`` (a model judge
+    given as its function)."""
+
+    kind: str = "mapping"
+    types: tuple[type, ...] = ()
+    spelled: str = ""
+    callables: bool = False
+
+    def _own_words(self) -> str:
+        return self.spelled + (" or a callable" if self.callables else "")
+
+    def _accepts(self, value: Any) -> tuple[bool, Any]:
+        if isinstance(value, self.types):
+            return True, value
+        if self.callables and callable(value) and not isinstance(value, type):
+            return True, value
+        return False, None
+
+    def candidates(self) -> list[Any]:
+        return [1, "x", {"alpha": 0.1}, [1], None]
+
+
 def each_record(records: Iterable[Any], where: str, name: str) -> Iterator[Retrieval]:
     """The records of ``records`` one by one; a :class:`ParameterError` naming the
     position at the first one that is not a :class:`~ranklens.Retrieval` (those before it
@@ -332,6 +357,13 @@ def callables(default: Any, description: str = "", **more: Any) -> Callables:
 def exporters(default: Any, description: str = "", **more: Any) -> Exporters:
     """An :class:`Exporters`."""
     return Exporters(default=default, description=description, **more)
+
+
+def group(default: Any, types: tuple[type, ...], spelled: str, description: str = "",
+          **more: Any) -> Group:  # fmt: skip
+    """A :class:`Group`."""
+    return Group(default=default, description=description, types=types, spelled=spelled,
+                 **more)  # fmt: skip
 
 
 def records(description: str = "", **more: Any) -> Records:

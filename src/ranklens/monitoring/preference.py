@@ -28,15 +28,25 @@ from typing import Any
 import numpy as np
 
 from ..comparison.stats import bootstrap_interval, randomization
-from ..declared import STATISTICS, data, declare
-from ..errors import InputError
+from ..declared import STATISTICS, UnknownParameterError, data, declare
+from ..errors import InputError, closest
+from ..settings import Statistics
+from .groups import regrouped
 from .interleave import probabilistic_outcome, team_draft_outcome
+from .options import group, rule
+
+FLAT_STATISTICS = ("alpha", "confidence", "n_resamples", "seed")
+"""The flat keywords of 0.2 that ``stats=Statistics(...)`` replaces."""
 
 INTERLEAVING_RESULT = declare("interleaving_result", {
     "source": data("what interleave() returned, its impressions (dicts) or a JSONL file of them"),
-    **{k: STATISTICS[k] for k in ("alpha", "confidence", "n_resamples", "seed")},
+    "stats": group(Statistics(), (Statistics,), "a ranklens.Statistics", "alpha, confidence, "
+                   "n_resamples and seed of the sign-flip test and the bootstrap interval",
+                   none=True),
+    **{k: STATISTICS[k] for k in FLAT_STATISTICS},
 })  # fmt: skip
-"""Every parameter of :func:`interleaving_result`."""
+"""Every parameter of :func:`interleaving_result` (``alpha``, ``confidence``,
+``n_resamples``, ``seed``: the deprecated flat spelling of ``stats``)."""
 
 
 @dataclass
@@ -194,18 +204,41 @@ def _impressions(source: Any) -> tuple[list[dict[str, Any]], str, tuple[str, str
     return imps, methods.pop(), names.pop()
 
 
+def _statistics(stats: Statistics | None, flat: dict[str, Any]) -> Statistics:
+    """The statistics ``interleaving_result`` runs with (the flat keywords checked, applied
+    with a warning); its test is the sign-flip randomization and its interval the
+    bootstrap, so ``test`` and ``ci`` must say so (``correction``: one comparison, none
+    applies)."""
+    for name in flat:
+        if name not in FLAT_STATISTICS:
+            near = closest(name, ["source", "stats", *FLAT_STATISTICS])
+            hint = f"; did you mean {near!r}?" if near else ""
+            raise UnknownParameterError(f"interleaving_result: no parameter {name!r}{hint} "
+                                        "(it takes: source, stats)")  # fmt: skip
+    checked = INTERLEAVING_RESULT.check(flat)
+    out = regrouped("interleaving_result", "stats", stats, checked, Statistics(),
+                    {k: k for k in FLAT_STATISTICS}, stacklevel=5)  # fmt: skip
+    if out.test != "randomization":
+        raise rule("interleaving_result", "stats.test", "'randomization' (the sign-flip "
+                   "test of the outcomes)", out.test)  # fmt: skip
+    if out.ci != "bootstrap":
+        raise rule("interleaving_result", "stats.ci", "'bootstrap' (the percentile "
+                   "interval of the mean outcome)", out.ci)  # fmt: skip
+    return out
+
+
 @INTERLEAVING_RESULT.checks
 def interleaving_result(
-    source: Any,
-    *,
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
+    source: Any, *, stats: Statistics | None = None, **flat: Any
 ) -> InterleavingResult:
     """The preference of an interleaving experiment (see the module docstring):
     ``source`` is what :func:`ranklens.interleave` returned, its impressions (dicts) or a
-    JSONL file :meth:`~.interleaving.Interleaving.to_jsonl` wrote."""
+    JSONL file :meth:`~.interleaving.Interleaving.to_jsonl` wrote. ``stats``: a
+    :class:`~ranklens.Statistics` whose ``alpha``, ``confidence``, ``n_resamples`` and
+    ``seed`` the test and the interval use (``alpha=``, ``confidence=``,
+    ``n_resamples=``, ``seed=`` alone are the deprecated spelling of 0.2)."""
+    st = _statistics(stats, flat)
+    alpha, confidence, n_resamples, seed = st.alpha, st.confidence, st.n_resamples, st.seed
     imps, method, names = _impressions(source)
     o = outcomes_of(imps)
     n = len(o)

@@ -25,6 +25,10 @@ import numpy as np
 from ..comparison.stats import t_interval
 from ..evaluation import evaluate
 from ..model import Run
+from ..settings import Calling
+
+JUDGE_CALLING = Calling(concurrency=4)
+"""How :func:`judged_values` calls a judge unless told: 4 calls in flight, no time limit."""
 
 Estimator = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[float, float, float]]
 """``estimator(judged, judged_on_labelled, labels_on_labelled) -> (estimate, low, high)``:
@@ -59,14 +63,14 @@ def labelled_values(
             where.append({})
         rounds[r][qid] = list(docs)
         where[r][qid] = idx
-    for run_dict, idx in zip(rounds, where):
+    for run_dict, places in zip(rounds, where):
         ev = evaluate(qrels, Run.from_dict(run_dict), list(metrics), missing="skip",
                       duplicates="first", relevance_level=relevance_level)  # fmt: skip
         # first rank wins, as the Recorder maps hits
         for m, name in zip(metrics, ev.metrics):
             vals = ev.per_query[name.name]
             for q, v in zip(ev.query_ids, vals):
-                out[m][idx[q]] = v
+                out[m][places[q]] = v
     return out
 
 
@@ -76,13 +80,13 @@ def judged_values(
     labels: dict[str, dict[str, int]] | None,
     *,
     relevance_level: int = 1,
-    concurrency: int = 4,
-    timeout: float | None = None,
+    calls: Calling = JUDGE_CALLING,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """``(judged, by_labels, failed)``: per sampled retrieval (``(query, label query id,
     [(doc id, text), ...])``) the share of its hits the judge grades at least
     ``relevance_level`` (NaN when every call failed), the share the labels grade so (NaN
-    unless the labels grade every hit), and the judge calls that failed."""
+    unless the labels grade every hit), and the judge calls that failed. ``calls``: how the
+    judge is called (:func:`ranklens.assess`'s calling settings; never a progress bar)."""
     from ..labelling import LabelPool, PoolPair, assess
 
     pairs, owner = [], []
@@ -94,8 +98,9 @@ def judged_values(
     human = np.full(len(samples), np.nan)
     if not pairs:
         return judged, human, 0
-    result = assess(LabelPool(pairs), judge, concurrency=concurrency, timeout=timeout,
-                    progress=False, source="model:monitor")  # fmt: skip
+    result = assess(LabelPool(pairs), judge, concurrency=calls.concurrency, timeout=calls.timeout,
+                    retries=calls.retries, retry_on=calls.retry_on, backoff=calls.backoff,
+                    cache=calls.cache, progress=False, source="model:monitor")  # fmt: skip
     grades = result.grades
     rel: list[list[float]] = [[] for _ in samples]
     for pair, i in zip(pairs, owner):

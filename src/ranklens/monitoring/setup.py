@@ -5,36 +5,40 @@ should know) and which signals are tested."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..capture.matching import label_matcher
 from ..declared import (
     AT_LEAST_ONE,
-    CALLING,
-    POSITIVE,
-    PROBABILITY,
     STATISTICS,
     ParameterError,
-    Range,
+    UnknownParameterError,
     choice,
     count,
     data,
     declare,
     flag,
-    function,
     names,
-    number,
     renamed_option,
     text,
 )
 from ..errors import closest
 from ..io import coerce_qrels
 from ..metrics import parse_metrics
-from .options import callables, duration, exporters, ids, key, records, rule
+from ..settings import Statistics
+from .groups import FLAT, FLAT_OPTIONS, DriftTests, ModelJudge, Windowing
+from .options import callables, duration, exporters, group, ids, key, records, rule
 from .windows import DISTRIBUTION_SIGNALS, JUDGED, RATE_SIGNALS
 
 RECORDS = records("e.g. read from a run log with Retrieval.from_dict")
+_GROUPS = {"drift": "DriftTests", "judge": "ModelJudge", "windowing": "Windowing"}
+
+MONITOR_STATS = Statistics(alpha=0.001, seed=0)
+"""The Monitor's statistics unless told: a false-alarm rate of 0.001 per window over its
+signals (Holm), seed 0. It reads ``alpha`` and ``seed``; each signal has its own test."""
+
+_FIXED = ("test", "correction", "n_resamples", "ci", "confidence")
 
 MONITOR = declare("Monitor", {
     "source": data("a Recorder, what a hook's instrument() returns, or None (a new Recorder)"),
@@ -47,36 +51,31 @@ MONITOR = declare("Monitor", {
                   none=True),
     "key": key(None, "which hit field names a document (None: the recorder's)", none=True),
     "match": choice("auto", ("auto", "id", "text"), "how a live query finds its labels"),
+    "relevance_level": count(1, AT_LEAST_ONE, "the least grade that counts as relevant"),
     "baseline": count(1, AT_LEAST_ONE, "windows with traffic that form the baseline",
                       also=RECORDS),
-    "alpha": renamed_option(STATISTICS["alpha"], default=0.001,
-                            description="false-alarm rate per window over its signals (Holm)"),
-    "signals": names(None, "the signals tested (None: every one available)", single=True,
-                     none=True),
-    "min_samples": count(30, Range(2, None), "values on each side before a distribution is "
-                         "tested"),
+    "stats": group(MONITOR_STATS, (Statistics,), "a ranklens.Statistics", "alpha: false-alarm "
+                   "rate per window over its signals (Holm); seed: the sampling seed",
+                   none=True),
+    "drift": group(DriftTests(), (DriftTests,), "a ranklens.DriftTests", "the signals tested "
+                   "and the samples behind the tests", none=True),
+    "judge": group(None, (ModelJudge,), "a ranklens.ModelJudge", "a model judge grading a "
+                   "sample of retrievals (a callable: ModelJudge(callable))", none=True,
+                   callables=True),
+    "windowing": group(Windowing(), (Windowing,), "a ranklens.Windowing", "lateness, history, "
+                       "queue size, flush interval and clock", none=True),
     "on_alert": callables((), "callables taking an Alert"),
     "exporters": exporters((), "where closed windows go (OTel, Prometheus, MLflow, f(window))"),
-    "judge": function("a (query, passage) -> grade model judge", none=True),
-    "judge_rate": number(0.05, PROBABILITY, "share of retrievals the judge grades"),
-    "judge_depth": count(3, AT_LEAST_ONE, "top hits of a sampled retrieval the judge grades"),
-    "judge_concurrency": renamed_option(CALLING["concurrency"], default=4,
-                                        description="judge calls in flight"),
-    "judge_timeout": renamed_option(CALLING["timeout"], default=30.0,
-                                    description="seconds per judge call (None: no limit)"),
-    "estimator": function("(judged, judged_on_labelled, labels) -> (estimate, low, high)",
-                          none=True),
-    "relevance_level": count(1, AT_LEAST_ONE, "the least grade that counts as relevant"),
-    "queue_size": count(10_000, AT_LEAST_ONE, "records queued before new ones are dropped"),
-    "samples": count(2000, AT_LEAST_ONE, "reservoir size of each window's samples"),
-    "history": count(672, AT_LEAST_ONE, "closed windows and alerts kept"),
-    "lateness": duration("30s", "how long after its end a window waits for late records",
-                         positive=False),
-    "clock": function("the wall clock, () -> seconds since the epoch"),
     "background": flag(True, "a thread flushes every interval (False: call flush())"),
-    "interval": number(1.0, POSITIVE, "seconds between the background thread's flushes"),
     "name": text("ranklens", "the monitor's name in logs and exported metrics"),
-    "seed": STATISTICS["seed"],
+    # the flat keywords of 0.2, still checked (deprecated: each says its new spelling)
+    "alpha": renamed_option(STATISTICS["alpha"], default=0.001, description="deprecated: "
+                            "stats=Statistics(alpha=...)"),
+    "seed": renamed_option(STATISTICS["seed"], description="deprecated: "
+                           "stats=Statistics(seed=...)"),
+    **{name: renamed_option(option, description=f"deprecated: {FLAT[name][0]}="
+                            f"{_GROUPS[FLAT[name][0]]}({FLAT[name][1]}=...)")
+       for name, option in FLAT_OPTIONS.items()},
 })  # fmt: skip
 """Every parameter of :class:`~ranklens.Monitor`."""
 
@@ -94,15 +93,37 @@ CLOSE = declare("Monitor.close", {
 })  # fmt: skip
 
 
-def cross_checks(labels: Any, match: str, samples: int, min_samples: int) -> None:
-    """What no one declaration says: matching by text needs query texts, and a window's
-    reservoir must hold the samples a distribution test needs."""
+def flat_keywords(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The deprecated flat keywords given to ``Monitor(...)``, each checked by its
+    declaration; a keyword the Monitor does not take is refused naming the closest."""
+    for name in flat:
+        if name not in FLAT:
+            takes = [n for n in MONITOR.options if n not in FLAT]
+            near = closest(name, list(MONITOR.options))
+            hint = f"; did you mean {near!r}?" if near else ""
+            raise UnknownParameterError(
+                f"Monitor: no parameter {name!r}{hint} (it takes: {', '.join(takes)})"
+            )
+    return MONITOR.check(flat)
+
+
+def cross_checks(labels: Any, match: str) -> None:
+    """What no one declaration says: matching by text needs query texts."""
     if match == "text" and labels is not None and getattr(labels, "queries", None) is None:
         raise rule("Monitor", "labels", "a Dataset (query texts) with match='text'",
                    type(labels).__name__)  # fmt: skip
-    if samples < min_samples:
-        raise rule("Monitor", "samples", f"at least min_samples ({min_samples}): a smaller "
-                   "reservoir never tests latency or top scores", samples)  # fmt: skip
+
+
+def monitor_stats(stats: Statistics) -> Statistics:
+    """``stats`` if the Monitor can honour it: it reads ``alpha`` and ``seed``; the drift
+    tests are fixed per signal (exact, KS, Welch; Holm over a window's signals), so the
+    other fields must be left as :data:`MONITOR_STATS` has them."""
+    for name in _FIXED:
+        if getattr(stats, name) != getattr(MONITOR_STATS, name):
+            raise rule("Monitor", f"stats.{name}", f"{getattr(MONITOR_STATS, name)!r} (each "
+                       "signal has its own test, Holm over a window's signals; the monitor "
+                       "reads alpha and seed)", getattr(stats, name))  # fmt: skip
+    return stats
 
 
 def window_of(window: Any) -> tuple[float | None, int | None]:

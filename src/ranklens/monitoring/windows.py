@@ -12,6 +12,7 @@ the traffic. A closed :class:`Window` keeps the summary and, until it has been t
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,8 @@ class Reservoir:
     __slots__ = ("items", "rng", "seen", "size")
 
     def __init__(self, size: int, rng: np.random.Generator):
-        self.size, self.rng, self.seen, self.items = size, rng, 0, []
+        self.size, self.rng, self.seen = size, rng, 0
+        self.items: list[Any] = []
 
     def add(self, item: Any) -> None:
         self.seen += 1
@@ -172,6 +174,7 @@ class Drift:
 
     @property
     def direction(self) -> str:
+        """``"up"`` when the window's value is above the baseline's, else ``"down"``."""
         return "up" if self.value > self.baseline else "down"
 
     def describe(self) -> str:
@@ -184,6 +187,7 @@ class Drift:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The test's fields, JSON-ready."""
         return {
             "signal": self.signal, "test": self.test, "value": self.value,
             "baseline": self.baseline, "statistic": self.statistic, "p": self.p,
@@ -235,6 +239,13 @@ class Window:
     def alert(self) -> bool:
         return bool(self.drifted)
 
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` of this window's drift tests, one row per signal (as
+        :meth:`Drift.to_dict`; empty before a baseline exists)."""
+        import pandas as pd
+
+        return pd.DataFrame([d.to_dict() for d in self.drift.values()])
+
     def to_dict(self) -> dict[str, Any]:
         """Everything but the samples, JSON-ready."""
         return {
@@ -262,6 +273,24 @@ class Window:
         if self.drifted:
             parts.append("DRIFT: " + "; ".join(d.describe() for d in self.drifted))
         return ", ".join(parts)
+
+
+def windows_frame(windows: Iterable[Window]) -> Any:
+    """A ``pandas.DataFrame`` of closed windows, one row each: ``index``, ``label``,
+    ``start``, ``end``, ``role``, ``partial``, ``retrievals``, ``alert``, ``drifted`` (the
+    drifted signals, most significant first, comma-separated), then every signal and
+    labelled metric of the window as a column."""
+    import pandas as pd
+
+    rows = []
+    for w in windows:
+        rows.append({
+            "index": w.index, "label": w.label, "start": w.start, "end": w.end,
+            "role": w.role, "partial": w.partial, "retrievals": w.retrievals,
+            "alert": w.alert, "drifted": ", ".join(d.signal for d in w.drifted),
+            **w.signals, **w.metrics,
+        })  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def signals_of(counts: dict[str, int], latency: np.ndarray, scores: np.ndarray,
