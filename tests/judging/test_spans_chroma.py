@@ -234,11 +234,6 @@ def test_metrics_do_not_read_the_convention():
         assert switch not in code.replace("# ", ""), switch
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="judging/__init__.py: span_inputs calls place_chunks(R, Q) without the "
-    "convention's placement (needs place_chunks(R, Q, opts.convention.placement))",
-)
 def test_the_chroma_convention_places_repeated_text_first_end_to_end():
     text = "The lamp burns. Keepers lived here. The lamp burns. Then the light went out."
     labels = SpanLabels.from_spans({"q": [("d", 0, 15)]}, {"d": text})

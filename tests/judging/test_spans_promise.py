@@ -467,11 +467,6 @@ def test_evaluate_reads_the_chunks_of_a_runner_log_given_as_a_path(tmp_path):
     assert ranklens.evaluate(labels, str(log), ["evidence_recall"])["evidence_recall"] == 1.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="judging/__init__.py: chunking_table reads ranges with np.asarray(dtype=int64): "
-    "NaN, 2.5 or a text is a bare ValueError or is truncated (needs whole numbers checked)",
-)
 @pytest.mark.parametrize("bad", [(0, float("nan")), (0, 2.5), "abc", (0, "9")], ids=repr)
 def test_a_chunking_that_is_not_whole_ranges_is_named(bad):
     labels = SpanLabels.from_spans({"q": [("d", 27, 44)]}, TEXTS)

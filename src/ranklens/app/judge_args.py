@@ -50,7 +50,8 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
         "--convention",
         default="trec",
         metavar="NAME",
-        help="trec (default), llamaindex, haystack or autorag: reproduce that tool's numbers",
+        help="trec (default), llamaindex, haystack, autorag or chroma (span labels): reproduce "
+        "that tool's numbers",
     )
     add_freshness_args(p)
 

@@ -44,7 +44,7 @@ io floor (to read paths) and the model below it.
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -82,7 +82,7 @@ def span_inputs(
         raise InputError("judged_only is not defined for span labels: every chunk is scored")
     chunk_run = getattr(run, "chunk_run", None)
     R = chunk_run() if callable(chunk_run) else coerce_run(run)
-    R, unlocated, relocated = place_chunks(R, Q)
+    R, unlocated, relocated = place_chunks(R, Q, opts.convention.placement)
     table = chunking_table(chunking) if chunking is not None else None
     if tokenizer is not None:
         if Q.texts is None:
@@ -112,11 +112,36 @@ def chunking_table(chunking: Any) -> dict[str, np.ndarray]:
         )
     table = {}
     for d, ranges in chunking.items():
-        arr = np.asarray(list(ranges), dtype=np.int64).reshape(-1, 2)
+        if isinstance(ranges, (str, bytes)) or not isinstance(ranges, Iterable):
+            raise InputError(
+                f"chunking: document {d!r} must map to (start, end) ranges, got {ranges!r}"
+            )
+        pairs = []
+        for item in ranges:
+            ok = (
+                not isinstance(item, (str, bytes))
+                and isinstance(item, Sequence)
+                and len(item) == 2
+                and all(_whole(x) for x in item)
+            )
+            if not ok:
+                raise InputError(
+                    f"chunking: document {d!r} has a chunk {item!r} that is not a (start, end) "
+                    "pair of whole numbers"
+                )
+            pairs.append((int(item[0]), int(item[1])))
+        arr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         if len(arr) and ((arr[:, 0] < 0) | (arr[:, 1] <= arr[:, 0])).any():
             raise InputError(f"chunking: document {d!r} has a chunk that is not 0 <= start < end")
         table[str(d)] = np.unique(arr, axis=0)
     return table
+
+
+def _whole(x: Any) -> bool:
+    """Whether ``x`` is a whole number (an int, numpy's too, or a float with no fraction)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        return False
+    return bool(np.isfinite(x)) and float(x).is_integer()
 
 
 def judge(
