@@ -123,7 +123,9 @@ def system_python() -> str:
 FAKE_UV = b"#!/bin/sh\necho 'uv 9.9.9 (stand-in)'\n"
 
 
-@pytest.mark.parametrize("wrong", ["digest", "no wheel for this machine", "no server"])
+@pytest.mark.parametrize(
+    "wrong", ["digest", "no wheel for this machine", "no server", "not an index"]
+)
 def test_get_uv_refuses_what_it_cannot_check_and_says_why(tmp_path, wrong):
     tag = this_machines_tag() if wrong != "no wheel for this machine" else "win_arm64"
     wheel = make_wheel(tmp_path, "9.9.9", FAKE_UV, tag)
@@ -131,6 +133,8 @@ def test_get_uv_refuses_what_it_cannot_check_and_says_why(tmp_path, wrong):
     with pypi_stand_in(tmp_path, [wheel], bad_digest) as index:
         if wrong == "no server":
             index = "http://127.0.0.1:9"  # nothing listens on the discard port
+        elif wrong == "not an index":
+            index += "/elsewhere"  # no /pypi/uv/json there
         proc = subprocess.run(
             [system_python(), str(GET_UV), "--dir", str(tmp_path / "bin"), "--index", index],
             capture_output=True, text=True, timeout=120,
@@ -138,7 +142,7 @@ def test_get_uv_refuses_what_it_cannot_check_and_says_why(tmp_path, wrong):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("get_uv: error: ")
     said = {"digest": "is not PyPI's", "no wheel for this machine": "has no uv wheel for this",
-            "no server": "cannot download"}[wrong]  # fmt: skip
+            "no server": "cannot download", "not an index": "HTTP 404"}[wrong]  # fmt: skip
     assert said in proc.stderr
     assert not (tmp_path / "bin" / "uv").exists()
 
