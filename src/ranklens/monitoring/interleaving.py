@@ -242,7 +242,8 @@ class Interleaving(RetrieverAdapter):
             return [dict(r, clicks=list(r["clicks"])) for r in self.impressions.values()]
 
     def result(self, **kwargs: Any) -> Any:
-        """:func:`~.preference.interleaving_result` of this interleaving's impressions."""
+        """:func:`~.preference.interleaving_result` of this interleaving's impressions
+        (``stats=ranklens.Statistics(alpha=..., n_resamples=...)`` passed on)."""
         from .preference import interleaving_result
 
         return interleaving_result(self, **kwargs)

@@ -30,7 +30,7 @@ import numpy as np
 from ..capture import Recorder, Retrieval
 from ..settings import Statistics
 from .closing import Alert, WindowCloser
-from .groups import DriftTests, ModelJudge, Windowing, regrouped
+from .groups import DriftTests, ModelJudge, Windowing
 from .intake import BAD_TIME, Intake, Rejected
 from .options import each_record, rule
 from .quality import Estimator, labelled_values, uncalibrated
@@ -38,15 +38,13 @@ from .setup import (
     CLOSE,
     FLUSH,
     MONITOR,
-    MONITOR_STATS,
     OBSERVE,
     REPLAY,
     SET_BASELINE,
     Labels,
     cross_checks,
     default_signals,
-    flat_keywords,
-    monitor_stats,
+    grouped,
     window_of,
 )
 from .windows import Event, Samples, Window, WindowState, windows_frame
@@ -114,15 +112,9 @@ class Monitor(WindowCloser):
         **flat: Any,
     ):
         self.name = name
-        given = flat_keywords(flat)
-        self.stats = monitor_stats(regrouped("Monitor", "stats", stats, given, MONITOR_STATS))
-        self.drift = regrouped("Monitor", "drift", drift, given, DriftTests())
-        self.windowing = regrouped("Monitor", "windowing", windowing, given, Windowing())
-        self.judge: ModelJudge | None = None
-        if isinstance(judge, ModelJudge):
-            self.judge = regrouped("Monitor", "judge", judge, given, judge)
-        elif judge is not None:  # a callable: its ModelJudge, with any flat judge_* keywords
-            self.judge = regrouped("Monitor", "judge", None, given, ModelJudge(judge))
+        self.stats, self.drift, self.judge, self.windowing = grouped(
+            stats, drift, judge, windowing, flat
+        )
         if source is None:
             source = Recorder(key=key or "id", spill=False, name=name)
         rec = getattr(source, "recorder", source)

@@ -5,7 +5,7 @@ should know) and which signals are tested."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..capture.matching import label_matcher
@@ -27,7 +27,7 @@ from ..errors import closest
 from ..io import coerce_qrels
 from ..metrics import parse_metrics
 from ..settings import Statistics
-from .groups import FLAT, FLAT_OPTIONS, DriftTests, ModelJudge, Windowing
+from .groups import FLAT, FLAT_OPTIONS, DriftTests, G, ModelJudge, Windowing, regrouped
 from .options import callables, duration, exporters, group, ids, key, records, rule
 from .windows import DISTRIBUTION_SIGNALS, JUDGED, RATE_SIGNALS
 
@@ -105,6 +105,35 @@ def flat_keywords(flat: Mapping[str, Any]) -> dict[str, Any]:
                 f"Monitor: no parameter {name!r}{hint} (it takes: {', '.join(takes)})"
             )
     return MONITOR.check(flat)
+
+
+def grouped(
+    stats: Statistics | None,
+    drift: DriftTests | None,
+    judge: ModelJudge | Callable[..., Any] | None,
+    windowing: Windowing | None,
+    flat: Mapping[str, Any],
+) -> tuple[Statistics, DriftTests, ModelJudge | None, Windowing]:
+    """The Monitor's settings groups: each given object (or its default) with the
+    deprecated flat keywords of ``flat`` applied (:func:`~.groups.regrouped`, the warning
+    pointed at the line that made the Monitor); a judge given as its callable is its
+    :class:`~.groups.ModelJudge`."""
+    given = flat_keywords(flat)
+
+    def group_of(attribute: str, obj: G | None, default: G) -> G:
+        return regrouped("Monitor", attribute, obj, given, default, stacklevel=6)
+
+    model: ModelJudge | None = None
+    if isinstance(judge, ModelJudge):
+        model = group_of("judge", judge, judge)
+    elif judge is not None:  # a callable: its ModelJudge, with any flat judge_* keywords
+        model = group_of("judge", None, ModelJudge(judge))
+    return (
+        monitor_stats(group_of("stats", stats, MONITOR_STATS)),
+        group_of("drift", drift, DriftTests()),
+        model,
+        group_of("windowing", windowing, Windowing()),
+    )
 
 
 def cross_checks(labels: Any, match: str) -> None:
