@@ -417,7 +417,7 @@ def test_constraint_and_costs(demo):
     assert "⊘" in str(res)
     none = ranklens.sweep(build, fields, demo, ["recall@10"], constraint="p95 <= 0.001", **FAST)
     assert none.chosen is None and none.cv_estimate is None
-    assert "none: no configuration satisfies the constraint" in str(none)
+    assert "none: none of the 3 measured configurations satisfies the constraint" in str(none)
     with pytest.raises(InputError, match="fields: p50, p95"):
         ranklens.sweep(build, fields, demo, ["recall@10"], constraint="p95 <= fast", **FAST)
 
@@ -594,12 +594,13 @@ def test_pairwise_pvalues_equal_each_pair_tested_alone(test):
     # the same p-values as testing each difference by itself (t: a column's sums in a
     # batch round differently from a lone column's, as they always did)
     from ranklens.comparison import stats
+    from ranklens.settings import Statistics
     from ranklens.sweeps.select import pairwise_pvalues
 
     rng = np.random.default_rng(4)
     values = [np.round(rng.random((5, 80)), 2), rng.random((4, 80)), rng.random((3, 50))]
     held = [(rng.random(80), 2), None, (values[2][1] + 0.01, 0)]
-    mats, held_p = pairwise_pvalues(values, test, 1000, 3, held)
+    mats, held_p = pairwise_pvalues(values, Statistics(test=test, n_resamples=1000, seed=3), held)
     same = (lambda a, b: a == pytest.approx(b, rel=1e-12)) if test == "t" else np.equal
     for v, mat in zip(values, mats):
         for i in range(len(v)):

@@ -420,9 +420,9 @@ def test_queries_a_metric_is_undefined_on_are_counted_and_said():
 
 
 def test_a_matrix_left_out_for_many_configurations_is_said(monkeypatch):
-    from ranklens.sweeps import core
+    from ranklens.sweeps import assemble
 
-    monkeypatch.setattr(core, "MATRIX_LIMIT", 2)
+    monkeypatch.setattr(assemble, "MATRIX_LIMIT", 2)
     res = quiet_sweep(Calls(), {"boost": [0, 1, 2]}, dataset(), ["recall@3"], **FAST)
     assert res.matrices == {}
     assert any("no significance matrix: 3 measured configurations" in n for n in res.notes)

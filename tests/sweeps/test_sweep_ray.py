@@ -53,10 +53,11 @@ GRID = {"field": ["text", "title"], "top_k": [3, 10]}
 OPTIONS: dict[str, Any] = dict(query_params=["top_k"], n_resamples=500, concurrency=2)
 
 
-def same_rows(a: list[dict], b: list[dict]) -> bool:
+def same_rows(a: list[Any], b: list[Any]) -> bool:
     """Rows equal but for timings, the log path and `shared_build`."""
-    return [{k: v for k, v in r.items() if k not in MEASURED | {"shared_build"}} for r in a] == [
-        {k: v for k, v in r.items() if k not in MEASURED | {"shared_build"}} for r in b
+    skip = MEASURED | {"shared_build"}
+    return [{k: v for k, v in r.to_dict().items() if k not in skip} for r in a] == [
+        {k: v for k, v in r.to_dict().items() if k not in skip} for r in b
     ]
 
 

@@ -20,6 +20,10 @@ which is also put on ``sys.path`` for ``module:function``. Every other key is ch
 the declaration of :func:`ranklens.sweep` (:data:`ranklens.sweeps.params.SWEEP`): its type
 as written (``folds = "5"`` is refused, not read as 5), its range, and a misspelled key
 names the closest. ``cost`` may be a number or a table of configuration name to number.
+The file keeps the flat keys (``n_resamples``, ``concurrency``, ``cache``, ``folds``,
+``constraint``, ``cost``, ``backend``...): they become the settings objects
+(``ranklens.Statistics``, ``ranklens.Calling``, ``Selection``, ``Costs``, ``Execution``)
+that ``ranklens.sweep`` takes.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 from ..declared import ParameterError
 from ..errors import InputError, closest
 from ..escape import terminal
+from ..sweeps.groups import grouped
 from ..sweeps.params import CLI, FILE_KEYS, NOT_IN_FILE, SWEEP
 
 PATHS = ("dataset", "labels", "cache")
@@ -61,11 +66,11 @@ def add_sweep_command(sub: Any) -> None:
 
 def load_config(path: str | Path) -> tuple[dict[str, Any], Path]:
     """The TOML file's content and its folder; a missing or unreadable file is named."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python 3.10
+    else:  # Python 3.10
         try:
-            import tomli as tomllib  # type: ignore[no-redef]
+            import tomli as tomllib
         except ImportError:
             raise InputError(
                 "reading CONFIG.toml on Python 3.10 needs tomli: pip install tomli"
@@ -92,9 +97,11 @@ def resolve_build(spec: Any, folder: Path, source: str) -> Any:
         if not file.is_file():
             raise InputError(f"{source}: build file {file} does not exist")
         module_spec = importlib.util.spec_from_file_location(file.stem, file)
+        if module_spec is None or module_spec.loader is None:
+            raise InputError(f"{source}: cannot import build file {file}")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[file.stem] = module
-        module_spec.loader.exec_module(module)  # type: ignore[union-attr]
+        module_spec.loader.exec_module(module)
     else:
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
@@ -108,10 +115,19 @@ def resolve_build(spec: Any, folder: Path, source: str) -> Any:
     return fn
 
 
-def sweep_arguments(data: dict[str, Any], folder: Path, source: str) -> dict[str, Any]:
+def sweep_arguments(
+    data: dict[str, Any],
+    folder: Path,
+    source: str,
+    overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The keyword arguments of :func:`ranklens.sweep` described by the file's content:
     every key but ``build`` and ``grid`` checked by :data:`~ranklens.sweeps.params.SWEEP`
-    (types as written, not coerced)."""
+    (types as written, not coerced); the file's flat keys of the settings objects
+    (``n_resamples``, ``cache``, ``folds``, ``constraint``, ``cost``, ``backend``...) given
+    as ``stats=``, ``calls=``, ``selection=``, ``costs=``, ``execution=`` (the file's own
+    spelling: no warning). ``overrides``: keys the command line gives (``cache``,
+    ``lock_timeout``), over the file's."""
     for key in FILE_KEYS:
         if key not in data:
             raise InputError(f"{source}: the file has no {key!r}")
@@ -128,6 +144,9 @@ def sweep_arguments(data: dict[str, Any], folder: Path, source: str) -> dict[str
     for key in PATHS:
         if isinstance(args.get(key), str):
             args[key] = str(folder / args[key])
+    args.update(overrides or {})
+    settings = grouped(source, {}, args, warn=False)
+    args.update(settings._asdict())
     args["build"] = resolve_build(data["build"], folder, source)
     grid = data["grid"]
     if isinstance(grid, list) and not grid:
@@ -141,11 +160,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ..sweeps import sweep
 
     data, folder = load_config(args.config)
-    kwargs = sweep_arguments(data, folder, args.config)
+    overrides: dict[str, Any] = {}
     if args.cache:
-        kwargs["cache"] = args.cache
+        overrides["cache"] = args.cache
     if args.lock_timeout is not None:
-        kwargs["lock_timeout"] = args.lock_timeout
+        overrides["lock_timeout"] = args.lock_timeout
+    kwargs = sweep_arguments(data, folder, args.config, overrides)
     kwargs.setdefault("verbose", not args.quiet)
     result = sweep(**kwargs)
     if args.format == "text":

@@ -5,20 +5,33 @@ under one folder, builds shared and timed apart), compares them and chooses hone
 (:mod:`.select`: cross-validation over queries, paired tests corrected for the number of
 configurations, the tied set, a Pareto frontier, per-parameter effects); the outcome is a
 :class:`SweepResult` (:mod:`.result`), rendered through the renderer registry. Every
-parameter is declared once (:mod:`.params`); one process at a time runs in a sweep folder
-(:mod:`.lock`)."""
+parameter is declared once (:mod:`.params`); the settings beside
+:class:`~ranklens.Statistics` and :class:`~ranklens.Calling` are :class:`Selection`,
+:class:`Costs` and :class:`Execution` (:mod:`.groups`); the result's rows, choices, effects
+and matrices are typed records (:mod:`.records`); one process at a time runs in a sweep
+folder (:mod:`.lock`)."""
 
 from .core import sweep
 from .grid import CONSTRAINT_FIELDS, Config, configurations, parse_constraint
+from .groups import Costs, Execution, Selection
 from .lock import SweepLocked
+from .records import Choice, Effect, MetricValue, PairMatrix, SweepRow
 from .result import SweepResult
 from .select import effects, pareto, select
 
 __all__ = [
     "CONSTRAINT_FIELDS",
+    "Choice",
     "Config",
+    "Costs",
+    "Effect",
+    "Execution",
+    "MetricValue",
+    "PairMatrix",
+    "Selection",
     "SweepLocked",
     "SweepResult",
+    "SweepRow",
     "configurations",
     "effects",
     "pareto",

@@ -39,6 +39,7 @@ from ..capture.records import Retrieval
 from ..errors import InputError, RunInterrupted
 from ..escape import terminal
 from .grid import Config
+from .groups import Execution
 
 EVENTS = "sweep.jsonl"
 """The sweep folder's record of builds and configurations (one JSON object a line)."""
@@ -127,9 +128,11 @@ class Folder:
                 fh.write(json.dumps(plain(event), default=str) + "\n")
 
     def last(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The folder's last event of ``kind`` for the configuration or build ``key``."""
         for e in reversed(self.events):
             if e.get("type") == kind and e.get("key") == key:
-                return e
+                found: dict[str, Any] = e
+                return found
         return None
 
 
@@ -215,7 +218,7 @@ class BuiltRetriever:
         t1 = time.perf_counter()
         made = built(**self.cfg.query_params) if self.cfg.query_params else built
         if self.report is not None:
-            fact = {"seconds": round(t1 - t0, 6), "index": None}
+            fact: dict[str, Any] = {"seconds": round(t1 - t0, 6), "index": None}
             if self.cfg.query_params:
                 fact["factory_seconds"] = round(time.perf_counter() - t1, 6)
             with contextlib.suppress(Exception):  # the runner names what is wrong with it
@@ -232,13 +235,17 @@ def execute(
     folder: Folder,
     ident_extra: Mapping[str, Any],
     run_options: dict[str, Any],
-    backend: str = "local",
-    ray_options: Mapping[str, Any] | None = None,
+    execution: Execution | None = None,
     say: Callable[[str], None] | None = None,
 ) -> list[Outcome]:
     """Build and run every configuration (see the module docstring), in grid order of
-    their first configuration per build."""
-    ray = backend == "ray"
+    their first configuration per build. ``run_options``: the keywords of
+    :func:`ranklens.run_retriever` (``k``, ``key``, ``fetch_k``, the
+    :class:`~ranklens.Calling` settings but its ``cache``, ``retry_failed``);
+    ``execution``: the backend and its options."""
+    execution = execution if execution is not None else Execution()
+    ray = execution.backend == "ray"
+    ray_options = execution.ray_options or {}
     build_id = build_identity(build)
     settings = {"k": run_options.get("k"), "key": key_name(run_options.get("key", "id"))}
     if run_options.get("fetch_k") is not None:
@@ -262,9 +269,7 @@ def execute(
             pending = []
             for cfg in group:
                 path = folder.log_path(cfg, ray)
-                found = finished(
-                    path, ident(cfg), settings, queries, run_options.get("retry_failed", True)
-                )
+                found = finished(path, ident(cfg), settings, queries, execution.retry_failed)
                 if found is None:
                     pending.append(cfg)
                     continue
@@ -290,7 +295,8 @@ def execute(
                     say(f"[{done}/{len(configs)}] {name}: read from its log (finished)")
             if not pending:
                 continue
-            built, info = None, {"shared_by": [c.name for c in group]}
+            built: Any = None
+            info: dict[str, Any] = {"shared_by": [c.name for c in group]}
             if not ray:
                 t0 = time.perf_counter()
                 try:
@@ -310,7 +316,7 @@ def execute(
                     }
             for cfg in pending:
                 out = _run_one(cfg, built, dict(info), build, folder, identity, queries,
-                               ident(cfg), run_options, ray, ray_options or {})  # fmt: skip
+                               ident(cfg), run_options, ray, ray_options)  # fmt: skip
                 outcomes[cfg.name] = out
                 done += 1
                 if say is not None:
@@ -332,7 +338,17 @@ def execute(
 
 
 def _run_one(
-    cfg, built, info, build, folder, identity, queries, ident, run_options, ray, ray_options
+    cfg: Config,
+    built: Any,
+    info: dict[str, Any],
+    build: Callable[..., Any],
+    folder: Folder,
+    identity: Identity,
+    queries: dict[str, str],
+    ident: dict[str, Any],
+    run_options: dict[str, Any],
+    ray: bool,
+    ray_options: Mapping[str, Any],
 ) -> Outcome:
     """One configuration: its retriever from the shared build, then the runner."""
     path = folder.log_path(cfg, ray)
@@ -375,7 +391,17 @@ def _run_one(
     return Outcome(cfg, result, build=info, index=index, log=log)
 
 
-def _run_on_ray(cfg, info, build, folder, path, queries, ident, run_options, ray_options):
+def _run_on_ray(
+    cfg: Config,
+    info: dict[str, Any],
+    build: Callable[..., Any],
+    folder: Folder,
+    path: Path | None,
+    queries: dict[str, str],
+    ident: dict[str, Any],
+    run_options: dict[str, Any],
+    ray_options: Mapping[str, Any],
+) -> Outcome:
     """One configuration on Ray actors, each building its own retriever and reporting the
     build's time and index (:class:`BuiltRetriever`; the slowest build counts), or saying
     that no report reached the driver."""
@@ -406,7 +432,8 @@ def _line(out: Outcome, done: int, total: int) -> str:
     """A configuration's line as it finishes (its name made safe for the terminal)."""
     name = terminal(out.config.name)
     if out.result is None:
-        return f"[{done}/{total}] {name}: build failed ({terminal(out.error['type'])})"
+        kind = (out.error or {}).get("type", "no result")
+        return f"[{done}/{total}] {name}: build failed ({terminal(kind)})"
     info = out.result.report_info()
     p50 = (info.get("latency_ms") or {}).get("p50", math.nan)
     return (

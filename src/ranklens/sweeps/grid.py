@@ -189,7 +189,9 @@ def configurations(
         ", or list it in query_params= if it only affects the query" if not query else ""
     )
     check_call(build, build_keys, "build", fix)
-    out, seen, names = [], {}, {}
+    out: list[Config] = []
+    seen: dict[str, int] = {}
+    names: dict[str, int] = {}
     for i, params in enumerate(items, 1):
         missing_q = [q for q in query if q not in params]
         if missing_q:
@@ -240,8 +242,11 @@ def parse_constraint(constraint: Any) -> Callable[[Mapping[str, Any]], bool] | N
     (a dict with the fields of :data:`CONSTRAINT_FIELDS` and the parameters); or a string
     such as ``"p95 <= 200"`` or ``"p95 <= 200 ms and cost < 0.5"``. A row without a value
     for a bounded field (no latency: the configuration failed) does not satisfy it."""
-    if constraint is None or callable(constraint):
-        return constraint
+    if constraint is None:
+        return None
+    if callable(constraint):
+        given: Callable[[Mapping[str, Any]], bool] = constraint
+        return given
     if not isinstance(constraint, str):
         raise InputError(
             f"constraint must be a string such as 'p95 <= 200' or a function of a row, got "

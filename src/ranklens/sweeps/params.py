@@ -83,6 +83,73 @@ def cost_option(description: str) -> CostOption:
     return CostOption("number", None, description, range=NONNEGATIVE, none=True)
 
 
+SELECTING: dict[str, Option] = {
+    "baseline": text(
+        None,
+        "the configuration the others are tested against, by name or parameters (None: the first)",
+        none=True,
+        also=mapping(None, "a configuration's parameters"),
+    ),
+    "constraint": text(
+        None,
+        "what the chosen configuration must satisfy ('p95 <= 200') or a function of its row",
+        none=True,
+        also=function("a function of a configuration's row"),
+    ),
+    "folds": count(5, Range(2, None), "cross-validation folds over queries for the held-out value"),
+}
+"""How a sweep chooses (:class:`~ranklens.sweeps.groups.Selection`)."""
+
+PRICING: dict[str, Option] = {
+    "cost": cost_option("the price of one retrieval call"),
+    "cost_per_token": cost_option("the price of one token of the query (with count_tokens)"),
+    "count_tokens": function("a text's number of tokens (with cost_per_token)", none=True),
+}
+"""What a sweep's configurations cost (:class:`~ranklens.sweeps.groups.Costs`)."""
+
+EXECUTING: dict[str, Option] = {
+    "backend": choice("local", ("local", "ray"), "where the queries run"),
+    "ray_options": mapping(
+        None, "the Ray backend's options (actors, num_cpus, ...)", none=True, empty=True
+    ),
+    "lock_timeout": number(
+        0.0,
+        NONNEGATIVE,
+        "seconds to wait for another process's sweep in the same cache= folder "
+        "(0: stop at once, naming it)",
+    ),
+    "retry_failed": flag(True, "ask failed queries again when resuming a log"),
+}
+"""Where and how a sweep's configurations run (:class:`~ranklens.sweeps.groups.Execution`)."""
+
+SWEEP_CALLING: dict[str, Option] = {
+    "cache": renamed_option(
+        CALLING["cache"],
+        description="the sweep folder: one run log per configuration, resumable",
+    ),
+    **{n: CALLING[n] for n in ("concurrency", "timeout", "retries", "retry_on")},
+    "progress": renamed_option(CALLING["progress"], default=False),
+}
+"""The keywords of :class:`~ranklens.Calling` a sweep took flat (``cache``: the sweep folder;
+``progress`` off by default)."""
+
+SWEEP_STATISTICS: dict[str, Option] = {
+    n: STATISTICS[n] for n in ("seed", "test", "correction", "alpha", "n_resamples", "ci",
+                               "confidence")
+}  # fmt: skip
+"""The keywords of :class:`~ranklens.Statistics` a sweep took flat (``ci``/``confidence``
+were passed on to ``compare``)."""
+
+GROUPED: dict[str, dict[str, Option]] = {
+    "stats": SWEEP_STATISTICS,
+    "calls": SWEEP_CALLING,
+    "selection": SELECTING,
+    "costs": PRICING,
+    "execution": EXECUTING,
+}
+"""Each settings object of :func:`ranklens.sweep` and the flat keywords it replaces (still
+taken for one release, with a ``DeprecationWarning``; the TOML file's keys)."""
+
 SWEEP = declare(
     "sweep",
     {
@@ -104,60 +171,35 @@ SWEEP = declare(
         "query_params": names(
             [], "grid parameters that only affect the query", single=True, empty=True
         ),
-        "cache": renamed_option(
-            CALLING["cache"],
-            description="the sweep folder: one run log per configuration, resumable",
-        ),
-        "lock_timeout": number(
-            0.0,
-            NONNEGATIVE,
-            "seconds to wait for another process's sweep in the same cache= folder "
-            "(0: stop at once, naming it)",
-        ),
         "k": count(10, AT_LEAST_ONE, "documents kept per query (None: all)", none=True),
         "key": KEY,
         "fetch_k": count(None, AT_LEAST_ONE, "hits asked of the retriever, at least k", none=True),
-        **{n: CALLING[n] for n in ("concurrency", "timeout", "retries", "retry_on")},
-        "retry_failed": flag(True, "ask failed queries again when resuming a log"),
-        "progress": renamed_option(CALLING["progress"], default=False),
-        "baseline": text(
-            None,
-            "the configuration the others are tested against, by name or parameters "
-            "(None: the first)",
-            none=True,
-            also=mapping(None, "a configuration's parameters"),
-        ),
-        "constraint": text(
-            None,
-            "what the chosen configuration must satisfy ('p95 <= 200') or a function of its row",
-            none=True,
-            also=function("a function of a configuration's row"),
-        ),
-        "cost": cost_option("the price of one retrieval call"),
-        "cost_per_token": cost_option("the price of one token of the query (with count_tokens)"),
-        "count_tokens": function("a text's number of tokens (with cost_per_token)", none=True),
-        "folds": count(
-            5, Range(2, None), "cross-validation folds over queries for the held-out value"
-        ),
-        **{n: STATISTICS[n] for n in ("seed", "test", "correction", "alpha", "n_resamples")},
         "name": function("names a configuration from its parameters", none=True),
         "config": mapping(
             None, "facts naming what build closes over, kept in every log", none=True, empty=True
         ),
-        "backend": choice("local", ("local", "ray"), "where the queries run"),
-        "ray_options": mapping(
-            None, "the Ray backend's options (actors, num_cpus, ...)", none=True, empty=True
-        ),
         "verbose": flag(False, "a line per configuration as it finishes"),
+        "stats": data("a ranklens.Statistics: the paired tests and intervals"),
+        "calls": data(
+            "a ranklens.Calling: how retrievers are called (cache: the sweep folder; "
+            "progress off by default)"
+        ),
+        "selection": data("a Selection: baseline, constraint, folds"),
+        "costs": data("a Costs: cost, cost_per_token, count_tokens"),
+        "execution": data("an Execution: backend, ray_options, lock_timeout, retry_failed"),
+        **{n: o for group in GROUPED.values() for n, o in group.items()},
     },
-    "Every configuration of a grid built, run and compared; the choice cross-validated.",
+    "Every configuration of a grid built, run and compared; the choice cross-validated. "
+    "The flat keywords of the settings objects (stats, calls, selection, costs, execution) "
+    "still work for one release, with a DeprecationWarning.",
 )
 """The parameters of :func:`ranklens.sweep`."""
 
 FILE_KEYS = ("build", "dataset", "grid")
 """What the TOML file of ``ranklens sweep`` must give; its other keys are :data:`SWEEP`'s."""
 
-NOT_IN_FILE = ("build", "grid", "name", "cost", "cost_per_token", "count_tokens", "retry_on")
+NOT_IN_FILE = ("build", "grid", "name", "cost", "cost_per_token", "count_tokens", "retry_on",
+               "stats", "calls", "selection", "costs", "execution")  # fmt: skip
 """Parameters a TOML file cannot give (functions, types) or gives in its own form."""
 
 CLI = declare(
@@ -167,7 +209,7 @@ CLI = declare(
         "html": path(None, "write the HTML report (charts, drill-down)", none=True),
         "json": path(None, "save the sweep as JSON", none=True),
         "cache": path(None, "the sweep folder (overrides the file's cache)", none=True),
-        "lock_timeout": SWEEP["lock_timeout"],
+        "lock_timeout": EXECUTING["lock_timeout"],
         "format": choice("text", ("text", "markdown", "json", "none"), "what to print"),
         "quiet": flag(False, "no line per configuration"),
     },
@@ -230,7 +272,7 @@ def resolve_costs(
             )
         return {n: float(given[n]) for n in names_}
     if callable(given):
-        out = {}
+        out: dict[str, float] = {}
         for c in configs:
             try:
                 got = given(dict(c.params))
@@ -240,7 +282,7 @@ def resolve_costs(
                     f"{c.name!r}: {exc}"
                 ) from exc
             ok, value = price(got)
-            if not ok:
+            if not ok or value is None:
                 raise ParameterError(
                     f"{where}: {option} must return a finite number >= 0 for every "
                     f"configuration; for {c.name!r} it returned {shown(got)}"
@@ -252,7 +294,7 @@ def resolve_costs(
 
 def check_tokens(count_tokens: Callable[[str], Any], texts: Mapping[str, str]) -> dict[str, int]:
     """``count_tokens`` of each query text, each checked: a whole number >= 0."""
-    out = {}
+    out: dict[str, int] = {}
     for q, t in texts.items():
         try:
             n = count_tokens(t)
@@ -271,5 +313,5 @@ def check_tokens(count_tokens: Callable[[str], Any], texts: Mapping[str, str]) -
                 f"sweep: count_tokens must return a whole number >= 0; on query {q!r} it "
                 f"returned {shown(n)}"
             )
-        out[q] = int(n)
+        out[q] = int(float(n))
     return out

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..escape import terminal
+from .execute import Outcome
 from .params import RESULT_CHOSEN, RESULT_HTML, RESULT_JSON, RESULT_ROW, RESULT_SAVE, one_of
+from .records import Choice, Effect, PairMatrix, SweepRow
 from .rows import counts_line
 
 FORMAT = 1
@@ -35,29 +37,32 @@ COLUMNS = (
 class SweepResult:
     """A sweep's outcome (see the module docstring).
 
-    ``rows``: one dict per configuration, in grid order (``name``, ``params``, ``status``
-    ``"ok"``/``"failed"``/``"unmatched"`` with ``message``, ``metrics`` ``{metric: {value,
-    ci_low, ci_high}}``, ``p50``/``p95``/``p99``/``cpu_p50`` ms, ``build_s``,
-    ``factory_s``, ``shared_build``, ``index_size``/``index_bytes``, ``queries``,
-    ``errors``, ``cost`` per 1,000 queries, ``feasible``, ``pareto``, ``pareto_cost``,
-    ``tied``, ``resumed``); ``selection``: per metric, the choice
+    ``rows``: one :class:`~ranklens.sweeps.records.SweepRow` per configuration, in grid
+    order (``name``, ``params``, ``status`` ``"ok"``/``"failed"``/``"unmatched"`` with
+    ``message``, ``metrics``: each metric's ``value``, ``ci_low``, ``ci_high``;
+    ``p50``/``p95``/``p99``/``cpu_p50`` ms, ``build_s``, ``factory_s``, ``shared_build``,
+    ``index_size``/``index_bytes``, ``queries``, ``errors``, ``cost`` per 1,000 queries,
+    ``feasible``, ``pareto``, ``pareto_cost``, ``tied``, ``resumed``); ``selection``: per
+    metric, the :class:`~ranklens.sweeps.records.Choice`
     (:func:`ranklens.sweeps.select.select`); ``effects``: per metric, each parameter
-    value's marginal mean; ``matrices``: per metric, every pair tested; ``report``: the
+    value's :class:`~ranklens.sweeps.records.Effect` (marginal mean); ``matrices``: per
+    metric, every pair tested (:class:`~ranklens.sweeps.records.PairMatrix`); each record
+    has attributes and ``to_dict()`` (the layout of :meth:`to_dict`). ``report``: the
     :class:`~ranklens.Report` comparing the measured configurations; ``outcomes``: each
     configuration's :class:`~ranklens.sweeps.execute.Outcome` (its ``RunResult``);
     ``queries``: what was asked (``dataset``: the dataset's queries, ``asked``,
     ``unlabelled``: not asked, having no labels, ``labelled_without_text``, ``which``: the
     ``queries=`` switch)."""
 
-    rows: list[dict[str, Any]]
+    rows: list[SweepRow]
     metrics: list[str]
     keys: list[str]
     baseline: str
-    selection: dict[str, dict[str, Any]]
-    effects: dict[str, list[dict[str, Any]]]
-    matrices: dict[str, dict[str, Any]]
+    selection: dict[str, Choice]
+    effects: dict[str, list[Effect]]
+    matrices: dict[str, PairMatrix]
     report: Any = field(repr=False)
-    outcomes: list[Any] = field(repr=False)
+    outcomes: list[Outcome] = field(repr=False)
     folder: str | None = None
     constraint: str | None = None
     dataset: str | None = None
@@ -76,21 +81,20 @@ class SweepResult:
         if metric is not None and metric not in self.selection:
             raise one_of("SweepResult.chosen_name", "metric", metric, self.metrics,
                          "one of the sweep's metrics")  # fmt: skip
-        return self.selection[metric or self.primary].get("chosen")
+        return self.selection[metric or self.primary].chosen
 
     @property
     def reason(self) -> str | None:
         """Why nothing was chosen on the primary metric (no configuration measured, the
         first failures named; or none satisfying the constraint), or None."""
-        return self.selection[self.primary].get("reason")
+        return self.selection[self.primary].reason
 
     @property
     def chosen(self) -> dict[str, Any] | None:
         """The parameters of the configuration chosen on the primary metric (the best on
         all queries within the constraint): what to deploy."""
         name = self.chosen_name()
-        row = next((r for r in self.rows if r["name"] == name), None)
-        if row is None:
+        if not any(r.name == name for r in self.rows):
             return None
         return next(o.config.params for o in self.outcomes if o.config.name == name)
 
@@ -100,19 +104,19 @@ class SweepResult:
         when nothing was chosen, or when there were too few queries to cross-validate a
         choice among several configurations)."""
         s = self.selection[self.primary]
-        if s.get("chosen") is not None and not s.get("folds") and len(s.get("feasible") or []) > 1:
+        if s.chosen is not None and not s.folds and len(s.feasible) > 1:
             return None  # the in-sample best is not a held-out value
-        return s.get("cv_estimate")
+        return s.cv_estimate
 
     @property
     def in_sample_best(self) -> float | None:
         """The chosen configuration's mean on all queries (optimistic)."""
-        return self.selection[self.primary].get("in_sample_best")
+        return self.selection[self.primary].in_sample_best
 
     @property
     def tied(self) -> list[str]:
         """Configurations the chosen one does not significantly beat (primary metric)."""
-        return list(self.selection[self.primary].get("tied") or [])
+        return list(self.selection[self.primary].tied or [])
 
     @property
     def notes(self) -> list[str]:
@@ -122,15 +126,16 @@ class SweepResult:
         the metric is undefined on them for some configuration."""
         q = self.queries or {}
         out = [counts_line(q)] if q.get("unlabelled") or q.get("labelled_without_text") else []
-        if self.selection[self.primary].get("matrix_note"):
-            out.append(self.selection[self.primary]["matrix_note"])
+        note = self.selection[self.primary].matrix_note
+        if note:
+            out.append(note)
         for m, s in self.selection.items():
-            n = s.get("queries_left_out")
+            n = s.queries_left_out
             if n:
                 out.append(
                     f"{m}: {n:,} {'query' if n == 1 else 'queries'} on which it is undefined "
                     f"for some configuration {'is' if n == 1 else 'are'} left out of the "
-                    f"selection (made on {s['n_queries']:,})"
+                    f"selection (made on {s.n_queries:,})"
                 )
         return out
 
@@ -140,26 +145,24 @@ class SweepResult:
         return {o.config.name: o.result for o in self.outcomes if o.result is not None}
 
     @property
-    def failed(self) -> dict[str, str]:
+    def failed(self) -> dict[str, str | None]:
         """Configurations that could not be measured, and why."""
-        return {r["name"]: r["message"] for r in self.rows if r["status"] == "failed"}
+        return {r.name: r.message for r in self.rows if r.status == "failed"}
 
     @RESULT_ROW.checks
-    def row(self, name: str) -> dict[str, Any]:
-        """The row of the configuration called ``name``."""
+    def row(self, name: str) -> SweepRow:
+        """The row of the configuration called ``name`` (a :class:`SweepRow`)."""
         for r in self.rows:
-            if r["name"] == name:
+            if r.name == name:
                 return r
-        raise one_of("SweepResult.row", "name", name, [r["name"] for r in self.rows],
+        raise one_of("SweepResult.row", "name", name, [r.name for r in self.rows],
                      "a configuration's name")  # fmt: skip
 
     # ---------------------------------------------------------------- outputs
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data (the HTML report's ``metadata["sweep"]``)."""
-        selection = {
-            m: {k: v for k, v in s.items() if k != "cv_values"} for m, s in self.selection.items()
-        }
-        return _clean(
+        selection = {m: s.to_dict(values=False) for m, s in self.selection.items()}
+        out: dict[str, Any] = _clean(
             {
                 "format": FORMAT,
                 "dataset": self.dataset,
@@ -170,12 +173,13 @@ class SweepResult:
                 "queries": self.queries,
                 "notes": self.notes,
                 "folder": self.folder,
-                "rows": self.rows,
+                "rows": [r.to_dict() for r in self.rows],
                 "selection": selection,
-                "effects": self.effects,
-                "matrices": self.matrices,
+                "effects": {m: [e.to_dict() for e in es] for m, es in self.effects.items()},
+                "matrices": {m: x.to_dict() for m, x in self.matrices.items()},
             }
         )
+        return out
 
     @RESULT_JSON.checks
     def to_json(self, indent: int | None = 2) -> str:
@@ -192,17 +196,12 @@ class SweepResult:
         build, index, errors, cost and flags (the rows of :meth:`to_pandas`)."""
         out = []
         for r in self.rows:
-            flat: dict[str, Any] = {"configuration": r["name"], **r["params"]}
+            flat: dict[str, Any] = {"configuration": r.name, **r.params}
             for m in self.metrics:
-                flat[m] = (r["metrics"].get(m) or {}).get("value")
+                flat[m] = r.value(m)
             for k, _ in COLUMNS:
-                flat[k] = r.get(k)
-            flat.update(
-                status=r["status"],
-                feasible=r.get("feasible"),
-                pareto=r.get("pareto"),
-                tied=r.get("tied"),
-            )
+                flat[k] = getattr(r, k)
+            flat.update(status=r.status, feasible=r.feasible, pareto=r.pareto, tied=r.tied)
             out.append(flat)
         return out
 
@@ -217,33 +216,34 @@ class SweepResult:
         """The summary and the table as Markdown."""
         from ..comparison.renderers import get_renderer
 
-        return get_renderer("sweep_markdown")(self.to_dict())
+        return str(get_renderer("sweep_markdown")(self.to_dict()))
 
     @RESULT_HTML.checks
     def to_html(self, path: str | Path | None = None, **options: Any) -> str | None:
         """The comparison report with the sweep's section (Pareto and effect charts,
         significance matrix) as one self-contained page; written to ``path`` if given."""
-        return self.report.to_html(path, **options)
+        page: str | None = self.report.to_html(path, **options)
+        return page
 
     def __str__(self) -> str:
         from ..comparison.renderers import get_renderer
 
-        return get_renderer("sweep_text")(self.to_dict())
+        return str(get_renderer("sweep_text")(self.to_dict()))
 
     def _repr_html_(self) -> str:
         from ..comparison.renderers import get_renderer
 
-        return get_renderer("sweep_html")(self.to_dict())
+        return str(get_renderer("sweep_html")(self.to_dict()))
 
     def __repr__(self) -> str:
         s = self.selection[self.primary]
-        if s.get("chosen") is None:
-            why = terminal(s.get("reason") or "none satisfies the constraint")
+        if s.chosen is None or s.cv_estimate is None or s.in_sample_best is None:
+            why = terminal(s.reason or "none satisfies the constraint")
             return f"SweepResult({len(self.rows)} configurations, none chosen: {why})"
         return (
             f"SweepResult({len(self.rows)} configurations, {self.primary}: chosen "
-            f"{s['chosen']!r}, cross-validated {s['cv_estimate']:.4f}, "
-            f"in-sample {s['in_sample_best']:.4f})"
+            f"{s.chosen!r}, cross-validated {s.cv_estimate:.4f}, "
+            f"in-sample {s.in_sample_best:.4f})"
         )
 
 

@@ -7,17 +7,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..capture.matching import suggest_key
 from ..comparison import stats
+from ..settings import Statistics
 from .execute import Outcome
 from .grid import value_text
+from .records import Choice, FloatArray, MetricValue, PairMatrix, SweepRow
+
+
+class Prices(NamedTuple):
+    """Each configuration's price per call and per token (by name, checked:
+    :func:`~.params.resolve_costs`), and each query's tokens (None: no tokens priced)."""
+
+    per_call: dict[str, float] | None = None
+    per_token: dict[str, float] | None = None
+    tokens: dict[str, int] | None = None
 
 
 def all_failed(o: Outcome) -> dict[str, str]:
+    """The build error of a configuration every query of which failed."""
+    assert o.result is not None
     errs = o.result.report_info().get("error_types") or {}
     kinds = ", ".join(f"{n} {t}" for t, n in errs.items())
     return {
@@ -34,9 +47,9 @@ def unmatched(o: Outcome, report: Any, labels: Any) -> str | None:
         return None
     qrels = getattr(labels, "qrels", labels)
     fix = "pass key= naming the field of the hits that holds document ids (docs/hit-identity.md)"
-    if hasattr(qrels, "to_dict"):
+    if hasattr(qrels, "to_dict") and o.result is not None:
         found = suggest_key(
-            {r.query_id: r for r in o.result.records if r.ok},
+            {str(r.query_id): r for r in o.result.records if r.ok},
             qrels.to_dict(),
             o.result.config.get("key") or "id",
         )
@@ -49,124 +62,98 @@ def unmatched(o: Outcome, report: Any, labels: Any) -> str | None:
     )
 
 
-def row(o: Outcome, report: Any, costs: tuple) -> dict[str, Any]:
+def row(o: Outcome, report: Any, costs: Prices) -> SweepRow:
     """One configuration's facts: parameters, metrics, latency, build, index, failures,
     cost per 1,000 queries, every attempt counted: ``1000 · Σ_q a_q (c + t · n_q) / |Q|``
     with ``a_q`` the attempts of query ``q``, ``c`` the configuration's price per call,
-    ``t`` its price per token and ``n_q`` the query's tokens. ``costs``: the per-call and
-    per-token prices by configuration name (checked: :func:`~.params.resolve_costs`) and
-    each query's tokens (or None)."""
-    row: dict[str, Any] = {
-        "name": o.config.name,
-        "params": {k: value_text(v) for k, v in o.config.params.items()},
-        "status": "ok" if o.result is not None and not o.error else "failed",
-        "message": None if not o.error else f"{o.error['type']}: {o.error['message']}",
-        "metrics": {},
-        "p50": None,
-        "p95": None,
-        "p99": None,
-        "cpu_p50": None,
-        "build_s": o.build.get("seconds"),
-        "factory_s": o.build.get("factory_seconds"),
-        "shared_build": len(o.build.get("shared_by") or []),
-        "index_size": (o.index or {}).get("documents"),
-        "index_bytes": (o.index or {}).get("bytes"),
-        "build_note": o.build.get("not_measured"),  # why build_s/index_size are None
-        "queries": None,
-        "errors": None,
-        "cost": None,
-        "resumed": o.resumed,
-        "log": o.log,
-    }
+    ``t`` its price per token and ``n_q`` the query's tokens (``costs``)."""
+    index = o.index or {}
+    out = SweepRow(
+        name=o.config.name,
+        params={k: value_text(v) for k, v in o.config.params.items()},
+        status="ok" if o.result is not None and not o.error else "failed",
+        message=None if not o.error else f"{o.error['type']}: {o.error['message']}",
+        build_s=o.build.get("seconds"),
+        factory_s=o.build.get("factory_seconds"),
+        shared_build=len(o.build.get("shared_by") or []),
+        index_size=index.get("documents"),
+        index_bytes=index.get("bytes"),
+        build_note=o.build.get("not_measured"),  # why build_s/index_size are None
+        resumed=o.resumed,
+        log=o.log,
+    )
     if o.result is None:
-        return row
+        return out
     info = o.result.report_info()
     lat, cpu = info.get("latency_ms") or {}, info.get("cpu_ms") or {}
-    row.update(
-        p50=lat.get("p50"),
-        p95=lat.get("p95"),
-        p99=lat.get("p99"),
-        cpu_p50=cpu.get("p50"),
-        queries=info["queries"],
-        errors=info["errors"],
-    )
+    out.p50, out.p95, out.p99 = lat.get("p50"), lat.get("p95"), lat.get("p99")
+    out.cpu_p50, out.queries, out.errors = cpu.get("p50"), info["queries"], info["errors"]
     if o.config.name in report.summary:
-        row["metrics"] = {
-            m: {k: num(s.get(k)) for k in ("value", "ci_low", "ci_high")}
+        out.metrics = {
+            m: MetricValue(*(num(s.get(k)) for k in ("value", "ci_low", "ci_high")))
             for m, s in report.summary[o.config.name].items()
         }
-    per_call, per_token, tokens = costs
-    if per_call is not None or per_token is not None:
+    if costs.per_call is not None or costs.per_token is not None:
         name = o.config.name
-        price = per_call[name] if per_call is not None else 0.0
-        token_price = per_token[name] if per_token is not None else 0.0
-        attempts = sum(max(r.attempts, 1) for r in o.result.records)
-        spent = (
-            sum(max(r.attempts, 1) * tokens.get(r.query_id, 0) for r in o.result.records)
-            if tokens
-            else 0
-        )
+        price = costs.per_call[name] if costs.per_call is not None else 0.0
+        token_price = costs.per_token[name] if costs.per_token is not None else 0.0
+        records = o.result.records
+        attempts = sum(max(r.attempts, 1) for r in records)
+        tokens = costs.tokens or {}
+        spent = sum(max(r.attempts, 1) * tokens.get(str(r.query_id), 0) for r in records)
         total = attempts * price + spent * token_price
-        row["cost"] = 1000.0 * total / max(len(o.result.records), 1)
-    return row
+        out.cost = 1000.0 * total / max(len(records), 1)
+    return out
 
 
 def num(v: Any) -> float | None:
+    """A finite number as float, else None."""
     return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
 
 
 def matrix(
-    v: np.ndarray,
-    pvalues: np.ndarray,
+    v: FloatArray,
+    pvalues: FloatArray,
     names: list[str],
-    settings: dict[str, Any],
+    stats_: Statistics,
     lower_is_better: bool = False,
-) -> dict[str, Any]:
+) -> PairMatrix:
     """Every pair of configurations (raw paired p-values ``pvalues``), corrected over all
     pairs and ordered best first (the highest mean; the lowest when ``lower_is_better``):
     ``diff[i][j]`` is row minus column, ``p_adj`` the corrected p-value."""
     order = np.argsort((1.0 if lower_is_better else -1.0) * v.mean(axis=1), kind="stable")
     v, names, pvalues = v[order], [names[i] for i in order], pvalues[np.ix_(order, order)]
     pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
-    adj = stats.correct(np.array([pvalues[i, j] for i, j in pairs]), settings["correction"])
+    adj = stats.correct(np.array([pvalues[i, j] for i, j in pairs]), stats_.correction)
     size = len(names)
     diff = [[0.0] * size for _ in range(size)]
-    padj = [[None] * size for _ in range(size)]
+    padj: list[list[float | None]] = [[None] * size for _ in range(size)]
     for (i, j), pa in zip(pairs, adj):
         dd = float((v[i] - v[j]).mean())
         diff[i][j], diff[j][i] = dd, -dd
         padj[i][j] = padj[j][i] = float(pa)
-    return {
-        "names": names,
-        "diff": diff,
-        "p_adj": padj,
-        "alpha": settings["alpha"],
-        "correction": settings["correction"],
-        "tests": len(pairs),
-    }
+    return PairMatrix(names, diff, padj, stats_.alpha, stats_.correction, len(pairs))
 
 
-def nothing_chosen(
-    rows: list[dict[str, Any]], selection: dict[str, Any], constraint: str | None
-) -> str | None:
+def nothing_chosen(rows: list[SweepRow], selection: Choice, constraint: str | None) -> str | None:
     """Why a selection chose nothing, in words (None when it chose): no configuration was
     measured (the first failures named), or none that was measured satisfies the
     constraint."""
-    if selection.get("chosen") is not None:
+    if selection.chosen is not None:
         return None
-    measured = [r for r in rows if r["status"] == "ok"]
+    measured = [r for r in rows if r.status == "ok"]
     if not measured:
-        bad = [r for r in rows if r["status"] != "ok"]
-        kinds = {r["status"] for r in bad}
+        bad = [r for r in rows if r.status != "ok"]
+        kinds = {r.status for r in bad}
         head = (
             "no configuration's retrieved ids match a label"
             if kinds == {"unmatched"}
             else "no configuration could be measured"
         )
-        listed = ", ".join(repr(r["name"]) for r in bad[:5])
+        listed = ", ".join(repr(r.name) for r in bad[:5])
         more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-        why = str(bad[0].get("message") or bad[0]["status"])
-        own = f"configuration {bad[0]['name']!r}: "
+        why = str(bad[0].message or bad[0].status)
+        own = f"configuration {bad[0].name!r}: "
         why = why[len(own) :] if why.startswith(own) else why
         return f"{head} ({listed}{more}); the first: {why}"
     what = f"the constraint {constraint!r}" if constraint else "the constraint"
