@@ -104,10 +104,12 @@ def _raising_generator(q):
 @pytest.mark.parametrize(
     ("retriever", "message"),
     [
-        (lambda q: [Hit("d1", "high")], "score 'high' is not a number"),
+        (lambda q: [Hit("d1", "high")], "Hit: score must be a finite number or None"),
         (lambda q: [("d1", "high")], "score 'high' is not a number"),
         (lambda q: [("d1", float("nan"))], "score is NaN"),
-        (lambda q: [Hit("d1", float("nan"))], "score is NaN"),
+        (lambda q: [Hit("d1", float("nan"))], "Hit: score must be a finite number or None"),
+        (lambda q: [Hit("d1", 1.0, start=-2)], "Hit: start must be a whole number >= 0"),
+        (lambda q: [Hit(["d1"], 1.0)], "Hit: id must be a text or a whole number"),
         (lambda q: [{"id": "d1", "score": [1]}], "is not a number"),
         (lambda q: [(["d1"], 1.0)], "id must be a text or a whole number, got list"),
         (lambda q: [{"id": {"x": 1}}], "id must be a text or a whole number, got dict"),
@@ -132,7 +134,7 @@ def test_a_bad_answer_is_that_query_s_recorded_failure(retriever, message):
 
 def test_a_numeric_text_score_is_read_as_its_number():
     res = ranklens.run_retriever(
-        lambda q: [Hit("d1", "0.5"), ("d2", "0.25")], {"q1": "x"}, progress=False
+        lambda q: [{"id": "d1", "score": "0.5"}, ("d2", "0.25")], {"q1": "x"}, progress=False
     )
     assert res.records[0].scores == [0.5, 0.25]
 
@@ -154,8 +156,10 @@ def test_register_adapter_refuses_what_is_no_plugin():
 
     with pytest.raises(ParameterError, match="register_adapter: plugin must be an AdapterPlugin"):
         register_adapter("tinyfw", lambda o: o)
-    with pytest.raises(ParameterError, match=r"register_adapter: plugin.wrap must be a callable"):
-        register_adapter("tinyfw", AdapterPlugin("tiny", lambda o: False, "wrap"))
+    with pytest.raises(ParameterError, match=r"^AdapterPlugin: wrap must be a callable"):
+        AdapterPlugin("tiny", lambda o: False, "wrap")
+    with pytest.raises(ParameterError, match=r"^AdapterPlugin: demo must be a callable"):
+        AdapterPlugin("tiny", lambda o: False, lambda o: o, demo=3)
     with pytest.raises(ParameterError, match="register_adapter: module must be"):
         register_adapter("", AdapterPlugin("tiny", lambda o: False, lambda o: o))
 
@@ -164,3 +168,39 @@ def test_register_adapter_refuses_what_is_no_plugin():
 def test_text_hash_refuses_what_is_no_text(value):
     with pytest.raises(ParameterError, match="text_hash: text must be a text"):
         ranklens.text_hash(value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "param"),
+    [({"score": "high"}, "score"), ({"score": float("nan")}, "score"),
+     ({"score": float("inf")}, "score"), ({"score": True}, "score"), ({"id": 1.5}, "id"),
+     ({"id": ["d"]}, "id"), ({"text": 3}, "text"), ({"parent": {"x": 1}}, "parent"),
+     ({"start": -1}, "start"), ({"end": 2.5}, "end"), ({"metadata": "x"}, "metadata")],
+)  # fmt: skip
+def test_a_hit_checks_its_fields_when_made(kwargs, param):
+    with pytest.raises(ParameterError, match=rf"^Hit: {param} must be"):
+        Hit(**{"id": "d1", **kwargs})
+
+
+def test_a_hit_names_a_misspelled_field():
+    with pytest.raises(ParameterError, match="did you mean 'parent'"):
+        Hit("c1", 1.0, parnet="d1")
+
+
+def test_a_hit_keeps_its_usual_values():
+    h = Hit("c1", 1, "text", None, "d1", 0, 4)
+    assert (h.score, h.metadata, h.start, h.end) == (1.0, {}, 0, 4)
+    assert Hit(7).id == 7 and Hit("c", -3.5).score == -3.5
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "param"),
+    [({"name": ""}, "name"), ({"matches": 3}, "matches"), ({"wrap": None}, "wrap"),
+     ({"bm25": "bm25"}, "bm25"), ({"interleave": 1}, "interleave")],
+)  # fmt: skip
+def test_an_adapter_plugin_checks_its_fields(kwargs, param):
+    from ranklens import AdapterPlugin
+
+    args = {"name": "tiny", "matches": lambda o: False, "wrap": lambda o: o, **kwargs}
+    with pytest.raises(ParameterError, match=rf"^AdapterPlugin: {param} must be"):
+        AdapterPlugin(**args)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..declared import ParameterError, data, declare, text
+from ..declared import ParameterError, data, declare, function, text
 from ..errors import InputError
 from ..plugins import entry_point_table
 from .hits import Hit, coerce_hit
@@ -54,6 +54,7 @@ REGISTER_ADAPTER = declare("register_adapter", {
 })  # fmt: skip
 
 
+@ADAPTER.checks
 class RetrieverAdapter:
     """Base of adapters. Implement :meth:`retrieve` (sync) and/or :meth:`aretrieve` (truly
     async; set ``is_async = True``), and :meth:`config`, whose value is hashed into the run
@@ -172,6 +173,18 @@ def _hits(items: Any, query_id: str) -> list[Hit]:
     return [coerce_hit(x, query_id, i + 1) for i, x in enumerate(items)]
 
 
+ADAPTER_PLUGIN = declare("AdapterPlugin", {
+    "name": text(None, "the framework's name"),
+    "matches": function("matches(obj) -> bool: whether obj is the framework's retriever"),
+    "wrap": function("wrap(obj) -> RetrieverAdapter"),
+    "demo": function("demo(dataset) -> {run name: (retriever, run options)}", none=True),
+    "interleave": function("interleave(a, b, interleaving) -> the framework's retriever",
+                           none=True),
+    "bm25": function("bm25(chunks, k) -> the framework's BM25 retriever", none=True),
+})  # fmt: skip
+
+
+@ADAPTER_PLUGIN.checks
 @dataclass(frozen=True)
 class AdapterPlugin:
     """A framework package's entry into ranklens (see the module docstring).

@@ -27,7 +27,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..declared import ParameterError, declare, function, text
+from ..declared import (
+    NONNEGATIVE,
+    ParameterError,
+    UnknownParameterError,
+    count,
+    data,
+    declare,
+    function,
+    number,
+    renamed_option,
+    text,
+)
 from ..errors import InputError, closest
 
 KeyLike = str | Callable[["Hit"], Any]
@@ -61,6 +72,20 @@ ALL_FIELDS = frozenset({"metadata", "parent", "positions"})
 EVERYTHING = ALL_FIELDS  # the earlier name of ALL_FIELDS
 
 
+_ID = text(None, "the hit's own id (node id, Document.id)", none=True, empty=True,
+           also=count(None))  # fmt: skip
+HIT = declare("Hit", {
+    "id": _ID,
+    "score": number(None, None, "the retriever's score (None: none given)", none=True),
+    "text": text(None, "the hit's text", none=True, empty=True),
+    "metadata": data("the hit's metadata: a dict (None: empty)"),
+    "parent": renamed_option(_ID, description="the id of the document it was cut from"),
+    "start": count(None, NONNEGATIVE, "the chunk's first character in its document",
+                   none=True),
+    "end": count(None, NONNEGATIVE, "the character after the chunk's last", none=True),
+})  # fmt: skip
+
+
 @dataclass
 class Hit:
     """One retrieved item: ``id``, ``score`` (None when the retriever gives none), ``text``,
@@ -75,6 +100,33 @@ class Hit:
     parent: str | None = None
     start: int | None = None
     end: int | None = None
+
+    def __post_init__(self) -> None:
+        # checked by the declaration (HIT) where a field is not already of its usual type:
+        # a hit is made per document, so the common case costs a few type tests only
+        s, i, p, t, a, b = self.score, self.id, self.parent, self.text, self.start, self.end
+        if s is not None and not (type(s) is float and s - s == 0):  # NaN and inf fail s - s
+            self.score = HIT.value("score", s)
+        if i is not None and type(i) is not str:
+            self.id = HIT.value("id", i)
+        if p is not None and type(p) is not str:
+            self.parent = HIT.value("parent", p)
+        if t is not None and type(t) is not str:
+            self.text = HIT.value("text", t)
+        if a is not None and (type(a) is not int or a < 0):
+            self.start = HIT.value("start", a)
+        if b is not None and (type(b) is not int or b < 0):
+            self.end = HIT.value("end", b)
+        if type(self.metadata) is not dict:
+            self._metadata()
+
+    def _metadata(self) -> None:
+        if self.metadata is None:
+            self.metadata = {}
+        elif not isinstance(self.metadata, Mapping):
+            raise ParameterError(
+                f"Hit: metadata must be a dict (the hit's metadata), got {self.metadata!r:.80}"
+            )
 
     @classmethod
     def from_light(cls, light: LightHit) -> Hit:
@@ -117,6 +169,33 @@ class Hit:
 
 
 _SPACE = re.compile(r"\s+")
+
+
+_made_by_dataclass = Hit.__init__
+
+
+def _hit_init(self: Hit, *args: Any, **kwargs: Any) -> None:
+    """The dataclass's ``__init__``; a keyword it does not take is named with the closest
+    (nothing is added to the common case: a hit is made per document)."""
+    try:
+        _made_by_dataclass(self, *args, **kwargs)
+    except TypeError:
+        fields = list(HIT.options)
+        for key in kwargs:
+            if key not in fields:
+                near = closest(key, fields)
+                raise UnknownParameterError(
+                    f"Hit: no parameter {key!r}"
+                    + (f"; did you mean {near!r}?" if near else "")
+                    + f" (it takes: {', '.join(fields)})"
+                ) from None
+        raise
+
+
+_hit_init.__wrapped__ = _made_by_dataclass  # type: ignore[attr-defined]  # its signature
+Hit.__init__ = _hit_init  # type: ignore[method-assign]
+HIT.target = Hit
+Hit.__declared__ = HIT  # type: ignore[attr-defined]  # checked in __post_init__, per hit cheaply
 
 
 def normalise_text(text: str) -> str:
@@ -282,10 +361,7 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
     other field of the dict is kept in the metadata (under its own name, never over a
     field ``metadata`` holds), so ``key="meta.<field>"`` finds it."""
     if isinstance(item, Hit):
-        if item.score is None or (type(item.score) is float and item.score == item.score):
-            return item  # the common case: nothing to check
-        item.score = _score(item.score, query_id, rank)
-        return item
+        return item  # checked when made (Hit.__post_init__)
     if isinstance(item, str | int):
         return Hit(str(item))
     if isinstance(item, tuple | list) and len(item) == 2:

@@ -43,6 +43,7 @@ RECORDER = declare("Recorder", {
 })  # fmt: skip
 
 
+@RECORDER.checks
 class Recorder(RecordedRetrievals):
     """Captures retrievals; see the module docstring.
 
@@ -56,7 +57,6 @@ class Recorder(RecordedRetrievals):
     ``ranklens.Versions.from_metadata`` reads document times and version groups from.
     """
 
-    @RECORDER.checks
     def __init__(
         self,
         key: KeyLike = "id",

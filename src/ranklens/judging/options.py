@@ -20,7 +20,7 @@ from ..declared import (
 )
 from ..errors import UnknownOptionError, closest, suggest
 from .conventions import CONVENTION as CONVENTION_TABLE
-from .conventions import PRESETS, Convention, get_convention
+from .conventions import PRESETS, TREC, Convention, get_convention
 from .freshness_rules import FreshnessRule, get_freshness_rule
 from .overlap import OverlapRule, get_rule
 
@@ -138,6 +138,7 @@ def check_judging(values: Mapping[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
+@JUDGE_OPTIONS.checks
 @dataclass(frozen=True)
 class JudgeOptions:
     """How a (qrels, run) pair is judged.
@@ -172,7 +173,7 @@ class JudgeOptions:
 
     relevance_level: int = 1
     score_precision: str = "float64"
-    convention: Convention = field(default_factory=lambda: get_convention("trec"))
+    convention: Convention = TREC  # frozen: one shared default
     judged_only: bool = False
     ties: str = "trec"
     overlap: OverlapRule | str | None = None

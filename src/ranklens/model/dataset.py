@@ -7,7 +7,7 @@ looking at the path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..declared import ParameterError, data, declare, mapping, text
@@ -20,10 +20,12 @@ DATASET = declare("Dataset", {
     "qrels": data("the labels (a Qrels or a dict of labels or groups)"),
     "corpus": data("{document id: {'text': ..., 'title': ..., 'metadata': {...}}} or None"),
     "name": text("dataset", "the dataset's name"),
-    "info": mapping(None, "facts about the dataset (source, checks)", empty=True),
+    "info": mapping(None, "facts about the dataset (source, checks; None: none yet)",
+                    empty=True, none=True),
 })  # fmt: skip
 
 
+@DATASET.checks
 @dataclass
 class Dataset:
     """Queries, their relevance labels and (optionally) the corpus they point into.
@@ -35,10 +37,11 @@ class Dataset:
     qrels: Qrels
     corpus: dict[str, dict[str, Any]] | None = None
     name: str = "dataset"
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = None  # type: ignore[assignment]  # a new {} per dataset
 
     def __post_init__(self) -> None:
-        DATASET.check({"name": self.name, "info": self.info})
+        if self.info is None:
+            self.info = {}
         if self.corpus is not None and not isinstance(self.corpus, dict):
             raise ParameterError(
                 f"Dataset: corpus must be a dict of documents or None, got "
