@@ -32,7 +32,6 @@ from __future__ import annotations
 import html as _html
 import math
 import re
-from typing import Any
 
 from .text import visible
 
@@ -62,17 +61,17 @@ _RICH_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 """A ``rich`` markup tag and the backslashes before it (``rich.markup.escape``'s pattern)."""
 
 
-def _shown(text: Any) -> str:
+def _shown(text: object) -> str:
     return visible(text if isinstance(text, str) else str(text))
 
 
-def html(text: Any) -> str:
+def html(text: object) -> str:
     """Text and attribute values in HTML and SVG: visible, then ``& < > " '`` as
     entities."""
     return _html.escape(_shown(text), quote=True)
 
 
-def markdown(text: Any) -> str:
+def markdown(text: object) -> str:
     """A Markdown table cell, list item or inline text: newlines as spaces, visible, then
     ``\\ | * _ ` [ ] < > ~ # & $ !`` backslash-escaped (no table cell split, no emphasis,
     code, link, image, HTML, entity, heading or math)."""
@@ -80,12 +79,12 @@ def markdown(text: Any) -> str:
     return _MARKDOWN.sub(lambda m: "\\" + m.group(), visible(out))
 
 
-def latex(text: Any) -> str:
+def latex(text: object) -> str:
     """Text in LaTeX: visible, then the special characters as their commands."""
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in _shown(text))
 
 
-def csv_cell(x: Any) -> Any:
+def csv_cell(x: object) -> object:
     """A CSV or TSV cell: NaN empty; a text that a spreadsheet would run as a formula
     (starting with ``= + - @``, tab or CR, after any spaces) prefixed with ``'`` (OWASP's
     CSV injection advice); anything else as it is."""
@@ -96,14 +95,14 @@ def csv_cell(x: Any) -> Any:
     return x
 
 
-def terminal(text: Any) -> str:
+def terminal(text: object) -> str:
     """Text printed to a terminal as it is (``print``, a ``rich.text.Text``): visible, so
     ESC sequences and bidi controls show as escapes instead of acting. Text that ``rich``
     reads as markup takes :func:`rich_markup`."""
     return _shown(text)
 
 
-def rich_markup(text: Any) -> str:
+def rich_markup(text: object) -> str:
     """Text inside a string that ``rich`` reads as markup (``console.print(str)``, a table
     cell given as a string, a progress bar's description): :func:`terminal`, then every
     markup tag escaped as ``rich.markup.escape`` does (``[bold]`` prints as ``[bold]``)."""

@@ -13,9 +13,22 @@ formulas); pandas and JSON output keep the data as it is.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from ..text import visible
+
+D = TypeVar("D", bound="Displayed")
+
+
+class Displayed(Protocol):
+    """What :func:`display_copy` copies: an object that is its ``to_dict()`` and is made
+    again by ``from_dict`` (a :class:`~ranklens.Report`)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_dict(cls: type[D], data: dict[str, Any]) -> D: ...
+
 
 RAW_FORMATS = frozenset({"pandas"})
 """Renderers that receive the data as it is (not display text)."""
@@ -38,14 +51,14 @@ would shift every offset after it; the page's script shows them as text and mark
 and bidi characters itself."""
 
 
-def display_copy(report: Any) -> Any:
+def display_copy(report: D) -> D:
     """A copy of ``report`` with every string made :func:`visible` (names stay distinct:
     the escapes are reversible), but the drill-down's :data:`OFFSET_TEXTS`."""
     data = report.to_dict()
     md = data.get("metadata")
     drill = md.get("drilldown") if isinstance(md, dict) else None
     kept: dict[str, Any] = {}
-    if isinstance(drill, dict) and any(k in drill for k in OFFSET_TEXTS):
+    if isinstance(md, dict) and isinstance(drill, dict) and any(k in drill for k in OFFSET_TEXTS):
         kept = {k: drill[k] for k in OFFSET_TEXTS if k in drill}
         rest = {k: v for k, v in drill.items() if k not in kept}
         data = {**data, "metadata": {**md, "drilldown": rest}}  # the report's own untouched

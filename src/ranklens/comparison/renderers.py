@@ -10,12 +10,16 @@
 
     ranklens.register_renderer("plain", lambda report, **kw: "\\n".join(report.runs))
     report.render("plain")
+
+A renderer's own signature is its contract (``to_markdown(report, digits=4,
+details=False) -> str``), so the registry holds :data:`Renderer`, any callable; what a
+caller that expects text gets is checked once by :func:`render_text`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import InputError
 from ..plugins import entry_point_table
@@ -23,13 +27,18 @@ from ..plugins import entry_point_table
 ENTRY_POINT_GROUP = "ranklens.renderers"
 
 Renderer = Callable[..., Any]
+"""``fn(obj, **options)``: a report (or a gate's result, a sweep's ``to_dict()``, ...) and
+the renderer's own options; what it returns is the format's (text, a data frame, a rich
+table, a run id)."""
+
+R = TypeVar("R", bound=Renderer)
 
 _RENDERERS: dict[str, Renderer] = {}
 
 
-def register_renderer(name: str, fn: Renderer) -> Renderer:
+def register_renderer(name: str, fn: R) -> R:
     """Register ``fn(report, **options)`` under ``name`` (a later registration replaces an
-    earlier one, so a project may restyle a built-in format)."""
+    earlier one, so a project may restyle a built-in format); returns ``fn`` as it is."""
     if not name or not callable(fn):
         raise InputError("register_renderer needs a name and a callable")
     _RENDERERS[name] = fn
@@ -47,8 +56,22 @@ def get_renderer(name: str) -> Renderer:
             f"no renderer named {name!r}; available: {', '.join(renderer_names()) or 'none'} "
             "(is ranklens installed, so that its entry points are visible?)"
         )
-    fn = _RENDERERS[name] = ep.load()
-    return fn
+    loaded: Renderer = ep.load()
+    _RENDERERS[name] = loaded
+    return loaded
+
+
+def render_text(name: str, obj: object, **options: Any) -> str:
+    """``get_renderer(name)(obj, **options)`` for a format that is text (Markdown, HTML,
+    plain text): the result is a ``str``, or an :class:`~ranklens.errors.InputError`
+    naming the renderer and what it returned instead."""
+    out = get_renderer(name)(obj, **options)
+    if not isinstance(out, str):
+        raise InputError(
+            f"renderer {name!r} returned {type(out).__name__}, not text (a str); "
+            "register_renderer(name, fn) with fn returning a str"
+        )
+    return out
 
 
 def renderer_names() -> list[str]:

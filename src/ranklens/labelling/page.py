@@ -52,7 +52,7 @@ def judging_page(
     if grades == "binary":
         grades = (0, 1)
         labels = labels or BINARY_LABELS
-    offered = [int(g) for g in grades]  # type: ignore[union-attr]
+    offered = [int(g) for g in grades]
     if not offered or len(set(offered)) != len(offered) or not all(0 <= g <= 9 for g in offered):
         raise InputError(f"grades must be distinct whole numbers 0-9 (one key each), got {offered}")
     names = {**DEFAULT_LABELS, **dict(labels or {})}

@@ -61,7 +61,7 @@ def judge_lines(e: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _f(x: Any) -> str:
+def _f(x: float | None) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
 
 
@@ -91,8 +91,8 @@ def interval_chart(e: Mapping[str, Any], metric: str) -> str:
     """Horizontal intervals: per run or difference a header line, then one bar per method
     (a dot at the estimate); a dashed line at 0 when the axis holds it."""
     rows = [r for r in e["rows"] if r["metric"] == metric]
-    lows = [r[k]["lo"] for r in rows for k, _ in METHODS]
-    highs = [r[k]["hi"] for r in rows for k, _ in METHODS]
+    lows: list[float] = [r[k]["lo"] for r in rows for k, _ in METHODS]
+    highs: list[float] = [r[k]["hi"] for r in rows for k, _ in METHODS]
     lo, hi = min(lows), max(highs)
     pad = (hi - lo) * 0.05 or 0.05
     lo, hi = lo - pad, hi + pad

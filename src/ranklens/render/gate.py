@@ -5,8 +5,7 @@ its limit ``<= c`` (a ceiling); deltas and intervals are ``now − baseline`` in
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..comparison.gate import GateResult, Verdict
 from ..escape import markdown as md_escape
 from ..text import clip, visible
 
@@ -21,29 +20,27 @@ def _num(x: float | None, signed: bool = False) -> str:
     return f"{x:+.4f}" if signed else f"{x:.4f}"
 
 
-def _interval(v: Any) -> str:
+def _interval(v: Verdict) -> str:
     if v.ci_low is None:
         return ""
     return f"[{_num(v.ci_low, True)}, {_num(v.ci_high, True)}]"
 
 
-def _lower(v: Any) -> bool:
+def _lower(v: Verdict) -> bool:
     """Whether the verdict's metric is better lower (a rise is its regression)."""
-    return getattr(v, "better", "higher") == "lower"
+    return v.better == "lower"
 
 
-def _limit(v: Any) -> str:
+def _limit(v: Verdict) -> str:
     """``>= 0.5`` (a floor) or ``<= 0.1`` (a ceiling), with the bound's level if confident;
     empty without one."""
-    for kind, op in (("floor", ">="), ("ceiling", "<=")):
-        value = getattr(v, kind, None)
+    for op, value, check in ((">=", v.floor, v.floor_check), ("<=", v.ceiling, v.ceiling_check)):
         if value is not None:
-            check = getattr(v, f"{kind}_check", None)
             return f"{op} {value:g}" + (f" ({check['confidence']:.0%} bound)" if check else "")
     return ""
 
 
-def _rule(v: Any) -> str:
+def _rule(v: Verdict) -> str:
     bits = []
     if v.margin is not None:
         bits.append(f"{'rise' if _lower(v) else 'drop'} <= {v.margin:g}")
@@ -52,18 +49,19 @@ def _rule(v: Any) -> str:
     return ", ".join(bits)
 
 
-def _named(v: Any) -> str:
+def _named(v: Verdict) -> str:
     """The metric as a reason line names it: ``outdated@10 (lower is better)``."""
     return visible(v.metric) + (" (lower is better)" if _lower(v) else "")
 
 
-def _headline(result: Any) -> str:
+def _headline(result: GateResult) -> str:
     n = result.verdicts[0].n if result.verdicts else 0
     queries = f"{n} {'query' if n == 1 else 'queries'}"
     s = result.settings
     if result.updated:
-        kinds = [k for k in ("floor", "ceiling") if any(getattr(v, k, None) is not None
-                                                         for v in result.verdicts)]  # fmt: skip
+        limits = {"floor": [v.floor for v in result.verdicts],
+                  "ceiling": [v.ceiling for v in result.verdicts]}  # fmt: skip
+        kinds = [k for k, values in limits.items() if any(x is not None for x in values)]
         return (
             f"ranklens gate: baseline written to {result.baseline_path} ({queries}; "
             "nothing compared: later runs are gated against these values"
@@ -78,10 +76,10 @@ def _headline(result: Any) -> str:
     )
 
 
-def _written_rows(result: Any) -> list[list[str]]:
+def _written_rows(result: GateResult) -> list[list[str]]:
     """A written baseline's table: each metric's value, and its floor's (or ceiling's)
     verdict if any."""
-    ceilings = any(getattr(v, "ceiling", None) is not None for v in result.verdicts)
+    ceilings = any(v.ceiling is not None for v in result.verdicts)
     rows = [["metric", "value written", "floor or ceiling" if ceilings else "floor"]]
     for v in result.verdicts:
         limit = f"{_limit(v)}: {MARK[v.status]}" if _limit(v) else ""
@@ -97,7 +95,7 @@ def _aligned(rows: list[list[str]]) -> list[str]:
     return out
 
 
-def gate_text(result: Any) -> str:
+def gate_text(result: GateResult) -> str:
     """Plain text: a verdict table, reasons, and the regressed queries (for a baseline
     just written: the values written and any floor's verdict)."""
     if result.updated:
@@ -116,7 +114,7 @@ def gate_text(result: Any) -> str:
                 _num(v.delta, True),
                 _interval(v),
                 _rule(v),
-                getattr(v, "decided_by", ""),
+                v.decided_by,
             ]
         )
     lines = [_headline(result), "", *_aligned(rows), ""]
@@ -137,7 +135,7 @@ def gate_text(result: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def gate_markdown(result: Any) -> str:
+def gate_markdown(result: GateResult) -> str:
     """Markdown for a pull request: verdicts, deltas with intervals, regressed queries."""
     e = md_escape
     out = [f"### {e(_headline(result))}", ""]
@@ -153,7 +151,7 @@ def gate_markdown(result: Any) -> str:
         out.append(
             f"| {e(visible(v.metric))} | {ICON[v.status]} | {_num(v.value)} | "
             f"{_num(v.baseline)} | {_num(v.delta, True)} | {_interval(v)} | {e(_rule(v))} | "
-            f"{e(getattr(v, 'decided_by', ''))} |"
+            f"{e(v.decided_by)} |"
         )
     out.append("")
     out += [f"- **{e(_named(v))}**: {e(v.reason)}" for v in result.verdicts]
@@ -171,7 +169,7 @@ def gate_markdown(result: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def _lost(result: Any) -> str:
+def _lost(result: GateResult) -> str:
     """What a regressed query lost: relevant documents, or evidence spans (span labels)."""
     k = result.settings["k"]
     if result.settings.get("evidence"):

@@ -13,8 +13,10 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from ..comparison import Report, curve_family
 from ..comparison.report import TO_HTML
@@ -304,18 +306,24 @@ def styled(body: str) -> str:
     return f'<div class="rl-report"><style>{_asset("report.css")}</style>{body}</div>'
 
 
-def sweep_fragment(sweep: dict) -> str:
+def sweep_fragment(sweep: Mapping[str, Any]) -> str:
     """A sweep (``SweepResult.to_dict()``) as a styled ``<div>`` for notebooks."""
     return styled(sweep_body(sweep))
 
 
-def tuning_fragment(tuning: dict) -> str:
+def tuning_fragment(tuning: Mapping[str, Any]) -> str:
     """A fusion tuning (``FusionTuning.to_dict()``) as a styled ``<div>`` for notebooks."""
     return (
         f'<div class="rl-report"><style>{_asset("report.css")}</style>{fusion_html(tuning)}</div>'
     )
 
 
-def to_fragment(report: Report, **options) -> str:
+FRAGMENT = declare("Report.render('html_fragment')", {
+    "report": REPORT, "title": HTML["title"], "max_rows": HTML["max_rows"],
+})  # fmt: skip
+
+
+@FRAGMENT.checks
+def to_fragment(report: Report, title: str | None = None, max_rows: int = MAX_ROWS) -> str:
     """The report as a ``<div>`` for notebooks (``_repr_html_``)."""
-    return to_html(report, fragment=True, **options)
+    return to_html(report, title=title, fragment=True, max_rows=max_rows)

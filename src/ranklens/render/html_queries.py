@@ -4,6 +4,8 @@ differ most, and the sortable table of every query's values (``td``: one value c
 from __future__ import annotations
 
 import math
+import warnings
+from types import TracebackType
 
 import numpy as np
 
@@ -14,7 +16,7 @@ TOP_QUERIES = 10
 """Queries each per-metric view lists."""
 
 
-def td(value: float, digits: int = 4, cls: str = "") -> str:
+def td(value: float | None, digits: int = 4, cls: str = "") -> str:
     """One table cell: the value to ``digits`` decimals and sortable by ``data-v``."""
     if value is not None and math.isinf(value):
         sort = "Infinity" if value > 0 else "-Infinity"
@@ -96,15 +98,18 @@ def differ_table(report: Report, metric: str) -> str:
 class quiet:
     """No RuntimeWarning while a mean over all-NaN columns is taken."""
 
-    def __enter__(self):
-        import warnings
-
+    def __enter__(self) -> None:
         self._w = warnings.catch_warnings()
         self._w.__enter__()
         warnings.simplefilter("ignore", RuntimeWarning)
 
-    def __exit__(self, *exc):
-        self._w.__exit__(*exc)
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._w.__exit__(kind, exc, tb)
 
 
 def per_query_table(report: Report, max_rows: int) -> str:

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..comparison import Report
+from ..comparison import GateResult, Report
 from ..declared import data, declare, flag, text
 from ..errors import require
 
@@ -38,7 +38,7 @@ def mlflow_key(name: str) -> str:
 
 @LOG_MLFLOW.checks
 def log_mlflow(
-    obj: Any,
+    obj: Report | GateResult,
     run_id: str | None = None,
     experiment: str | None = None,
     run_name: str | None = None,
@@ -51,8 +51,8 @@ def log_mlflow(
     ``{run}.{metric}``, with ``/ci_low`` and ``/ci_high``; for a gate also
     ``gate.{metric}/passed`` (1, 0 or 0.5 for inconclusive) and ``gate.passed``."""
     mlflow: Any = require("mlflow", "mlflow", "log_mlflow()")
-    gate = obj if hasattr(obj, "verdicts") else None
-    report: Report = gate.report if gate is not None else obj
+    gate = obj if isinstance(obj, GateResult) else None
+    report = obj.report if isinstance(obj, GateResult) else obj
     if experiment is not None:
         mlflow.set_experiment(experiment)
     active = mlflow.active_run()
@@ -68,13 +68,14 @@ def log_mlflow(
         mlflow.log_params(_params(report, gate))
         if artifacts:
             _artifacts(mlflow, report, gate)
-        return run.info.run_id
+        run_id_: str = run.info.run_id
+        return run_id_
     finally:
         if started is not None:
             mlflow.end_run()
 
 
-def _metrics(report: Report, gate: Any) -> dict[str, float]:
+def _metrics(report: Report, gate: GateResult | None) -> dict[str, float]:
     one = len(report.runs) == 1
     out: dict[str, float] = {}
     for r in report.runs:
@@ -96,7 +97,7 @@ def _metrics(report: Report, gate: Any) -> dict[str, float]:
     return out
 
 
-def _params(report: Report, gate: Any) -> dict[str, str]:
+def _params(report: Report, gate: GateResult | None) -> dict[str, str]:
     s = report.settings
     opts = report.metadata.get("options") or {}
     params = {
@@ -114,7 +115,7 @@ def _params(report: Report, gate: Any) -> dict[str, str]:
     return {mlflow_key(k): v[:500] for k, v in params.items()}
 
 
-def _artifacts(mlflow: Any, report: Report, gate: Any) -> None:
+def _artifacts(mlflow: Any, report: Report, gate: GateResult | None) -> None:
     with tempfile.TemporaryDirectory(prefix="ranklens-mlflow-") as tmp:
         d = Path(tmp)
         report.to_csv(d / "per_query.csv", kind="per_query")

@@ -11,6 +11,7 @@ number of the sentence."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..comparison import Report
@@ -46,7 +47,7 @@ def counts_note(report: Report) -> Note:
     options = report.metadata.get("options") or {}
     switches = options.get("switches") or {}
     convention = report.metadata.get("convention") or "trec"
-    runs = []
+    runs: list[str] = []
     for r in report.runs:
         bits = counts_notes(
             report.counts.get(r, {}),
@@ -57,7 +58,8 @@ def counts_note(report: Report) -> Note:
             freshness=options.get("freshness"),
         )
         errors = (report.metadata.get("run_info") or {}).get(r, {}).get("errors") or 0
-        counted = (report.counts.get(r, {}).get("failures") or {}).get("count", 0)
+        failures: object = report.counts.get(r, {}).get("failures")  # {"count": n, ...}
+        counted = failures.get("count", 0) if isinstance(failures, dict) else 0
         if errors > counted:  # failures of labelled queries are in the counts already
             bits.append(f"{errors - counted} retrieval errors on queries without labels")
         if bits:
@@ -195,7 +197,7 @@ def estimate_note(report: Report, digits: int = 3) -> Note | None:
     if not rows:
         return None
 
-    def iv(d: dict) -> str:
+    def iv(d: Mapping[str, float]) -> str:
         return f"{d['value']:.{digits}f} [{d['lo']:.{digits}f}, {d['hi']:.{digits}f}]"
 
     runs = [

@@ -6,6 +6,7 @@ pairs, and the labels whose document changed. Registered as ``snapshots_text`` a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from ..escape import markdown, terminal
@@ -15,15 +16,15 @@ HOLDS = 0.9
 """Voorhees' threshold: a tau of at least 0.9 reads as the same ranking."""
 
 
-def _num(x: Any, digits: int = 3) -> str:
+def _num(x: float | None, digits: int = 3) -> str:
     return fmt(math.nan if x is None else float(x), digits)
 
 
-def _p(x: Any) -> str:
+def _p(x: float | None) -> str:
     return "< 0.001" if x is not None and float(x) < 0.001 else _num(x)
 
 
-def _verdict(row: dict[str, Any]) -> str:
+def _verdict(row: Mapping[str, Any]) -> str:
     """``holds`` when the interval lies at or above :data:`HOLDS`, ``changes`` when it lies
     below, else ``not yet known`` (the verdicts' words elsewhere in ranklens)."""
     lo, hi, tau = row.get("low"), row.get("high"), row.get("tau")
@@ -36,7 +37,7 @@ def _verdict(row: dict[str, Any]) -> str:
     return "not yet known"
 
 
-def _swaps(row: dict[str, Any]) -> str:
+def _swaps(row: Mapping[str, Any]) -> str:
     parts = []
     for s in row["swaps"]:
         pa, pb = s.get("p_a"), s.get("p_b")
@@ -47,7 +48,7 @@ def _swaps(row: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _changes(d: dict[str, Any], limit: int = 8) -> list[str]:
+def _changes(d: Mapping[str, Any], limit: int = 8) -> list[str]:
     by_pair: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for c in d["changed"]:
         by_pair.setdefault((c["a"], c["b"]), []).append(c)
@@ -72,7 +73,7 @@ def _changes(d: dict[str, Any], limit: int = 8) -> list[str]:
     return lines
 
 
-def snapshots_text(d: dict[str, Any]) -> str:
+def snapshots_text(d: Mapping[str, Any]) -> str:
     """Plain text: a table per metric (systems x snapshots), then tau per pair of
     snapshots, the swaps and the changed labels."""
     out = []
@@ -102,7 +103,7 @@ def snapshots_text(d: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def snapshots_markdown(d: dict[str, Any]) -> str:
+def snapshots_markdown(d: Mapping[str, Any]) -> str:
     """Markdown: one table of values (a row per system, a column per snapshot and metric),
     one of tau per pair of snapshots and metric, and the changed labels."""
     cols = [(s, m) for m in d["metrics"] for s in d["snapshots"]]

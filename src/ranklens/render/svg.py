@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from ..escape import html as escape
 from ..text import clip
@@ -47,9 +46,9 @@ def nice_step(span: float, ticks: int = 4, whole: bool = False) -> float:
     """A tick step of 1, 2, 2.5 or 5 times a power of ten giving about ``ticks`` intervals
     over ``span`` (a whole number, at least 1, when ``whole``)."""
     raw = span / max(ticks, 1) if span > 0 else 1.0
-    power = 10 ** math.floor(math.log10(raw))
+    power = 10.0 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    return max(1.0, math.ceil(step)) if whole else step
+    return max(1.0, float(math.ceil(step))) if whole else step
 
 
 def tick_label(x: float) -> str:
@@ -107,9 +106,13 @@ def _legend(legend: Sequence[tuple[str, str]], solid: bool = False) -> list[str]
     return out
 
 
-def y_axis(lo: float, hi: float, label: str, whole: bool = False) -> tuple[list[str], callable]:
+Scale = Callable[[float], float]
+"""A value's coordinate on a chart's axis."""
+
+
+def y_axis(lo: float, hi: float, label: str, whole: bool = False) -> tuple[list[str], Scale]:
     """Gridlines and ticks at round values (:func:`nice_step`; whole numbers for counts),
-    the axis extended to the next tick."""
+    the axis extended to the next tick; with the scale placing a value on it."""
     step = nice_step(hi - lo, 4, whole)
     lo = math.floor(lo / step + 1e-9) * step
     hi = max(math.ceil(hi / step - 1e-9) * step, lo + step)
@@ -136,7 +139,7 @@ def y_axis(lo: float, hi: float, label: str, whole: bool = False) -> tuple[list[
 
 def line_chart(
     title: str,
-    xs: Sequence[Any],
+    xs: Sequence[object],
     series: Sequence[tuple[str, Sequence[float]]],
     ylabel: str,
     xlabel: str = "cutoff k",

@@ -21,13 +21,13 @@ from .sweep_charts import effect_chart, matrix_html, pareto_chart
 from .table_cells import fmt_p
 
 
-def _f(v: Any, digits: int = 4) -> str:
+def _f(v: float | None, digits: int = 4) -> str:
     return (
         "–" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
     )
 
 
-def _ms(v: Any) -> str:
+def _ms(v: float | None) -> str:
     if v is None:
         return "–"
     return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 1 else f"{v:.2f}"
@@ -134,7 +134,9 @@ def summary_rows(d: Mapping[str, Any], metric: str | None = None) -> list[tuple[
     return lines
 
 
-def _table_rows(d: Mapping[str, Any]) -> tuple[list[str], list[list[str]], list[Mapping]]:
+def _table_rows(
+    d: Mapping[str, Any],
+) -> tuple[list[str], list[list[str]], list[Mapping[str, Any]]]:
     """The configurations' table as header and text cells (best first by the primary
     metric, failed ones last)."""
     metrics, rows = d["metrics"], d["rows"]
@@ -146,7 +148,7 @@ def _table_rows(d: Mapping[str, Any]) -> tuple[list[str], list[list[str]], list[
 
     sign = 1.0 if lower_is_better(m) else -1.0  # best first: a rate of the unwanted lowest
 
-    def order(r: Mapping[str, Any]) -> tuple:
+    def order(r: Mapping[str, Any]) -> tuple[bool, float]:
         v = (r["metrics"].get(m) or {}).get("value")
         return (r["status"] != "ok", sign * v if v is not None else math.inf)
 

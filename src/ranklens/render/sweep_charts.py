@@ -12,7 +12,7 @@ from typing import Any
 
 from ..escape import html as escape
 from ..text import clip
-from .svg import BOTTOM, LEFT, RIGHT, H, W, color, frame, nice_step, tick_label, y_axis
+from .svg import BOTTOM, LEFT, RIGHT, H, Scale, W, color, frame, nice_step, tick_label, y_axis
 from .table_cells import fmt_p
 
 CHOSEN = "#d62728"
@@ -20,7 +20,7 @@ FRONTIER = "#1f77b4"
 OTHER = "#9aa4ae"
 
 
-def _x_axis(lo: float, hi: float, label: str) -> tuple[list[str], Any]:
+def _x_axis(lo: float, hi: float, label: str) -> tuple[list[str], Scale]:
     step = nice_step(hi - lo, 5)
     lo = math.floor(lo / step + 1e-9) * step
     hi = max(math.ceil(hi / step - 1e-9) * step, lo + step)

@@ -23,7 +23,7 @@ class Cell:
     best: bool
 
 
-def fmt(value: float, digits: int, count: bool = False) -> str:
+def fmt(value: float | None, digits: int, count: bool = False) -> str:
     """A value for tables: ``–`` when undefined, ``∞``/``−∞`` when unbounded (an effect
     size of differences that do not vary), else to ``digits`` decimals."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -38,7 +38,7 @@ def fmt(value: float, digits: int, count: bool = False) -> str:
 def cells(report: Report, digits: int = 4) -> dict[str, dict[str, Cell]]:
     """``cells[run][metric]`` for the summary tables (every run tied for the best value of a
     column is marked best)."""
-    top = {}
+    top: dict[str, float] = {}
     for m in report.metrics:
         b = report.best(m)
         top[m] = report.value(b, m) if b is not None else math.nan
@@ -64,6 +64,7 @@ def cells(report: Report, digits: int = 4) -> dict[str, dict[str, Cell]]:
 
 
 def superscript(letters: str) -> str:
+    """Letters (``ab``) as superscripts (``ᵃᵇ``); one without a superscript stays as it is."""
     return "".join(SUPERSCRIPT.get(c, c) for c in letters)
 
 
@@ -74,14 +75,14 @@ def legend(report: Report) -> str:
         return ""
     scope = f"against {s['baseline']}" if s.get("baseline") else "between every pair of runs"
     corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}.get(
-        s.get("correction"), "no"
+        str(s.get("correction")), "no"
     )
     test = {
         "randomization": f"Fisher's randomization test ({s.get('n_resamples')} permutations)",
         "t": "the paired t test",
         "bootstrap": f"the paired bootstrap test ({s.get('n_resamples')} resamples)",
         "wilcoxon": "the Wilcoxon signed-rank test",
-    }.get(s.get("test"), str(s.get("test")))
+    }.get(str(s.get("test")), str(s.get("test")))
     return (
         f"Letters mark the runs a value is significantly better than ({test} {scope}, "
         f"{corr} correction per metric, alpha = {s.get('alpha')})."

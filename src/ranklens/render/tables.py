@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..comparison import Report
 from ..comparison.report import TO_CSV, TO_LATEX, TO_MARKDOWN, TO_PANDAS
@@ -14,6 +14,9 @@ from ..errors import InputError, require
 from ..escape import csv_cell, latex, markdown
 from .notes import notes as report_note_list
 from .table_cells import cells, fmt, fmt_p, legend
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KINDS = ("summary", "per_query", "comparisons")
 
@@ -30,7 +33,7 @@ def _check_kind(kind: str) -> None:
         raise InputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
 
 
-def records(report: Report, kind: str = "summary") -> tuple[list[str], list[list[Any]]]:
+def records(report: Report, kind: str = "summary") -> tuple[list[str], list[list[object]]]:
     """Header and rows of one of the long tables (``summary``, ``per_query``,
     ``comparisons``), shared by CSV and pandas."""
     _check_kind(kind)
@@ -38,7 +41,7 @@ def records(report: Report, kind: str = "summary") -> tuple[list[str], list[list
         header = ["run", "metric", "value", "ci_low", "ci_high", "n"]
         if report.baseline:
             header += ["diff_vs_baseline", "pvalue", "pvalue_adjusted", "significant"]
-        rows = []
+        rows: list[list[object]] = []
         for r in report.runs:
             for m in report.metrics:
                 s = report.summary[r][m]
@@ -98,11 +101,13 @@ def records(report: Report, kind: str = "summary") -> tuple[list[str], list[list
 
 
 @PANDAS.checks
-def to_pandas(report: Report, kind: str = "summary"):
-    pd: Any = require("pandas", "pandas", "Report.to_pandas()")
+def to_pandas(report: Report, kind: str = "summary") -> pd.DataFrame:
+    """One of the long tables (:func:`records`) as a DataFrame (needs ``ranklens[pandas]``)."""
+    pandas: Any = require("pandas", "pandas", "Report.to_pandas()")
 
     header, rows = records(report, kind)
-    return pd.DataFrame(rows, columns=header)
+    frame: pd.DataFrame = pandas.DataFrame(rows, columns=header)
+    return frame
 
 
 @CSV.checks

@@ -5,6 +5,7 @@ user text reaches rich as a ``Text`` (never read as markup) made
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 from ..comparison import Report
 from ..comparison.report import PRINT, TO_TEXT
@@ -13,6 +14,9 @@ from ..escape import terminal
 from .notes import has_details, report_notes
 from .table_cells import cells, fmt, fmt_p, superscript
 from .tables import REPORT
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 COMPARISONS = flag(True, "the table of paired comparisons too")
 TEXT = declare("Report.render('text')", {"report": REPORT, **TO_TEXT.options,
@@ -24,7 +28,7 @@ RICH = declare("Report.render('rich')", {"report": REPORT, "digits": TO_TEXT["di
 
 
 @RICH.checks
-def rich_table(report: Report, digits: int = 4, details: bool = False):
+def rich_table(report: Report, digits: int = 4, details: bool = False) -> Table:
     """A ``rich.table.Table``: best value bold, superscript letters for significance, and
     the notes below it, a line each (``details``: every metric and the queries behind
     them)."""
@@ -63,7 +67,8 @@ def rich_table(report: Report, digits: int = 4, details: bool = False):
     return table
 
 
-def comparisons_table(report: Report, digits: int = 4):
+def comparisons_table(report: Report, digits: int = 4) -> Table:
+    """The paired comparisons as a ``rich.table.Table`` (significant rows bold)."""
     from rich.table import Table
     from rich.text import Text
 
