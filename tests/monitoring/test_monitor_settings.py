@@ -157,6 +157,12 @@ def test_a_flat_keyword_beside_its_group_is_an_error_naming_both(kw, match):
         Monitor(window=10, background=False, **kw)
 
 
+def test_flat_judge_keywords_without_a_judge_warn_that_they_do_nothing():
+    with pytest.warns(DeprecationWarning, match="does nothing without a judge"):
+        m = Monitor(window=10, background=False, judge_rate=0.5)
+    assert m.judge is None
+
+
 def test_the_flat_keywords_still_validate_before_they_warn():
     with pytest.raises(ParameterError, match="Monitor: judge_timeout must be"):
         Monitor(background=False, judge_timeout=-1)

@@ -5,6 +5,7 @@ should know) and which signals are tested."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -128,6 +129,10 @@ def grouped(
         model = group_of("judge", judge, judge)
     elif judge is not None:  # a callable: its ModelJudge, with any flat judge_* keywords
         model = group_of("judge", None, ModelJudge(judge))
+    elif unused := [k for k in given if FLAT[k][0] == "judge"]:  # checked; no judge to use them
+        warnings.warn(f"Monitor({'=, '.join(unused)}=...) is deprecated and does nothing "
+                      "without a judge: write Monitor(..., judge=ranklens.ModelJudge(judge, "
+                      "...))", DeprecationWarning, stacklevel=5)  # fmt: skip
     return (
         monitor_stats(group_of("stats", stats, MONITOR_STATS)),
         group_of("drift", drift, DriftTests()),
