@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import textwrap
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,11 @@ def nolabels_section(dataset: Any, results: dict[str, Any], baseline: str, judge
     from ..capture import run_retriever
     from ..estimation import estimate
     from ..evaluation import evaluate
+    from ..labelling.judges import CALLS
     from ..synthesis import OfflineGenerator, check_dataset, synthesize
 
-    synthetic = synthesize(dataset, OfflineGenerator(), max_overlap=None, progress=False)
+    quiet = replace(CALLS, progress=False)
+    synthetic = synthesize(dataset, OfflineGenerator(), max_overlap=None, calls=quiet)
     check = check_dataset(synthetic.dataset, attach=False)
     inside = check["query_in_relevant"]
     base = results[baseline]
@@ -58,7 +61,7 @@ def nolabels_section(dataset: Any, results: dict[str, Any], baseline: str, judge
             "on the 40 written by people."
         )
     est = estimate(dataset, runs, judge=judge, human=30, metrics=["ndcg@10"],
-                   concurrency=4, progress=False)  # fmt: skip
+                   calls=replace(quiet, concurrency=4))  # fmt: skip
     lines.append(
         _wrap(
             "With no labels at all, a model judge grades what the runs retrieve (ranklens."
@@ -69,18 +72,18 @@ def nolabels_section(dataset: Any, results: dict[str, Any], baseline: str, judge
         )
     )
     for row in est.rows:
-        naive, tuned, human = row["naive"], row["ppi++"], row["human"]
+        naive, tuned, human = row.method("naive"), row.method("ppi++"), row.method("human")
         lines.append(
-            f"  {row['target']} {row['metric']}:\n    judge only {naive['value']:.3f} "
-            f"[{naive['lo']:.3f}, {naive['hi']:.3f}]   PPI++ {tuned['value']:.3f} "
-            f"[{tuned['lo']:.3f}, {tuned['hi']:.3f}]   people only {human['value']:.3f} "
-            f"[{human['lo']:.3f}, {human['hi']:.3f}]"
+            f"  {row.target} {row.metric}:\n    judge only {naive.value:.3f} "
+            f"[{naive.lo:.3f}, {naive.hi:.3f}]   PPI++ {tuned.value:.3f} "
+            f"[{tuned.lo:.3f}, {tuned.hi:.3f}]   people only {human.value:.3f} "
+            f"[{human.lo:.3f}, {human.hi:.3f}]"
         )
     for row in est.rows:
-        if row["kind"] != "difference":
+        if row.kind != "difference":
             continue
-        naive, tuned = row["naive"], row["ppi++"]
-        if (naive["lo"] > 0 or naive["hi"] < 0) and tuned["lo"] <= 0 <= tuned["hi"]:
+        naive, tuned = row.method("naive"), row.method("ppi++")
+        if (naive.lo > 0 or naive.hi < 0) and tuned.lo <= 0 <= tuned.hi:
             lines.append(_wrap(
                 "  The judge alone would have called that difference real; calibrated on "
                 "the people's labels, the interval holds 0: not shown by these questions."

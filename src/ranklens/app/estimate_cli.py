@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ..declared import AT_LEAST_ONE, POSITIVE, count, declare, number
@@ -80,6 +81,8 @@ def add_estimate_command(sub: Any) -> None:
 def cmd_estimate(args: argparse.Namespace) -> int:
     from ..estimation import estimate, plan_labels
     from ..io import read_dataset
+    from ..labelling.judges import CALLS
+    from ..settings import Statistics
     from .demo import overlap_judge
 
     options: dict[str, Any] = {}
@@ -95,13 +98,15 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         metrics=args.metrics or DEFAULT_METRICS,
         depth=args.depth,
         baseline=args.baseline,
-        confidence=args.confidence,
         interval=args.interval,
-        seed=args.seed,
-        cache=args.cache,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        retries=args.retries,
+        stats=Statistics(confidence=args.confidence, seed=args.seed),
+        calls=replace(
+            CALLS,
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+            retries=args.retries,
+            cache=args.cache,
+        ),
         **options,
     )
     sys.stdout.write(str(result) + "\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ..declared import declare
@@ -53,6 +54,7 @@ def add_synthesize_command(sub: Any) -> None:
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
+    from ..labelling.judges import CALLS
     from ..synthesis import OfflineGenerator, synthesize
 
     generate = load_callable(args.generator, OfflineGenerator())
@@ -64,10 +66,13 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
         max_chars=args.max_chars,
         max_overlap=args.max_overlap,
         near_duplicate=args.near,
-        cache=args.cache,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        retries=args.retries,
+        calls=replace(
+            CALLS,
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+            retries=args.retries,
+            cache=args.cache,
+        ),
         name=args.output.rstrip("/").rsplit("/", 1)[-1],
     )
     folder = s.write(args.output)

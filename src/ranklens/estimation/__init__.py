@@ -2,22 +2,41 @@
 on a small human sample by prediction-powered inference, PPI and PPI++, per run and for
 paired differences), :func:`plan_labels` (how many human labels an interval needs), and
 the judge's quality (:func:`judge_bias`: position and length bias; agreement per grade;
-ensembles through ``estimate(judges=[...])``)."""
+ensembles through ``estimate(judges=[...])``). Each takes its statistics settings as
+``stats=ranklens.Statistics(...)`` and how the judge is called as
+``calls=ranklens.Calling(...)``; results are typed records (:class:`EstimateRow`,
+:class:`MethodEstimate`, :class:`PlanRow`, :class:`BiasShift`) whose ``to_dict()`` is the
+plain data."""
 
 from .estimate import estimate
-from .plan import LabelPlan, plan_labels
+from .plan import LabelPlan, PlanRow, plan_labels
 from .ppi import Interval, classical, power_tuned_lambda, ppi
-from .quality import BiasCheck, judge_bias
-from .result import METHODS, MIN_HUMAN, DegenerateSampleWarning, EstimateResult
+from .quality import BiasCheck, BiasShift, judge_bias
+from .result import (
+    METHODS,
+    MIN_HUMAN,
+    DegenerateNote,
+    DegenerateSampleWarning,
+    EstimateCounts,
+    EstimateResult,
+    EstimateRow,
+    MethodEstimate,
+)
 
 __all__ = [
     "METHODS",
     "MIN_HUMAN",
     "BiasCheck",
+    "BiasShift",
+    "DegenerateNote",
     "DegenerateSampleWarning",
+    "EstimateCounts",
     "EstimateResult",
+    "EstimateRow",
     "Interval",
     "LabelPlan",
+    "MethodEstimate",
+    "PlanRow",
     "classical",
     "estimate",
     "judge_bias",

@@ -27,13 +27,37 @@ from ..declared import (
 )
 from ..errors import InputError
 from ..io import coerce_qrels, coerce_run
-from ..labelling.judges import GRADES, Items, a_callable
+from ..labelling import Assessment
+from ..labelling.judges import CALLS, CALLS_OPTION, GRADES, Items, a_callable
 from ..metrics import parse_metrics
 from ..model import Dataset, Qrels, Run
+from ..settings import Calling, Statistics, settled
 from .labels import COMBINE, human_labels, judge_labels, per_query, top_pairs
-from .ppi import INTERVALS, calibrated, correlation
+from .ppi import INTERVALS, Interval, calibrated, correlation
 from .quality import quality
-from .result import METHODS, MIN_HUMAN, DegenerateSampleWarning, EstimateResult
+from .result import (
+    ESTIMATES,
+    MIN_HUMAN,
+    DegenerateNote,
+    DegenerateSampleWarning,
+    EstimateCounts,
+    EstimateResult,
+    EstimateRow,
+    MethodEstimate,
+)
+
+STATS = Statistics()
+"""The statistics :func:`estimate` uses unless ``stats=`` says otherwise (it reads
+``confidence`` and ``seed``)."""
+
+STATS_OPTION = data(
+    "the statistics settings: a ranklens.Statistics (estimate reads its confidence and seed)"
+)
+FLAT_STATS = ("confidence", "seed")
+"""The keywords of :class:`~ranklens.Statistics` estimate took flat (deprecated)."""
+
+FLAT_CALLS = ("concurrency", "timeout", "retries", "cache", "progress")
+"""The keywords of :class:`~ranklens.Calling` estimate took flat (deprecated)."""
 
 ESTIMATE = declare(
     "estimate",
@@ -61,15 +85,16 @@ ESTIMATE = declare(
             None, AT_LEAST_ONE, "top k judged (None: the largest cutoff, else 10)", none=True
         ),
         "baseline": text(None, "the run differences are taken from (None: the first)", none=True),
-        "confidence": STATISTICS["confidence"],
         "interval": choice("t", INTERVALS, "t (small-sample) or z (the papers' normal interval)"),
-        "seed": STATISTICS["seed"],
         "relevance_level": count(1, None, "the grade from which a document counts as relevant"),
         "grades": GRADES,
-        **{k: CALLING[k] for k in ("concurrency", "timeout", "retries", "cache", "progress")},
+        "stats": STATS_OPTION,
+        "calls": CALLS_OPTION,
         "config": mapping(
             None, "names the judge's configuration in its log", none=True, empty=True
         ),
+        **{k: STATISTICS[k] for k in FLAT_STATS},
+        **{k: CALLING[k] for k in FLAT_CALLS},
     },
 )
 
@@ -102,17 +127,13 @@ def estimate(
     metrics: str | Sequence[str] = ("ndcg@10",),
     depth: int | None = None,
     baseline: str | None = None,
-    confidence: float = 0.95,
     interval: str = "t",
-    seed: int | None = 0,
     relevance_level: int = 1,
     grades: Sequence[int] | None = None,
-    concurrency: int = 8,
-    timeout: float | None = None,
-    retries: int = 2,
-    cache: str | Path | None = None,
-    progress: bool | None = None,
+    stats: Statistics | None = None,
+    calls: Calling | None = None,
     config: Mapping[str, Any] | None = None,
+    **flat: Any,
 ) -> EstimateResult:
     """Estimate ``metrics`` of each run, and each run's difference from ``baseline``, over
     the dataset's queries, from a model judge calibrated on human labels.
@@ -121,13 +142,14 @@ def estimate(
     and whose corpus gives the judge the passages. ``runs``: ``{name: run}`` or one run
     (anything :func:`ranklens.evaluate` takes, or a runner result). ``judge(query,
     passage) -> grade`` (sync or async) grades every run's top ``depth`` (default: the
-    largest cutoff of ``metrics``, else 10) through :func:`ranklens.assess` (concurrency,
-    ``timeout``, ``retries``, the resumable log ``cache``); ``judges=[...]`` an ensemble,
+    largest cutoff of ``metrics``, else 10) through :func:`ranklens.assess`, called as
+    ``calls=Calling(concurrency=..., timeout=..., retries=..., cache=..., progress=...)``
+    says (``cache``: the resumable log); ``judges=[...]`` an ensemble,
     combined per pair by ``combine`` (``majority``, ``mean``, ``median``); or ``judged``:
     labels a judge already gave (then no judge is called, and the corpus needs no text).
     ``human``: the human sample (labels, a list of query ids whose labels the dataset
-    holds, or a number of the dataset's labelled queries drawn at random with ``seed``:
-    the dataset's labels standing in for people).
+    holds, or a number of the dataset's labelled queries drawn at random with
+    ``stats.seed``: the dataset's labels standing in for people).
 
     The grade scale is ``grades`` when given, else every whole grade from 0 (or the
     lowest human grade) to the highest grade of the human sample and the dataset's labels
@@ -137,14 +159,60 @@ def estimate(
 
     Each metric is estimated four ways (:mod:`ranklens.estimation.ppi`): ``naive`` (the
     judge alone), ``human`` (the human sample alone), ``ppi`` and ``ppi++`` (both), with
-    ``confidence`` intervals of kind ``interval`` (``"t"``, or ``"z"`` as in the papers),
+    intervals at ``stats.confidence`` (``stats=Statistics(confidence=0.9, seed=1)``; the
+    other statistics settings are not used) of kind ``interval`` (``"t"``, or ``"z"`` as
+    in the papers),
     each kept inside the metric's range (the point clipped, the interval intersected). A
     degenerate human sample (a column all one value, or nearly) is widened by a bound
     that needs no variance estimate, warned (:class:`DegenerateSampleWarning`) and noted.
-    Returns an :class:`~ranklens.estimation.EstimateResult`, with the judge's agreement
-    with the people and every condition met (judge failures, human holes, a small or
-    degenerate sample) in its notes.
+    Returns an :class:`~ranklens.estimation.EstimateResult` (rows of
+    :class:`~ranklens.estimation.EstimateRow`), with the judge's agreement with the people
+    and every condition met (judge failures, human holes, a small or degenerate sample) in
+    its notes.
+
+    The flat keywords ``confidence``, ``seed`` (now ``stats=``) and ``concurrency``,
+    ``timeout``, ``retries``, ``cache``, ``progress`` (now ``calls=``) still work for one
+    release, with a ``DeprecationWarning`` showing the new spelling; a flat keyword beside
+    its settings object is an error naming both.
     """
+    flat = ESTIMATE.check(flat)
+    stats = settled("estimate", stats, _of(flat, FLAT_STATS), STATS, "stats")
+    calls = settled("estimate", calls, _of(flat, FLAT_CALLS), CALLS, "calls")
+    return _estimate(
+        dataset, runs, judge=judge, judges=judges, combine=combine, judged=judged,
+        human=human, metrics=metrics, depth=depth, baseline=baseline, interval=interval,
+        relevance_level=relevance_level, grades=grades, stats=stats, calls=calls,
+        config=config,
+    )  # fmt: skip
+
+
+def _of(flat: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The flat keywords of one group (a name the entry point does not take flat was
+    refused by its table already)."""
+    return {k: v for k, v in flat.items() if k in names}
+
+
+def _estimate(
+    dataset: Any,
+    runs: Any,
+    *,
+    judge: Callable[..., Any] | None,
+    judges: Sequence[Callable[..., Any]] | None,
+    combine: str,
+    judged: Any,
+    human: Any,
+    metrics: str | Sequence[str],
+    depth: int | None,
+    baseline: str | None,
+    interval: str,
+    relevance_level: int,
+    grades: Sequence[int] | None,
+    stats: Statistics,
+    calls: Calling,
+    config: Mapping[str, Any] | None,
+) -> EstimateResult:
+    """:func:`estimate` once its settings are settled."""
+    confidence, seed = stats.confidence, stats.seed
     if isinstance(dataset, (str, Path)):
         from ..io import read_dataset
 
@@ -186,7 +254,7 @@ def estimate(
     human_q = human_labels(human, dataset, seed)
     scale = grade_scale(grades, human_q, dataset.qrels)
     pairs = top_pairs(dataset, run_map, depth, texts=judged is None)
-    members: list = []
+    members: list[Assessment] = []
     if judged is not None:
         judge_q = coerce_qrels(judged.qrels if hasattr(judged, "failures") else judged)
         outside_scale(judge_q, scale, "judged")
@@ -200,18 +268,7 @@ def estimate(
         source = "given labels"
     else:
         js = [judge] if judge is not None else list(judges or [])
-        judge_q, members = judge_labels(
-            pairs,
-            js,
-            combine,
-            cache,
-            grades=scale,
-            concurrency=concurrency,
-            timeout=timeout,
-            retries=retries,
-            progress=progress,
-            config=config,
-        )
+        judge_q, members = judge_labels(pairs, js, combine, calls, grades=scale, config=config)
         source = members[0].source if len(members) == 1 else f"ensemble of {len(js)} ({combine})"
     population = set(queries)
     labelled = sorted(set(map(str, human_q.query_ids)) & population)
@@ -260,50 +317,35 @@ def estimate(
     f = np.hstack(fs)
     results, weak = calibrated(y, f, lab_idx, np.array(lows), np.array(highs), confidence, interval)
     corr = correlation(y, f[lab_idx])
-    rows = []
-    for c, (target, kind, metric) in enumerate(targets):
-        row: dict[str, Any] = {
-            "target": target,
-            "kind": kind,
-            "metric": metric,
-            "corr": _num(corr[c]),
-        }
-        for method in (*METHODS, "judge_bias"):
-            r = results[method]
-            row[method] = {
-                "value": float(r.value[c]),
-                "lo": float(r.lo[c]),
-                "hi": float(r.hi[c]),
-                "se": float(r.se[c]),
-            }
-            if r.lam is not None:
-                row[method]["lambda"] = float(r.lam[c])
-        if weak[c]:
-            row["degenerate"] = _degenerate_why(y[:, c])
-            row["widened"] = bool(np.isfinite(highs[c]) and np.isfinite(lows[c]))
-        rows.append(row)
+    rows = [
+        EstimateRow(
+            target,
+            kind,
+            metric,
+            _num(corr[c]),
+            {m: _method(results[m], c) for m in ESTIMATES},
+            _degenerate_why(y[:, c]) if weak[c] else None,
+            bool(np.isfinite(highs[c]) and np.isfinite(lows[c])) if weak[c] else None,
+        )
+        for c, (target, kind, metric) in enumerate(targets)
+    ]
     judge_keys = {(q, d) for q, docs in judge_q.to_dict().items() for d in docs}
     retrieved_h = {(p.query_id, p.doc_id) for p in pairs if p.query_id in set(labelled)}
-    notes_info = {
-        "judge_failures": sum(len(a.failures) for a in members),
-        "unjudged_pairs": len(judged_keys - judge_keys),
-        "human_holes": len(retrieved_h - human_pairs),
-        "retrieved_in_human_queries": len(retrieved_h),
-        "human_outside": outside,
-        "judge_calls_resumed": sum(a.resumed for a in members),
-        "grades": sorted(scale),
-        "degenerate": [
-            {
-                "target": r["target"],
-                "metric": r["metric"],
-                "why": r["degenerate"],
-                "widened": r["widened"],
-            }
+    counts = EstimateCounts(
+        judge_failures=sum(len(a.failures) for a in members),
+        unjudged_pairs=len(judged_keys - judge_keys),
+        human_holes=len(retrieved_h - human_pairs),
+        retrieved_in_human_queries=len(retrieved_h),
+        human_outside=outside,
+        judge_calls_resumed=sum(a.resumed for a in members),
+        grades=sorted(scale),
+        degenerate=[
+            DegenerateNote(r.target, r.metric, r.degenerate, bool(r.widened))
             for r in rows
-            if "degenerate" in r
+            if r.degenerate is not None
         ],
-    }
-    judge_info = {"source": source, **quality(human_q, judge_q)}
+    )
+    judge_info: dict[str, Any] = {"source": source, **quality(human_q, judge_q)}
     if len(members) > 1:
         judge_info["members"] = [{"source": a.source, **quality(human_q, a.qrels)} for a in members]
     result = EstimateResult(
@@ -316,21 +358,27 @@ def estimate(
         big_n=len(unl_idx),
         depth=depth,
         judge=judge_info,
-        info=notes_info,
+        info=counts,
         dataset=dataset.name,
         labelled=labelled,
     )
-    if notes_info["degenerate"]:
-        first = notes_info["degenerate"][0]
+    if counts.degenerate:
+        first = counts.degenerate[0]
         warnings.warn(
-            f"estimate: the human sample is degenerate for {len(notes_info['degenerate'])} "
-            f"estimates, first {first['target']!r} {first['metric']}: {first['why']}; their "
+            f"estimate: the human sample is degenerate for {len(counts.degenerate)} "
+            f"estimates, first {first.target!r} {first.metric}: {first.why}; their "
             "intervals are widened to hold a bound that needs no variance estimate (the "
             "result's notes name each)",
             DegenerateSampleWarning,
-            stacklevel=3,  # past the declared-parameter check
+            stacklevel=4,  # past estimate and the declared-parameter check
         )
     return result
+
+
+def _method(r: Interval, c: int) -> MethodEstimate:
+    """Column ``c`` of one method's estimates."""
+    lam = None if r.lam is None else float(r.lam[c])
+    return MethodEstimate(float(r.value[c]), float(r.lo[c]), float(r.hi[c]), float(r.se[c]), lam)
 
 
 def grade_scale(grades: Sequence[int] | None, human: Qrels, labels: Qrels) -> frozenset[int]:

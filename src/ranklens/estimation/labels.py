@@ -9,6 +9,7 @@ import numbers
 import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ from ..errors import InputError, RanklensWarning
 from ..evaluation import evaluate
 from ..io import coerce_qrels
 from ..labelling import Assessment, LabelPool, PoolPair, assess
-from ..model import Qrels, Run
+from ..model import Dataset, Qrels, Run
+from ..settings import Calling
 
 COMBINE = ("majority", "mean", "median")
 
@@ -60,23 +62,27 @@ def judge_labels(
     pairs: list[PoolPair],
     judges: Sequence[Callable[..., Any]],
     combine: str,
-    cache: str | Path | None,
-    **assess_options: Any,
+    calls: Calling,
+    grades: frozenset[int] | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> tuple[Qrels, list[Assessment]]:
-    """Each judge's assessment of ``pairs`` (resumable: ``cache`` is the log, one per
-    judge of an ensemble, ``name-<i>.jsonl``), and the grades combined per pair."""
+    """Each judge's assessment of ``pairs``, called as ``calls`` says (resumable:
+    ``calls.cache`` is the log, one per judge of an ensemble, ``name-<i>.jsonl``), and the
+    grades combined per pair."""
     if combine not in COMBINE:
         raise InputError(f"combine must be one of {', '.join(COMBINE)}, got {combine!r}")
     pool = LabelPool(pairs)
     out = []
     for i, j in enumerate(judges):
         log = None
-        if cache is not None:
-            p = Path(cache)
+        if calls.cache is not None:
+            p = Path(calls.cache)
             log = p if len(judges) == 1 else p.with_name(f"{p.stem}-{i}{p.suffix or '.jsonl'}")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RanklensWarning)
-            out.append(assess(pool, j, cache=log, **assess_options))
+            out.append(
+                assess(pool, j, grades=grades, calls=replace(calls, cache=log), config=config)
+            )
     if len(out) == 1:
         return out[0].qrels, out
     return combined([a.grades for a in out], combine), out
@@ -103,7 +109,7 @@ def combined(grades: Sequence[Mapping[tuple[str, str], int]], how: str) -> Qrels
     return Qrels.from_arrays(q, d, g, source=f"judge ensemble ({how})")
 
 
-def human_labels(human: Any, dataset: Any, seed: int | None) -> Qrels:
+def human_labels(human: Any, dataset: Dataset, seed: int | None) -> Qrels:
     """The human sample: labels (anything :func:`ranklens.evaluate` takes, or an
     ``Assessment``), a list of query ids (their labels taken from the dataset), or a
     number of queries drawn from the dataset's labels at random (``seed``)."""

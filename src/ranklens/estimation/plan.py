@@ -25,7 +25,9 @@ from ..declared import (
     text,
 )
 from ..errors import InputError, closest
+from ..settings import Statistics, settled
 from .ppi import labels_needed
+from .result import Record
 
 PLAN_LABELS = declare(
     "plan_labels",
@@ -34,6 +36,10 @@ PLAN_LABELS = declare(
         "width": number(0.1, POSITIVE, "the interval's total width, hi - lo"),
         "target": text(None, "keep one run or difference of the pilot", none=True),
         "metric": text(None, "keep one metric of the pilot", none=True),
+        "stats": data(
+            "the statistics settings: a ranklens.Statistics, read for its confidence "
+            "(None: the pilot's confidence, else 0.95)"
+        ),
         "confidence": renamed_option(
             STATISTICS["confidence"],
             default=None,
@@ -50,6 +56,45 @@ PLAN_LABELS = declare(
 )
 
 
+@dataclass(frozen=True)
+class PlanRow(Record):
+    """One target and metric of a :class:`LabelPlan`: the pilot's (or guessed) ``sd_human``,
+    ``sd_judge`` and ``corr``; for an interval ``width`` wide, ``human_only`` (labels
+    without a judge), ``ppi`` (with the judge; None when no number of the queries reaches
+    the width) and ``ppi_unlimited`` (with unlimited judged queries); ``degenerate``: why
+    the pilot's human sample is degenerate (then the numbers are a floor), else None."""
+
+    target: str
+    metric: str
+    sd_human: float
+    sd_judge: float
+    corr: float
+    width: float
+    human_only: int
+    ppi: int | None
+    ppi_unlimited: int
+    degenerate: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as plain data (``degenerate`` only when there is one)."""
+        out: dict[str, Any] = {
+            "target": self.target,
+            "metric": self.metric,
+            "sd_human": self.sd_human,
+            "sd_judge": self.sd_judge,
+            "corr": self.corr,
+        }
+        if self.degenerate:
+            out["degenerate"] = self.degenerate
+        out.update(
+            width=self.width,
+            human_only=self.human_only,
+            ppi=self.ppi,
+            ppi_unlimited=self.ppi_unlimited,
+        )
+        return out
+
+
 @dataclass
 class LabelPlan:
     """Per target and metric: ``human_only`` (labels for the width without a judge),
@@ -60,14 +105,14 @@ class LabelPlan:
     width: float
     confidence: float
     queries: int | None
-    rows: list[dict[str, Any]]
+    rows: list[PlanRow]
 
     def needed(self, target: str | None = None, metric: str | None = None) -> int | None:
         """Labels PPI++ needs for one row (the first when not named)."""
         for r in self.rows:
-            if target in (None, r["target"]) and metric in (None, r["metric"]):
-                return r["ppi"]
-        have = sorted({f"{r['target']} {r['metric']}".strip() for r in self.rows})
+            if target in (None, r.target) and metric in (None, r.metric):
+                return r.ppi
+        have = sorted({f"{r.target} {r.metric}".strip() for r in self.rows})
         raise ParameterError(
             f"LabelPlan.needed: target and metric must name a row ({', '.join(have)}), got "
             f"{target!r}, {metric!r}"
@@ -83,17 +128,17 @@ class LabelPlan:
         lines = [head]
         for r in self.rows:
             with_judge = (
-                f"{r['ppi']} with the judge"
-                if r["ppi"] is not None
+                f"{r.ppi} with the judge"
+                if r.ppi is not None
                 else "not reachable with the judge at this many queries"
             )
             lines.append(
-                f"  {r['target']} {r['metric']}: {r['human_only']} without a judge, "
-                f"{with_judge} ({r['ppi_unlimited']} with unlimited judged queries; "
-                f"correlation {r['corr']:.2f})"
+                f"  {r.target} {r.metric}: {r.human_only} without a judge, "
+                f"{with_judge} ({r.ppi_unlimited} with unlimited judged queries; "
+                f"correlation {r.corr:.2f})"
                 + (
-                    f"; at least: the pilot's human sample is degenerate ({r['degenerate']})"
-                    if r.get("degenerate")
+                    f"; at least: the pilot's human sample is degenerate ({r.degenerate})"
+                    if r.degenerate
                     else ""
                 )
             )
@@ -104,8 +149,14 @@ class LabelPlan:
             "width": self.width,
             "confidence": self.confidence,
             "queries": self.queries,
-            "rows": self.rows,
+            "rows": [r.to_dict() for r in self.rows],
         }
+
+    def to_pandas(self) -> Any:
+        """One row per target and metric."""
+        import pandas as pd
+
+        return pd.DataFrame([r.to_dict() for r in self.rows])
 
 
 @PLAN_LABELS.checks
@@ -115,11 +166,12 @@ def plan_labels(
     *,
     target: str | None = None,
     metric: str | None = None,
-    confidence: float | None = None,
+    stats: Statistics | None = None,
     queries: int | None = None,
     sd: float | None = None,
     sd_judge: float | None = None,
     corr: float | None = None,
+    **flat: Any,
 ) -> LabelPlan:
     """How many human-labelled queries an interval ``width`` wide (``hi − lo``) needs.
 
@@ -128,16 +180,24 @@ def plan_labels(
     keep one), or from guesses: ``sd`` (of the metric per query), ``sd_judge`` (default
     ``sd``) and ``corr`` (the judge's correlation with people). ``queries``: how many
     queries exist in all (default: the pilot's); labelling ``n`` of them leaves the rest
-    to the judge alone. ``confidence``: default the pilot's, else 0.95.
+    to the judge alone. ``stats=Statistics(confidence=0.9)``: the confidence level
+    (default: the pilot's, else 0.95); ``confidence=`` given flat still works for one
+    release, with a ``DeprecationWarning`` showing the new spelling.
 
     >>> plan = plan_labels(width=0.1, sd=0.3, corr=0.8, queries=1000)
-    >>> plan.rows[0]["human_only"], plan.rows[0]["ppi"]
+    >>> plan.rows[0].human_only, plan.rows[0].ppi
     (139, 55)
     """
+    flat = {k: v for k, v in PLAN_LABELS.check(flat).items() if v is not None}
+    confidence = (
+        settled("plan_labels", stats, flat, Statistics(), "stats").confidence
+        if stats is not None or flat
+        else None
+    )
     if estimate is None:
         if sd is None or corr is None:
             raise InputError("plan_labels: give a pilot estimate, or sd= and corr= (and queries=)")
-        pilot = [
+        pilot: list[dict[str, Any]] = [
             {
                 "target": "metric",
                 "metric": metric or "",
@@ -160,22 +220,22 @@ def plan_labels(
         queries = queries or total
         pilot = [
             {
-                "target": r["target"],
-                "metric": r["metric"],
-                "sd_human": r["human"]["se"] * math.sqrt(estimate.n),
-                "sd_judge": r["naive"]["se"] * math.sqrt(total),
-                "corr": r["corr"] or 0.0,
-                **({"degenerate": r["degenerate"]} if r.get("degenerate") else {}),
+                "target": r.target,
+                "metric": r.metric,
+                "sd_human": r.method("human").se * math.sqrt(estimate.n),
+                "sd_judge": r.method("naive").se * math.sqrt(total),
+                "corr": r.corr or 0.0,
+                **({"degenerate": r.degenerate} if r.degenerate else {}),
             }
             for r in estimate.rows
-            if target in (None, r["target"]) and metric in (None, r["metric"])
+            if target in (None, r.target) and metric in (None, r.metric)
         ]
         if not pilot:
-            have = [r["target"] for r in estimate.rows] + estimate.metrics
+            have = [r.target for r in estimate.rows] + estimate.metrics
             near = closest(str(target if target is not None else metric), have)
             raise ParameterError(
                 f"plan_labels: target and metric must name a row of the estimate "
-                f"(targets {sorted(set(r['target'] for r in estimate.rows))}, metrics "
+                f"(targets {sorted(set(r.target for r in estimate.rows))}, metrics "
                 f"{estimate.metrics}), got {target!r}, {metric!r}"
                 + (f"; did you mean {near!r}?" if near else "")
             )
@@ -194,15 +254,19 @@ def plan_labels(
     sf = np.array([p["sd_judge"] for p in pilot])
     rho = np.array([p["corr"] for p in pilot])
     classic, with_judge, unlimited = labels_needed(width, sy, sf, rho, queries, conf)
-    rows = []
-    for p, c, w, u in zip(pilot, classic, with_judge, unlimited):
-        rows.append(
-            {
-                **p,
-                "width": width,
-                "human_only": max(int(c), 2),
-                "ppi": None if w < 0 else int(w),
-                "ppi_unlimited": max(int(u), 2),
-            }
+    rows = [
+        PlanRow(
+            target=p["target"],
+            metric=p["metric"],
+            sd_human=p["sd_human"],
+            sd_judge=p["sd_judge"],
+            corr=p["corr"],
+            width=width,
+            human_only=max(int(c), 2),
+            ppi=None if w < 0 else int(w),
+            ppi_unlimited=max(int(u), 2),
+            degenerate=p.get("degenerate"),
         )
+        for p, c, w, u in zip(pilot, classic, with_judge, unlimited)
+    ]
     return LabelPlan(width, conf, queries, rows)

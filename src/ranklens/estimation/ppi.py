@@ -117,7 +117,14 @@ def _ddof(interval: str) -> int:
     return 1 if interval == "t" else 0
 
 
-def _interval(value, se, confidence: float, interval: str, n: int, lam=None) -> Interval:
+def _interval(
+    value: np.ndarray,
+    se: np.ndarray,
+    confidence: float,
+    interval: str,
+    n: int,
+    lam: np.ndarray | None = None,
+) -> Interval:
     if interval == "t":
         from scipy.special import stdtrit
 
@@ -152,7 +159,8 @@ def power_tuned_lambda(y: np.ndarray, f: np.ndarray, f_unlabelled: np.ndarray) -
     var = both.var(axis=0, ddof=1) if len(both) > 1 else np.zeros(y.shape[1])
     denom = (1 + n / big_n) * var
     lam = np.divide(cov, denom, out=np.zeros_like(cov), where=denom > 0)
-    return np.clip(lam, 0.0, 1.0)
+    clipped: np.ndarray = np.clip(lam, 0.0, 1.0)
+    return clipped
 
 
 def ppi(
@@ -319,7 +327,8 @@ def correlation(y: np.ndarray, f: np.ndarray) -> np.ndarray:
     yc, fc = y - y.mean(axis=0), f - f.mean(axis=0)
     den = np.sqrt((yc**2).sum(axis=0) * (fc**2).sum(axis=0))
     num = (yc * fc).sum(axis=0)
-    return np.divide(num, den, out=np.full(y.shape[1], np.nan), where=den > 0)
+    corr: np.ndarray = np.divide(num, den, out=np.full(y.shape[1], np.nan), where=den > 0)
+    return corr
 
 
 def labels_needed(

@@ -18,30 +18,43 @@ over the pairs whose grade changed.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
-from ..declared import STATISTICS, ParameterError, data, declare, function
+from ..declared import CALLING, STATISTICS, ParameterError, data, declare, function, mapping, text
 from ..labelling import PoolPair, agreement, assess
+from ..labelling.judges import CALLS, CALLS_OPTION, GRADES
 from ..labelling.pool import LabelPool
+from ..settings import Calling, Statistics, settled
 from .ppi import z_value
+from .result import Record
 
 JUDGE_BIAS = declare(
     "judge_bias",
     {
         "judge": function("judge(query, passage) -> grade, sync or async"),
         "pairs": data("PoolPairs with the query and passage text (at least 2)"),
+        "stats": data("the statistics settings: a ranklens.Statistics, read for its confidence"),
+        "calls": CALLS_OPTION,
+        "source": text(None, "the provenance written on each judgment", none=True),
+        "grades": GRADES,
+        "config": mapping(
+            None, "names the judge's configuration in its log", none=True, empty=True
+        ),
         "confidence": STATISTICS["confidence"],
+        **CALLING,
     },
 )
 
 SEP = "\n\n"
 
 
-def per_grade(human: dict[tuple[str, str], int], judge: dict[tuple[str, str], int]) -> list[dict]:
+def per_grade(
+    human: dict[tuple[str, str], int], judge: dict[tuple[str, str], int]
+) -> list[dict[str, Any]]:
     """Per human grade: ``grade``, ``pairs``, ``same`` (share graded alike), ``judge_mean``."""
     out = []
     for g in sorted(set(human.values())):
@@ -60,7 +73,7 @@ def per_grade(human: dict[tuple[str, str], int], judge: dict[tuple[str, str], in
     return out
 
 
-def quality(human: Any, judge: Any, names: tuple[str, str] = ("human", "judge")) -> dict:
+def quality(human: Any, judge: Any, names: tuple[str, str] = ("human", "judge")) -> dict[str, Any]:
     """Agreement of ``judge`` with ``human`` labels (Qrels-like) on the pairs both graded:
     ``n``, kappa, linear weighted kappa, observed agreement, per grade (see the module
     docstring); ``{"n": 0}`` when they share no pair."""
@@ -83,22 +96,39 @@ def quality(human: Any, judge: Any, names: tuple[str, str] = ("human", "judge"))
     }
 
 
+@dataclass(frozen=True)
+class BiasShift(Record):
+    """One bias measured: over ``pairs`` pairs graded both ways, ``changed`` changed grade;
+    the ``mean_shift`` of the grade with its interval ``lo``/``hi`` and the sign test's
+    ``p_value`` (NaN throughout when no pair was graded both ways)."""
+
+    pairs: int
+    changed: int
+    mean_shift: float
+    lo: float
+    hi: float
+    p_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 @dataclass
 class BiasCheck:
-    """``position`` and ``length``: each ``{"pairs", "changed", "mean_shift", "lo", "hi",
-    "p_value"}`` (shift: grade when the passage comes first minus when it comes last;
-    padded minus alone); ``failures``: judge calls that failed."""
+    """``position`` and ``length``: each a :class:`BiasShift` (shift: grade when the
+    passage comes first minus when it comes last; padded minus alone); ``failures``: judge
+    calls that failed."""
 
-    position: dict[str, float]
-    length: dict[str, float]
+    position: BiasShift
+    length: BiasShift
     failures: int
 
     def __str__(self) -> str:
-        def one(name: str, d: dict, what: str) -> str:
+        def one(name: str, d: BiasShift, what: str) -> str:
             return (
-                f"{name}: {d['changed']} of {d['pairs']} pairs changed grade ({what}); mean "
-                f"shift {d['mean_shift']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}], sign test "
-                f"p = {d['p_value']:.3g}"
+                f"{name}: {d.changed} of {d.pairs} pairs changed grade ({what}); mean "
+                f"shift {d.mean_shift:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}], sign test "
+                f"p = {d.p_value:.3g}"
             )
 
         return "\n".join(
@@ -110,7 +140,11 @@ class BiasCheck:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"position": self.position, "length": self.length, "failures": self.failures}
+        return {
+            "position": self.position.to_dict(),
+            "length": self.length.to_dict(),
+            "failures": self.failures,
+        }
 
 
 @JUDGE_BIAS.checks
@@ -118,14 +152,31 @@ def judge_bias(
     judge: Callable[..., Any],
     pairs: Iterable[PoolPair],
     *,
-    confidence: float = 0.95,
-    **assess_options: Any,
+    stats: Statistics | None = None,
+    calls: Calling | None = None,
+    source: str | None = None,
+    grades: Iterable[int] | None = None,
+    config: Mapping[str, Any] | None = None,
+    **flat: Any,
 ) -> BiasCheck:
     """Show ``judge`` each pair (with query and passage text) four ways: passage then a
     filler, filler then passage, alone, and padded; the filler of pair ``i`` is the
     passage of pair ``i + 1`` (of another query where possible). Returns a
-    :class:`BiasCheck` (see the module docstring); the calls go through
-    :func:`ranklens.assess` (``cache=`` resumes them)."""
+    :class:`BiasCheck` (see the module docstring), its intervals at ``stats.confidence``
+    (``stats=Statistics(confidence=0.9)``; default 0.95); the calls go through
+    :func:`ranklens.assess` with ``calls=Calling(...)``, ``source``, ``grades`` and
+    ``config`` (``Calling(cache=...)`` resumes them). The flat keywords ``confidence``
+    (now ``stats=``) and ``concurrency``, ``timeout``, ``retries``, ``retry_on``,
+    ``backoff``, ``cache``, ``progress`` (now ``calls=``) still work for one release, with
+    a ``DeprecationWarning`` showing the new spelling."""
+    flat = JUDGE_BIAS.check(flat)
+    confidence = settled(
+        "judge_bias", stats, {k: v for k, v in flat.items() if k == "confidence"},
+        Statistics(), "stats",
+    ).confidence  # fmt: skip
+    calls = settled(
+        "judge_bias", calls, {k: v for k, v in flat.items() if k in CALLING}, CALLS, "calls"
+    )
     if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
         raise ParameterError(f"judge_bias: pairs must be a list of PoolPairs, got {pairs!r:.60}")
     pairs = list(pairs)
@@ -144,44 +195,41 @@ def judge_bias(
         )
     shown = []
     for i, p in enumerate(pairs):
-        filler = next(
-            (o.text for o in pairs[i + 1 :] + pairs[:i] if o.query_id != p.query_id),
-            pairs[(i + 1) % len(pairs)].text,
+        own = p.text or ""
+        filler = (
+            next(
+                (o.text for o in pairs[i + 1 :] + pairs[:i] if o.query_id != p.query_id),
+                pairs[(i + 1) % len(pairs)].text,
+            )
+            or ""
         )
-        for form, text in (
-            ("first", p.text + SEP + filler),
-            ("last", filler + SEP + p.text),
-            ("alone", p.text),
-            ("padded", p.text + SEP + filler),
+        for form, passage in (
+            ("first", own + SEP + filler),
+            ("last", filler + SEP + own),
+            ("alone", own),
+            ("padded", own + SEP + filler),
         ):
-            shown.append(PoolPair(p.query_id, f"{p.doc_id}\u241f{form}", {}, p.query, text))
-    a = assess(LabelPool(shown), judge, **assess_options)
+            shown.append(PoolPair(p.query_id, f"{p.doc_id}\u241f{form}", {}, p.query, passage))
+    a = assess(LabelPool(shown), judge, source=source, grades=grades, calls=calls, config=config)
     g = a.grades
 
-    def shift(x: str, y: str) -> dict[str, float]:
+    def shift(x: str, y: str) -> BiasShift:
         keys = [
             ((p.query_id, f"{p.doc_id}\u241f{x}"), (p.query_id, f"{p.doc_id}\u241f{y}"))
             for p in pairs
         ]
         d = np.array([g[a] - g[b] for a, b in keys if a in g and b in g], dtype=np.float64)
         if not len(d):
-            return {
-                "pairs": 0,
-                "changed": 0,
-                "mean_shift": math.nan,
-                "lo": math.nan,
-                "hi": math.nan,
-                "p_value": math.nan,
-            }
+            return BiasShift(0, 0, math.nan, math.nan, math.nan, math.nan)
         half = z_value(confidence) * d.std() / math.sqrt(len(d))
-        return {
-            "pairs": len(d),
-            "changed": int(np.count_nonzero(d)),
-            "mean_shift": float(d.mean()),
-            "lo": float(d.mean() - half),
-            "hi": float(d.mean() + half),
-            "p_value": sign_test(d),
-        }
+        return BiasShift(
+            pairs=len(d),
+            changed=int(np.count_nonzero(d)),
+            mean_shift=float(d.mean()),
+            lo=float(d.mean() - half),
+            hi=float(d.mean() + half),
+            p_value=sign_test(d),
+        )
 
     return BiasCheck(shift("first", "last"), shift("padded", "alone"), len(a.failures))
 

@@ -1,10 +1,15 @@
-""":class:`EstimateResult`: what :func:`ranklens.estimate` found, as data (``to_dict``) that the
-renderers (``estimate_text``, ``estimate_html``) and a comparison report's HTML page show."""
+""":class:`EstimateResult`: what :func:`ranklens.estimate` found, as typed records
+(:class:`EstimateRow`, one per run or difference and metric, each holding a
+:class:`MethodEstimate` per method; :class:`EstimateCounts`, what was counted) and as data
+(``to_dict``) that the renderers (``estimate_text``, ``estimate_html``) and a comparison
+report's HTML page show."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,9 @@ may cover a little less than its nominal level (see docs/without-labels.md)."""
 METHODS = ("naive", "human", "ppi", "ppi++")
 """The four estimates of each metric: the judge alone, the human sample alone, PPI, PPI++."""
 
+ESTIMATES = (*METHODS, "judge_bias")
+"""Every estimate a row holds: :data:`METHODS` and the judge's measured bias."""
+
 
 class DegenerateSampleWarning(RanklensWarning):
     """The human sample of an estimate shows (almost) no spread for some run and metric
@@ -37,16 +45,155 @@ METHOD_NAMES = {
 }
 
 
+class Record:
+    """A record read by attribute, whose ``to_dict()`` is the plain data (JSON, the
+    renderers). Reading it as a dict (``row["target"]``) still works for one release, with a
+    ``DeprecationWarning`` naming the attribute."""
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def spelled(self, key: str) -> str:
+        """How ``record[key]`` is read now: the attribute."""
+        return f".{key}"
+
+    def __getitem__(self, key: str) -> Any:
+        warnings.warn(
+            f"{type(self).__name__}[{key!r}] is deprecated: read {self.spelled(key)} "
+            f"(or .to_dict()[{key!r}])",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.to_dict()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``to_dict().get(key, default)`` (deprecated like ``record[key]``)."""
+        warnings.warn(
+            f"{type(self).__name__}.get({key!r}) is deprecated: read {self.spelled(key)} "
+            f"(or .to_dict().get({key!r}))",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.to_dict().get(key, default)
+
+
+@dataclass(frozen=True)
+class MethodEstimate(Record):
+    """One estimate: ``value``, its interval ``lo``/``hi``, its standard error ``se``, and
+    ``lam`` (PPI's and PPI++'s λ; None for the others)."""
+
+    value: float
+    lo: float
+    hi: float
+    se: float
+    lam: float | None = None
+
+    def to_dict(self) -> dict[str, float]:
+        """``{"value", "lo", "hi", "se"}``, and ``"lambda"`` for PPI/PPI++."""
+        out = {"value": self.value, "lo": self.lo, "hi": self.hi, "se": self.se}
+        if self.lam is not None:
+            out["lambda"] = self.lam
+        return out
+
+
+@dataclass(frozen=True)
+class EstimateRow(Record):
+    """One run (``kind="run"``) or difference from the baseline (``"difference"``,
+    ``target`` ``"a − b"``) and metric: each estimate of :data:`ESTIMATES` by name
+    (``estimates["ppi++"]``, or :meth:`method`), the correlation ``corr`` of the human and
+    judge values (None where either is constant), and for a degenerate human sample
+    ``degenerate`` (why) and ``widened`` (whether the interval could be widened)."""
+
+    target: str
+    kind: str
+    metric: str
+    corr: float | None
+    estimates: Mapping[str, MethodEstimate]
+    degenerate: str | None = None
+    widened: bool | None = None
+
+    def method(self, name: str) -> MethodEstimate:
+        """One estimate by method (``"naive"``, ``"human"``, ``"ppi"``, ``"ppi++"``,
+        ``"judge_bias"``); another name is an error naming the closest."""
+        if not isinstance(name, str) or name not in self.estimates:
+            near = closest(name, ESTIMATES) if isinstance(name, str) else None
+            raise ParameterError(
+                f"EstimateResult: method must be one of {', '.join(map(repr, ESTIMATES))}, "
+                f"got {name!r}" + (f"; did you mean {near!r}?" if near else "")
+            )
+        return self.estimates[name]
+
+    def spelled(self, key: str) -> str:
+        """How ``row[key]`` is read now: ``.method(key)`` for an estimate, else the
+        attribute."""
+        return f".method({key!r})" if key in ESTIMATES else f".{key}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as plain data: ``target``, ``kind``, ``metric``, ``corr``, each method's
+        ``{"value", "lo", "hi", "se"}`` (``lambda`` for PPI/PPI++), and ``degenerate``/
+        ``widened`` when the human sample is degenerate."""
+        out: dict[str, Any] = {
+            "target": self.target,
+            "kind": self.kind,
+            "metric": self.metric,
+            "corr": self.corr,
+        }
+        for name, got in self.estimates.items():
+            out[name] = got.to_dict()
+        if self.degenerate is not None:
+            out["degenerate"] = self.degenerate
+            out["widened"] = bool(self.widened)
+        return out
+
+
+@dataclass(frozen=True)
+class DegenerateNote(Record):
+    """A row whose human sample is degenerate: its ``target``, ``metric``, ``why`` and
+    whether its intervals were ``widened``."""
+
+    target: str
+    metric: str
+    why: str
+    widened: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class EstimateCounts(Record):
+    """What an estimate counted: judge calls that failed (``judge_failures``) and were read
+    from the log (``judge_calls_resumed``), retrieved pairs without a judge grade
+    (``unjudged_pairs``) or without a human label in the human-labelled queries
+    (``human_holes`` of ``retrieved_in_human_queries``), human-labelled queries outside the
+    dataset (``human_outside``), the grade scale (``grades``) and the degenerate rows."""
+
+    judge_failures: int = 0
+    unjudged_pairs: int = 0
+    human_holes: int = 0
+    retrieved_in_human_queries: int = 0
+    human_outside: int = 0
+    judge_calls_resumed: int = 0
+    grades: list[int] = field(default_factory=list)
+    degenerate: list[DegenerateNote] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["degenerate"] = [d.to_dict() for d in self.degenerate]
+        return out
+
+
 @dataclass
 class EstimateResult:
-    """Per run and per difference from the baseline (``rows``), each metric estimated by
-    :data:`METHODS` (``{"value", "lo", "hi", "se"}``, ``lambda`` for PPI/PPI++), the
-    judge's measured bias on the human sample (``judge_bias``: judge minus human) and the
-    correlation of the two; ``n`` human-labelled queries (``labelled``), ``big_n`` judged
-    only; ``judge``: its agreement with the people (kappa, per grade; each member's for an
-    ensemble); ``info``: what was counted (judge failures, human holes, ...)."""
+    """Per run and per difference from the baseline (``rows``: :class:`EstimateRow`),
+    each metric estimated by :data:`METHODS` (:class:`MethodEstimate`: value, interval,
+    standard error, λ for PPI/PPI++), the judge's measured bias on the human sample
+    (``judge_bias``: judge minus human) and the correlation of the two; ``n``
+    human-labelled queries (``labelled``), ``big_n`` judged only; ``judge``: its agreement
+    with the people (kappa, per grade; each member's for an ensemble); ``info``: what was
+    counted (:class:`EstimateCounts`: judge failures, human holes, ...)."""
 
-    rows: list[dict[str, Any]]
+    rows: list[EstimateRow]
     runs: list[str]
     baseline: str
     metrics: list[str]
@@ -55,14 +202,14 @@ class EstimateResult:
     big_n: int
     depth: int
     judge: dict[str, Any]
-    info: dict[str, Any] = field(default_factory=dict)
+    info: EstimateCounts = field(default_factory=EstimateCounts)
     dataset: str = "dataset"
     labelled: list[str] = field(default_factory=list, repr=False)
 
-    def row(self, target: str, metric: str) -> dict[str, Any]:
+    def row(self, target: str, metric: str) -> EstimateRow:
         """The row of a run (or ``"a − b"``, a difference from the baseline) and metric; a
         target or metric the estimate does not hold is an error naming the closest."""
-        targets = list(dict.fromkeys(r["target"] for r in self.rows))
+        targets = list(dict.fromkeys(r.target for r in self.rows))
         for name, got, have in (("target", target, targets), ("metric", metric, self.metrics)):
             if not isinstance(got, str) or got not in have:
                 near = closest(got, have) if isinstance(got, str) else None
@@ -70,31 +217,16 @@ class EstimateResult:
                     f"EstimateResult: {name} must be one of {', '.join(map(repr, have))}, "
                     f"got {got!r}" + (f"; did you mean {near!r}?" if near else "")
                 )
-        row: dict[str, Any] = next(
-            r for r in self.rows if r["target"] == target and r["metric"] == metric
-        )
-        return row
-
-    def _method(self, target: str, metric: str, method: str) -> dict[str, Any]:
-        row = self.row(target, metric)
-        have = (*METHODS, "judge_bias")
-        if not isinstance(method, str) or method not in have:
-            near = closest(method, have) if isinstance(method, str) else None
-            raise ParameterError(
-                f"EstimateResult: method must be one of {', '.join(map(repr, have))}, got "
-                f"{method!r}" + (f"; did you mean {near!r}?" if near else "")
-            )
-        got: dict[str, Any] = row[method]
-        return got
+        return next(r for r in self.rows if r.target == target and r.metric == metric)
 
     def value(self, target: str, metric: str, method: str = "ppi++") -> float:
         """One estimate (default PPI++)."""
-        return self._method(target, metric, method)["value"]
+        return self.row(target, metric).method(method).value
 
     def interval(self, target: str, metric: str, method: str = "ppi++") -> tuple[float, float]:
         """One interval (default PPI++)."""
-        r = self._method(target, metric, method)
-        return r["lo"], r["hi"]
+        r = self.row(target, metric).method(method)
+        return r.lo, r.hi
 
     def notes(self) -> list[str]:
         """Every condition worth knowing, one sentence each."""
@@ -109,44 +241,44 @@ class EstimateResult:
             out.append(
                 "Every query is human-labelled: PPI adds nothing, the human estimate stands."
             )
-        if i.get("judge_failures"):
+        if i.judge_failures:
             out.append(
-                f"The judge failed on {i['judge_failures']} pairs (an error, a timeout, or "
-                f"an answer that is not a grade of the scale {_scale(i.get('grades'))}: "
+                f"The judge failed on {i.judge_failures} pairs (an error, a timeout, or "
+                f"an answer that is not a grade of the scale {_scale(i.grades)}: "
                 "recorded per pair, never taken); "
-                f"{i.get('unjudged_pairs', 0)} pairs without a grade count as "
+                f"{i.unjudged_pairs} pairs without a grade count as "
                 "non-relevant in the judge's values (PPI corrects what that biases)."
             )
-        elif i.get("unjudged_pairs"):
+        elif i.unjudged_pairs:
             out.append(
-                f"{i['unjudged_pairs']} retrieved pairs have no judge grade and count "
+                f"{i.unjudged_pairs} retrieved pairs have no judge grade and count "
                 "as non-relevant in the judge's values."
             )
-        if i.get("human_holes"):
+        if i.human_holes:
             out.append(
-                f"{i['human_holes']} of the {i['retrieved_in_human_queries']} pairs "
+                f"{i.human_holes} of the {i.retrieved_in_human_queries} pairs "
                 f"retrieved for the human-labelled queries have no human label and "
                 "count as non-relevant in the human values."
             )
-        if i.get("human_outside"):
+        if i.human_outside:
             out.append(
-                f"{i['human_outside']} human-labelled queries are not in the dataset "
+                f"{i.human_outside} human-labelled queries are not in the dataset "
                 "and were left out."
             )
-        for d in i.get("degenerate", []):
+        for d in i.degenerate:
             out.append(
-                f"The human sample is degenerate for {d['target']} {d['metric']}: {d['why']}, "
+                f"The human sample is degenerate for {d.target} {d.metric}: {d.why}, "
                 "so a normal interval would be a point or too narrow; "
                 + (
                     "its intervals are widened to hold a bound from the metric's range."
-                    if d.get("widened", True)
+                    if d.widened
                     else "the metric has no upper bound, so they could not be widened: "
                     "label more queries."
                 )
             )
-        if i.get("judge_calls_resumed"):
+        if i.judge_calls_resumed:
             out.append(
-                f"{i['judge_calls_resumed']} judge answers were read from the log, not asked again."
+                f"{i.judge_calls_resumed} judge answers were read from the log, not asked again."
             )
         return out
 
@@ -161,9 +293,9 @@ class EstimateResult:
             "n": self.n,
             "N": self.big_n,
             "depth": self.depth,
-            "rows": self.rows,
+            "rows": [r.to_dict() for r in self.rows],
             "judge": self.judge,
-            "info": self.info,
+            "info": self.info.to_dict(),
             "notes": self.notes(),
             "labelled": self.labelled,
         }
@@ -179,18 +311,20 @@ class EstimateResult:
     def __str__(self) -> str:
         from ..comparison.renderers import get_renderer
 
-        return get_renderer("estimate_text")(self.to_dict())
+        text: str = get_renderer("estimate_text")(self.to_dict())
+        return text
 
     def _repr_html_(self) -> str:
         from ..comparison.renderers import get_renderer
 
-        return get_renderer("estimate_html")(self.to_dict())
+        html: str = get_renderer("estimate_html")(self.to_dict())
+        return html
 
     def to_html(self, path: str | Path | None = None) -> str:
         """A self-contained page (written to ``path`` when given)."""
         from ..comparison.renderers import get_renderer
 
-        html = get_renderer("estimate_html")(self.to_dict(), page=True)
+        html: str = get_renderer("estimate_html")(self.to_dict(), page=True)
         if path is not None:
             Path(path).write_text(html, encoding="utf-8")
         return html
@@ -202,19 +336,20 @@ class EstimateResult:
         return report
 
     def to_pandas(self) -> Any:
-        """One row per (target, metric, method): value, lo, hi, se."""
+        """One row per (target, metric, method): value, lo, hi, se (and lambda for
+        PPI/PPI++)."""
         import pandas as pd
 
         return pd.DataFrame(
             [
-                {"target": r["target"], "metric": r["metric"], "method": m, **r[m]}
+                {"target": r.target, "metric": r.metric, "method": m, **r.method(m).to_dict()}
                 for r in self.rows
                 for m in METHODS
             ]
         )
 
 
-def _scale(grades: list[int] | None) -> str:
+def _scale(grades: list[int]) -> str:
     if not grades:
         return "given"
     return (

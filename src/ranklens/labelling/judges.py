@@ -37,6 +37,7 @@ from ..declared import (
 )
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
 from ..model import Qrels
+from ..settings import Calling, settled
 from .pool import LabelPool, PoolPair
 
 SEP = "\n\u241e\n"  # between query and passage in the runner's text (for change detection)
@@ -95,7 +96,13 @@ GRADES = Items(
 )
 """The ``grades=`` declaration of :func:`assess` and :func:`ranklens.estimate`."""
 
-_CALLING = ("concurrency", "timeout", "retries", "retry_on", "backoff", "cache", "progress")
+CALLS = Calling(retry_on=TRANSIENT)
+"""How a judge is called unless ``calls=`` says otherwise: :class:`~ranklens.Calling`'s
+defaults, retrying the runner's transient errors (time-outs and connection failures)."""
+
+CALLS_OPTION = data("how the judge is called: a ranklens.Calling (None: the defaults)")
+"""The ``calls=`` declaration of the entry points that call a judge or a generator."""
+
 ASSESS = declare(
     "assess",
     {
@@ -103,7 +110,8 @@ ASSESS = declare(
         "judge": function("judge(query, passage) -> grade, sync or async"),
         "source": text(None, "the provenance written on each judgment", none=True),
         "grades": GRADES,
-        **{k: CALLING[k] for k in _CALLING},
+        "calls": CALLS_OPTION,
+        **CALLING,
         "config": mapping(
             None, "names the judge's configuration in its log", none=True, empty=True
         ),
@@ -209,14 +217,9 @@ def assess(
     *,
     source: str | None = None,
     grades: Iterable[int] | None = None,
-    concurrency: int = 8,
-    timeout: float | None = None,
-    retries: int = 2,
-    retry_on: type[BaseException] | tuple[type[BaseException], ...] = TRANSIENT,
-    backoff: float = 0.2,
-    cache: str | Path | None = None,
-    progress: bool | None = None,
+    calls: Calling | None = None,
     config: Mapping[str, Any] | None = None,
+    **flat: Any,
 ) -> Assessment:
     """Grade every pair of ``pool`` with ``judge(query, passage) -> grade``.
 
@@ -224,11 +227,15 @@ def assess(
     carry the query and document text. ``judge``: sync or ``async``; returns an integer
     grade (``True``/``False`` count as 1/0). ``source``: the provenance written on each
     judgment (default ``"model:<judge's name>"``). ``grades``: the allowed grades (an answer
-    outside is that pair's failure). ``concurrency``/``timeout``/``retries``/``retry_on``/
-    ``backoff``/``cache``/``progress``: as for :func:`ranklens.run_retriever` (``cache`` is the
-    resumable log: judged pairs are not asked again; a judge whose code, closure values or
-    settings changed refuses the old log, and ``config={...}`` names the configuration
-    yourself when the judge keeps mutable state, such as a counter or a client).
+    outside is that pair's failure). ``calls=Calling(concurrency=..., timeout=..., retries=...,
+    retry_on=..., backoff=..., cache=..., progress=...)``: how the judge is called, as
+    :func:`ranklens.run_retriever` calls a retriever (``cache`` is the resumable log: judged
+    pairs are not asked again; a judge whose code, closure values or settings changed
+    refuses the old log, and ``config={...}`` names the configuration yourself when the
+    judge keeps mutable state, such as a counter or a client). The same keywords given flat
+    (``assess(pool, judge, concurrency=4)``) still work for one release, with a
+    ``DeprecationWarning`` showing the new spelling; flat keywords beside ``calls=`` are an
+    error naming both.
 
     A judge that raises, times out or answers something that is not a grade fails that
     pair only; the failures are in ``Assessment.failures`` and a warning names the first.
@@ -236,10 +243,12 @@ def assess(
     >>> from ranklens.labelling import pool
     >>> p = pool({"q": ["a"]}, {"r": {"q": ["a", "b", "c"]}}, queries={"q": "cats"},
     ...          corpus={"b": "about cats", "c": "about dogs"})
-    >>> a = assess(p, lambda query, passage: query in passage, progress=False)
+    >>> from ranklens.settings import Calling
+    >>> a = assess(p, lambda query, passage: query in passage, calls=Calling(progress=False))
     >>> a.grades
     {('q', 'b'): 1, ('q', 'c'): 0}
     """
+    calls = settled("assess", calls, ASSESS.check(flat), CALLS, "calls")
     if isinstance(pool, (str, Path)):
         pool = LabelPool.from_jsonl(pool)
     if isinstance(pool, (bytes, Mapping)) or not isinstance(pool, Iterable):
@@ -264,15 +273,11 @@ def assess(
     items = {pid: f"{p.query or ''}{SEP}{p.text or ''}" for pid, p in by_id.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunFailuresWarning)
-        result = run_queries(
-            adapter, items, concurrency=concurrency, timeout=timeout, retries=retries,
-            retry_on=retry_on, backoff=backoff, cache=cache, progress=progress, name=source,
-            config=config,
-        )  # fmt: skip
+        result = run_queries(adapter, items, **calls.to_dict(), name=source, config=config)
     q_ids, d_ids, g = [], [], []
     failures, latency = {}, {}
     for rec in result.records:
-        p = by_id[rec.query_id]
+        p = by_id[str(rec.query_id)]
         key = (p.query_id, p.doc_id)
         latency[key] = rec.latency_ms
         if rec.ok:

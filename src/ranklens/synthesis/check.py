@@ -65,6 +65,10 @@ class Finding:
         more = f" (+{len(self.queries) - shown} more)" if len(self.queries) > shown else ""
         return f"{self.message}: {', '.join(self.queries[:shown])}{more}"
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{"kind", "message", "queries", "details"}``: the finding as plain data."""
+        return asdict(self)
+
 
 @dataclass
 class DatasetCheck:
@@ -110,8 +114,22 @@ class DatasetCheck:
         return {
             "dataset": self.dataset,
             "checked": self.checked,
-            "findings": [asdict(f) for f in self.findings],
+            "findings": [f.to_dict() for f in self.findings],
         }
+
+    def to_pandas(self) -> Any:
+        """One row per (finding, query): ``kind``, ``query`` and what was found there
+        (``details``: the document, the containment, the query it repeats, ...)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {"kind": f.kind, "query": q, "details": f.details.get(q)}
+                for f in self.findings
+                for q in f.queries
+            ],
+            columns=["kind", "query", "details"],
+        )
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -212,7 +230,14 @@ def check_dataset(
     return result
 
 
-def _corpus_findings(qids, texts, rel, labels, docs, threshold) -> list[Finding]:
+def _corpus_findings(
+    qids: list[str],
+    texts: list[str],
+    rel: Mapping[str, list[str]],
+    labels: Mapping[str, Mapping[str, Any]],
+    docs: Mapping[str, Mapping[str, Any]],
+    threshold: float,
+) -> list[Finding]:
     out: list[Finding] = []
     missing = {q: sorted(d for d in labels.get(q, {}) if d not in docs) for q in qids}
     missing = {q: m for q, m in missing.items() if m}
@@ -234,12 +259,12 @@ def _corpus_findings(qids, texts, rel, labels, docs, threshold) -> list[Finding]
         if (s >= threshold or exact) and s >= inside.get(qids[i], {}).get("containment", -1):
             inside[qids[i]] = {"doc": d, "containment": round(float(s), 4), "exact": exact}
     if inside:
-        exact = sum(v["exact"] for v in inside.values())
+        n_exact = sum(v["exact"] for v in inside.values())
         out.append(
             Finding(
                 "query_in_relevant",
                 f"{len(inside)} queries are contained in a "
-                f"passage they label relevant ({exact} exactly, the rest with >= "
+                f"passage they label relevant ({n_exact} exactly, the rest with >= "
                 f"{threshold:.0%} of their word bigrams): a lexical retriever finds "
                 "them by construction",
                 list(inside),
@@ -268,7 +293,7 @@ def _corpus_findings(qids, texts, rel, labels, docs, threshold) -> list[Finding]
     return out
 
 
-def _duplicate_findings(qids, texts, near) -> list[Finding]:
+def _duplicate_findings(qids: list[str], texts: list[str], near: float) -> list[Finding]:
     first: dict[str, str] = {}
     same: dict[str, str] = {}
     for q, t in zip(qids, texts):
@@ -297,7 +322,9 @@ def _duplicate_findings(qids, texts, near) -> list[Finding]:
     ]
 
 
-def _cross_split(name, other, qids, texts, near) -> Finding | None:
+def _cross_split(
+    name: str, other: Any, qids: list[str], texts: list[str], near: float
+) -> Finding | None:
     if isinstance(other, (str, Path)):
         from ..io import read_dataset
 

@@ -48,7 +48,8 @@ def passages(text: str, max_chars: int | None) -> list[tuple[int, int]]:
     if max_chars is None or len(text) <= max_chars:
         return [(0, len(text))]
     out: list[tuple[int, int]] = []
-    start = end = None
+    start: int | None = None
+    end = 0
     for s, e in sentences(text):
         if start is not None and e - start > max_chars:
             out.append((start, end))

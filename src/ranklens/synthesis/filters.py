@@ -9,6 +9,7 @@ import warnings
 from typing import Any
 
 from ..errors import RunFailuresWarning
+from ..settings import Calling
 from .provenance import ProvenanceRow
 from .text import containment_pairs, near_duplicates, normalise, words
 
@@ -53,12 +54,13 @@ def ambiguous_filter(
     docs: dict[str, dict[str, Any]],
     depth: int,
     max_answerable: int,
-    concurrency: int,
+    calls: Calling,
 ) -> None:
     """Drop kept questions for which at least ``max_answerable`` passages other than the
     source, among the retriever's top ``depth``, hold as large a share of the question's
-    words as the source does (they could answer it as well). A question the retriever
-    failed on is kept and its row says so."""
+    words as the source does (they could answer it as well): the retriever is called with
+    ``calls.concurrency`` queries in flight. A question the retriever failed on is kept
+    and its row says so."""
     from ..capture import run_retriever
 
     live = {r.query_id: r for r in rows if r.status == "kept" and r.query_id}
@@ -70,12 +72,12 @@ def ambiguous_filter(
             retriever,
             {q: r.query or "" for q, r in live.items()},
             k=depth,
-            concurrency=concurrency,
+            concurrency=calls.concurrency,
             progress=False,
             name="ambiguity",
         )
     for rec in result.records:
-        row = live[rec.query_id]
+        row = live[str(rec.query_id)]
         if not rec.ok:
             row.extra["ambiguity"] = f"retriever failed: {(rec.error or {}).get('type')}"
             continue

@@ -58,11 +58,17 @@ class ProvenanceRow:
     evidence_located: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
+        """The row as plain data: its fields (``extra`` only when it holds something), one
+        line of ``provenance.jsonl``."""
         out = asdict(self)
         if not out["extra"]:
             del out["extra"]
         return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The same as :meth:`to_dict` (its first name)."""
+        return self.to_dict()
 
 
 class Provenance:
@@ -112,7 +118,7 @@ class Provenance:
         path = Path(path)
         with path.open("w", encoding="utf-8") as f:
             for r in self.rows:
-                f.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
+                f.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
         return path
 
     @classmethod
@@ -139,6 +145,7 @@ class Provenance:
         return cls(rows)
 
     def to_pandas(self) -> Any:
+        """One row per candidate question or failed passage."""
         import pandas as pd
 
-        return pd.DataFrame([r.to_json() for r in self.rows])
+        return pd.DataFrame([r.to_dict() for r in self.rows])

@@ -15,7 +15,7 @@ import inspect
 import json
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ import numpy as np
 from ..capture import Hit, RetrieverAdapter
 from ..capture import run_retriever as run_items
 from ..capture.identity import state_digest
-from ..capture.runner import TRANSIENT
+from ..capture.records import Retrieval
 from ..declared import (
     AT_LEAST_ONE,
     CALLING,
@@ -41,6 +41,8 @@ from ..declared import (
     text,
 )
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
+from ..labelling.judges import CALLS, CALLS_OPTION
+from ..settings import Calling, settled
 from .corpus import documents, passages
 from .filters import apply_filters
 from .parse import candidates, locate
@@ -127,22 +129,12 @@ SYNTHESIZE = declare(
         "max_answerable": count(3, AT_LEAST_ONE, "other passages that make a question ambiguous"),
         "depth": count(10, AT_LEAST_ONE, "the retriever's top k searched for rival passages"),
         "name": text("synthetic", "the test set's name"),
-        **{
-            k: CALLING[k]
-            for k in (
-                "concurrency",
-                "timeout",
-                "retries",
-                "retry_on",
-                "backoff",
-                "cache",
-                "progress",
-            )
-        },
+        "calls": CALLS_OPTION,
         "config": mapping(
             None, "names the generator's configuration in its log", none=True, empty=True
         ),
         "cost": function("cost(output) -> float: what one answer cost", none=True),
+        **CALLING,
     },
 )
 
@@ -161,15 +153,10 @@ def synthesize(
     max_answerable: int = 3,
     depth: int = 10,
     name: str = "synthetic",
-    concurrency: int = 8,
-    timeout: float | None = None,
-    retries: int = 2,
-    retry_on: type[BaseException] | tuple[type[BaseException], ...] = TRANSIENT,
-    backoff: float = 0.2,
-    cache: Any = None,
-    progress: bool | None = None,
+    calls: Calling | None = None,
     config: Mapping[str, Any] | None = None,
     cost: Callable[[Any], float] | None = None,
+    **flat: Any,
 ) -> Synthesis:
     """Generate a test set from ``corpus`` with ``generate(passage) -> question(s)``.
 
@@ -179,8 +166,11 @@ def synthesize(
     random (``seed``; all when None). ``generate``: sync or ``async``; answers a string
     (one question per line), a list of strings, ``{"question", "evidence"}`` (evidence: a
     quote of the passage) or a list of those (:mod:`ranklens.synthesis.parse`).
-    ``concurrency``/``timeout``/``retries``/``retry_on``/``backoff``/``cache``/
-    ``progress``/``config``: as for :func:`ranklens.run_retriever` (``cache``: the resumable log).
+    ``calls=Calling(concurrency=..., timeout=..., retries=..., retry_on=..., backoff=...,
+    cache=..., progress=...)`` and ``config``: how the generator is called, as
+    :func:`ranklens.run_retriever` calls a retriever (``cache``: the resumable log); the
+    same keywords given flat still work for one release, with a ``DeprecationWarning``
+    showing the new spelling, and beside ``calls=`` are an error naming both.
     ``cost(output) -> float``: what one answer cost (tokens, money), summed in the result.
 
     Filters, in order, each counted in ``Synthesis.counts`` and named per row of
@@ -191,11 +181,12 @@ def synthesize(
     ``max_overlap``; None keeps them all, the overlap still recorded), and with
     ``retriever`` (anything :func:`ranklens.run_retriever` takes) ``ambiguous``: at least
     ``max_answerable`` other passages in its top ``depth`` hold as much of the question's
-    words as its source does.
+    words as its source does (the retriever is called with ``calls.concurrency``).
 
     Returns a :class:`~ranklens.synthesis.Synthesis`: ``dataset`` (queries, id labels:
     each question's source document, the corpus), ``provenance``, ``counts``, ``cost``.
     """
+    calls = settled("synthesize", calls, SYNTHESIZE.check(flat), CALLS, "calls")
     docs = documents(corpus)
     items: dict[str, tuple[str, int, int]] = {}
     for doc, d in docs.items():
@@ -216,29 +207,19 @@ def synthesize(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunFailuresWarning)
         result = run_items(
-            adapter,
-            texts,
-            concurrency=concurrency,
-            timeout=timeout,
-            retries=retries,
-            retry_on=retry_on,
-            backoff=backoff,
-            cache=cache,
-            progress=progress,
-            name=f"generator {gen_name}",
-            config=config,
+            adapter, texts, **calls.to_dict(), name=f"generator {gen_name}", config=config
         )
     rows, spent = _rows(result.records, items, texts, gen_name, cost)
     rows = apply_filters(rows, texts, max_overlap, near_duplicate)
     if retriever is not None:
         from .filters import ambiguous_filter
 
-        ambiguous_filter(rows, retriever, docs, depth, max_answerable, concurrency)
+        ambiguous_filter(rows, retriever, docs, depth, max_answerable, calls)
     prov = Provenance(rows)
     kept = prov.kept()
     from ..model import Dataset
 
-    dataset = Dataset({r.query_id: r.query for r in kept}, prov.to_labels(), docs, name)
+    dataset = Dataset({str(r.query_id): str(r.query) for r in kept}, prov.to_labels(), docs, name)
     info = {
         "passages": len(keys),
         "passages_in_corpus": len(items),
@@ -277,13 +258,19 @@ def _cost(cost: Callable[[Any], float], output: Any, doc: str) -> float:
     return float(value)
 
 
-def _rows(records, items, texts, gen_name, cost) -> tuple[list[ProvenanceRow], float | None]:
+def _rows(
+    records: Sequence[Retrieval],
+    items: Mapping[str, tuple[str, int, int]],
+    texts: Mapping[str, str],
+    gen_name: str,
+    cost: Callable[[Any], float] | None,
+) -> tuple[list[ProvenanceRow], float | None]:
     rows: list[ProvenanceRow] = []
     spent = 0.0 if cost is not None else None
     number = 0
     for rec in records:
-        doc, start, end = items[rec.query_id]
-        base = dict(doc_id=doc, passage=[start, end], generator=gen_name)
+        key = str(rec.query_id)
+        doc, start, end = items[key]
         if not rec.ok:
             err = rec.error or {}
             rows.append(
@@ -295,7 +282,9 @@ def _rows(records, items, texts, gen_name, cost) -> tuple[list[ProvenanceRow], f
                     raw="",
                     status="failed",
                     detail=f"{err.get('type')}: {err.get('message')}",
-                    **base,
+                    doc_id=doc,
+                    passage=[start, end],
+                    generator=gen_name,
                 )
             )
             continue
@@ -314,13 +303,15 @@ def _rows(records, items, texts, gen_name, cost) -> tuple[list[ProvenanceRow], f
                     raw=shown,
                     status="junk",
                     detail=f"an answer of no known shape: {shown[:80]}",
-                    **base,
+                    doc_id=doc,
+                    passage=[start, end],
+                    generator=gen_name,
                 )
             )
             continue
-        if spent is not None:
+        if spent is not None and cost is not None:
             spent += _cost(cost, output, doc)
-        passage = texts[rec.query_id]
+        passage = texts[key]
         for c in found:
             number += 1
             at = locate(c.evidence, passage) if c.evidence else None
@@ -335,7 +326,9 @@ def _rows(records, items, texts, gen_name, cost) -> tuple[list[ProvenanceRow], f
                     raw=raw,
                     status=status,
                     evidence_located=at is not None or not c.evidence,
-                    **base,
+                    doc_id=doc,
+                    passage=[start, end],
+                    generator=gen_name,
                 )
             )
     return rows, spent

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +84,7 @@ class Shingled:
         )
         self.sizes = np.asarray(self.matrix.sum(axis=1)).ravel()
 
-    def against(self, other: Shingled) -> object:
+    def against(self, other: Shingled) -> Any:
         """Sparse ``|S(a_i) ∩ S(b_j)|`` for every row ``i`` here and ``j`` of ``other``
         (built over the same vocabulary)."""
         a, b = self.matrix, other.matrix
