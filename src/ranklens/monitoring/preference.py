@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..comparison.stats import bootstrap_interval, randomization
-from ..declared import STATISTICS, UnknownParameterError, data, declare
+from ..declared import STATISTICS, UnknownParameterError, data, declare, renamed_option
 from ..errors import InputError, closest
 from ..settings import Statistics
 from .groups import regrouped
@@ -43,7 +43,8 @@ INTERLEAVING_RESULT = declare("interleaving_result", {
     "stats": group(Statistics(), (Statistics,), "a ranklens.Statistics", "alpha, confidence, "
                    "n_resamples and seed of the sign-flip test and the bootstrap interval",
                    none=True),
-    **{k: STATISTICS[k] for k in FLAT_STATISTICS},
+    **{k: renamed_option(STATISTICS[k], description=f"deprecated: stats=Statistics({k}=...)")
+       for k in FLAT_STATISTICS},
 })  # fmt: skip
 """Every parameter of :func:`interleaving_result` (``alpha``, ``confidence``,
 ``n_resamples``, ``seed``: the deprecated flat spelling of ``stats``)."""

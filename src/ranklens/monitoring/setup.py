@@ -35,6 +35,14 @@ from .windows import DISTRIBUTION_SIGNALS, JUDGED, RATE_SIGNALS
 RECORDS = records("e.g. read from a run log with Retrieval.from_dict")
 _GROUPS = {"drift": "DriftTests", "judge": "ModelJudge", "windowing": "Windowing"}
 
+
+def _new_spelling(flat: str) -> str:
+    """A flat keyword's new spelling: ``judge=ModelJudge(calls=Calling(timeout=...))``."""
+    attribute, name = FLAT[flat]
+    inner = f"calls=Calling({name.removeprefix('calls.')}=...)" if "." in name else f"{name}=..."
+    return f"{attribute}={_GROUPS[attribute]}({inner})"
+
+
 MONITOR_STATS = Statistics(alpha=0.001, seed=0)
 """The Monitor's statistics unless told: a false-alarm rate of 0.001 per window over its
 signals (Holm), seed 0. It reads ``alpha`` and ``seed``; each signal has its own test."""
@@ -74,8 +82,7 @@ MONITOR = declare("Monitor", {
                             "stats=Statistics(alpha=...)"),
     "seed": renamed_option(STATISTICS["seed"], description="deprecated: "
                            "stats=Statistics(seed=...)"),
-    **{name: renamed_option(option, description=f"deprecated: {FLAT[name][0]}="
-                            f"{_GROUPS[FLAT[name][0]]}({FLAT[name][1]}=...)")
+    **{name: renamed_option(option, description=f"deprecated: {_new_spelling(name)}")
        for name, option in FLAT_OPTIONS.items()},
 })  # fmt: skip
 """Every parameter of :class:`~ranklens.Monitor`."""
