@@ -26,12 +26,20 @@ from ..declared import (
     text,
 )
 from ..errors import InputError
-from ..io import coerce_qrels, coerce_run
+from ..io import coerce_qrels
 from ..labelling import Assessment
 from ..labelling.judges import CALLS, CALLS_OPTION, GRADES, Items, a_callable
 from ..metrics import parse_metrics
-from ..model import Dataset, Qrels, Run
+from ..model import Dataset
 from ..settings import Calling, Statistics, settled
+from .inputs import (
+    degenerate_why,
+    finite_or_none,
+    grade_scale,
+    outside_scale,
+    runs_of,
+    value_range,
+)
 from .labels import COMBINE, human_labels, judge_labels, per_query, top_pairs
 from .ppi import INTERVALS, Interval, calibrated, correlation
 from .quality import quality
@@ -97,21 +105,6 @@ ESTIMATE = declare(
         **{k: CALLING[k] for k in FLAT_CALLS},
     },
 )
-
-
-def _runs(runs: Any) -> dict[str, Run]:
-    """``{name: Run}`` from a dict of runs (Runs, runner results, paths, or run dicts) or
-    one run (``{query: [docs]}``, ``{query: {doc: score}}``, a Run, a path)."""
-    if isinstance(runs, Mapping) and runs and not isinstance(runs, Run):
-        values = list(runs.values())
-        one = all(isinstance(v, (list, tuple)) for v in values) or all(
-            isinstance(v, Mapping) and all(isinstance(s, (int, float)) for s in v.values())
-            for v in values
-        )
-        if not one:
-            return {str(k): coerce_run(v, name=str(k)) for k, v in runs.items()}
-    run = coerce_run(runs)
-    return {run.name: run}
 
 
 @ESTIMATE.checks
@@ -233,7 +226,7 @@ def _estimate(
     parsed = parse_metrics(list(metrics))
     metric_names = [m.name for m in parsed]
     depth = depth or max((m.k for m in parsed if m.k), default=10)
-    run_map = _runs(runs)
+    run_map = runs_of(runs)
     for name, run in run_map.items():
         if not set(map(str, run.query_ids)) & set(dataset.queries):
             raise InputError(
@@ -297,7 +290,7 @@ def _estimate(
     lab_idx = np.array([at[q] for q in labelled], dtype=np.intp)
     unl_idx = np.setdiff1d(np.arange(len(queries)), lab_idx)
     ys, fs, targets, lows, highs = [], [], [], [], []
-    ranges = [_value_range(m) for m in parsed]
+    ranges = [value_range(m) for m in parsed]
     for run in run_map.values():
         ys.append(per_query(human_q, run, metric_names, labelled, relevance_level))
         fs.append(per_query(judge_q, run, metric_names, queries, relevance_level))
@@ -322,9 +315,9 @@ def _estimate(
             target,
             kind,
             metric,
-            _num(corr[c]),
+            finite_or_none(corr[c]),
             {m: _method(results[m], c) for m in ESTIMATES},
-            _degenerate_why(y[:, c]) if weak[c] else None,
+            degenerate_why(y[:, c]) if weak[c] else None,
             bool(np.isfinite(highs[c]) and np.isfinite(lows[c])) if weak[c] else None,
         )
         for c, (target, kind, metric) in enumerate(targets)
@@ -379,66 +372,3 @@ def _method(r: Interval, c: int) -> MethodEstimate:
     """Column ``c`` of one method's estimates."""
     lam = None if r.lam is None else float(r.lam[c])
     return MethodEstimate(float(r.value[c]), float(r.lo[c]), float(r.hi[c]), float(r.se[c]), lam)
-
-
-def grade_scale(grades: Sequence[int] | None, human: Qrels, labels: Qrels) -> frozenset[int]:
-    """The grades a judge may give: ``grades`` when given (the human sample's grades must
-    lie in it), else every whole grade from ``min(0, lowest)`` to ``max(1, highest)`` of
-    the human sample's and the dataset's labels."""
-    seen = _grades(human)
-    if grades is not None:
-        scale = frozenset(grades)
-        bad = sorted(seen - scale)
-        if bad:
-            raise ParameterError(
-                f"estimate: grades must hold every grade of the human sample, got "
-                f"{sorted(scale)} (the human labels hold {bad})"
-            )
-        return scale
-    seen |= _grades(labels)
-    low, high = min(0, *seen) if seen else 0, max(1, *seen) if seen else 1
-    return frozenset(range(int(low), int(high) + 1))
-
-
-def _grades(qrels: Qrels) -> set[int]:
-    return {int(g) for docs in qrels.to_dict().values() for g in docs.values()}
-
-
-def outside_scale(labels: Qrels, scale: frozenset[int], what: str) -> None:
-    """A named error when ``labels`` hold a grade outside ``scale`` (the pair, the value,
-    the scale, how many)."""
-    bad = [(q, d, g) for q, docs in labels.to_dict().items() for d, g in docs.items()
-           if g not in scale]  # fmt: skip
-    if bad:
-        q, d, g = bad[0]
-        raise ParameterError(
-            f"estimate: {what} grades must lie in the scale {_scale(scale)} (the human "
-            f"labels' grades; grades= sets it), got {g} for ({q!r}, {d!r})"
-            + (f" and {len(bad) - 1} more pairs outside" if len(bad) > 1 else "")
-        )
-
-
-def _scale(scale: frozenset[int]) -> str:
-    s = sorted(scale)
-    return f"{s[0]}-{s[-1]}" if s == list(range(s[0], s[-1] + 1)) else str(s)
-
-
-def _value_range(parsed: Any) -> tuple[float, float]:
-    r = parsed.spec.value_range
-    return (
-        -np.inf if r.low is None else float(r.low),
-        np.inf if r.high is None else float(r.high),
-    )
-
-
-def _degenerate_why(y: np.ndarray) -> str:
-    values, counts = np.unique(y, return_counts=True)
-    top = values[np.argmax(counts)]
-    other = len(y) - int(counts.max())
-    if other == 0:
-        return f"all {len(y)} human values are {top:g}"
-    return f"only {other} of {len(y)} human values differ from {top:g}"
-
-
-def _num(x: float) -> float | None:
-    return None if not np.isfinite(x) else float(x)
