@@ -18,7 +18,8 @@ from ..evaluation import MetricsLike
 from ..metrics import lower_is_better
 from ..model import Dataset
 from ..settings import Statistics
-from .execute import Folder, Outcome
+from .execute import Outcome
+from .folder import Folder
 from .grid import satisfies
 from .records import Choice, Effect, FloatArray, PairMatrix
 from .result import SweepResult

@@ -20,7 +20,8 @@ from ..metrics import parse_metrics
 from ..model import Dataset
 from ..settings import Calling, Statistics
 from .assemble import assemble
-from .execute import Folder, execute
+from .execute import execute
+from .folder import Folder
 from .grid import Config, configurations, parse_constraint
 from .groups import Costs, Execution, Selection, Settings, grouped
 from .lock import locked

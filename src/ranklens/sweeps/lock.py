@@ -119,9 +119,10 @@ def locked(
                     f"sweep folder {folder} is in use by {describe(info)}"
                     + (f"; waited {timeout:g} s (lock_timeout=)" if timeout else "")
                     + ": a second sweep there would ask every query again and both would "
-                    "write the same logs. Wait for it to finish (lock_timeout=SECONDS waits; "
-                    "finished configurations are then read from their logs), or use another "
-                    "cache= folder"
+                    "write the same logs. Wait for it to finish "
+                    "(execution=Execution(lock_timeout=SECONDS) waits; finished "
+                    "configurations are then read from their logs), or use another "
+                    "cache= folder (calls=ranklens.Calling(cache=...))"
                 )
             if not waited and say is not None:
                 say(f"waiting for {describe(holder(path))}, which holds {path}")
