@@ -62,6 +62,28 @@ def _opts(report: Report) -> dict[str, Any]:
     return {k: o[k] for k in sorted(o)}
 
 
+def _with_new_switches(options: Any) -> Any:
+    """A baseline's judging options with the convention switches added since it was saved
+    at their defaults (the behaviour every convention had before the switch existed), so a
+    baseline written by an earlier release still gates on an unchanged set."""
+    if not isinstance(options, Mapping) or not isinstance(options.get("switches"), Mapping):
+        return options
+    from dataclasses import MISSING, fields
+
+    from ..judging.conventions import Convention
+
+    defaults = {f.name: f.default for f in fields(Convention) if f.default is not MISSING}
+    switches = dict(options["switches"])
+    for name, value in defaults.items():
+        if name != "name" and name not in switches and name in _NEW_SWITCHES:
+            switches[name] = value
+    return {**options, "switches": switches}
+
+
+_NEW_SWITCHES = ("evidence_total", "omega_chunks", "placement")
+"""Switches added after baselines were first written (each defaults to the old behaviour)."""
+
+
 def _digest(lines: Sequence[str]) -> str:
     h = hashlib.sha256()
     for line in lines:
@@ -100,7 +122,7 @@ def check_fingerprint(
                 f"{what} differs" if saved.get(key) is not None and now.get(key) is not None
                 else f"{what} is given for the {where} only"
             )  # fmt: skip
-    if saved.get("options") != now["options"]:
+    if _with_new_switches(saved.get("options")) != now["options"]:
         changes.append(f"options: baseline {saved.get('options')}, now {now['options']}")
     if changes:
         raise InputError(
