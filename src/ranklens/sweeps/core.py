@@ -73,10 +73,12 @@ def sweep(
 
     Each configuration runs through the runner (``k``, ``key``, ``fetch_k`` as in
     :func:`ranklens.run_retriever`) with ``calls=ranklens.Calling(...)``: ``concurrency``,
-    ``timeout``, ``retries``, ``retry_on``, ``backoff``, ``progress`` (off by default) and
-    ``cache``, the sweep folder: one run log per configuration, so an interrupted sweep
-    resumes where it stopped (see :mod:`ranklens.sweeps.execute`), held by one process at
-    a time (:mod:`ranklens.sweeps.lock`). ``execution=Execution(...)``: ``lock_timeout``
+    ``timeout``, ``retries``, ``retry_on``, ``backoff``, ``progress`` (without ``calls=``:
+    ``Calling(progress=False)``, no bar; a ``Calling`` of your own keeps its
+    ``progress=None``, a bar when stderr is a terminal) and ``cache``, the sweep folder:
+    one run log per configuration, so an interrupted sweep resumes where it stopped (see
+    :mod:`ranklens.sweeps.execute`), held by one process at a time
+    (:mod:`ranklens.sweeps.lock`). ``execution=Execution(...)``: ``lock_timeout``
     (seconds a second process waits for the folder, then stops naming the first),
     ``retry_failed`` (failed queries asked again on resuming), ``backend="ray"`` (each
     configuration's queries in shards on Ray actors, each actor building the retriever;
