@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from .declared import CALLING, STATISTICS, ParameterError, declare
 
-S = TypeVar("S", "Statistics", "Calling")
+S = TypeVar("S")
 
 TRANSIENT: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError, OSError)
 """The errors a call retries by default: time-outs and the network's."""
@@ -120,6 +120,21 @@ def settled(
         f"{where}({', '.join(f'{k}=' for k in flat)}...) is deprecated: write "
         f"{where}(..., {attribute}=ranklens.{kind.__name__}({spelled}))",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=outside_stacklevel(),
     )
-    return replace(default, **dict(flat))
+    return replace(default, **dict(flat))  # type: ignore[type-var]
+
+
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside ranklens (the user's call), so that a
+    warning points at the user's line whatever wrappers lie between (Python's default filter
+    shows a ``DeprecationWarning`` only when it is attributed to ``__main__`` or a test)."""
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame: Any = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
