@@ -102,6 +102,9 @@ _LAZY = {
     "Retrieval": "capture",
     # monitoring in production: live windows, drift alerts, exports, interleaving
     "Monitor": "monitoring",
+    "DriftTests": "monitoring",
+    "ModelJudge": "monitoring",
+    "Windowing": "monitoring",
     "interleave": "monitoring",
     "interleaving_result": "monitoring",
     # sweeps: retriever configurations compared in one call, chosen honestly
@@ -130,6 +133,9 @@ _LAZY = {
     "read_versions": "io",
     "compare_snapshots": "comparison",
     "Snapshots": "comparison",
+    # settings objects shared by many entry points (statistics; how callables are called)
+    "Statistics": "settings",
+    "Calling": "settings",
     # errors
     "RanklensError": "errors",
     "InputError": "errors",

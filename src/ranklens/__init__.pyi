@@ -80,7 +80,10 @@ from .model import Qrels as Qrels
 from .model import Run as Run
 from .model.spans import SpanLabels as SpanLabels
 from .model.versions import Versions as Versions
+from .monitoring import DriftTests as DriftTests
+from .monitoring import ModelJudge as ModelJudge
 from .monitoring import Monitor as Monitor
+from .monitoring import Windowing as Windowing
 from .monitoring import interleave as interleave
 from .monitoring import interleaving_result as interleaving_result
 from .profiles import MetricUse as MetricUse
@@ -92,6 +95,8 @@ from .profiles import get_profile as get_profile
 from .profiles import load_profiles as load_profiles
 from .profiles import register_profile as register_profile
 from .sweeps import SweepResult as SweepResult
+from .settings import Calling as Calling
+from .settings import Statistics as Statistics
 from .sweeps import sweep as sweep
 from .synthesis import OfflineGenerator as OfflineGenerator
 from .synthesis import check_dataset as check_dataset

@@ -74,7 +74,8 @@ GROUPS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "sweeps": ("Sweeps", "Retriever configurations compared and chosen honestly.",
                ("sweep", "SweepResult")),
     "monitoring": ("Monitoring", "Production windows, drift, alerts, interleaving.",
-                   ("Monitor", "interleave", "interleaving_result")),
+                   ("Monitor", "DriftTests", "ModelJudge", "Windowing", "interleave",
+                    "interleaving_result")),
     "profiles": (
         "Use-case profiles",
         "Targets as data, verdicts against them, and the queries a verdict needs.",
@@ -91,7 +92,7 @@ GROUPS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }  # fmt: skip
 """Page name -> (title, one line, the public names on it, in reading order)."""
 
-EXTRA = {"Statistics": "settings", "Calling": "settings"}
+EXTRA: dict[str, str] = {}
 """Public objects documented beside the facade's names: their module under ranklens."""
 
 
