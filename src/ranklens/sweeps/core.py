@@ -113,7 +113,7 @@ def sweep(
     Returns a :class:`~ranklens.sweeps.result.SweepResult`.
     """
     given = dict(stats=stats, calls=calls, selection=selection, costs=costs, execution=execution)
-    settings = grouped("sweep", given, options, stacklevel=3)
+    settings = grouped("sweep", given, options)
     return run_sweep(
         build, grid, dataset, metrics, labels=labels, queries=queries,
         query_params=query_params, k=k, key=key, fetch_k=fetch_k, name=name, config=config,

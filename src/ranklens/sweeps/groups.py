@@ -19,9 +19,8 @@ spelling; a flat keyword beside its settings object is an error naming both.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple, TypeVar, cast
 
 from ..declared import declare
@@ -107,37 +106,16 @@ class Settings(NamedTuple):
 G = TypeVar("G")
 
 
-def settle(
-    where: str,
-    given: G | None,
-    flat: Mapping[str, Any],
-    default: G,
-    attribute: str,
-    stacklevel: int = 2,
-) -> G:
-    """:func:`ranklens.settings.settled` for any settings object (its type variable names
-    Statistics and Calling only), its ``DeprecationWarning`` pointing at the caller's
-    caller ``stacklevel`` frames up (2: whoever called the function calling this one)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = settled(where, cast(Any, given), flat, cast(Any, default), attribute)
-    for w in caught:
-        warnings.warn(w.message, w.category, stacklevel=stacklevel + 1)
-    return cast(G, out)
-
-
 def grouped(
     where: str,
     given: Mapping[str, Any],
     options: dict[str, Any],
     warn: bool = True,
-    stacklevel: int = 2,
 ) -> Settings:
     """The settings objects of a call: ``given`` (``stats=``, ``calls=``... as passed,
     None when not) with the flat keywords found in ``options`` (removed from it, checked
     by :data:`~ranklens.sweeps.params.SWEEP` first) applied on top. ``warn=False``: the
-    flat keys of a TOML file, which are its spelling (no warning). ``stacklevel``: where
-    the warning points, as :func:`warnings.warn` counts from the caller of this function."""
+    flat keys of a TOML file, which are its spelling (no warning)."""
     flat: dict[str, dict[str, Any]] = {}
     for attribute, names in GROUPED.items():
         mine = {n: options.pop(n) for n in list(options) if n in names}
@@ -147,8 +125,8 @@ def grouped(
     out: dict[str, Any] = {}
     for attribute, default in defaults.items():
         if warn:
-            out[attribute] = settle(where, given.get(attribute), flat[attribute], default,
-                                    attribute, stacklevel + 1)  # fmt: skip
+            out[attribute] = settled(where, given.get(attribute), flat[attribute], default,
+                                     attribute)  # fmt: skip
         else:
             own = given.get(attribute)
             out[attribute] = own if own is not None else _replace(default, flat[attribute])
@@ -156,6 +134,4 @@ def grouped(
 
 
 def _replace(default: G, changes: Mapping[str, Any]) -> G:
-    from dataclasses import replace
-
     return cast(G, replace(cast(Any, default), **changes)) if changes else default

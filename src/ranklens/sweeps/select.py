@@ -34,9 +34,8 @@ import numpy as np
 from ..comparison import stats
 from ..declared import ParameterError
 from ..fusion import best_setting, held_out, query_folds
-from ..settings import Statistics
+from ..settings import Statistics, settled
 from .groups import STATS
-from .groups import settle as settle_group
 from .params import SWEEP
 from .records import Choice, Effect, FloatArray, HeldOutTest, PairTest
 
@@ -53,7 +52,7 @@ def _stats(where: str, stats_: Statistics | None, flat: dict[str, Any]) -> Stati
             f"{', '.join(STATISTICS_NAMES)} as deprecated keywords)"
         )
     checked = SWEEP.check(flat, where)
-    return settle_group(where, stats_, checked, STATS, "stats", stacklevel=3)
+    return settled(where, stats_, checked, STATS, "stats")
 
 
 def select(
