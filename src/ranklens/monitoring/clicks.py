@@ -30,6 +30,7 @@ CASCADE = declare("CascadeUser", {
 """Every parameter of :class:`CascadeUser`."""
 
 
+@CASCADE.checks
 @dataclass(frozen=True)
 class CascadeUser:
     """``click[g]``: chance of clicking an examined document of grade g (0, 1, 2, ...;
