@@ -558,9 +558,8 @@ class Declared:
             try:
                 return option.parse(raw, spelled[0], where)
             except ParameterError as e:  # argparse says "argument --flag: " before it
-                raise argparse.ArgumentTypeError(
-                    _after_colon(str(e), f"{where}: {spelled[0]} ")
-                ) from None
+                said = _after_colon(str(e), f"{where}: {spelled[0]} ")
+                raise argparse.ArgumentTypeError(said.replace(" or None", " or 'none'")) from None
 
         parse.__name__ = option.kind
         parse.__declared__ = option  # type: ignore[attr-defined]

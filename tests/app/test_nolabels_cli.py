@@ -151,7 +151,7 @@ def test_bad_input_is_named(files, capsys):
         main(["synthesize", str(files / "demo"), "-o", str(Path(files / "y")),
               "--max-overlap", "lots"])  # fmt: skip
     assert e.value.code == 2
-    assert "argument --max-overlap: must be a finite number in [0, 1] or None" in (
+    assert "argument --max-overlap: must be a finite number in [0, 1] or 'none'" in (
         capsys.readouterr().err
     )
 

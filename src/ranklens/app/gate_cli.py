@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..comparison.gate import GATE
+from ..comparison.power_analysis import POWER
 from ..declared import ParameterError
 
 PAIRED_TESTS = ("randomization", "t", "bootstrap", "wilcoxon")
@@ -113,14 +114,15 @@ def add_gate_commands(sub: Any, add_judge_args: Callable[[argparse.ArgumentParse
     )
     p.add_argument("report", metavar="REPORT.json")
     p.add_argument("-m", "--metric", action="append", dest="metrics", metavar="METRIC")
-    p.add_argument("-n", "--queries", type=int, metavar="N", help="queries (default: the report's)")
-    p.add_argument("--effect", type=float, metavar="DELTA", help="effect to detect")
-    p.add_argument("--alpha", type=float, default=0.05, help="one-sided level (default 0.05)")
-    p.add_argument("--power", type=float, default=0.8, help="power (default 0.8)")
+    POWER.add_argument(p, "n", "-n", "--queries", metavar="N",
+                       help="queries (default: the report's)")  # fmt: skip
+    POWER.add_argument(p, "effect", metavar="DELTA", help="effect to detect")
+    POWER.add_argument(p, "alpha", default=0.05, help="one-sided level (default 0.05)")
+    POWER.add_argument(p, "power", default=0.8, help="power (default 0.8)")
     p.add_argument("--test", choices=PAIRED_TESTS)
-    p.add_argument(
-        "--correlation",
-        type=float,
+    POWER.add_argument(
+        p,
+        "correlation",
         default=0.5,
         help="assumed correlation of two runs' values, for a one-run report",
     )
