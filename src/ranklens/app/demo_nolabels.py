@@ -89,10 +89,11 @@ def nolabels_section(dataset: Any, results: dict[str, Any], baseline: str, judge
                 "the people's labels, the interval holds 0: not shown by these questions."
             ))  # fmt: skip
     j = est.judge
+    kappa = j.kappa if j.kappa is not None else float("nan")
     lines.append(
         _wrap(
-            f"The stand-in judge agrees with the people on {j.get('observed', 0):.0%} of "
-            f"{j.get('n', 0)} pairs (kappa {j.get('kappa', float('nan')):.2f}); PPI++ leans on "
+            f"The stand-in judge agrees with the people on {j.observed or 0:.0%} of "
+            f"{j.n} pairs (kappa {kappa:.2f}); PPI++ leans on "
             "it only as far as it correlates with them."
         )
     )

@@ -11,7 +11,7 @@ plain data."""
 from .estimate import estimate
 from .plan import LabelPlan, PlanRow, plan_labels
 from .ppi import Interval, classical, power_tuned_lambda, ppi
-from .quality import BiasCheck, BiasShift, judge_bias
+from .quality import BiasCheck, BiasShift, GradeAgreement, JudgeAgreement, judge_bias
 from .result import (
     METHODS,
     MIN_HUMAN,
@@ -33,7 +33,9 @@ __all__ = [
     "EstimateCounts",
     "EstimateResult",
     "EstimateRow",
+    "GradeAgreement",
     "Interval",
+    "JudgeAgreement",
     "LabelPlan",
     "MethodEstimate",
     "PlanRow",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -338,9 +339,11 @@ def _estimate(
             if r.degenerate is not None
         ],
     )
-    judge_info: dict[str, Any] = {"source": source, **quality(human_q, judge_q)}
+    judge_info = quality(human_q, judge_q, source)
     if len(members) > 1:
-        judge_info["members"] = [{"source": a.source, **quality(human_q, a.qrels)} for a in members]
+        judge_info = replace(
+            judge_info, members=[quality(human_q, a.qrels, a.source) for a in members]
+        )
     result = EstimateResult(
         rows=rows,
         runs=list(run_map),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -52,48 +52,93 @@ JUDGE_BIAS = declare(
 SEP = "\n\n"
 
 
+@dataclass(frozen=True)
+class GradeAgreement(Record):
+    """The pairs people graded ``grade``: how many (``pairs``), the share the judge graded
+    alike (``same``: its recall of the grade) and the judge's mean grade there."""
+
+    grade: int
+    pairs: int
+    same: float
+    judge_mean: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class JudgeAgreement(Record):
+    """How a judge (``source``) agrees with the people on the ``n`` pairs both graded:
+    Cohen's ``kappa``, the linear ``weighted_kappa``, the ``observed`` share of equal
+    grades, ``per_grade`` (:class:`GradeAgreement`), the ``confusion`` matrix over
+    ``grades``; None throughout when they share no pair (``n`` 0). ``members``: each
+    member's agreement for an ensemble (None for one judge)."""
+
+    source: str
+    n: int
+    kappa: float | None = None
+    weighted_kappa: float | None = None
+    observed: float | None = None
+    per_grade: list[GradeAgreement] = field(default_factory=list)
+    confusion: list[list[int]] | None = None
+    grades: list[int] | None = None
+    members: list[JudgeAgreement] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"source", "n"}``, the measures when they share a pair, ``members`` for an
+        ensemble."""
+        out: dict[str, Any] = {"source": self.source, "n": self.n}
+        if self.n:
+            out.update(
+                kappa=self.kappa,
+                weighted_kappa=self.weighted_kappa,
+                observed=self.observed,
+                per_grade=[g.to_dict() for g in self.per_grade],
+                confusion=self.confusion,
+                grades=self.grades,
+            )
+        if self.members is not None:
+            out["members"] = [m.to_dict() for m in self.members]
+        return out
+
+
 def per_grade(
     human: dict[tuple[str, str], int], judge: dict[tuple[str, str], int]
-) -> list[dict[str, Any]]:
-    """Per human grade: ``grade``, ``pairs``, ``same`` (share graded alike), ``judge_mean``."""
+) -> list[GradeAgreement]:
+    """Per human grade: the pairs, the share graded alike, the judge's mean grade."""
     out = []
     for g in sorted(set(human.values())):
         keys = [k for k, v in human.items() if v == g and k in judge]
         if not keys:
             continue
         got = np.array([judge[k] for k in keys], dtype=np.float64)
-        out.append(
-            {
-                "grade": g,
-                "pairs": len(keys),
-                "same": float(np.mean(got == g)),
-                "judge_mean": float(got.mean()),
-            }
-        )
+        out.append(GradeAgreement(g, len(keys), float(np.mean(got == g)), float(got.mean())))
     return out
 
 
-def quality(human: Any, judge: Any, names: tuple[str, str] = ("human", "judge")) -> dict[str, Any]:
-    """Agreement of ``judge`` with ``human`` labels (Qrels-like) on the pairs both graded:
-    ``n``, kappa, linear weighted kappa, observed agreement, per grade (see the module
-    docstring); ``{"n": 0}`` when they share no pair."""
+def quality(
+    human: Any, judge: Any, source: str, names: tuple[str, str] = ("human", "judge")
+) -> JudgeAgreement:
+    """Agreement of ``judge`` (named ``source``) with ``human`` labels (Qrels-like) on the
+    pairs both graded (see the module docstring); ``n`` 0 when they share no pair."""
     try:
         a = agreement(human, judge, names=names)
     except Exception:  # no shared pair
-        return {"n": 0}
+        return JudgeAgreement(source, 0)
     from ..io import coerce_qrels
 
     h = {(q, d): g for q, docs in coerce_qrels(human).to_dict().items() for d, g in docs.items()}
     j = {(q, d): g for q, docs in coerce_qrels(judge).to_dict().items() for d, g in docs.items()}
-    return {
-        "n": a.n,
-        "kappa": a.kappa,
-        "weighted_kappa": a.weighted_kappa,
-        "observed": a.observed,
-        "per_grade": per_grade(h, j),
-        "confusion": a.confusion,
-        "grades": a.grades,
-    }
+    return JudgeAgreement(
+        source,
+        a.n,
+        kappa=a.kappa,
+        weighted_kappa=a.weighted_kappa,
+        observed=a.observed,
+        per_grade=per_grade(h, j),
+        confusion=a.confusion,
+        grades=a.grades,
+    )
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,13 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..declared import ParameterError
 from ..errors import RanklensWarning, closest
+
+if TYPE_CHECKING:
+    from .quality import JudgeAgreement
 
 MIN_HUMAN = 10
 """Fewest human-labelled queries an interval is given for (below, the CLT interval of the
@@ -190,7 +193,8 @@ class EstimateResult:
     standard error, λ for PPI/PPI++), the judge's measured bias on the human sample
     (``judge_bias``: judge minus human) and the correlation of the two; ``n``
     human-labelled queries (``labelled``), ``big_n`` judged only; ``judge``: its agreement
-    with the people (kappa, per grade; each member's for an ensemble); ``info``: what was
+    with the people (:class:`~ranklens.estimation.quality.JudgeAgreement`: kappa, per
+    grade; each member's for an ensemble); ``info``: what was
     counted (:class:`EstimateCounts`: judge failures, human holes, ...)."""
 
     rows: list[EstimateRow]
@@ -201,7 +205,7 @@ class EstimateResult:
     n: int
     big_n: int
     depth: int
-    judge: dict[str, Any]
+    judge: JudgeAgreement
     info: EstimateCounts = field(default_factory=EstimateCounts)
     dataset: str = "dataset"
     labelled: list[str] = field(default_factory=list, repr=False)
@@ -294,7 +298,7 @@ class EstimateResult:
             "N": self.big_n,
             "depth": self.depth,
             "rows": [r.to_dict() for r in self.rows],
-            "judge": self.judge,
+            "judge": self.judge.to_dict(),
             "info": self.info.to_dict(),
             "notes": self.notes(),
             "labelled": self.labelled,
