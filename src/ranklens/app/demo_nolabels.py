@@ -54,7 +54,7 @@ def nolabels_section(dataset: Any, results: dict[str, Any], baseline: str, judge
             warnings.simplefilter("ignore")
             synth_run = run_retriever(retriever[0], synthetic.dataset, k=10, name=baseline,
                             progress=False, **retriever[1])  # fmt: skip
-            on_synth = evaluate(synthetic.dataset, synth_run, ["ndcg@10"])["ndcg@10"]
+            on_synth = evaluate(synthetic.dataset.qrels, synth_run.run, ["ndcg@10"])["ndcg@10"]
         on_human = evaluate(dataset, base, ["ndcg@10"])["ndcg@10"]
         lines.append(
             f"  {baseline} ndcg@10: {on_synth:.3f} on the generated questions, {on_human:.3f} "
