@@ -200,15 +200,15 @@ class GateResult:
 
     def to_text(self) -> str:
         """The verdict table and the regressed queries, as plain text."""
-        from .renderers import get_renderer
+        from .renderers import render_text
 
-        return get_renderer("gate_text")(self)
+        return render_text("gate_text", self)
 
     def to_markdown(self) -> str:
         """The verdicts, deltas with intervals and regressed queries for a PR summary."""
-        from .renderers import get_renderer
+        from .renderers import render_text
 
-        return get_renderer("gate_markdown")(self)
+        return render_text("gate_markdown", self)
 
     def __str__(self) -> str:
         return self.to_text()

@@ -18,7 +18,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -27,8 +27,15 @@ from ..errors import InputError, closest
 from ..io.records import load_json
 from ..metrics import lower_is_better
 from .display import RAW_FORMATS, display_copy
-from .renderers import get_renderer
+from .renderers import get_renderer, render_text
 from .schema import check_metadata, validate_report_dict
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.table import Table
+
+TextFormat = Literal["text", "markdown", "csv", "latex", "html", "html_fragment"]
+"""The built-in formats whose renderers return text."""
 
 _DIGITS = count(4, NONNEGATIVE, "digits after the decimal point")
 _DETAILS = flag(False, "every metric of each note and the queries behind it")
@@ -127,7 +134,7 @@ class Report:
     query_ids: list[str]
     per_query: dict[str, dict[str, np.ndarray]]
     summary: dict[str, dict[str, dict[str, Any]]]
-    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    counts: dict[str, dict[str, Any]] = field(default_factory=dict)
     comparisons: list[Comparison] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     curves: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
@@ -311,6 +318,17 @@ class Report:
             raise InputError(f"{path}: {exc}") from None
 
     # ------------------------------------------------------------------ renderers
+    @overload
+    def render(self, fmt: TextFormat, **options: Any) -> str: ...
+    @overload
+    def render(self, fmt: Literal["print"], **options: Any) -> None: ...
+    @overload
+    def render(self, fmt: Literal["rich"], **options: Any) -> Table: ...
+    @overload
+    def render(self, fmt: Literal["pandas"], **options: Any) -> pd.DataFrame: ...
+    @overload
+    def render(self, fmt: str, **options: Any) -> Any: ...
+
     @RENDER.checks
     def render(self, fmt: str, **options: Any) -> Any:
         """The report in format ``fmt`` through the renderer registry
@@ -318,12 +336,19 @@ class Report:
         ``pandas``, ``html``, ``html_fragment``, ``rich`` or any registered name. Every
         format but ``pandas`` is given a copy whose strings are made visible
         (:mod:`.display`: control and bidi characters shown as escapes)."""
+        return get_renderer(fmt)(self._shown(fmt), **options)
+
+    def _shown(self, fmt: str) -> Report:
+        """What format ``fmt`` is given: the report itself (pandas), else its display copy."""
         check_metadata(self.metadata)  # a report built or edited by hand: named, not a crash
-        shown = self if fmt in RAW_FORMATS else display_copy(self)
-        return get_renderer(fmt)(shown, **options)
+        return self if fmt in RAW_FORMATS else display_copy(self)
+
+    def _text(self, fmt: str, **options: Any) -> str:
+        """A text format through the registry (:func:`.renderers.render_text`)."""
+        return render_text(fmt, self._shown(fmt), **options)
 
     @TO_PANDAS.checks
-    def to_pandas(self, kind: str = "summary"):
+    def to_pandas(self, kind: str = "summary") -> pd.DataFrame:
         """A DataFrame: ``summary`` (run x metric means, CIs), ``per_query`` (one row per
         query and run, a column per metric) or ``comparisons``."""
         return self.render("pandas", kind=kind)
@@ -332,24 +357,24 @@ class Report:
     def to_markdown(self, digits: int = 4, details: bool = False) -> str:
         """A Markdown table with significance letters and the notes (``details``: every
         metric of each note and the queries behind it)."""
-        return self.render("markdown", digits=digits, details=details)
+        return self._text("markdown", digits=digits, details=details)
 
     @TO_CSV.checks
     def to_csv(self, path: str | Path | None = None, kind: str = "summary") -> str:
         """CSV text (``summary``, ``per_query`` or ``comparisons``), written to ``path``
         if given."""
-        return _written(self.render("csv", kind=kind), path, "Report.to_csv")
+        return _written(self._text("csv", kind=kind), path, "Report.to_csv")
 
     @TO_LATEX.checks
     def to_latex(self, digits: int = 4, caption: str | None = None) -> str:
         """A booktabs LaTeX table with superscript significance letters."""
-        return self.render("latex", digits=digits, caption=caption)
+        return self._text("latex", digits=digits, caption=caption)
 
     @TO_TEXT.checks
     def to_text(self, digits: int = 4, color: bool = False, details: bool = False) -> str:
         """The terminal table (rich), as text, with a line per note and run (``details``:
         every metric of each note and the queries behind it)."""
-        return self.render("text", digits=digits, color=color, details=details)
+        return self._text("text", digits=digits, color=color, details=details)
 
     @PRINT.checks
     def print(self, digits: int = 4, details: bool = False) -> None:
@@ -360,19 +385,19 @@ class Report:
     def to_html(self, path: str | Path | None = None, title: str | None = None) -> str:
         """A self-contained HTML report (no network assets, inline SVG charts, sortable
         per-query table), written to ``path`` if given."""
-        return _written(self.render("html", title=title), path, "Report.to_html")
+        return _written(self._text("html", title=title), path, "Report.to_html")
 
     def log_mlflow(self, **options: Any) -> str:
         """Log aggregates and intervals (metrics), settings (params), the per-query table,
         the JSON and the HTML report (artifacts) to the active MLflow run or a new one;
         returns the run id (``run_id=``, ``experiment=``, ``run_name=``,
         ``artifacts=``; needs ``ranklens[mlflow]``)."""
-        return get_renderer("mlflow")(self, **options)
+        return render_text("mlflow", self, **options)
 
     def _repr_html_(self) -> str:
-        return self.render("html_fragment")
+        return self._text("html_fragment")
 
-    def __rich__(self):
+    def __rich__(self) -> Table:
         return self.render("rich", digits=4)
 
     def __str__(self) -> str:

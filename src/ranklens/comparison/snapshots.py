@@ -148,14 +148,14 @@ class Snapshots:
         return write_output(self.to_json(indent=1), path, "Snapshots.save")
 
     def to_text(self) -> str:
-        from .renderers import get_renderer
+        from .renderers import render_text
 
-        return get_renderer("snapshots_text")(self.to_dict())
+        return render_text("snapshots_text", self.to_dict())
 
     def to_markdown(self) -> str:
-        from .renderers import get_renderer
+        from .renderers import render_text
 
-        return get_renderer("snapshots_markdown")(self.to_dict())
+        return render_text("snapshots_markdown", self.to_dict())
 
     def __str__(self) -> str:
         return self.to_text()

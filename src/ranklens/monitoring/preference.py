@@ -30,6 +30,7 @@ import numpy as np
 from ..comparison.stats import bootstrap_interval, randomization
 from ..declared import STATISTICS, UnknownParameterError, data, declare, renamed_option
 from ..errors import InputError, closest
+from ..escape import terminal
 from ..settings import Statistics
 from .groups import regrouped
 from .interleave import probabilistic_outcome, team_draft_outcome
@@ -84,7 +85,7 @@ class InterleavingResult:
         }  # fmt: skip
 
     def __str__(self) -> str:
-        a, b = self.names
+        a, b = (terminal(n) for n in self.names)  # names are user text
         if not self.with_clicks:
             return (
                 f"interleaving ({self.method}): {a} vs {b} over {self.impressions} impressions, "
