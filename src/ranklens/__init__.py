@@ -110,6 +110,9 @@ _LAZY = {
     # sweeps: retriever configurations compared in one call, chosen honestly
     "sweep": "sweeps",
     "SweepResult": "sweeps",
+    "Selection": "sweeps",
+    "Costs": "sweeps",
+    "Execution": "sweeps",
     # use-case profiles: declarations (profiles), verdicts against targets and the planner
     # (comparison); ranklens.evaluate is evaluation's, plus profile=/targets= verdicts
     "evaluate": "comparison.targets",

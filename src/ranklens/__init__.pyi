@@ -97,6 +97,9 @@ from .profiles import register_profile as register_profile
 from .sweeps import SweepResult as SweepResult
 from .settings import Calling as Calling
 from .settings import Statistics as Statistics
+from .sweeps import Costs as Costs
+from .sweeps import Execution as Execution
+from .sweeps import Selection as Selection
 from .sweeps import sweep as sweep
 from .synthesis import OfflineGenerator as OfflineGenerator
 from .synthesis import check_dataset as check_dataset

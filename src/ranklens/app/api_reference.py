@@ -72,7 +72,7 @@ GROUPS: dict[str, tuple[str, str, tuple[str, ...]]] = {
          "judge_bias", "EstimateResult"),
     ),
     "sweeps": ("Sweeps", "Retriever configurations compared and chosen honestly.",
-               ("sweep", "SweepResult")),
+               ("sweep", "SweepResult", "Selection", "Costs", "Execution")),
     "monitoring": ("Monitoring", "Production windows, drift, alerts, interleaving.",
                    ("Monitor", "DriftTests", "ModelJudge", "Windowing", "interleave",
                     "interleaving_result")),

@@ -264,6 +264,7 @@ def _sweep_section(dataset: Any, retrievers: dict[str, tuple[Any, dict[str, Any]
     beside the in-sample best, and the configurations tied with it."""
     import textwrap
 
+    from ..settings import Calling, Statistics
     from ..sweeps import sweep
 
     plain = [name for name, (_, options) in retrievers.items() if not options]
@@ -273,14 +274,15 @@ def _sweep_section(dataset: Any, retrievers: dict[str, tuple[Any, dict[str, Any]
     def build(retriever: str) -> Any:
         return retrievers[retriever][0]
 
-    result = sweep(build, {"retriever": plain}, dataset, ["ndcg@10"], concurrency=4,
-                   n_resamples=2000)  # fmt: skip
+    result = sweep(build, {"retriever": plain}, dataset, ["ndcg@10"],
+                   calls=Calling(concurrency=4, progress=False),
+                   stats=Statistics(n_resamples=2000))  # fmt: skip
     sel = result.selection["ndcg@10"]
     text = (
         f"One sweep over the frameworks' BM25 (ranklens.sweep; docs/sweeps.md): chosen "
-        f"{sel['chosen']}, ndcg@10 {sel['cv_estimate']:.4f} cross-validated over the "
-        f"questions (in-sample {sel['in_sample_best']:.4f}); statistically tied with it: "
-        f"{len(sel['tied'])} of {len(plain)}. A grid of chunk sizes, top-k and retrievers "
+        f"{sel.chosen}, ndcg@10 {sel.cv_estimate:.4f} cross-validated over the "
+        f"questions (in-sample {sel.in_sample_best:.4f}); statistically tied with it: "
+        f"{len(sel.tied or [])} of {len(plain)}. A grid of chunk sizes, top-k and retrievers "
         "runs the same way, resumable, with latency, build time and a Pareto view."
     )
     return "\n" + "\n".join(textwrap.wrap(text, 92)) + "\n"
