@@ -11,16 +11,20 @@ plain data."""
 from .estimate import estimate
 from .plan import LabelPlan, PlanRow, plan_labels
 from .ppi import Interval, classical, power_tuned_lambda, ppi
-from .quality import BiasCheck, BiasShift, GradeAgreement, JudgeAgreement, judge_bias
-from .result import (
+from .quality import BiasCheck, BiasShift, judge_bias
+from .records import (
     METHODS,
-    MIN_HUMAN,
     DegenerateNote,
-    DegenerateSampleWarning,
     EstimateCounts,
-    EstimateResult,
     EstimateRow,
+    GradeAgreement,
+    JudgeAgreement,
     MethodEstimate,
+)
+from .result import (
+    MIN_HUMAN,
+    DegenerateSampleWarning,
+    EstimateResult,
 )
 
 __all__ = [

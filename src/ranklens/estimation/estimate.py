@@ -44,15 +44,17 @@ from .inputs import (
 from .labels import COMBINE, human_labels, judge_labels, per_query, top_pairs
 from .ppi import INTERVALS, Interval, calibrated, correlation
 from .quality import quality
-from .result import (
+from .records import (
     ESTIMATES,
-    MIN_HUMAN,
     DegenerateNote,
-    DegenerateSampleWarning,
     EstimateCounts,
-    EstimateResult,
     EstimateRow,
     MethodEstimate,
+)
+from .result import (
+    MIN_HUMAN,
+    DegenerateSampleWarning,
+    EstimateResult,
 )
 
 STATS = Statistics()

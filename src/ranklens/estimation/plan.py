@@ -27,7 +27,7 @@ from ..declared import (
 from ..errors import InputError, closest
 from ..settings import Statistics, settled
 from .ppi import labels_needed
-from .result import Record
+from .records import Record
 
 PLAN_LABELS = declare(
     "plan_labels",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from ..labelling.judges import CALLS, CALLS_OPTION, GRADES
 from ..labelling.pool import LabelPool
 from ..settings import Calling, Statistics, settled
 from .ppi import z_value
-from .result import Record
+from .records import GradeAgreement, JudgeAgreement, Record
 
 JUDGE_BIAS = declare(
     "judge_bias",
@@ -50,56 +50,6 @@ JUDGE_BIAS = declare(
 )
 
 SEP = "\n\n"
-
-
-@dataclass(frozen=True)
-class GradeAgreement(Record):
-    """The pairs people graded ``grade``: how many (``pairs``), the share the judge graded
-    alike (``same``: its recall of the grade) and the judge's mean grade there."""
-
-    grade: int
-    pairs: int
-    same: float
-    judge_mean: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-@dataclass(frozen=True)
-class JudgeAgreement(Record):
-    """How a judge (``source``) agrees with the people on the ``n`` pairs both graded:
-    Cohen's ``kappa``, the linear ``weighted_kappa``, the ``observed`` share of equal
-    grades, ``per_grade`` (:class:`GradeAgreement`), the ``confusion`` matrix over
-    ``grades``; None throughout when they share no pair (``n`` 0). ``members``: each
-    member's agreement for an ensemble (None for one judge)."""
-
-    source: str
-    n: int
-    kappa: float | None = None
-    weighted_kappa: float | None = None
-    observed: float | None = None
-    per_grade: list[GradeAgreement] = field(default_factory=list)
-    confusion: list[list[int]] | None = None
-    grades: list[int] | None = None
-    members: list[JudgeAgreement] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"source", "n"}``, the measures when they share a pair, ``members`` for an
-        ensemble."""
-        out: dict[str, Any] = {"source": self.source, "n": self.n}
-        if self.n:
-            out.update(
-                kappa=self.kappa,
-                weighted_kappa=self.weighted_kappa,
-                observed=self.observed,
-                per_grade=[g.to_dict() for g in self.per_grade],
-                confusion=self.confusion,
-                grades=self.grades,
-            )
-        if self.members is not None:
-            out["members"] = [m.to_dict() for m in self.members]
-        return out
 
 
 def per_grade(

@@ -7,17 +7,18 @@ report's HTML page show."""
 from __future__ import annotations
 
 import json
-import warnings
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..declared import ParameterError
 from ..errors import RanklensWarning, closest
-
-if TYPE_CHECKING:
-    from .quality import JudgeAgreement
+from .records import (
+    METHODS,
+    EstimateCounts,
+    EstimateRow,
+    JudgeAgreement,
+)
 
 MIN_HUMAN = 10
 """Fewest human-labelled queries an interval is given for (below, the CLT interval of the
@@ -26,12 +27,6 @@ rectifier is not to be trusted; :func:`ranklens.plan_labels` says how many a wid
 SMALL_HUMAN = 30
 """Below this many human-labelled queries the estimate carries a note: the normal interval
 may cover a little less than its nominal level (see docs/without-labels.md)."""
-
-METHODS = ("naive", "human", "ppi", "ppi++")
-"""The four estimates of each metric: the judge alone, the human sample alone, PPI, PPI++."""
-
-ESTIMATES = (*METHODS, "judge_bias")
-"""Every estimate a row holds: :data:`METHODS` and the judge's measured bias."""
 
 
 class DegenerateSampleWarning(RanklensWarning):
@@ -48,144 +43,6 @@ METHOD_NAMES = {
 }
 
 
-class Record:
-    """A record read by attribute, whose ``to_dict()`` is the plain data (JSON, the
-    renderers). Reading it as a dict (``row["target"]``) still works for one release, with a
-    ``DeprecationWarning`` naming the attribute."""
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def spelled(self, key: str) -> str:
-        """How ``record[key]`` is read now: the attribute."""
-        return f".{key}"
-
-    def __getitem__(self, key: str) -> Any:
-        warnings.warn(
-            f"{type(self).__name__}[{key!r}] is deprecated: read {self.spelled(key)} "
-            f"(or .to_dict()[{key!r}])",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.to_dict()[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """``to_dict().get(key, default)`` (deprecated like ``record[key]``)."""
-        warnings.warn(
-            f"{type(self).__name__}.get({key!r}) is deprecated: read {self.spelled(key)} "
-            f"(or .to_dict().get({key!r}))",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.to_dict().get(key, default)
-
-
-@dataclass(frozen=True)
-class MethodEstimate(Record):
-    """One estimate: ``value``, its interval ``lo``/``hi``, its standard error ``se``, and
-    ``lam`` (PPI's and PPI++'s λ; None for the others)."""
-
-    value: float
-    lo: float
-    hi: float
-    se: float
-    lam: float | None = None
-
-    def to_dict(self) -> dict[str, float]:
-        """``{"value", "lo", "hi", "se"}``, and ``"lambda"`` for PPI/PPI++."""
-        out = {"value": self.value, "lo": self.lo, "hi": self.hi, "se": self.se}
-        if self.lam is not None:
-            out["lambda"] = self.lam
-        return out
-
-
-@dataclass(frozen=True)
-class EstimateRow(Record):
-    """One run (``kind="run"``) or difference from the baseline (``"difference"``,
-    ``target`` ``"a − b"``) and metric: each estimate of :data:`ESTIMATES` by name
-    (``estimates["ppi++"]``, or :meth:`method`), the correlation ``corr`` of the human and
-    judge values (None where either is constant), and for a degenerate human sample
-    ``degenerate`` (why) and ``widened`` (whether the interval could be widened)."""
-
-    target: str
-    kind: str
-    metric: str
-    corr: float | None
-    estimates: Mapping[str, MethodEstimate]
-    degenerate: str | None = None
-    widened: bool | None = None
-
-    def method(self, name: str) -> MethodEstimate:
-        """One estimate by method (``"naive"``, ``"human"``, ``"ppi"``, ``"ppi++"``,
-        ``"judge_bias"``); another name is an error naming the closest."""
-        if not isinstance(name, str) or name not in self.estimates:
-            near = closest(name, ESTIMATES) if isinstance(name, str) else None
-            raise ParameterError(
-                f"EstimateResult: method must be one of {', '.join(map(repr, ESTIMATES))}, "
-                f"got {name!r}" + (f"; did you mean {near!r}?" if near else "")
-            )
-        return self.estimates[name]
-
-    def spelled(self, key: str) -> str:
-        """How ``row[key]`` is read now: ``.method(key)`` for an estimate, else the
-        attribute."""
-        return f".method({key!r})" if key in ESTIMATES else f".{key}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row as plain data: ``target``, ``kind``, ``metric``, ``corr``, each method's
-        ``{"value", "lo", "hi", "se"}`` (``lambda`` for PPI/PPI++), and ``degenerate``/
-        ``widened`` when the human sample is degenerate."""
-        out: dict[str, Any] = {
-            "target": self.target,
-            "kind": self.kind,
-            "metric": self.metric,
-            "corr": self.corr,
-        }
-        for name, got in self.estimates.items():
-            out[name] = got.to_dict()
-        if self.degenerate is not None:
-            out["degenerate"] = self.degenerate
-            out["widened"] = bool(self.widened)
-        return out
-
-
-@dataclass(frozen=True)
-class DegenerateNote(Record):
-    """A row whose human sample is degenerate: its ``target``, ``metric``, ``why`` and
-    whether its intervals were ``widened``."""
-
-    target: str
-    metric: str
-    why: str
-    widened: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-@dataclass(frozen=True)
-class EstimateCounts(Record):
-    """What an estimate counted: judge calls that failed (``judge_failures``) and were read
-    from the log (``judge_calls_resumed``), retrieved pairs without a judge grade
-    (``unjudged_pairs``) or without a human label in the human-labelled queries
-    (``human_holes`` of ``retrieved_in_human_queries``), human-labelled queries outside the
-    dataset (``human_outside``), the grade scale (``grades``) and the degenerate rows."""
-
-    judge_failures: int = 0
-    unjudged_pairs: int = 0
-    human_holes: int = 0
-    retrieved_in_human_queries: int = 0
-    human_outside: int = 0
-    judge_calls_resumed: int = 0
-    grades: list[int] = field(default_factory=list)
-    degenerate: list[DegenerateNote] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["degenerate"] = [d.to_dict() for d in self.degenerate]
-        return out
-
-
 @dataclass
 class EstimateResult:
     """Per run and per difference from the baseline (``rows``: :class:`EstimateRow`),
@@ -193,7 +50,7 @@ class EstimateResult:
     standard error, λ for PPI/PPI++), the judge's measured bias on the human sample
     (``judge_bias``: judge minus human) and the correlation of the two; ``n``
     human-labelled queries (``labelled``), ``big_n`` judged only; ``judge``: its agreement
-    with the people (:class:`~ranklens.estimation.quality.JudgeAgreement`: kappa, per
+    with the people (:class:`JudgeAgreement`: kappa, per
     grade; each member's for an ensemble); ``info``: what was
     counted (:class:`EstimateCounts`: judge failures, human holes, ...)."""
 
