@@ -4,6 +4,8 @@ fused ranking and the chunks' ranges."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import ranklens
@@ -98,8 +100,7 @@ BAD_FUSE = [
     ("method", "rff"), ("method", 3), ("method", ["rrf"]), ("norm", "minmax"), ("norm", 1),
     ("weights", [1.0, float("nan")]), ("weights", [1.0, float("inf")]), ("weights", [1.0, -1]),
     ("weights", "ab"), ("weights", []), ("weights", {"bm25": "1", "dense": 1}),
-    ("weights", [True, 1]), ("name", ""), ("name", 3), ("k", float("nan")),
-    ("phi", float("inf")),
+    ("weights", [True, 1]), ("name", ""), ("name", 3),
 ]  # fmt: skip
 
 
@@ -157,3 +158,37 @@ def test_the_fusion_commands_check_their_flags_by_the_declarations(argv, flag, c
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2 and f"argument {flag}: must be" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "message"),
+    [
+        ("rrf", {"k": -60}, "fuse: k must be a finite number >= 0"),
+        ("rrf", {"k": "60"}, "fuse: k must be a finite number"),
+        ("rrf", {"kk": 60}, "did you mean 'k'"),
+        ("wsum", {"k": 60}, "wsum takes no parameter 'k' (k is a parameter of rrf)"),
+        ("rbc", {"phi": 1}, "fuse: phi must be a finite number in (0, 1)"),
+        ("logn_isr", {"sigma": 0}, "fuse: sigma must be"),
+        ("gmnz", {"gamma": float("nan")}, "fuse: gamma must be a finite number"),
+        ("langchain", {"c": -1}, "fuse: c must be"),
+    ],
+)
+def test_a_method_parameter_is_checked_and_never_ignored(method, params, message):
+    with pytest.raises(ranklens.declared.ParameterError, match=re.escape(message)):
+        ranklens.fuse(RUNS, method, **params)
+
+
+@pytest.mark.parametrize("runs", ["bm25.run", b"x", 3, None])
+def test_runs_that_are_no_collection_are_refused(runs):
+    with pytest.raises(ranklens.declared.ParameterError, match=r"^fuse: runs must be"):
+        ranklens.fuse(runs)
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [({"k": "60"}, "grid['k'] must be a list"), ({"kk": [1, 2]}, "did you mean 'k'"),
+     ([], "at least one setting"), ("k=60", "grid must be"), ([3], "must be a dict")],
+)  # fmt: skip
+def test_a_bad_tuning_grid_is_named(grid, message):
+    with pytest.raises(ranklens.declared.ParameterError, match=re.escape(message)):
+        ranklens.tune_fusion({"q1": {"A0": 1}}, RUNS, "rrf", grid=grid)

@@ -4,10 +4,12 @@ settings)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from os import PathLike
 from typing import Any
 
 import numpy as np
 
+from ..declared import ParameterError
 from ..errors import InputError
 from ..io import coerce_run
 from ..model import Run
@@ -18,8 +20,17 @@ from .supervised import SUPERVISED, supervised_fuse, train
 from .table import RunTable, build_table
 
 
-def named_runs(runs: Mapping[str, Any] | Sequence[Any]) -> tuple[list[Run], list[str]]:
-    """Runs (anything ``evaluate`` takes, a runner's result included) and their names."""
+def named_runs(
+    runs: Mapping[str, Any] | Sequence[Any], where: str = "fuse"
+) -> tuple[list[Run], list[str]]:
+    """Runs (anything ``evaluate`` takes, a runner's result included) and their names; a
+    text or a path where the runs are expected is refused (never read as one run per
+    character)."""
+    if isinstance(runs, (str, bytes, PathLike)) or not isinstance(runs, (Mapping, Sequence)):
+        raise ParameterError(
+            f"{where}: runs must be {{name: run}} or a list of runs (at least two), got "
+            f"{runs!r:.80}"
+        )
     items = (
         list(runs.items())
         if isinstance(runs, Mapping)
@@ -80,8 +91,8 @@ def fuse(
     >>> [round(s, 6) for s in fused.to_dict()["q"].values()]
     [0.032522, 0.016393, 0.016129]
     """
-    check_params(params)
     low = method_name(method)
+    check_params(low, params)
     the_runs, names = named_runs(runs)
     table = build_table(the_runs, names)
     fused = fused_scores(table, the_runs, low, norm, weights, params, labels)

@@ -25,6 +25,7 @@ from ..declared import (
     number,
     text,
 )
+from ..errors import closest
 from .frameworks import MODES
 from .methods import ALIASES, METHODS, NORMS
 from .supervised import SUPERVISED
@@ -106,14 +107,43 @@ WEIGHT_GRID = declare("weight_grid", {
 })  # fmt: skip
 
 
-def check_params(params: Mapping[str, Any], where: str = "fuse") -> None:
-    """A method parameter given as a number must be a finite one (``k=nan`` is refused)."""
+METHOD_PARAMETERS = declare("fuse (method parameters)", {
+    "k": number(60, Range(0, None), "rrf: the constant of 1/(k + rank)"),
+    "phi": number(0.8, Range(0, 1, "neither"), "rbc: the persistence of rank-biased centroids"),
+    "gamma": number(1.0, None, "gmnz: the exponent of the number of runs retrieving"),
+    "sigma": number(0.01, Range(0, None, "neither"), "logn_isr: added to the count's log"),
+    "c": number(60, Range(0, None), "langchain: the constant of w / (c + rank)"),
+    "n_segments": count(None, AT_LEAST_ONE, "probfuse: segments of each ranking"),
+    "w": count(1, Range(0, None), "slidefuse: the window's half width"),
+    "relevance_level": count(1, Range(0, None), "supervised methods: the relevant grade"),
+}, "The parameters of fuse's methods, given as keywords (fuse(runs, 'rrf', k=20)).")  # fmt: skip
+
+TAKES = {
+    "rrf": ("k",), "rbc": ("phi",), "gmnz": ("gamma",), "logn_isr": ("sigma",),
+    "langchain": ("c",), "probfuse": ("n_segments", "relevance_level"),
+    "slidefuse": ("w", "relevance_level"),
+    **{m: ("relevance_level",) for m in ("posfuse", "segfuse", "mapfuse", "bayesfuse")},
+}  # fmt: skip
+"""Which parameters each method reads (the others read none)."""
+
+
+def check_params(method: str, params: Mapping[str, Any], where: str = "fuse") -> None:
+    """``params`` checked for ``method`` (canonical): each one a parameter the method reads,
+    its value as declared (``k=nan`` or ``phi=1`` refused), a misspelling named with the
+    closest; a parameter another method reads is refused rather than silently ignored."""
+    takes = TAKES.get(method, ())
     for key, value in params.items():
-        real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-        if real and not math.isfinite(value):
+        if key not in takes:
+            near = closest(key, takes) if takes else None
+            whose = [m for m, ps in TAKES.items() if key in ps]
             raise ParameterError(
-                f"{where}: {key} must be a finite number (a parameter of the method), got {value!r}"
+                f"{where}: {method} takes no parameter {key!r}"
+                + (f"; did you mean {near!r}?" if near else "")
+                + (f" ({key} is a parameter of {', '.join(whose)})" if whose else "")
+                + f" (it takes: {', '.join(takes) or 'none'})"
             )
+        METHOD_PARAMETERS.value(key, value, where)
 
 
-__all__ = ["ALL_METHODS", "FUSE", "TUNE_FUSION", "WEIGHT_GRID", "check_params"]
+__all__ = ["ALL_METHODS", "FUSE", "METHOD_PARAMETERS", "TUNE_FUSION", "WEIGHT_GRID",
+           "check_params"]  # fmt: skip

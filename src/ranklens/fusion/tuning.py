@@ -14,7 +14,7 @@ setting reported for use is the best on all queries; its in-sample mean is optim
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from ..metrics import lower_is_better
 from ..model import Run
 from .core import fused_scores, method_name, named_runs
 from .frameworks import MODES
-from .options import TUNE_FUSION, WEIGHT_GRID
+from .options import FUSE, TUNE_FUSION, WEIGHT_GRID, check_params
 from .supervised import SUPERVISED
 from .table import build_table
 
@@ -76,13 +76,30 @@ def _settings(method: str, grid: Any, n_runs: int) -> list[dict[str, Any]]:
             raise InputError(f"{method} has no weights or parameter to tune; give grid=")
     if isinstance(grid, Mapping):
         keys = list(grid)
+        for key, values in grid.items():  # a text of values would be read by character
+            if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+                raise ParameterError(
+                    f"tune_fusion: grid[{key!r}] must be a list of values, got {values!r:.80}"
+                )
         grid = [dict(zip(keys, combo)) for combo in itertools.product(*grid.values())]
-    settings = [dict(g) for g in grid]
+    elif isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+        raise ParameterError(
+            "tune_fusion: grid must be {parameter: values}, a list of settings or None, got "
+            f"{grid!r:.80}"
+        )
+    settings = [dict(g) if isinstance(g, Mapping) else g for g in grid]
     if not settings:
-        raise InputError("the grid is empty")
+        raise ParameterError("tune_fusion: grid must hold at least one setting, got none")
     for g in settings:
+        if not isinstance(g, dict):
+            raise ParameterError(f"tune_fusion: each setting must be a dict, got {g!r:.80}")
         if "weights" in g:
+            g["weights"] = FUSE.value("weights", g["weights"], "tune_fusion")
             g["weights"] = tuple(float(w) for w in g["weights"])
+        if "norm" in g:
+            FUSE.value("norm", g["norm"], "tune_fusion")
+        check_params(method, {k: v for k, v in g.items() if k not in ("weights", "norm")},
+                     "tune_fusion")  # fmt: skip
     return settings
 
 
@@ -261,7 +278,7 @@ def tune_fusion(
             "tuning chooses the setting with the highest mean; tune on a quality metric "
             "(ndcg@10, recall@k, ...) and compare the rate with ranklens.compare"
         )
-    the_runs, names = named_runs(runs)
+    the_runs, names = named_runs(runs, "tune_fusion")
     qrels = coerce_qrels(labels)
     settings = _settings(low, grid, len(the_runs))
     table = build_table(the_runs, names)
