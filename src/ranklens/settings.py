@@ -35,8 +35,8 @@ from .declared import CALLING, STATISTICS, ParameterError, declare
 
 S = TypeVar("S")
 
-TRANSIENT: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError, OSError)
-"""The errors a call retries by default: time-outs and the network's."""
+TRANSIENT: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError)
+"""The errors a call retries by default: time-outs and connection failures (the runner's)."""
 
 
 @declare("Statistics", STATISTICS).checks

@@ -302,8 +302,10 @@ def _holes_section(dataset: Any, results: dict[str, Any], folder: Path) -> str:
     written as a judging page for a person."""
     import textwrap
     import warnings
+    from dataclasses import replace
 
     from ..labelling import LabelPool, PoolPair, agreement, assess, judging_page, pool, rescore
+    from ..labelling.judges import CALLS
     from ..model import Qrels
 
     p = pool(dataset, results, depth=10, strategy="rrf", max_pairs=60)
@@ -314,8 +316,9 @@ def _holes_section(dataset: Any, results: dict[str, Any], folder: Path) -> str:
     ])  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = assess(p, overlap_judge, concurrency=4, progress=False)
-        check = agreement(dataset.qrels, assess(labelled, overlap_judge, progress=False))
+        model = assess(p, overlap_judge, calls=replace(CALLS, concurrency=4, progress=False))
+        quiet = replace(CALLS, progress=False)
+        check = agreement(dataset.qrels, assess(labelled, overlap_judge, calls=quiet))
     merged = Qrels.merge(dataset.qrels, model, sources=["labels", model.source])
     change = rescore(dataset, merged, results, ["P@10", "ndcg@10"], test="t")
     page = folder / "judge.html"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -98,9 +99,8 @@ def judged_values(
     human = np.full(len(samples), np.nan)
     if not pairs:
         return judged, human, 0
-    result = assess(LabelPool(pairs), judge, concurrency=calls.concurrency, timeout=calls.timeout,
-                    retries=calls.retries, retry_on=calls.retry_on, backoff=calls.backoff,
-                    cache=calls.cache, progress=False, source="model:monitor")  # fmt: skip
+    result = assess(LabelPool(pairs), judge, calls=replace(calls, progress=False),
+                    source="model:monitor")  # fmt: skip
     grades = result.grades
     rel: list[list[float]] = [[] for _ in samples]
     for pair, i in zip(pairs, owner):
