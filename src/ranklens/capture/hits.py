@@ -257,7 +257,8 @@ def check_key(key: Any, where: str) -> KeyLike:
             f"{where}: key must be 'id', 'parent', 'meta.<field>', 'text', 'text_hash' or a "
             f"function Hit -> id, got {key!r}" + (f"; did you mean {hint}" if hint else "")
         ) from None
-    return key
+    checked: KeyLike = key
+    return checked
 
 
 def doc_metadata(records: Any, key: KeyLike) -> dict[str, dict[str, Any]]:

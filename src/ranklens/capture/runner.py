@@ -324,7 +324,7 @@ class RunSettings:
         retriever = adapter.config()
         if self.config:
             retriever.pop("state", None)
-        out = {"retriever": retriever, "k": self.k, "key": key_name(self.key)}
+        out: dict[str, Any] = {"retriever": retriever, "k": self.k, "key": key_name(self.key)}
         if self.fetch_k is not None:
             out["fetch_k"] = self.fetch_k
         for fact, value in plain(dict(self.config or {})).items():

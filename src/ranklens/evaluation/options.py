@@ -59,7 +59,7 @@ class MemoryOption(Option):
             return False, None
         if value == math.inf:
             return True, math.inf
-        ok = math.isfinite(value) and value >= MIN_MEMORY
+        ok = math.isfinite(value) and float(value) >= MIN_MEMORY
         return ok, value
 
 

@@ -60,10 +60,8 @@ class WeightsOption(Option):
             items = list(value)
         else:
             return False, None
-        ok = bool(items) and all(
-            isinstance(w, numbers.Real) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
-            for w in items
-        )
+        real = all(isinstance(w, numbers.Real) and not isinstance(w, bool) for w in items)
+        ok = bool(items) and real and all(math.isfinite(w) and float(w) >= 0 for w in items)
         return ok, value
 
 
