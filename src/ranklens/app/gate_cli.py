@@ -174,6 +174,7 @@ def gate_margin(items: list[str]) -> Any:
 def cmd_gate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
     from ..comparison import gate
     from ..io import read_dataset
+    from ..settings import Statistics
 
     margin = gate_margin(args.margin)
     floor_all, floors = _pairs(args.floor, "floor")
@@ -194,11 +195,10 @@ def cmd_gate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
         floors=floors or None,
         ceilings=ceilings or None,
         update_baseline=args.update_baseline,
-        test=args.test,
-        alpha=args.alpha,
+        stats=Statistics(
+            test=args.test, alpha=args.alpha, n_resamples=args.resamples, seed=args.seed
+        ),
         inconclusive=args.inconclusive,
-        n_resamples=args.resamples,
-        seed=args.seed,
         floor_confidence=args.floor_confidence,
         floor_method=args.floor_method,
         **({"profile": args.profile} if args.profile else {}),
@@ -227,16 +227,18 @@ def write_summaries(result: Any, path: str | None) -> None:
 
 
 def cmd_power(args: argparse.Namespace) -> int:
-    from ..comparison import power
+    from ..comparison import load_report, power
+    from ..settings import Statistics
 
+    report = load_report(args.report)
+    test = args.test or report.settings.get("test") or "randomization"  # None: the report's
     rows = power(
-        args.report,
+        report,
         args.metrics,
         n=args.queries,
         effect=args.effect,
-        alpha=args.alpha,
+        stats=Statistics(alpha=args.alpha, test=test),
         power=args.power,
-        test=args.test,
         correlation=args.correlation,
     )
     first = rows[0]

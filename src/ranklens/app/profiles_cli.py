@@ -146,6 +146,7 @@ def cmd_profiles(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from ..comparison import load_report
     from ..comparison.planner import plan_queries
+    from ..settings import Statistics
 
     if args.profiles_file:
         from ..profiles import load_profiles
@@ -162,7 +163,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         margin=args.margin,
         sd=args.sd,
         pilot=load_report(args.pilot) if args.pilot else None,
-        confidence=args.confidence,
+        stats=Statistics(confidence=args.confidence),
         power=args.power,
         method=args.method,
     )

@@ -132,6 +132,7 @@ def snapshot_corpora(items: list[str], names: list[str]) -> dict[str, Any] | Non
 def cmd_snapshots(args: argparse.Namespace) -> int:
     from ..comparison.snapshots import compare_snapshots
     from ..io import read_dataset
+    from ..settings import Statistics
 
     if args.json and not Path(args.json).parent.is_dir():  # before the work, not after
         raise InputError(f"ranklens snapshots --json: the folder of {args.json!r} does not exist")
@@ -143,9 +144,7 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
         snapshots,
         args.metrics or ("ndcg@10", "recall@100", "mrr@10"),
         corpora=corpora,
-        confidence=args.confidence,
-        n_resamples=args.resamples,
-        seed=args.seed,
+        stats=Statistics(confidence=args.confidence, n_resamples=args.resamples, seed=args.seed),
         **judge_kwargs(args),
     )
     if args.json:

@@ -16,8 +16,13 @@ import numpy as np
 
 from ..evaluation import Evaluation
 from ..metrics import Metric
-from . import stats
+from ..settings import Statistics
+from . import stats as st
 from .report import Comparison, Report
+
+Columns = dict[str, dict[str, np.ndarray]]
+"""Per run, per metric: the per-query values on the report's query order (NaN: not
+evaluated)."""
 
 CURVE_CUTOFFS = (1, 2, 3, 5, 10, 20, 50, 100)
 """Cutoffs at which the report traces each cutoff metric (plus the cutoffs asked for)."""
@@ -25,38 +30,33 @@ CURVE_CUTOFFS = (1, 2, 3, 5, 10, 20, 50, 100)
 
 def build_report(
     evaluations: Mapping[str, Evaluation],
+    stats: Statistics | None = None,
     *,
     baseline: str | None = None,
-    test: str = "randomization",
-    correction: str | None = "holm",
-    alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    ci: str | None = "bootstrap",
-    confidence: float = 0.95,
-    seed: int | None = 0,
     curves: bool = True,
 ) -> Report:
-    """A :class:`Report` from ready evaluations (the same metrics on each)."""
+    """A :class:`Report` from ready evaluations (the same metrics on each), tested and
+    interval-drawn as ``stats`` says (a :class:`~ranklens.Statistics`, its test and
+    correction in their canonical names; default ``Statistics()``)."""
+    stats = stats or Statistics()
     runs = list(evaluations)
     metrics = [m.name for m in next(iter(evaluations.values())).metrics]
     mts = {m.name: m for m in next(iter(evaluations.values())).metrics}
     query_ids = sorted({q for ev in evaluations.values() for q in ev.query_ids})
     index = {q: i for i, q in enumerate(query_ids)}
 
-    per_query: dict[str, dict[str, np.ndarray]] = {}
+    per_query: Columns = {}
     for name, ev in evaluations.items():
         rows = np.fromiter((index[q] for q in ev.query_ids), dtype=np.int64)
-        cols = {}
+        cols: dict[str, np.ndarray] = {}
         for m in metrics:
             col = np.full(len(query_ids), np.nan)
             col[rows] = ev.per_query[m]
             cols[m] = col
         per_query[name] = cols
 
-    summary = _summary(evaluations, per_query, metrics, mts, ci, confidence, n_resamples, seed)
-    comparisons = _comparisons(
-        per_query, runs, metrics, baseline, test, correction, alpha, n_resamples, seed
-    )
+    summary = _summary(evaluations, per_query, metrics, mts, stats)
+    comparisons = _comparisons(per_query, runs, metrics, baseline, stats)
     report = Report(
         runs=runs,
         metrics=metrics,
@@ -67,13 +67,13 @@ def build_report(
         comparisons=comparisons,
         settings={
             "baseline": baseline,
-            "test": test,
-            "correction": correction,
-            "alpha": alpha,
-            "n_resamples": n_resamples,
-            "ci": ci,
-            "confidence": confidence,
-            "seed": seed,
+            "test": stats.test,
+            "correction": stats.correction,
+            "alpha": stats.alpha,
+            "n_resamples": stats.n_resamples,
+            "ci": stats.ci,
+            "confidence": stats.confidence,
+            "seed": stats.seed,
         },
         curves=_curves(evaluations, list(mts.values())) if curves else {},
         aggregations={m: mts[m].aggregate for m in metrics},
@@ -81,7 +81,13 @@ def build_report(
     return report
 
 
-def _summary(evaluations, per_query, metrics, mts, ci, confidence, n_resamples, seed):
+def _summary(
+    evaluations: Mapping[str, Evaluation],
+    per_query: Columns,
+    metrics: list[str],
+    mts: Mapping[str, Metric],
+    stats: Statistics,
+) -> dict[str, dict[str, dict[str, Any]]]:
     summary: dict[str, dict[str, dict[str, Any]]] = {}
     # One interval computation for every (run, metric) column evaluated on the same queries.
     groups: dict[bytes, list[tuple[str, str]]] = {}
@@ -96,15 +102,15 @@ def _summary(evaluations, per_query, metrics, mts, ci, confidence, n_resamples, 
                 "ci_high": np.nan,
                 "n": int(ok.sum()),
             }
-            if ci and mts[m].aggregate == "mean" and ok.any():
+            if stats.ci and mts[m].aggregate == "mean" and ok.any():
                 groups.setdefault(ok.tobytes(), []).append((run, m))
     for key, members in groups.items():
         ok = np.frombuffer(key, dtype=bool)
         values = np.column_stack([per_query[r][m][ok] for r, m in members])
-        if ci == "t":
-            lo, hi = stats.t_interval(values, confidence)
+        if stats.ci == "t":
+            lo, hi = st.t_interval(values, stats.confidence)
         else:
-            lo, hi = stats.bootstrap_interval(values, confidence, n_resamples, seed)
+            lo, hi = st.bootstrap_interval(values, stats.confidence, stats.n_resamples, stats.seed)
         for (r, m), a, b in zip(members, lo, hi):
             summary[r][m]["ci_low"], summary[r][m]["ci_high"] = float(a), float(b)
     return summary
@@ -116,7 +122,13 @@ def _pairs(runs: list[str], baseline: str | None) -> list[tuple[str, str]]:
     return [(runs[j], runs[i]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
 
 
-def _comparisons(per_query, runs, metrics, baseline, test, correction, alpha, n_resamples, seed):
+def _comparisons(
+    per_query: Columns,
+    runs: list[str],
+    metrics: list[str],
+    baseline: str | None,
+    stats: Statistics,
+) -> list[Comparison]:
     pairs = _pairs(runs, baseline)
     if not pairs:
         return []
@@ -140,15 +152,15 @@ def _comparisons(per_query, runs, metrics, baseline, test, correction, alpha, n_
                 for j in members
             ]
         )
-        pvalues[members] = stats.paired_test(d, test, n_resamples, seed)
-        effect[members] = stats.effect_size(d)
-        wtl[members] = stats.win_tie_loss(d)
+        pvalues[members] = st.paired_test(d, stats.test, stats.n_resamples, stats.seed)
+        effect[members] = st.effect_size(d)
+        wtl[members] = st.win_tie_loss(d)
         diff[members] = d.mean(axis=0) if d.shape[0] else 0.0
         sizes[members] = d.shape[0]
     adjusted = np.empty(len(columns))
     for m in metrics:
         idx = [j for j, c in enumerate(columns) if c[0] == m]
-        adjusted[idx] = stats.correct(pvalues[idx], correction)
+        adjusted[idx] = st.correct(pvalues[idx], stats.correction)
     return [
         Comparison(
             metric=m,
@@ -157,7 +169,7 @@ def _comparisons(per_query, runs, metrics, baseline, test, correction, alpha, n_
             diff=float(diff[j]),
             pvalue=float(pvalues[j]),
             pvalue_adjusted=float(adjusted[j]),
-            significant=bool(adjusted[j] < alpha),
+            significant=bool(adjusted[j] < stats.alpha),
             effect_size=float(effect[j]),
             wins=int(wtl[j, 0]),
             ties=int(wtl[j, 1]),
@@ -177,7 +189,9 @@ def curve_family(metric: Metric) -> str:
     return dataclasses.replace(metric, k=None, name="").canonical()
 
 
-def _curves(evaluations: Mapping[str, Evaluation], metrics: list[Metric]):
+def _curves(
+    evaluations: Mapping[str, Evaluation], metrics: list[Metric]
+) -> dict[str, dict[str, dict[int, float]]]:
     fams: dict[str, tuple[Metric, set[int]]] = {}
     for mt in metrics:
         if mt.k is None or mt.aggregate != "mean":

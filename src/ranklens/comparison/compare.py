@@ -37,14 +37,15 @@ from ..metrics import parse_metric, parse_metrics
 from ..metrics.trec_forms import METRICS
 from ..model import Dataset
 from ..model.spans import SpanLabels
+from ..settings import Statistics
 from ..version import __version__
-from . import stats
 from .build import build_report
 from .drilldown import drilldown as make_drilldown
 from .evidence import rule_text
 from .holes import HoleRange, holes
 from .report import Report
 from .schema import check_run_info
+from .settings_use import STATS_OPTION, split_statistics, statistics
 from .spandrill import span_drilldown
 from .targets import (
     VERDICTS,
@@ -54,7 +55,7 @@ from .targets import (
     with_profile_metrics,
 )
 
-COMPARE = declare("compare", {
+COMPARE = declare("compare", {  # the flat statistics keywords stay declared (deprecated)
     "qrels": data("the labels: anything ranklens.evaluate takes, or a Dataset"),
     "runs": data("{name: run} or a list of runs"),
     "metrics": renamed_option(
@@ -63,6 +64,7 @@ COMPARE = declare("compare", {
         "theirs alone)",
     ),
     "baseline": text(None, "compare each run with this one (None: every pair)", none=True),
+    "stats": STATS_OPTION,
     **STATISTICS,
     "queries": mapping(None, "{query id: text} shown in the report", none=True, empty=True),
     "dataset": text(None, "the dataset's name in the report", none=True),
@@ -87,13 +89,7 @@ def compare(
     metrics: MetricsLike = ("ndcg@10", "recall@100", "mrr@10", "P@10", "map"),
     *,
     baseline: str | None = None,
-    test: str = "randomization",
-    correction: str | None = "holm",
-    alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    ci: str | None = "bootstrap",
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    stats: Statistics | None = None,
     queries: Mapping[str, str] | None = None,
     dataset: str | None = None,
     run_info: Mapping[str, Mapping[str, Any]] | None = None,
@@ -116,11 +112,16 @@ def compare(
     :class:`~ranklens.Evaluation`.
 
     ``baseline``: compare each run with this one; None compares every pair.
-    ``test``: ``"randomization"`` (Fisher, ``n_resamples`` sign flips), ``"t"``,
-    ``"bootstrap"`` (paired, shift method) or ``"wilcoxon"``.
-    ``correction``: ``"holm"``, ``"bonferroni"``, ``"bh"`` or ``"none"``, applied per
-    metric over that metric's comparisons. ``alpha``: significance level.
-    ``ci``: ``"bootstrap"`` (percentile, ``n_resamples``), ``"t"`` or None.
+    ``stats``: a :class:`~ranklens.Statistics` (default ``Statistics()``):
+    ``test`` ``"randomization"`` (Fisher, ``n_resamples`` sign flips), ``"t"``,
+    ``"bootstrap"`` (paired, shift method) or ``"wilcoxon"``;
+    ``correction`` ``"holm"``, ``"bonferroni"``, ``"bh"`` or ``"none"``, applied per
+    metric over that metric's comparisons; ``alpha`` the significance level;
+    ``ci`` ``"bootstrap"`` (percentile, ``n_resamples``), ``"t"`` or None; ``confidence``
+    the intervals' level; ``seed`` the random seed. The flat keywords ``test=``,
+    ``correction=``, ``alpha=``, ``n_resamples=``, ``ci=``, ``confidence=``, ``seed=``
+    still work for one release with a ``DeprecationWarning`` (write
+    ``stats=ranklens.Statistics(test="t")``); one beside ``stats=`` is an error.
     ``run_info``: per run, extra facts for the report (the runner's latency and errors).
     ``tie_range``: for a run with tied scores, also judge it with its tied documents in the
     most and least favourable order (``ties="best"``/``"worst"``), so the report shows
@@ -150,13 +151,13 @@ def compare(
 
     >>> rep = compare({"q1": ["d1"], "q2": ["d2"]},
     ...               {"a": {"q1": ["d1"], "q2": ["x"]}, "b": {"q1": ["d1"], "q2": ["d2"]}},
-    ...               ["P@1"], test="t", ci="t")
+    ...               ["P@1"], stats=Statistics(test="t", ci="t"))
     >>> rep.value("a", "P@1"), rep.value("b", "P@1")
     (0.5, 1.0)
     """
+    flat, judge_options = split_statistics(judge_options)
     stray_keywords(judge_options, COMPARE)
-    test = stats.test_name(test)
-    correction = stats.correction_name(correction)
+    st = statistics("compare", stats, COMPARE.check(flat))
 
     texts: dict[str, str] = dict(queries) if queries else {}
     corpus = qrels.corpus if isinstance(qrels, Dataset) else None
@@ -217,18 +218,7 @@ def compare(
             # first; the ties note says so)
             bounds[name] = tie_bounds(qrels, run, parsed, options=options, **judge_options)
 
-    report = build_report(
-        evaluations,
-        baseline=baseline,
-        test=test,
-        correction=correction,
-        alpha=alpha,
-        n_resamples=n_resamples,
-        ci=ci,
-        confidence=confidence,
-        seed=seed,
-        curves=curves,
-    )
+    report = build_report(evaluations, st, baseline=baseline, curves=curves)
     for name, (low, high) in bounds.items():
         for m in report.metrics:
             a, b = low.aggregate[m], high.aggregate[m]
@@ -253,11 +243,11 @@ def compare(
     report.queries = {q: str(texts[q]) for q in report.query_ids if q in texts}
     report.metadata.update(_metadata(evaluations, dataset, infos))
     if len(report.runs) > 1:
-        report.metadata["power"] = _power(report, alpha, test)
+        report.metadata["power"] = _power(report, st.alpha, st.test)
     if checked is not None:
         given = {"options": options} if options is not None else {}
-        attach_verdicts(report, qrels, checked, confidence=target_confidence, seed=seed,
-                        method=target_method, n_resamples=n_resamples, **given,
+        attach_verdicts(report, qrels, checked, confidence=target_confidence, seed=st.seed,
+                        method=target_method, n_resamples=st.n_resamples, **given,
                         **judge_options)  # fmt: skip
     return report
 
@@ -265,10 +255,10 @@ def compare(
 def _power(report: Report, alpha: float, test: str) -> dict[str, Any]:
     """Per metric averaged per query, the smallest difference the report's two-sided test
     detects with 80% power over its queries (the spread pooled over its pairs of runs)."""
-    from .power_analysis import power
+    from .power_analysis import power_rows
 
     means = [m for m in report.metrics if report.aggregations.get(m) == "mean"]
-    rows = power(report, means, alpha=alpha / 2, test=test) if means else []
+    rows = power_rows(report, means, alpha=alpha / 2, test=test) if means else []
     return {
         "alpha": alpha,
         "power": 0.8,

@@ -29,8 +29,8 @@ the evidence spans it no longer finds in the top k.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,8 @@ from ..io import coerce_qrels, coerce_run
 from ..metrics import parse_metrics
 from ..model import Dataset, Run
 from ..model.spans import SpanLabels
-from . import stats
+from ..settings import Statistics
+from . import stats as st
 from .baseline import check_fingerprint, fingerprint, found_relevant
 from .bounds import METHODS as FLOOR_METHODS
 from .bounds import check_level
@@ -66,6 +67,7 @@ from .evidence import found_evidence
 from .gate_floors import apply_confident_floors, gate_limits, profile_floors, sense, settle
 from .power_analysis import mde, queries_needed
 from .report import Report, load_report
+from .settings_use import GATE_STATISTICS, STATS_OPTION, split_statistics, statistics
 
 STATUSES = ("pass", "fail", "inconclusive")
 INCONCLUSIVE = ("fail", "pass")
@@ -97,6 +99,7 @@ GATE = declare(
         "floors": _LIMITS,
         "ceilings": _LIMITS,
         "update_baseline": flag(False, "write this run's report as the baseline"),
+        "stats": STATS_OPTION,
         "test": renamed_option(STATISTICS["test"], default="bootstrap"),
         "alpha": renamed_option(STATISTICS["alpha"], description="one-sided level"),
         "inconclusive": choice("fail", INCONCLUSIVE, "what an inconclusive metric does"),
@@ -165,6 +168,50 @@ class Regression:
     dropped: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class GateSettings(Mapping[str, Any]):
+    """What a gate ran with: the one-sided ``test`` at ``alpha``, what an ``inconclusive``
+    metric does, the top ``k`` of the regressed queries' documents, the resamples and seed,
+    ``evidence`` on span labels, and the floors' ``floor_confidence``/``floor_method`` when
+    floors are judged by their bounds. Read by attribute, or as the mapping
+    :meth:`to_dict` gives (``settings["alpha"]``), the layout of the JSON output."""
+
+    test: str
+    alpha: float
+    inconclusive: str
+    k: int
+    n_resamples: int
+    seed: int | None
+    evidence: bool = False
+    floor_confidence: float | None = None
+    floor_method: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as the gate's JSON output holds them (keys absent when unused)."""
+        out: dict[str, Any] = {
+            "test": self.test,
+            "alpha": self.alpha,
+            "inconclusive": self.inconclusive,
+            "k": self.k,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+        }
+        if self.evidence:
+            out["evidence"] = True
+        if self.floor_confidence is not None:
+            out.update(floor_confidence=self.floor_confidence, floor_method=self.floor_method)
+        return out
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
 @dataclass
 class GateResult:
     """The verdicts, the queries that regressed most, and the settings; ``passed`` and
@@ -172,16 +219,14 @@ class GateResult:
 
     verdicts: list[Verdict]
     regressions: list[Regression]
-    settings: dict[str, Any]
+    settings: GateSettings
     report: Report
     baseline_path: str | None = None
     updated: bool = False
 
     @property
     def passed(self) -> bool:
-        allowed = {"pass"} | (
-            {"inconclusive"} if self.settings["inconclusive"] == "pass" else set()
-        )
+        allowed = {"pass"} | ({"inconclusive"} if self.settings.inconclusive == "pass" else set())
         return all(v.status in allowed for v in self.verdicts)
 
     @property
@@ -193,7 +238,7 @@ class GateResult:
             "passed": self.passed,
             "verdicts": [asdict(v) for v in self.verdicts],
             "regressions": [asdict(r) for r in self.regressions],
-            "settings": dict(self.settings),
+            "settings": self.settings.to_dict(),
             "baseline": self.baseline_path,
             "updated": self.updated,
         }
@@ -225,11 +270,8 @@ def gate(
     floors: Mapping[str, float] | None = None,
     ceilings: Mapping[str, float] | None = None,
     update_baseline: bool = False,
-    test: str = "bootstrap",
-    alpha: float = 0.05,
+    stats: Statistics | None = None,
     inconclusive: str = "fail",
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
     show: int = 5,
     floor_confidence: float | None = None,
     floor_method: str = "auto",
@@ -247,11 +289,15 @@ def gate(
     margin is the rise allowed and the regression tested is a rise.
     ``floors``: ``{metric: least mean}`` for metrics better higher; ``ceilings``:
     ``{metric: greatest mean}`` for metrics better lower (each refuses the other kind,
-    naming the metric). ``test``: ``"bootstrap"`` (default: the paired
+    naming the metric). ``stats``: a :class:`~ranklens.Statistics` (default
+    ``Statistics(test="bootstrap")``): its ``test`` ``"bootstrap"`` (the paired
     percentile bootstrap, whose verdicts agree with the printed intervals),
     ``"randomization"``, ``"t"`` or ``"wilcoxon"``, one-sided at ``alpha`` with Holm over
-    the gated metrics (the intervals shown are not adjusted). ``inconclusive``: ``"fail"``
-    (default) or ``"pass"``.
+    the gated metrics (the intervals shown are not adjusted), ``n_resamples`` and
+    ``seed``. The flat keywords ``test=``, ``alpha=``, ``n_resamples=``, ``seed=`` still
+    work for one release with a ``DeprecationWarning`` (write
+    ``stats=ranklens.Statistics(test="bootstrap", alpha=0.05)``); one beside ``stats=`` is
+    an error. ``inconclusive``: ``"fail"`` (default) or ``"pass"``.
     ``update_baseline``: write this run's report as the baseline (the limits still gate).
     A missing baseline is an error unless ``update_baseline``.
     ``floor_confidence`` (e.g. 0.95): judge each floor and ceiling by one-sided confidence
@@ -261,6 +307,8 @@ def gate(
     ``profile``: a use-case profile whose ``>=`` targets are floors and ``<=`` targets
     ceilings (explicit limits win).
     """
+    flat, judge_options = split_statistics(judge_options)
+    stats = statistics("gate", stats, GATE.check(flat, unknown="keep"), GATE_STATISTICS)
     parsed = parse_metrics(metrics)
     names = [m.name for m in parsed]
     if not names:
@@ -290,10 +338,7 @@ def gate(
         qrels,
         {"now": source},
         names,
-        test=test,
-        alpha=alpha,
-        n_resamples=n_resamples,
-        seed=seed,
+        stats=stats,
         queries=texts,
         tie_range=False,
         **judge_options,
@@ -306,17 +351,11 @@ def gate(
     else:
         found = found_relevant(qrels, Run.coerce(the_run), k, level) if _is_run(the_run) else {}
     print_now = fingerprint(qrels, report, judge_options)
-    settings = {
-        "test": stats.test_name(test),
-        "alpha": alpha,
-        "inconclusive": inconclusive,
-        "k": k,
-        "n_resamples": n_resamples,
-        "seed": seed,
-        **({"evidence": True} if spans else {}),
-    }
+    settings = GateSettings(
+        stats.test, stats.alpha, inconclusive, k, stats.n_resamples, stats.seed, spans
+    )
     if floor_confidence is not None:
-        settings.update(floor_confidence=floor_confidence, floor_method=floor_method)
+        settings = replace(settings, floor_confidence=floor_confidence, floor_method=floor_method)
     if update_baseline:
         report.metadata["gate"] = {"fingerprint": print_now, "k": k, "found": found}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -343,7 +382,11 @@ def gate(
     return GateResult(verdicts, regs, settings, report, path)
 
 
-def _aligned(report: Report, base: Report, names: list[str]) -> dict[str, tuple]:
+Aligned = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""A gated metric's values now and in the baseline, ``d`` and ``g`` (:func:`_aligned`)."""
+
+
+def _aligned(report: Report, base: Report, names: list[str]) -> dict[str, Aligned]:
     """Per metric: the run's and the baseline's per-query values in the baseline's query
     order, their differences ``d`` (now − baseline, NaN as 0) and the changes in the
     better direction ``g = sign · d`` (``−d`` on a metric better lower): the one place
@@ -413,25 +456,29 @@ def _floor_only(report: Report, m: str, limit: float | None) -> Verdict:
     return v
 
 
-def _verdicts(report, base, pairs, margins, limit_of, settings) -> list[Verdict]:
-    alpha, test = settings["alpha"], settings["test"]
+def _verdicts(
+    report: Report,
+    base: Report,
+    pairs: Mapping[str, Aligned],
+    margins: Mapping[str, float],
+    limit_of: Mapping[str, float],
+    settings: GateSettings,
+) -> list[Verdict]:
+    alpha, test = settings.alpha, settings.test
+    resamples, seed = settings.n_resamples, settings.seed
     names, n = list(pairs), len(base.query_ids)
     gated = [m for m in names if m in margins]
     d = np.column_stack([pairs[m][2] for m in gated]) if gated else np.zeros((n, 0))
     g = np.column_stack([pairs[m][3] for m in gated]) if gated else np.zeros((n, 0))
     shift = np.array([abs(margins[m]) for m in gated])
-    p_ok = stats.correct(
-        stats.one_sided(g + shift, test, settings["n_resamples"], settings["seed"])
-    )
-    p_bad = stats.correct(
-        stats.one_sided(-(g + shift), test, settings["n_resamples"], settings["seed"])
-    )
+    p_ok = st.correct(st.one_sided(g + shift, test, resamples, seed))
+    p_bad = st.correct(st.one_sided(-(g + shift), test, resamples, seed))
     conf = 1 - 2 * alpha
     if d.shape[1]:
         lo, hi = (
-            stats.t_interval(d, conf)
+            st.t_interval(d, conf)
             if test == "t"
-            else stats.bootstrap_interval(d, conf, settings["n_resamples"], settings["seed"])
+            else st.bootstrap_interval(d, conf, resamples, seed)
         )
     out = []
     for m in names:
@@ -482,7 +529,14 @@ def _verdicts(report, base, pairs, margins, limit_of, settings) -> list[Verdict]
     return out
 
 
-def _regressions(qids, pairs, found, base_found, texts, show) -> list[Regression]:
+def _regressions(
+    qids: Sequence[str],
+    pairs: Mapping[str, Aligned],
+    found: Mapping[str, Any],
+    base_found: Mapping[str, Any],
+    texts: Mapping[str, str],
+    show: int,
+) -> list[Regression]:
     out: list[Regression] = []
     for m, (now, before, _, g) in pairs.items():
         for i in np.argsort(g, kind="stable")[:show]:  # the worst change in the better direction

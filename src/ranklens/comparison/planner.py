@@ -30,8 +30,10 @@ from ..errors import InputError
 from ..metrics import parse_metric
 from ..profiles import Profile, Target, is_binary, metric_range
 from ..profiles.model import TARGET_TEXT, parse_target
+from ..settings import Statistics, settled
 from .bounds import BINARY_METHODS, binomial_queries, check_level, graded_queries
 from .bounds import method_name as bound_method
+from .settings_use import STATS_OPTION
 from .targets import VERDICTS, resolve_profile
 from .verdict import DESCRIPTIONS
 
@@ -76,6 +78,7 @@ PLAN_QUERIES = declare("plan_queries", {
     "sd": number(None, POSITIVE, "the per-query standard deviation of a graded metric",
                  none=True),
     "pilot": data("an Evaluation, a one-run Report or {metric: values} on a few queries"),
+    "stats": STATS_OPTION,
     **{k: VERDICTS[k] for k in ("confidence", "power", "method")},
 })  # fmt: skip
 
@@ -88,9 +91,10 @@ def plan_queries(
     margin: float | None = None,
     sd: float | None = None,
     pilot: Any = None,
-    confidence: float = 0.95,
+    stats: Statistics | None = None,
     power: float = 0.8,
     method: str = "auto",
+    **flat: Any,
 ) -> list[Plan]:
     """The queries to label for each target (a ``"P@1 >= 0.9"`` string or several, a
     ``{metric: value}`` mapping, a :class:`~ranklens.profiles.Target`, or a profile by
@@ -100,10 +104,16 @@ def plan_queries(
     expect it to clear the target; or a ``pilot`` (an :class:`~ranklens.Evaluation` or a
     one-run :class:`~ranklens.Report` on a few labelled queries) whose means and spreads
     are taken as the truth. ``sd``: the per-query standard deviation of a graded metric.
+    ``stats``: a :class:`~ranklens.Statistics`, read for its ``confidence``: the one-sided
+    level of each bound (default 0.95; above 0.5). The flat keyword ``confidence=`` still
+    works for one release with a ``DeprecationWarning`` (write
+    ``stats=ranklens.Statistics(confidence=0.9)``).
 
     >>> [p.queries for p in plan_queries("P@1 >= 0.9", expected=1.0)]
     [29]
     """
+    chosen = settled("plan_queries", stats, PLAN_QUERIES.check(flat), Statistics(), "stats")
+    confidence = PLAN_QUERIES.value("confidence", chosen.confidence)  # one-sided: > 0.5
     alpha = check_level(confidence)
     method = bound_method(method)
     wanted = _targets(targets)

@@ -24,6 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,9 @@ from ..declared import (
     renamed_option,
 )
 from ..errors import InputError, closest
+from ..settings import Statistics
 from .report import Report
+from .settings_use import STATS_OPTION, statistics
 from .stats import test_name
 
 WILCOXON_EFFICIENCY = 3 / math.pi
@@ -139,6 +142,7 @@ POWER = declare("power", {
     "metrics": data("metric names of the report (default: all of them)"),
     "n": count(None, AT_LEAST_ONE, "queries (default: the report's)", none=True),
     "effect": number(None, POSITIVE, "a difference to detect: the queries it needs", none=True),
+    "stats": STATS_OPTION,
     "alpha": STATISTICS["alpha"],
     "power": number(0.8, LEVEL, "the chance of detecting the effect"),
     "test": renamed_option(STATISTICS["test"], default=None, none=True),
@@ -154,24 +158,36 @@ def power(
     *,
     n: int | None = None,
     effect: float | None = None,
-    alpha: float = 0.05,
+    stats: Statistics | None = None,
     power: float = 0.8,
-    test: str | None = None,
     correlation: float = 0.5,
+    **flat: Any,
 ) -> list[Power]:
     """Power figures from a report (a baseline JSON file or a :class:`Report`): per metric,
     the minimum detectable effect of a one-sided paired test over ``n`` queries (default:
     the report's), and with ``effect`` the number of queries needed to detect it (formulas
     in the module docstring; the differences' spread from :func:`difference_sd`).
 
+    ``stats``: a :class:`~ranklens.Statistics`, read for its ``alpha`` (one-sided) and
+    ``test``; without it, alpha 0.05 and the report's own test. The flat keywords
+    ``alpha=`` and ``test=`` still work for one release with a ``DeprecationWarning``
+    (write ``stats=ranklens.Statistics(alpha=0.05, test="t")``).
+
     >>> import ranklens
     >>> rep = ranklens.compare({"q1": ["a"], "q2": ["b"], "q3": ["c"]},
-    ...     {"x": {"q1": ["a"], "q2": ["z"], "q3": ["c"]}}, ["P@1"], ci=None)
+    ...     {"x": {"q1": ["a"], "q2": ["z"], "q3": ["c"]}}, ["P@1"],
+    ...     stats=ranklens.Statistics(ci=None))
     >>> round(power(rep, "P@1", n=100)[0].mde, 3)
     0.145
     """
     from .report import load_report
 
+    flat = POWER.check(flat)  # alpha=, test= (deprecated): anything else is refused
+    own_test = stats is not None or flat.get("test") is not None
+    if flat.get("test", 0) is None:  # test=None: the report's, as before
+        flat = {k: v for k, v in flat.items() if k != "test"}
+        own_test = False
+    st = statistics("power", stats, flat)
     rep = load_report(report) if isinstance(report, (str, Path)) else report
     if not isinstance(rep, Report):
         raise ParameterError(
@@ -188,6 +204,24 @@ def power(
                 f"power: metrics must be metrics of the report ({', '.join(rep.metrics)}), "
                 f"got {m!r}{hint}"
             )
+    return power_rows(
+        rep, names, n=n, effect=effect, alpha=st.alpha, power=power,
+        test=st.test if own_test else None, correlation=correlation,
+    )  # fmt: skip
+
+
+def power_rows(
+    rep: Report,
+    names: Sequence[str],
+    *,
+    n: int | None = None,
+    effect: float | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    test: str | None = None,
+    correlation: float = 0.5,
+) -> list[Power]:
+    """:func:`power` on checked inputs (``test`` None: the report's own)."""
     kind = test_name(test or rep.settings.get("test") or "randomization")
     size = len(rep.query_ids) if n is None else int(n)
     out = []

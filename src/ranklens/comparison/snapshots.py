@@ -42,9 +42,11 @@ from ..io import coerce_qrels
 from ..metrics import lower_is_better
 from ..metrics.trec_forms import METRICS
 from ..model import Dataset
-from . import stats
+from ..settings import Statistics
+from . import stats as st
 from .compare import compare
 from .report import Report, write_output
+from .settings_use import STATS_OPTION, split_statistics, statistics
 from .targets import stray_keywords
 
 SNAPSHOTS = declare("Snapshots", {
@@ -65,6 +67,7 @@ COMPARE_SNAPSHOTS = declare("compare_snapshots", {
     "metrics": METRICS,
     "corpora": mapping(None, "{snapshot: documents} to list the labels whose document changed",
                        none=True),
+    "stats": STATS_OPTION,
     **{k: STATISTICS[k] for k in ("confidence", "n_resamples", "seed", "test")},
 })  # fmt: skip
 
@@ -174,10 +177,7 @@ def compare_snapshots(
     metrics: Any = ("ndcg@10", "recall@100", "mrr@10"),
     *,
     corpora: Mapping[str, Any] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    test: str = "randomization",
+    stats: Statistics | None = None,
     **options: Any,
 ) -> Snapshots:
     """Evaluate one labelled set on several snapshots of a corpus (see the module
@@ -185,8 +185,14 @@ def compare_snapshots(
     in each (a run is anything :func:`~ranklens.compare` takes: a file, a dict, a runner's
     result); ``corpora``: ``{snapshot: documents}`` to list the labels whose document
     changed; ``options``: as for :func:`~ranklens.compare` (``versions=``, ``convention=``,
-    ...). Tau's interval is a ``confidence`` percentile bootstrap of ``n_resamples``."""
+    ...). ``stats``: a :class:`~ranklens.Statistics` for each snapshot's report and tau's
+    interval, a ``stats.confidence`` percentile bootstrap of ``stats.n_resamples`` with
+    ``stats.seed``. The flat keywords ``confidence=``, ``n_resamples=``, ``seed=``,
+    ``test=`` still work for one release with a ``DeprecationWarning`` (write
+    ``stats=ranklens.Statistics(n_resamples=2000)``); one beside ``stats=`` is an error."""
+    flat, options = split_statistics(options)
     stray_keywords(options, COMPARE_SNAPSHOTS)
+    stats = statistics("compare_snapshots", stats, COMPARE_SNAPSHOTS.check(flat, unknown="keep"))
     if len(snapshots) < 2:
         raise ParameterError(
             "compare_snapshots: snapshots must be {snapshot: {system: run}} for two or more "
@@ -220,10 +226,7 @@ def compare_snapshots(
             {n: runs[n] for n in systems},
             metrics,
             baseline=None,
-            test=test,
-            n_resamples=n_resamples,
-            seed=seed,
-            confidence=confidence,
+            stats=stats,
             drilldown=None,
             **options,
         )
@@ -232,22 +235,20 @@ def compare_snapshots(
     agreement = [
         row
         for a, b in combinations(names, 2)
-        for row in _agreement(reports[a], reports[b], a, b, confidence, n_resamples, seed)
+        for row in _agreement(reports[a], reports[b], a, b, stats)
     ]
     changed = _changed(qrels, names, corpora) if corpora is not None else []
     settings = {
-        "confidence": confidence,
-        "n_resamples": n_resamples,
-        "seed": seed,
-        "test": test,
+        "confidence": stats.confidence,
+        "n_resamples": stats.n_resamples,
+        "seed": stats.seed,
+        "test": stats.test,
         "corpora": corpora is not None,
     }
     return Snapshots(reports, agreement, changed, settings)
 
 
-def _agreement(
-    A: Report, B: Report, a: str, b: str, confidence: float, n_resamples: int, seed: int | None
-) -> list[dict[str, Any]]:
+def _agreement(A: Report, B: Report, a: str, b: str, stats: Statistics) -> list[dict[str, Any]]:
     """Per metric: tau between the systems' means on A and B, its bootstrap interval over
     the queries both evaluated, the swapped pairs and the relative drops."""
     systems = list(A.runs)
@@ -261,13 +262,13 @@ def _agreement(
         vb = np.nan_to_num(np.column_stack([B.per_query[s][m][ib] for s in systems]))
         tau = float(kendall_tau(va.mean(axis=0)[None, :], vb.mean(axis=0)[None, :])[0])
         draws = []
-        for w in stats.bootstrap_weights(len(common), n_resamples, seed):
+        for w in st.bootstrap_weights(len(common), stats.n_resamples, stats.seed):
             n = max(len(common), 1)
             draws.append(kendall_tau(w @ va / n, w @ vb / n))
         t = np.concatenate(draws) if draws else np.zeros(0)
         t = t[~np.isnan(t)]
         lo, hi = (
-            np.quantile(t, [(1 - confidence) / 2, (1 + confidence) / 2]).tolist()
+            np.quantile(t, [(1 - stats.confidence) / 2, (1 + stats.confidence) / 2]).tolist()
             if len(t)
             else (np.nan, np.nan)
         )
