@@ -133,7 +133,9 @@ def mean_bounds(
     return lo, hi, used
 
 
-def settling_count(n: np.ndarray, target: float, alpha: float, method: str, above: bool):
+def settling_count(
+    n: np.ndarray, target: float, alpha: float, method: str, above: bool
+) -> np.ndarray:
     """Per ``n``: the least count of ones whose lower bound clears ``target`` (``above``),
     or the greatest whose upper bound falls below it; -1 / n + 1 where none does."""
     from scipy.stats import binom

@@ -234,7 +234,13 @@ def compare(
         if isinstance(qrels, SpanLabels):
             opts = evaluations[next(iter(shown))].judged.options
             report.metadata["drilldown"] = span_drilldown(
-                qrels, runs_shown, report.query_ids, drilldown, opts.overlap, opts.score_precision
+                qrels,
+                runs_shown,
+                report.query_ids,
+                drilldown,
+                opts.overlap,
+                opts.score_precision,
+                opts.convention.placement,
             )
         else:
             report.metadata["drilldown"] = make_drilldown(
@@ -245,9 +251,9 @@ def compare(
     if len(report.runs) > 1:
         report.metadata["power"] = _power(report, st.alpha, st.test)
     if checked is not None:
-        given = {"options": options} if options is not None else {}
-        attach_verdicts(report, qrels, checked, confidence=target_confidence, seed=st.seed,
-                        method=target_method, n_resamples=st.n_resamples, **given,
+        given: dict[str, Any] = {"options": options} if options is not None else {}
+        attach_verdicts(report, qrels, checked, confidence=target_confidence, stats=st,
+                        method=target_method, **given,
                         **judge_options)  # fmt: skip
     return report
 
@@ -297,11 +303,14 @@ def _name_runs(runs: Mapping[str, Any] | Sequence[Any], where: str = "compare") 
     return named
 
 
-def _metadata(evaluations: Mapping[str, Evaluation], dataset, infos) -> dict[str, Any]:
+def _metadata(
+    evaluations: Mapping[str, Evaluation], dataset: str | None, infos: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     import scipy
 
     first = next(iter(evaluations.values()))
     opts = first.judged.options
+    fresh = opts.freshness
     return {
         "dataset": dataset,
         "convention": opts.convention.name,
@@ -310,7 +319,11 @@ def _metadata(evaluations: Mapping[str, Evaluation], dataset, infos) -> dict[str
             "score_precision": opts.score_precision,
             "switches": opts.convention.switches(),
             **({"overlap": rule_text(opts.overlap)} if first.judged.chars is not None else {}),
-            **({"freshness": opts.freshness.describe()} if opts.freshness else {}),
+            **(
+                {"freshness": fresh if isinstance(fresh, str) else fresh.describe()}
+                if fresh
+                else {}
+            ),
         },
         "versions": {
             "ranklens": __version__,

@@ -118,4 +118,7 @@ def _keys(pos: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     """One 64-bit key per (query position, id hash); equal pairs give equal keys (a match
     is then confirmed on the id's text)."""
     with np.errstate(over="ignore"):
-        return hashes.astype(np.uint64) ^ (pos.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+        keys: np.ndarray = hashes.astype(np.uint64) ^ (
+            pos.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        )
+    return keys

@@ -113,9 +113,12 @@ def find_evidence(
     depth: int,
     rule: OverlapRule | str | None = None,
     score_precision: str = "float64",
+    placement: str = "unique",
 ) -> Found:
     """The chunks of ``run`` in each query's top ``depth`` and every chunk read in a
-    document with evidence for its query, placed and matched (module docstring)."""
+    document with evidence for its query, placed and matched (module docstring); a chunk
+    found by its text in several places stands where the convention's ``placement`` says
+    (``"unique"``: nowhere; ``"first"``: its first place), as judging places it."""
     rule = get_rule(rule)
     n_q = len(evidence.query_ids)
     top: list[list[Chunk]] = [[] for _ in range(n_q)]
@@ -141,7 +144,7 @@ def find_evidence(
     rows = order[sel]
     if not len(rows):
         return Found(top, first)
-    placed, _, _ = place_chunks(_take(run, rows), evidence.labels)
+    placed, _, _ = place_chunks(_take(run, rows), evidence.labels, placement)
     ps = placed.spans
     assert ps is not None
     ids = run.docs.strings(rows)
@@ -164,9 +167,9 @@ def find_evidence(
         rec = evidence.rows
         s = np.array([rec[c.query][j]["start"] for c, j in pairs], dtype=np.int64)
         e = np.array([rec[c.query][j]["end"] for c, j in pairs], dtype=np.int64)
-        a = np.array([c.start for c, _ in pairs], dtype=np.int64)
-        b = np.array([c.end for c, _ in pairs], dtype=np.int64)
-        ok = rule.accepts(np.minimum(b, e) - np.maximum(a, s), e - s, b - a)
+        ca = np.array([c.start for c, _ in pairs], dtype=np.int64)
+        cb = np.array([c.end for c, _ in pairs], dtype=np.int64)
+        ok = rule.accepts(np.minimum(cb, e) - np.maximum(ca, s), e - s, cb - ca)
         for (c, j), yes in zip(pairs, ok.tolist()):
             if yes:
                 c.finds.append(j)
@@ -190,13 +193,14 @@ def found_evidence(
     level: int = 1,
     rule: OverlapRule | str | None = None,
     query_ids: Sequence[str] | None = None,
+    placement: str = "unique",
 ) -> dict[str, list[str]]:
     """Per query, the evidence spans (grade >= ``level``) that a chunk of the run's top
     ``k`` finds, each described as ``doc [start, end) "text"`` (the gate's baseline keeps
     them, and a regressed query lists those it no longer finds)."""
     qids = list(query_ids) if query_ids is not None else [str(q) for q in labels.query_ids]
     ev = Evidence.of(labels, qids)
-    found = find_evidence(ev, run, k, rule)
+    found = find_evidence(ev, run, k, rule, placement=placement)
     lv = max(int(level), 1)
     return {
         q: sorted(ev.describe(i, j) for j, rank in found.first[i].items()
@@ -225,4 +229,7 @@ def _take(run: Run, rows: np.ndarray) -> Run:
 def _keys(pos: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     """One 64-bit key per (query position, id hash) (a match is confirmed on the text)."""
     with np.errstate(over="ignore"):
-        return hashes.astype(np.uint64) ^ (pos.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+        keys: np.ndarray = hashes.astype(np.uint64) ^ (
+            pos.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        )
+    return keys

@@ -322,8 +322,9 @@ def gate(
     if not update_baseline and not Path(path).exists():
         raise InputError(f"{path}: no baseline report here; create it with --update-baseline")
     confident = dict(limit_of) if floor_confidence is not None else {}
+    level_of_floors = 0.0 if floor_confidence is None else floor_confidence
     if confident:  # the floors are judged by their bounds below, not by the mean
-        check_level(floor_confidence)
+        check_level(level_of_floors)
         limit_of = {}
     texts = dict(labels.queries) if isinstance(labels, Dataset) else {}
     qrels = coerce_qrels(labels)
@@ -345,9 +346,11 @@ def gate(
     )
     level = int((report.metadata.get("options") or {}).get("relevance_level", 1))
     k = max((m.k for m in parsed if m.k), default=10)
-    if spans and _is_run(the_run):  # the evidence spans found in the top k
-        rule = (report.metadata.get("options") or {}).get("overlap")
-        found = found_evidence(qrels, coerce_run(the_run), k, level, rule, report.query_ids)
+    if isinstance(qrels, SpanLabels) and _is_run(the_run):  # the evidence spans in the top k
+        options = report.metadata.get("options") or {}
+        placement = str((options.get("switches") or {}).get("placement", "unique"))
+        found = found_evidence(qrels, coerce_run(the_run), k, level, options.get("overlap"),
+                               report.query_ids, placement)  # fmt: skip
     else:
         found = found_relevant(qrels, Run.coerce(the_run), k, level) if _is_run(the_run) else {}
     print_now = fingerprint(qrels, report, judge_options)
@@ -363,7 +366,7 @@ def gate(
         verdicts = [_floor_only(report, m, limit_of.get(m)) for m in names]
         if confident:
             apply_confident_floors(verdicts, report.per_query["now"], confident,
-                                   floor_confidence, floor_method)  # fmt: skip
+                                   level_of_floors, floor_method)  # fmt: skip
         return GateResult(verdicts, [], settings, report, path, updated=True)
     base = load_report(path)
     saved = (base.metadata.get("gate") or {}).get("fingerprint")
@@ -375,7 +378,7 @@ def gate(
     pairs = _aligned(report, base, names)
     verdicts = _verdicts(report, base, pairs, margins, limit_of, settings)
     if confident:
-        apply_confident_floors(verdicts, report.per_query["now"], confident, floor_confidence,
+        apply_confident_floors(verdicts, report.per_query["now"], confident, level_of_floors,
                                floor_method)  # fmt: skip
     base_found = (base.metadata.get("gate") or {}).get("found") or {}
     regs = _regressions(base.query_ids, pairs, found, base_found, texts, show)
@@ -447,8 +450,9 @@ def _floor_only(report: Report, m: str, limit: float | None) -> Verdict:
     value, s = report.value("now", m), sense(m)
     ok = limit is None or not s.breaks(value, limit)
     why = "baseline written" + ("" if limit is None else f"; {s.limit} {limit:g}")
+    reason = why if ok or limit is None else s.limit_reason(value, limit)
     v = Verdict(m, "pass" if ok else "fail", value, report.summary["now"][m]["n"],
-                better=s.better, reason=why if ok else s.limit_reason(value, limit))  # fmt: skip
+                better=s.better, reason=reason)  # fmt: skip
     setattr(v, s.limit, limit)
     if limit is not None:
         v.rules[s.limit] = v.status
@@ -483,9 +487,10 @@ def _verdicts(
     out = []
     for m in names:
         value, s, limit = report.value("now", m), sense(m), limit_of.get(m)
-        v = Verdict(m, "pass", value, n, baseline=base.value(base.runs[0], m), better=s.better)
+        before = base.value(base.runs[0], m)
+        v = Verdict(m, "pass", value, n, baseline=before, better=s.better)
         setattr(v, s.limit, limit)
-        v.delta = value - v.baseline
+        v.delta = value - before
         reasons = []
         if limit is not None:
             v.rules[s.limit] = "fail" if s.breaks(value, limit) else "pass"

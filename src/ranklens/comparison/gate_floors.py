@@ -188,7 +188,7 @@ def apply_confident_floors(
             continue
         s = sense(v.metric)
         target = Profile(
-            "limits", targets=[Target(v.metric, limit, source=f"gate {s.limit}", op=s.op)]
+            "limits", targets=(Target(v.metric, limit, source=f"gate {s.limit}", op=s.op),)
         )
         tv = check_values(
             {v.metric: per_query[v.metric]}, target, confidence=confidence, method=method,

@@ -134,7 +134,8 @@ def holes_at(judged: Judged, k: int) -> np.ndarray:
     repeats = np.bincount(judged.rep_q[judged.rep_rank <= k], minlength=n_q)
     # a repeat of a judged document is an entry too; of an unjudged one, not a new hole
     rep_judged = np.bincount(judged.e_q[labelled & judged.e_repeat.astype(bool)], minlength=n_q)
-    return np.maximum(top - judged_top - (repeats - rep_judged), 0).astype(np.int64)
+    holes_top: np.ndarray = np.maximum(top - judged_top - (repeats - rep_judged), 0)
+    return holes_top.astype(np.int64)
 
 
 HOLES = declare("holes", {

@@ -163,7 +163,7 @@ def plan_queries(
     return plans
 
 
-def _spread(t: Target, truth: float, sd: float | None, pilot: Any, unit: bool):
+def _spread(t: Target, truth: float, sd: float | None, pilot: Any, unit: bool) -> tuple[float, str]:
     if sd is not None:
         if not (math.isfinite(sd) and sd > 0):
             raise InputError(f"sd must be a positive number, got {sd!r}")

@@ -59,13 +59,15 @@ def _names(v: Any, path: str, unique: bool = True) -> list[str]:
         _str(x, f"{path}[{i}]")
     if unique and len(set(v)) != len(v):
         raise InputError(f"report field {path} lists a name twice")
-    return v
+    names: list[str] = v
+    return names
 
 
 def _dict(v: Any, path: str) -> dict[str, Any]:
     if not isinstance(v, dict):
         _fail(path, "an object", v)
-    return v
+    fields: dict[str, Any] = v
+    return fields
 
 
 def _keys(d: dict[str, Any], expected: list[str], path: str) -> None:
@@ -91,7 +93,7 @@ def _plain(v: Any, path: str, depth: int = 0) -> None:
         _fail(path, "JSON data", v)
 
 
-def _each(d: dict[str, Any], path: str, check: Callable[[Any, str], None]) -> None:
+def _each(d: dict[str, Any], path: str, check: Callable[[Any, str], object]) -> None:
     for k, v in d.items():
         check(v, f"{path}[{k!r}]")
 
@@ -175,7 +177,7 @@ def validate_report_dict(data: Any) -> None:
     check_metadata(d.get("metadata", {}))
 
 
-SETTINGS: dict[str, Callable[[Any, str], None]] = {
+SETTINGS: dict[str, Callable[[Any, str], object]] = {
     "baseline": _str,
     "test": _str,
     "correction": _str,
@@ -191,7 +193,7 @@ SETTINGS: dict[str, Callable[[Any, str], None]] = {
 # --- caller passes them (compare's run_info=) ------------------------------------------------
 
 
-def _opt(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+def _opt(check: Callable[[Any, str], object]) -> Callable[[Any, str], object]:
     def run(v: Any, path: str) -> None:
         if v is not None:
             check(v, path)
@@ -199,7 +201,7 @@ def _opt(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
     return run
 
 
-def _map_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+def _map_of(check: Callable[[Any, str], object]) -> Callable[[Any, str], object]:
     def run(v: Any, path: str) -> None:
         for k, x in _dict(v, path).items():
             check(x, f"{path}[{k!r}]")
@@ -207,7 +209,7 @@ def _map_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
     return run
 
 
-def _fields(spec: dict[str, Callable[[Any, str], None]]) -> Callable[[Any, str], None]:
+def _fields(spec: dict[str, Callable[[Any, str], object]]) -> Callable[[Any, str], object]:
     def run(v: Any, path: str) -> None:
         d = _dict(v, path)
         for k, check in spec.items():
@@ -237,7 +239,7 @@ def _names_list(v: Any, path: str) -> None:
     _names(v, path, unique=False)
 
 
-def _list_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+def _list_of(check: Callable[[Any, str], object]) -> Callable[[Any, str], object]:
     def run(v: Any, path: str) -> None:
         if not isinstance(v, list):
             _fail(path, "a list", v)
@@ -247,7 +249,7 @@ def _list_of(check: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
     return run
 
 
-def _ints(n: int) -> Callable[[Any, str], None]:
+def _ints(n: int) -> Callable[[Any, str], object]:
     def run(v: Any, path: str) -> None:
         if not (isinstance(v, list) and len(v) == n):
             _fail(path, f"a list of {n} integers", v)
@@ -264,7 +266,7 @@ def _piece(v: Any, path: str) -> None:
     _str(v[1], f"{path}[1]")
 
 
-SPAN_DRILL: dict[str, Callable[[Any, str], None]] = {
+SPAN_DRILL: dict[str, Callable[[Any, str], object]] = {
     "spans": _list_of(_list_of(_ints(5))),
     "place": _map_of(_list_of(_list_of(_ints(4)))),
     "grade": _map_of(_list_of(_list_of(_opt(_int)))),
@@ -276,14 +278,14 @@ SPAN_DRILL: dict[str, Callable[[Any, str], None]] = {
 """The drill-down's fields on span labels (:mod:`.spandrill`) and their shapes."""
 
 _TIMES = _map_of(_real)
-RUN_INFO_FIELDS: dict[str, Callable[[Any, str], None]] = {
+RUN_INFO_FIELDS: dict[str, Callable[[Any, str], object]] = {
     "queries": _opt(_int), "errors": _opt(_int), "error_types": _map_of(_int),
     "latency_ms": _TIMES, "cpu_ms": _TIMES, "concurrency": _opt(_int),
     "duplicates_dropped": _opt(_int), "unmapped_hits": _opt(_int), "retries": _opt(_int),
 }  # fmt: skip
 """What the renderers read of ``metadata["run_info"][run]`` and its type."""
 
-METADATA_FIELDS: dict[str, Callable[[Any, str], None]] = {
+METADATA_FIELDS: dict[str, Callable[[Any, str], object]] = {
     "dataset": _opt(_str),
     "convention": _opt(_str),
     "created": _opt(_str),

@@ -58,8 +58,10 @@ def span_drilldown(
     depth: int = 10,
     rule: OverlapRule | str | None = None,
     score_precision: str = "float64",
+    placement: str = "unique",
 ) -> dict[str, Any]:
-    """The drill-down table (see the module docstring) of ``runs`` on ``query_ids``."""
+    """The drill-down table (see the module docstring) of ``runs`` on ``query_ids``, each
+    chunk found by its text placed as the convention's ``placement`` says."""
     rule = get_rule(rule)
     docs, at = doc_table()
 
@@ -80,7 +82,7 @@ def span_drilldown(
     first: dict[str, list[list[list[int]]]] = {}
     own: dict[str, str] = {}
     for name, run in runs.items():
-        found = find_evidence(ev, run, depth, rule, score_precision)
+        found = find_evidence(ev, run, depth, rule, score_precision, placement)
         top[name] = [[at(c.id) for c in cs] for cs in found.top]
         place[name] = [[[at(c.doc) if c.doc is not None else -1, c.start, c.end, HOW[c.how]]
                         for c in cs] for cs in found.top]  # fmt: skip
@@ -88,7 +90,7 @@ def span_drilldown(
         first[name] = [[[j, r] for j, r in sorted(f.items())] for f in found.first]
         for i, cs in enumerate(found.top):
             for c in cs:
-                if c.placed and c.doc in texts:
+                if c.placed and c.doc is not None and c.doc in texts:
                     keep.setdefault(c.doc, []).extend(_shown(c.start, c.end, ev.rows[i], c.doc))
                 elif c.text:
                     own.setdefault(str(at(c.id)), c.text[:WHOLE])

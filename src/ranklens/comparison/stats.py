@@ -85,7 +85,8 @@ def _as_matrix(x: np.ndarray) -> np.ndarray:
 def _tolerance(observed: np.ndarray) -> np.ndarray:
     # A resampled statistic that equals the observed one up to rounding counts as "as
     # extreme" (scipy.stats.permutation_test uses the same relative tolerance idea).
-    return 1e-12 * np.maximum(np.abs(observed), 1.0)
+    tolerance: np.ndarray = 1e-12 * np.maximum(np.abs(observed), 1.0)
+    return tolerance
 
 
 # ---------------------------------------------------------------- confidence intervals
@@ -124,7 +125,9 @@ def bootstrap_weights(n: int, n_resamples: int, seed: int | None = 0) -> Iterato
         done += m
 
 
-def bootstrap_means(values: np.ndarray, n_resamples: int = 10_000, seed: int | None = 0):
+def bootstrap_means(
+    values: np.ndarray, n_resamples: int = 10_000, seed: int | None = 0
+) -> np.ndarray:
     """The resampled means, ``(n_resamples, n_columns)``."""
     v = _as_matrix(values)
     n = v.shape[0]
@@ -190,7 +193,7 @@ def _exact(n: int, n_permutations: int) -> bool:
 
 def randomization(
     diffs: np.ndarray, n_permutations: int = 10_000, seed: int | None = 0, pairs: object = None
-):
+) -> np.ndarray:
     """Two-sided paired randomization test (Fisher; Smucker et al. 2007): under the null
     hypothesis each query's two values are exchangeable, so each difference's sign is
     flipped at random. ``p = (1 + #{|mean(s·d)| >= |mean(d)|}) / (1 + B)`` over ``B``
@@ -225,7 +228,9 @@ def randomization(
     return extreme / drawn if _exact(n, n_permutations) else (extreme + 1) / (drawn + 1)
 
 
-def paired_bootstrap(diffs: np.ndarray, n_resamples: int = 10_000, seed: int | None = 0):
+def paired_bootstrap(
+    diffs: np.ndarray, n_resamples: int = 10_000, seed: int | None = 0
+) -> np.ndarray:
     """Two-sided paired bootstrap test, shift method (Sakai 2006; Smucker et al. 2007):
     resample queries with replacement and count how often the centred resampled mean
     difference is at least as far from 0 as the observed one:
@@ -238,7 +243,8 @@ def paired_bootstrap(diffs: np.ndarray, n_resamples: int = 10_000, seed: int | N
     means = bootstrap_means(d, n_resamples, seed)
     tol = _tolerance(observed) + 1e-6 * np.abs(d).max(axis=0)
     extreme = (np.abs(means - observed) >= np.abs(observed) - tol).sum(axis=0)
-    return (extreme + 1) / (means.shape[0] + 1)
+    p: np.ndarray = (extreme + 1) / (means.shape[0] + 1)
+    return p
 
 
 def wilcoxon(diffs: np.ndarray) -> np.ndarray:
@@ -350,7 +356,8 @@ def correct(pvalues: np.ndarray, method: str | None = "holm") -> np.ndarray:
     p = np.asarray(pvalues, dtype=np.float64)
     m = p.size
     if m == 0 or name == "none":
-        return p.copy()
+        same: np.ndarray = p.copy()
+        return same
     if name == "bonferroni":
         return np.minimum(1.0, p * m)
     order = np.argsort(p, kind="stable")

@@ -36,6 +36,7 @@ from ..metrics import parse_metric
 from ..metrics.trec_forms import METRICS
 from ..model import Dataset, Run
 from ..profiles import Profile, get_profile, metric_range
+from ..settings import Statistics
 from .bounds import (
     BINARY_METHODS,
     METHODS,
@@ -110,11 +111,13 @@ def check_values(
     power: float = 0.8,
     run: str | None = None,
     attainable: Mapping[str, float] | None = None,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
+    stats: Statistics | None = None,
 ) -> list[TargetVerdict]:
     """The verdict on each of ``profile``'s targets from per-query values (NaN, a query a
-    run did not evaluate, is left out)."""
+    run did not evaluate, is left out); a bootstrap bound draws ``stats.n_resamples``
+    resamples with ``stats.seed`` (default ``Statistics()``); ``confidence`` is the
+    one-sided level of the targets' bounds."""
+    resamples = stats or Statistics()
     alpha = check_level(confidence)
     method = method_name(method)
     out = []
@@ -126,7 +129,9 @@ def check_values(
         if values.size == 0:
             raise InputError(f"{t.metric}: no query was evaluated, so {t} cannot be checked")
         unit = metric_range(parse_metric(t.metric)) is not None
-        lo, hi, used = mean_bounds(values, alpha, method, unit, n_resamples, seed)
+        lo, hi, used = mean_bounds(
+            values, alpha, method, unit, resamples.n_resamples, resamples.seed
+        )
         verdict = TargetVerdict(
             t.metric, t.op, t.value, "unknown", float(values.mean()), int(values.size),
             float(lo[0]), float(hi[0]), used[0], confidence, power=power, run=run, why=t.why,
@@ -143,7 +148,9 @@ def check_values(
     return out
 
 
-def _needed(values: np.ndarray, target: float, method: str, alpha: float, power: float):
+def _needed(
+    values: np.ndarray, target: float, method: str, alpha: float, power: float
+) -> int | None:
     mean = float(values.mean())
     if method in BINARY_METHODS:
         return binomial_queries(mean, target, alpha, power, method, above=mean > target)
@@ -225,9 +232,12 @@ def check_evaluation(
     """Attach to ``ev`` (which holds the profile's metrics) a verdict per target of
     ``profile`` (``ev.verdicts``, ``ev.profile``); returns ``ev``."""
     best = attainable_means(qrels, [t.metric for t in profile.targets], **judge_options)
-    ev.verdicts = check_values(
-        ev.per_query, profile, confidence=confidence, method=method, power=power, attainable=best
-    )
+    ev.verdicts = tuple(
+        check_values(
+            ev.per_query, profile, confidence=confidence, method=method, power=power,
+            attainable=best,
+        )
+    )  # fmt: skip
     ev.profile = profile
     return ev
 
@@ -251,18 +261,18 @@ def attach_verdicts(
     confidence: float = 0.95,
     method: str = "auto",
     power: float = 0.8,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
+    stats: Statistics | None = None,
     **judge_options: Any,
 ) -> None:
-    """Check every run of ``report`` against ``profile``'s targets and keep the verdicts
-    and the declaration in ``report.metadata["targets"]`` (saved with the report)."""
+    """Check every run of ``report`` against ``profile``'s targets (bootstrap bounds drawn
+    as ``stats`` says) and keep the verdicts and the declaration in
+    ``report.metadata["targets"]`` (saved with the report)."""
     best = attainable_means(qrels, [t.metric for t in profile.targets], **judge_options)
     verdicts = {}
     for r in report.runs:
         verdicts[r] = check_values(
             report.per_query[r], profile, confidence=confidence, method=method, power=power,
-            run=r, attainable=best, n_resamples=n_resamples, seed=seed,
+            run=r, attainable=best, stats=stats,
         )  # fmt: skip
     report.metadata["targets"] = {
         "profile": profile.to_dict(),

@@ -229,10 +229,14 @@ def pool(
 
 def _order(found: dict[str, dict[str, int]], strategy: str) -> list[tuple[str, dict[str, int]]]:
     if strategy == "topk":
-        key = lambda item: (min(item[1].values()), -len(item[1]), item[0])  # noqa: E731
-    else:
-        key = lambda item: (-sum(1.0 / (RRF_K + r) for r in item[1].values()), item[0])  # noqa: E731
-    return sorted(found.items(), key=key)
+        return sorted(found.items(), key=lambda item: (min(item[1].values()), -len(item[1]),
+                                                       item[0]))  # fmt: skip
+    return sorted(found.items(), key=lambda item: (-_fused(item[1]), item[0]))
+
+
+def _fused(ranks: dict[str, int]) -> float:
+    """Reciprocal rank fusion of a pair's ranks across runs."""
+    return sum(1.0 / (RRF_K + r) for r in ranks.values())
 
 
 def _judged_docs(qrels: Qrels) -> dict[str, set[str]]:

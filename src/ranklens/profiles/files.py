@@ -59,7 +59,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         import tomli as tomllib
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            table: dict[str, Any] = tomllib.load(fh)
+            return table
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:

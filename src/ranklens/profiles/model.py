@@ -156,10 +156,12 @@ class Profile:
             targets[key] = checked
             if key not in seen:
                 seen[key] = MetricUse(checked.metric, checked.why)
-        for t in self.typical:
-            checked_metric(t.metric, f"{where}: typical value of {t.metric!r}")
-            if not t.source.strip():
-                raise InputError(f"{where}: the typical value {t.metric} = {t.value} has no source")
+        for typical in self.typical:
+            checked_metric(typical.metric, f"{where}: typical value of {typical.metric!r}")
+            if not typical.source.strip():
+                raise InputError(
+                    f"{where}: the typical value {typical.metric} = {typical.value} has no source"
+                )
         object.__setattr__(self, "metrics", tuple(seen.values()))
         object.__setattr__(self, "targets", tuple(targets.values()))
         object.__setattr__(self, "typical", tuple(self.typical))

@@ -126,8 +126,8 @@ def get_profile(
         profile = Profile.from_dict(value)
     elif isinstance(value, str):
         key = _key(value)
-        profile = _REGISTERED.get(key) or project_profiles().get(key) or BUILTIN.get(key)
-        if profile is None:
+        found = _REGISTERED.get(key) or project_profiles().get(key) or BUILTIN.get(key)
+        if found is None:
             known = all_profiles()
             near = closest(value, known)
             hint = f"did you mean {near!r}? " if near else ""
@@ -136,6 +136,7 @@ def get_profile(
                 "own with ranklens.Profile, a TOML file or [tool.ranklens.profiles] in "
                 "pyproject.toml)"
             )
+        profile = found
     else:
         raise ParameterError(
             f"get_profile: a profile is a name, a ranklens.Profile or its to_dict() mapping, "
