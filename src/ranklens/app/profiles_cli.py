@@ -66,8 +66,8 @@ def target_request(args: argparse.Namespace) -> tuple[Any, dict[str, Any]] | Non
         load_profiles(args.profiles_file)
     if not args.profile and not args.target:
         return None
-    from ..comparison.planner import parse_target
     from ..comparison.targets import resolve_profile
+    from ..profiles.model import parse_target
 
     targets = {}
     for text in args.target:

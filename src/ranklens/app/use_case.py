@@ -17,13 +17,16 @@ RELEVANT = {"faq": 1, "product-search": 4, "research": 8, "first-stage": 3, "rag
 """Relevant documents per query in each built-in profile's worked example."""
 
 
-def example_set(profile: Profile, queries: int = 30, seed: int = 7):
+def example_set(
+    profile: Profile, queries: int = 30, seed: int = 7
+) -> tuple[dict[str, dict[str, int]], dict[str, list[str]]]:
     """``(qrels, run)``: ``queries`` queries with the profile's typical number of relevant
     documents (graded 2 for the first, 1 for the rest), and a run of 100 documents that
     ranks them near the top more often than not and misses some."""
     rng = np.random.default_rng(seed)
     relevant = RELEVANT.get(profile.name, 2)
-    qrels, run = {}, {}
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, list[str]] = {}
     for i in range(queries):
         q = f"q{i + 1:02d}"
         docs = [f"{q}-rel{j}" for j in range(relevant)]

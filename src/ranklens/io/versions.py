@@ -55,7 +55,7 @@ def read_versions(
             records = [dict(row) for row in reader]
     else:
         for lineno, rec in json_records(p):
-            out = {k: rec[k] for k in ("doc_id", "_id", "id") if k in rec}
+            out: dict[str, Any] = {k: rec[k] for k in ("doc_id", "_id", "id") if k in rec}
             if doc_id is not None:
                 out[doc_id] = lookup(rec, doc_id)
             out.update({n: lookup(rec, n) for n in names})

@@ -225,9 +225,11 @@ def judge_versions(
         "labels_outdated": int((out_u & (original > 0)).sum()),
         "versioned_queries": len(np.unique(ev_arrays[0])),
     }
+    ev_q, ev_grade, ev_current, ev_outdated = ev_arrays
     jn.fresh = FreshRanks(
-        ev.astype(np.int64), rank.astype(np.int64), r_st, *ev_arrays, counts=counts
-    )
+        ev.astype(np.int64), rank.astype(np.int64), r_st, ev_q, ev_grade, ev_current,
+        ev_outdated, counts=counts,
+    )  # fmt: skip
 
 
 def _evidence(
@@ -240,7 +242,7 @@ def _evidence(
     r_st: np.ndarray,
     ev: np.ndarray,
     rank: np.ndarray,
-) -> tuple[np.ndarray, ...]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(ev_q, ev_grade, ev_current, ev_outdated)`` of the versioned evidence groups."""
     n_g = max(len(V.group_ids), 1)
     listed = unit_rows >= 0

@@ -102,7 +102,7 @@ class FreshnessRule:
         elif self.outdated == "demote":
             g[hit] = np.maximum(g[hit] - int(self.amount), 0)
         elif self.outdated == "factor":
-            g[hit] *= self.amount
+            g[hit] = g[hit] * self.amount  # a factor keeps fractional grades (float64)
         elif self.outdated == "half_life":
             g[hit] *= np.exp2(-np.maximum(age[hit], 0.0) / self.amount)
         return g

@@ -77,7 +77,7 @@ def parse_time(value: Any, where: str, tz: TzLike = None) -> float:
                     "written in)"
                 )
             value = value.replace(tzinfo=z)
-        return value.timestamp()
+        return float(value.timestamp())
     if isinstance(value, dt.date):
         z = zone(tz) or dt.timezone.utc
         return dt.datetime(value.year, value.month, value.day, tzinfo=z).timestamp()

@@ -154,10 +154,11 @@ class Versions:
                 f"Versions.from_records: records must be a list of mappings (one per "
                 f"document), got {type(records).__name__}"
             )
-        return from_records(
+        built: Versions = from_records(
             cls, records, doc_id=doc_id, time=time, group=group, supersedes=supersedes,
             superseded_at=superseded_at, tz=tz, unlisted=unlisted, source=source,
         )  # fmt: skip
+        return built
 
     @classmethod
     @FROM_CHAINS.checks
@@ -205,7 +206,8 @@ class Versions:
         from .versions_build import from_metadata
 
         FROM_RECORDS.check(fields, where="Versions.from_metadata")
-        return from_metadata(cls, data, **fields)
+        built: Versions = from_metadata(cls, data, **fields)
+        return built
 
     # ------------------------------------------------------------------ lookups
     def digest(self) -> str:

@@ -116,10 +116,10 @@ def resolve(
         succ[j] = i
     _no_cycle(succ, ids, source)
     root = _components(succ, groups, ids, source)
-    group_names = [groups[i] if groups[i] is not None else ids[i] for i in range(n)]
-    for i in range(n):  # a chain's group: its named member's, else its oldest member's id
-        if groups[i] is not None:
-            group_names[root[i]] = groups[i]
+    group_names: list[str] = [g if g is not None else ids[i] for i, g in enumerate(groups)]
+    for i, g in enumerate(groups):  # a chain's group: its named member's, else its oldest id
+        if g is not None:
+            group_names[root[i]] = g
     names = [group_names[root[i]] for i in range(n)]
     vf = np.array(starts, dtype=np.float64)
     sat = np.array(ends, dtype=np.float64)
