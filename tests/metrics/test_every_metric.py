@@ -174,7 +174,8 @@ def versioned_inputs(draw):
     among the rest."""
     qrels, run = draw(plain_inputs())
     docs = sorted({d for ls in qrels.values() for d in ls} | {d for r in run.values() for d in r})
-    chains = {f"g-{d}": [f"{d}~old", d] for d in docs if draw(st.booleans())}
+    # at least one chain: an empty versions table is refused (Versions.from_chains' declaration)
+    chains = {f"g-{d}": [f"{d}~old", d] for i, d in enumerate(docs) if not i or draw(st.booleans())}
     olds = [c[0] for c in chains.values()]
     for q, ranking in run.items():
         extra = draw(st.lists(st.sampled_from(olds), unique=True)) if olds else []

@@ -16,7 +16,9 @@ import sys
 from collections.abc import Sequence
 
 from ..comparison.compare import COMPARE
+from ..declared import AT_LEAST_ONE, count, declare
 from ..errors import MissingDependencyError, RanklensError
+from ..judging.options import JUDGE_OPTIONS
 from ..text import visible
 from .check_labels_cli import add_check_labels_command, cmd_check_labels
 from .evaluate_cli import DEFAULT_METRICS, add_scale_args, cmd_evaluate, per_query_argv
@@ -38,6 +40,12 @@ from .report_cli import emit_report as _emit_report
 from .snapshots_cli import add_snapshots_command, cmd_snapshots
 from .sweep_cli import add_sweep_command, cmd_sweep
 from .trec_flags import add_trec_eval_flags
+
+EVALUATE_CLI = declare(
+    "ranklens evaluate",
+    {"max_docs": count(None, AT_LEAST_ONE, "each query's first N documents only", none=True)},
+)
+"""The flags of ``ranklens evaluate`` that no function of the library takes."""
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -65,10 +73,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "means its default cutoffs (default: " + ", ".join(DEFAULT_METRICS) + ")",
     )
     _add_judge_args(ev)
-    ev.add_argument(
+    EVALUATE_CLI.add_argument(
+        ev,
+        "max_docs",
         "-M",
         dest="max_docs",
-        type=int,
         metavar="N",
         help="evaluate each query's first N documents in ranking order only (trec_eval -M)",
     )
@@ -114,7 +123,8 @@ def _build_parser() -> argparse.ArgumentParser:
         default="trec,llamaindex,haystack,autorag",
         help="comma-separated, the first is the baseline",
     )
-    ex.add_argument("-l", "--relevance-level", type=int, default=1, metavar="LEVEL")
+    JUDGE_OPTIONS.add_argument(ex, "relevance_level", "-l", "--relevance-level", default=1,
+                               metavar="LEVEL")  # fmt: skip
 
     cmp = sub.add_parser(
         "compare",

@@ -7,14 +7,16 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
+from ..judging.options import JUDGE_OPTIONS
 from .freshness_cli import add_freshness_args, freshness_kwargs
 
 
 def add_judge_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    JUDGE_OPTIONS.add_argument(
+        p,
+        "relevance_level",
         "-l",
         "--relevance-level",
-        type=int,
         default=1,
         metavar="LEVEL",
         help="smallest grade that counts as relevant for binary measures (trec_eval -l; default 1)",

@@ -15,11 +15,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..declared import NONNEGATIVE, count, declare
 from ..errors import InputError
 from ..metrics import TREC_NICKNAMES, Metric, expand_metric_names, parse_metric, trec_nickname
 from .trec_output import read_zscores, trec_eval_text
 
 REL_INFO_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+
+
+TREC_FLAGS = declare(
+    "ranklens evaluate (trec_eval's flags)",
+    {"docs": count(None, NONNEGATIVE, "documents in the collection, for utility", none=True)},
+)
 
 
 def add_trec_eval_flags(p: argparse.ArgumentParser) -> None:
@@ -31,10 +38,11 @@ def add_trec_eval_flags(p: argparse.ArgumentParser) -> None:
         help="drop unjudged documents from each ranking before any measure (trec_eval -J; "
         "condensed lists)",
     )
-    p.add_argument(
+    TREC_FLAGS.add_argument(
+        p,
+        "docs",
         "-N",
         "--docs",
-        type=int,
         metavar="N",
         help="number of documents in the collection, for utility (trec_eval -N)",
     )

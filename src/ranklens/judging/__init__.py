@@ -62,7 +62,7 @@ from .freshness import freshness_inputs, require_versions
 from .freshness_rules import FreshnessRule, get_freshness_rule
 from .join import Join, join_columnar
 from .judged import Judged, LevelView
-from .options import JudgeCounts, JudgeOptions, counts_notes
+from .options import JUDGE, JudgeCounts, JudgeOptions, counts_notes
 from .overlap_check import no_shared_query
 from .spanmatch import place_chunks
 from .tokens import TokenMap, run_in_tokens, spans_in_tokens
@@ -144,6 +144,7 @@ def _whole(x: Any) -> bool:
     return bool(np.isfinite(x)) and float(x).is_integer()
 
 
+@JUDGE.checks
 def judge(
     qrels: QrelsLike,
     run: RunLike,
