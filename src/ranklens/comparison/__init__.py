@@ -8,11 +8,10 @@ from __future__ import annotations
 from . import stats
 from .build import CURVE_CUTOFFS, build_report, curve_family
 from .compare import compare
-from .entries import register_renderer
 from .gate import GateResult, gate
 from .holes import HoleRange, holes, holes_at
 from .power_analysis import Power, power
-from .renderers import get_renderer, renderer_names
+from .renderers import get_renderer, register_renderer, renderer_names
 from .report import SCHEMA, SCHEMA_VERSION, Comparison, Report, load_report
 from .snapshots import Snapshots, compare_snapshots
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..declared import declare, function, text
 from ..errors import InputError
 from ..plugins import entry_point_table
 
@@ -36,6 +37,13 @@ R = TypeVar("R", bound=Renderer)
 _RENDERERS: dict[str, Renderer] = {}
 
 
+REGISTER_RENDERER = declare("register_renderer", {
+    "name": text(None, "the format's name (``text``, ``markdown``, or a new one)"),
+    "fn": function("the renderer: fn(report, **options)"),
+})  # fmt: skip
+
+
+@REGISTER_RENDERER.checks
 def register_renderer(name: str, fn: R) -> R:
     """Register ``fn(report, **options)`` under ``name`` (a later registration replaces an
     earlier one, so a project may restyle a built-in format); returns ``fn`` as it is."""

@@ -5,11 +5,10 @@ machinery), measure agreement between judges (:func:`agreement`), merge the judg
 their provenance (:meth:`ranklens.Qrels.merge`) and re-score (:func:`rescore`)."""
 
 from .agreement import Agreement, agreement
-from .entries import judging_page, read_judgments
-from .entries import rescore_checked as rescore
 from .judges import Assessment, assess
+from .page import judging_page, read_judgments
 from .pool import STRATEGIES, LabelPool, PoolPair, pool
-from .rescore import Rescoring
+from .rescore import Rescoring, rescore
 
 __all__ = [
     "STRATEGIES", "Agreement", "Assessment", "LabelPool", "PoolPair", "Rescoring", "agreement",

@@ -17,11 +17,13 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 
+from ..declared import choice, data, declare, mapping, path, text
 from ..errors import InputError
 from ..escape import html
 from ..io import read_qrels
 from ..io.records import json_records
 from ..model import Qrels
+from ..profiles.options import items
 from ..text import script_json
 from .pool import LabelPool, PoolPair
 
@@ -29,6 +31,24 @@ DEFAULT_LABELS = {0: "not relevant", 1: "related", 2: "relevant", 3: "perfect"}
 BINARY_LABELS = {0: "not relevant", 1: "relevant"}
 
 
+JUDGING_PAGE = declare("judging_page", {
+    "pool": data("a LabelPool, its pairs, or its JSONL file"),
+    "path": path(None, "the HTML page to write (None: only returned)", none=True),
+    "grades": items((0, 1, 2, 3), (int,), "distinct whole numbers 0-9",
+                    "the grades offered (a key each)", also=choice(None, ("binary",)),
+                    check=lambda g: len(set(g)) == len(g) and all(0 <= x <= 9 for x in g),
+                    rule="distinct, 0-9"),
+    "labels": mapping(None, "a word per grade", none=True, empty=True),
+    "title": text(None, "the page's title", none=True),
+    "source": text("human", "the provenance written in the JSONL export"),
+})  # fmt: skip
+READ_JUDGMENTS = declare("read_judgments", {
+    "path": path(None, "the page's JSONL export, or TREC qrels"),
+    "source": text(None, "the provenance of TREC qrels' judgments (default 'human')", none=True),
+})  # fmt: skip
+
+
+@JUDGING_PAGE.checks
 def judging_page(
     pool: LabelPool | Iterable[PoolPair] | str | Path,
     path: str | Path | None = None,
@@ -76,6 +96,7 @@ def judging_page(
     return page
 
 
+@READ_JUDGMENTS.checks
 def read_judgments(path: str | Path, source: str | None = None) -> Qrels:
     """Judgments exported from the page (or written by hand): JSONL lines with
     ``query_id``, ``doc_id``, ``grade`` and optionally ``source``, or TREC qrels (then

@@ -10,8 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..comparison import Report, compare
+from ..comparison.settings_use import STATS_OPTION, split_statistics, statistics
+from ..declared import STATISTICS, data, declare
 from ..escape import html, terminal
 from ..evaluation import MetricsLike
+from ..metrics.trec_forms import METRICS
+from ..settings import Statistics
 
 
 @dataclass
@@ -106,24 +110,42 @@ def leader(report: Report, metric: str) -> str:
     return ", ".join(r for r, v in vals.items() if v == top)
 
 
+RESCORE = declare("rescore", {
+    "before": data("the labels before: anything ranklens.compare takes"),
+    "after": data("the labels after (merged with the new judgments)"),
+    "runs": data("{name: run} or a list of runs"),
+    "metrics": METRICS,
+    "stats": STATS_OPTION,
+    **STATISTICS,
+})  # fmt: skip
+
+
+@RESCORE.checks
 def rescore(
     before: Any,
     after: Any,
     runs: Mapping[str, Any] | Sequence[Any],
     metrics: MetricsLike = ("ndcg@10", "P@10", "mrr@10"),
+    *,
+    stats: Statistics | None = None,
     **compare_options: Any,
 ) -> Rescoring:
     """Compare ``runs`` under the ``before`` labels and the ``after`` labels (anything
     :func:`ranklens.compare` takes, e.g. the labels merged with new judgments) with the same
-    settings, and list which conclusions changed.
+    settings (``stats=ranklens.Statistics(...)`` and the other options of ``compare``), and
+    list which conclusions changed. The flat statistics keywords (``test=``...) still work
+    for one release with a ``DeprecationWarning`` showing the new spelling.
 
     >>> r = rescore({"q": ["a"]}, {"q": {"a": 1, "x": 1}},
-    ...             {"r1": {"q": ["x", "a"]}, "r2": {"q": ["a", "y"]}}, ["P@1"], test="t")
+    ...             {"r1": {"q": ["x", "a"]}, "r2": {"q": ["a", "y"]}}, ["P@1"],
+    ...             stats=Statistics(test="t"))
     >>> [c.describe() for c in r.changed()]
     ['best on P@1: r2 -> r1, r2', 'r1 P@1: 0.0000 -> 1.0000 (+1.0000)']
     """
-    rep_b = compare(before, runs, metrics, **compare_options)
-    rep_a = compare(after, runs, metrics, **compare_options)
+    flat, compare_options = split_statistics(compare_options)
+    settings = statistics("rescore", stats, RESCORE.check(flat))
+    rep_b = compare(before, runs, metrics, stats=settings, **compare_options)
+    rep_a = compare(after, runs, metrics, stats=settings, **compare_options)
     changes: list[Change] = []
     for m in rep_a.metrics:
         lb, la = leader(rep_b, m), leader(rep_a, m)
