@@ -435,11 +435,6 @@ def test_a_runner_log_with_a_bad_recorded_length_names_query_and_hit(tmp_path, c
         ranklens.evaluate(labels, runner_log(str(log)), ["evidence_recall"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="model/runs.py: Run.from_chunks passes no row names to ChunkSpans.of (needs "
-    "where=[f\"run: chunk {j} of query {qid!r}\" ...]), so a fault names 'chunk row i'",
-)
 def test_a_chunk_offset_fault_names_its_query():
     with pytest.raises(InputError, match="chunk 1 of query 'q2'"):
         ranklens.Run.from_chunks(
@@ -453,11 +448,6 @@ def test_a_chunk_offset_fault_names_its_query():
         )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="io/jsonl.py: a runner's log given as a path reads as documents (run_from_log "
-    "keeps doc_ids only); it needs to keep each hit's parent, start, end and text as chunks",
-)
 def test_evaluate_reads_the_chunks_of_a_runner_log_given_as_a_path(tmp_path):
     labels = SpanLabels.from_spans({"q": [("d", 27, 44)]}, TEXTS)
     ds = ranklens.Dataset({"q": "?"}, labels, {"d": {"text": TEXT}})

@@ -89,6 +89,7 @@ def run_from_log(p: Path, name: str | None = None) -> Run:
             continue
         last[record_query_id(p, lineno, rec)] = (lineno, rec)
     ranked: dict[str, list[str]] = {}
+    chunks: dict[str, list[dict[str, Any]]] | None = {}
     failures: dict[str, dict[str, Any]] = {}
     for qid, (lineno, rec) in last.items():
         if rec.get("error"):
@@ -98,11 +99,35 @@ def run_from_log(p: Path, name: str | None = None) -> Run:
         if not isinstance(docs, list):
             raise InputError(f"{p}:{lineno}: field 'doc_ids' must be a list")
         ranked[qid] = [str(d) for d in docs]
+        if chunks is not None:
+            chunks[qid] = _placed(docs, rec.get("hits"))
+            if chunks[qid] is None:
+                chunks = None  # a query without chunk positions: a run of documents
     retriever = (header.get("config") or {}).get("retriever") or {}
     label = name or retriever.get("name") or p.name.split(".")[0]
-    run = Run.from_dict(ranked, name=str(label))
+    if chunks and any(chunks.values()):  # every hit placed in its document: a run of chunks
+        run = Run.from_chunks(chunks, name=str(label), ranked=True)
+    else:
+        run = Run.from_dict(ranked, name=str(label))
     run.failures = failures
     return run
+
+
+def _placed(docs: list[Any], hits: Any) -> list[dict[str, Any]] | None:
+    """A logged query's chunks (each hit's document, offsets and text, under the id the
+    runner recorded for it), or None when a hit carries no place in a document (the log
+    then reads as a run of documents, as it always did)."""
+    if not isinstance(hits, list) or len(hits) != len(docs):
+        return None
+    out = []
+    for doc, h in zip(docs, hits):
+        if not isinstance(h, Mapping) or h.get("parent") is None or h.get("start") is None:
+            return None
+        out.append(
+            {"id": str(doc), "doc_id": h["parent"], "start": h.get("start"),
+             "end": h.get("end"), "text": h.get("text"), "chars": h.get("chars")}
+        )  # fmt: skip
+    return out
 
 
 def run_from_records(

@@ -243,6 +243,7 @@ class Run(HoldsDocIds):
         ends: list[Any] = []
         texts: list[Any] = []
         chars: list[Any] = []
+        positions: list[int] = []
         scored = True
         for qid, items in chunks.items():
             if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
@@ -252,6 +253,7 @@ class Run(HoldsDocIds):
                     raise InputError(f"run: chunk {j} of query {qid!r} needs a 'doc_id'")
                 s, e = c.get("start"), c.get("end")
                 qs.append(qid)
+                positions.append(j)
                 docs.append(c["doc_id"])
                 starts.append(s)
                 ends.append(e)
@@ -265,9 +267,10 @@ class Run(HoldsDocIds):
                     scores.append(check_score(c["score"], qid, ids[-1]))
         if not scored:
             scores = [-float(i) for i in range(len(qs))]  # as listed
+        where = [f"run: chunk {j} of query {q!r}" for q, j in zip(qs, positions)]
         spans = ChunkSpans.of(docs, starts, ends, texts,
                               [c if c is not None else (len(t) if isinstance(t, str) else None)
-                               for c, t in zip(chars, texts)])  # fmt: skip
+                               for c, t in zip(chars, texts)], where=where)  # fmt: skip
         spans.doc_codes()  # interned once, as the rows' ids are
         return cls.from_arrays(qs, ids, scores if scored else None, name=name, spans=spans)
 
