@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Any
 
+from ..escape import rich_markup
+
 
 class Progress:
     """A rich progress bar with throughput, ETA and the error count; silent when not a
@@ -44,8 +46,9 @@ class Progress:
             )
             self._bar.__enter__()
             self._task = self._bar.add_task(
-                self.name, total=self.total, completed=self.completed, errors=0, rate=""
-            )
+                rich_markup(self.name), total=self.total, completed=self.completed, errors=0,
+                rate="",
+            )  # fmt: skip
             self._t0 = time.perf_counter()
             self._n = 0
         return self

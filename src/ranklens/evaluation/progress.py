@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from ..escape import rich_markup
+
 
 class ByteProgress:
     """``with ByteProgress(total, name, enabled) as bar: bar.advance(n)``; ``enabled=None``
@@ -36,7 +38,9 @@ class ByteProgress:
                 console=Console(stderr=True), transient=False,
             )  # fmt: skip
             self._bar.start()
-            self._task = self._bar.add_task(f"evaluating {self.name}", total=self.total)
+            self._task = self._bar.add_task(
+                f"evaluating {rich_markup(self.name)}", total=self.total
+            )
         return self
 
     def advance(self, nbytes: int) -> None:
@@ -47,7 +51,9 @@ class ByteProgress:
     def restart(self, description: str) -> None:
         """Start again from zero under a new description (a second pass over the files)."""
         if self._bar is not None:
-            self._bar.reset(self._task, description=f"{description}: {self.name}")
+            self._bar.reset(
+                self._task, description=f"{rich_markup(description)}: {rich_markup(self.name)}"
+            )
 
     def __exit__(self, *exc: Any) -> None:
         if self._bar is not None:

@@ -183,14 +183,14 @@ class FusionTuning:
         }  # fmt: skip
 
     def __str__(self) -> str:
-        from ..comparison.renderers import get_renderer
+        from ..comparison.renderers import render_text
 
-        return get_renderer("fusion_text")(self.to_dict())
+        return render_text("fusion_text", self.to_dict())
 
     def _repr_html_(self) -> str:
-        from ..comparison.renderers import get_renderer
+        from ..comparison.renderers import render_text
 
-        return get_renderer("fusion_html")(self.to_dict())
+        return render_text("fusion_html", self.to_dict())
 
 
 def _plain(setting: Mapping[str, Any]) -> dict[str, Any]:
