@@ -119,7 +119,7 @@ def test_snapshots_take_stats():
     with pytest.warns(DeprecationWarning, match="compare_snapshots"):
         old = ranklens.compare_snapshots(QRELS, snaps, ["P@1"], n_resamples=300, seed=2)
     assert new.to_dict() == old.to_dict()
-    assert new.settings["n_resamples"] == 300 and new.settings["test"] == "randomization"
+    assert new.settings.n_resamples == 300 and new.settings.test == "randomization"
 
 
 def test_plan_queries_and_power_take_stats():
@@ -142,3 +142,42 @@ def test_plan_queries_and_power_take_stats():
     with pytest.warns(DeprecationWarning):
         alpha_only = power(rep, "P@1", n=100, alpha=0.01)
     assert alpha_only[0].test == "t"  # a flat alpha alone keeps the report's test
+
+
+def test_snapshot_records_read_by_attribute_and_give_the_old_dicts():
+    from ranklens.comparison import ChangedLabel, SnapshotAgreement, SnapshotSettings, Swap
+
+    snaps = {"s1": RUNS, "s2": {"a": RUNS["b"], "b": RUNS["a"]}}
+    corpora = {"s1": {"d0": "old", "d1": "same"}, "s2": {"d0": "new", "d1": "same"}}
+    s = _quiet(ranklens.compare_snapshots, QRELS, snaps, ["P@1"], corpora=corpora,
+               stats=Statistics(n_resamples=300))  # fmt: skip
+    (row,) = s.agreement
+    assert isinstance(row, SnapshotAgreement) and isinstance(row.swaps[0], Swap)
+    assert row.tau == s.tau("s1", "s2", "P@1")[0] == -1.0
+    assert row.to_dict() == {
+        "a": "s1", "b": "s2", "metric": "P@1", "n": 12, "tau": row.tau, "low": row.low,
+        "high": row.high,
+        "swaps": [{"better_on_a": row.swaps[0].better_on_a,
+                   "better_on_b": row.swaps[0].better_on_b, "p_a": row.swaps[0].p_a,
+                   "p_b": row.swaps[0].p_b}],
+        "drop": dict(row.drop),
+    }  # fmt: skip
+    assert all(isinstance(c, ChangedLabel) for c in s.changed)
+    assert {(c.doc, c.change) for c in s.changed} == {("d0", "changed")}
+    assert s.changed[0].to_dict() == {
+        "a": "s1", "b": "s2", "query": s.changed[0].query, "doc": s.changed[0].doc,
+        "grade": 1, "change": s.changed[0].change,
+    }  # fmt: skip
+    assert isinstance(s.settings, SnapshotSettings)
+    assert s.to_dict()["settings"] == {"confidence": 0.95, "n_resamples": 300, "seed": 0,
+                                       "test": "randomization", "corpora": True}  # fmt: skip
+    plain = s.to_dict()
+    assert list(plain) == ["snapshots", "systems", "metrics", "values", "agreement", "changed",
+                           "settings"]  # fmt: skip
+    assert plain["agreement"] == [row.to_dict()]
+    assert json.loads(s.to_json())["agreement"][0]["metric"] == "P@1"
+    with pytest.warns(DeprecationWarning, match=r"\.tau"):
+        assert row["tau"] == row.tau  # the old dict reading still works, deprecated
+    frame = s.to_pandas()
+    assert list(frame.columns) == ["a", "b", "metric", "n", "tau", "low", "high", "swaps"]
+    assert frame.loc[0, "swaps"] == 1

@@ -47,6 +47,7 @@ from . import stats as st
 from .compare import compare
 from .report import Report, write_output
 from .settings_use import STATS_OPTION, split_statistics, statistics
+from .snapshot_rows import ChangedLabel, SnapshotAgreement, SnapshotSettings, Swap
 from .targets import stray_keywords
 
 SNAPSHOTS = declare("Snapshots", {
@@ -74,18 +75,21 @@ COMPARE_SNAPSHOTS = declare("compare_snapshots", {
 
 class Snapshots:
     """The outcome of :func:`compare_snapshots`: ``reports[snapshot]`` (a
-    :class:`~ranklens.Report` each), ``agreement`` (per pair of snapshots and metric: tau,
-    its interval, swaps and relative drops), ``changed`` (labels whose document changed,
-    per pair of consecutive snapshots); rendered by the ``snapshots_text`` and
+    :class:`~ranklens.Report` each), ``agreement`` (per pair of snapshots and metric, a
+    :class:`~.snapshot_rows.SnapshotAgreement`: tau, its interval, swaps and relative
+    drops), ``changed`` (labels whose document changed, per pair of consecutive snapshots,
+    :class:`~.snapshot_rows.ChangedLabel`), ``settings``
+    (:class:`~.snapshot_rows.SnapshotSettings`); ``to_dict()`` is the plain data;
+    :meth:`to_pandas` the agreement rows as a table; rendered by the ``snapshots_text`` and
     ``snapshots_markdown`` renderers (``str(snapshots)``, :meth:`to_markdown`)."""
 
     @SNAPSHOTS.checks
     def __init__(
         self,
         reports: dict[str, Report],
-        agreement: list[dict[str, Any]],
-        changed: list[dict[str, Any]],
-        settings: dict[str, Any],
+        agreement: list[SnapshotAgreement],
+        changed: list[ChangedLabel],
+        settings: SnapshotSettings,
     ) -> None:
         self.reports = reports
         self.agreement = agreement
@@ -109,8 +113,8 @@ class Snapshots:
         """``(tau, low, high)`` between snapshots ``a`` and ``b`` on ``metric`` (an unknown
         snapshot or metric is an error naming it and the closest)."""
         for row in self.agreement:
-            if (row["a"], row["b"], row["metric"]) == (a, b, metric):
-                return row["tau"], row["low"], row["high"]
+            if (row.a, row.b, row.metric) == (a, b, metric):
+                return row.tau, row.low, row.high
         for name, value, known in (("a", a, self.snapshots), ("b", b, self.snapshots),
                                    ("metric", metric, self.metrics)):  # fmt: skip
             if value not in known:
@@ -137,10 +141,21 @@ class Snapshots:
             "systems": self.systems,
             "metrics": self.metrics,
             "values": values,
-            "agreement": self.agreement,
-            "changed": self.changed,
-            "settings": self.settings,
+            "agreement": [row.to_dict() for row in self.agreement],
+            "changed": [c.to_dict() for c in self.changed],
+            "settings": self.settings.to_dict(),
         }
+
+    def to_pandas(self) -> Any:
+        """The agreement rows as a ``pandas.DataFrame``: one row per pair of snapshots and
+        metric (``a``, ``b``, ``metric``, ``n``, ``tau``, ``low``, ``high``, ``swaps``:
+        the number of swapped pairs)."""
+        import pandas as pd
+
+        rows = [{**row.to_dict(), "swaps": len(row.swaps)} for row in self.agreement]
+        for row in rows:
+            row.pop("drop")
+        return pd.DataFrame(rows, columns=["a", "b", "metric", "n", "tau", "low", "high", "swaps"])
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(_plain(self.to_dict()), **kwargs)
@@ -238,17 +253,13 @@ def compare_snapshots(
         for row in _agreement(reports[a], reports[b], a, b, stats)
     ]
     changed = _changed(qrels, names, corpora) if corpora is not None else []
-    settings = {
-        "confidence": stats.confidence,
-        "n_resamples": stats.n_resamples,
-        "seed": stats.seed,
-        "test": stats.test,
-        "corpora": corpora is not None,
-    }
+    settings = SnapshotSettings(
+        stats.confidence, stats.n_resamples, stats.seed, stats.test, corpora is not None
+    )
     return Snapshots(reports, agreement, changed, settings)
 
 
-def _agreement(A: Report, B: Report, a: str, b: str, stats: Statistics) -> list[dict[str, Any]]:
+def _agreement(A: Report, B: Report, a: str, b: str, stats: Statistics) -> list[SnapshotAgreement]:
     """Per metric: tau between the systems' means on A and B, its bootstrap interval over
     the queries both evaluated, the swapped pairs and the relative drops."""
     systems = list(A.runs)
@@ -273,17 +284,17 @@ def _agreement(A: Report, B: Report, a: str, b: str, stats: Statistics) -> list[
             else (np.nan, np.nan)
         )
         rows.append(
-            {
-                "a": a,
-                "b": b,
-                "metric": m,
-                "n": len(common),
-                "tau": tau,
-                "low": lo,
-                "high": hi,
-                "swaps": _swaps(A, B, m, systems),
-                "drop": {s: _drop(A.value(s, m), B.value(s, m)) for s in systems},
-            }
+            SnapshotAgreement(
+                a,
+                b,
+                m,
+                len(common),
+                tau,
+                lo,
+                hi,
+                _swaps(A, B, m, systems),
+                {s: _drop(A.value(s, m), B.value(s, m)) for s in systems},
+            )
         )
     return rows
 
@@ -303,7 +314,7 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
-def _swaps(A: Report, B: Report, m: str, systems: list[str]) -> list[dict[str, Any]]:
+def _swaps(A: Report, B: Report, m: str, systems: list[str]) -> list[Swap]:
     """The pairs of systems ordered one way on A and the other on B, each with its paired
     test's (corrected) p-value on both."""
     sign = -1.0 if lower_is_better(m) else 1.0
@@ -313,14 +324,7 @@ def _swaps(A: Report, B: Report, m: str, systems: list[str]) -> list[dict[str, A
         db = sign * (B.value(s, m) - B.value(t, m))
         if da * db < 0:
             first, second = (s, t) if da > 0 else (t, s)
-            out.append(
-                {
-                    "better_on_a": first,
-                    "better_on_b": second,
-                    "p_a": _p(A, m, s, t),
-                    "p_b": _p(B, m, s, t),
-                }
-            )
+            out.append(Swap(first, second, _p(A, m, s, t), _p(B, m, s, t)))
     return out
 
 
@@ -354,7 +358,7 @@ def _texts(docs: Any, snapshot: str) -> dict[str, str]:
     return out
 
 
-def _changed(qrels: Any, names: list[str], corpora: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _changed(qrels: Any, names: list[str], corpora: Mapping[str, Any]) -> list[ChangedLabel]:
     """Every label whose document changed between consecutive snapshots."""
     missing = [s for s in names if s not in corpora]
     if missing:
@@ -379,7 +383,7 @@ def _changed(qrels: Any, names: list[str], corpora: Mapping[str, Any]) -> list[d
                 else "changed"
             )
             if what:
-                out.append({"a": a, "b": b, "query": q, "doc": d, "grade": g, "change": what})
+                out.append(ChangedLabel(a, b, q, d, g, what))
     return out
 
 
