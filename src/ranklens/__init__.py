@@ -124,7 +124,7 @@ _LAZY = {
     "all_profiles": "profiles",
     "register_profile": "profiles",
     "load_profiles": "profiles",
-    "TargetVerdict": "comparison.targets",
+    "TargetVerdict": "comparison.verdict",
     "plan_queries": "comparison.planner",
     "Plan": "comparison.planner",
     # label repair: span labels relocated in a new version of their documents

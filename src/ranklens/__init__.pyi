@@ -25,7 +25,7 @@ from .comparison import register_renderer as register_renderer
 from .comparison import stats as stats
 from .comparison.planner import Plan as Plan
 from .comparison.planner import plan_queries as plan_queries
-from .comparison.targets import TargetVerdict as TargetVerdict
+from .comparison.verdict import TargetVerdict as TargetVerdict
 from .comparison.targets import evaluate as evaluate
 from .errors import DuplicateDocumentError as DuplicateDocumentError
 from .errors import InputError as InputError

@@ -24,6 +24,8 @@ def load_callable(spec: str, offline: Any) -> Any:
         if not path.exists():
             raise InputError(f"{spec!r}: no file {path}")
         loader = importlib.util.spec_from_file_location(path.stem, path)
+        if loader is None or loader.loader is None:
+            raise InputError(f"{spec!r}: {path} cannot be imported as a module")
         module = importlib.util.module_from_spec(loader)
         loader.loader.exec_module(module)
     else:

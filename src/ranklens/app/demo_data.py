@@ -246,7 +246,7 @@ def write(folder: Path | None = None) -> Path:
     return folder
 
 
-def load():
+def load() -> Any:
     """The demo :class:`~ranklens.Dataset`: questions, grouped and graded labels, corpus."""
     from ..io.beir import read_corpus
     from ..io.datasets import read_jsonl_dataset
@@ -258,7 +258,7 @@ def load():
     return ds
 
 
-def load_spans():
+def load_spans() -> Any:
     """The demo's questions with span labels: the words of the passages that answer them
     (``evidence.jsonl``, quotes located in ``corpus.jsonl`` beside it)."""
     from ..io.datasets import read_jsonl_dataset

@@ -5,6 +5,7 @@ and document versions (:mod:`.freshness_cli`), and the keywords they give ``judg
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..errors import InputError
 from ..judging.options import JUDGE_OPTIONS
@@ -58,7 +59,7 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     add_freshness_args(p)
 
 
-def judge_kwargs(args: argparse.Namespace) -> dict:
+def judge_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     if args.complete and args.skip_missing:
         raise InputError("-c scores missing queries 0 and --skip-missing leaves them out: pick one")
     return {

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
-def emit_report(report, args: argparse.Namespace) -> int:
+def emit_report(report: Any, args: argparse.Namespace) -> int:
     """Print ``report`` as ``--format`` says and write the files ``--json``/``--html`` name."""
     if args.json:
         report.save(args.json)
