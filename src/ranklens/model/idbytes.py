@@ -41,19 +41,22 @@ def pack_strings(strings: Iterable[str]) -> tuple[np.ndarray, np.ndarray, np.nda
     and encoded once (one copy of the text); the newline bytes then mark the boundaries,
     unless some string holds a newline itself (then there are more newline bytes than
     boundaries and each string is encoded on its own)."""
+    items: list[str]
     if isinstance(strings, np.ndarray):
-        strings = strings.tolist()
-    elif not isinstance(strings, list):
-        strings = list(strings)
-    n = len(strings)
-    strings.append(_TAIL)  # the newline after the last id, then the padding
+        items = strings.tolist()
+    elif isinstance(strings, list):
+        items = strings
+    else:
+        items = list(strings)
+    n = len(items)
+    items.append(_TAIL)  # the newline after the last id, then the padding
     try:
-        joined = "\n".join(strings).encode("utf-8", SURROGATES)
+        joined = "\n".join(items).encode("utf-8", SURROGATES)
     finally:
-        strings.pop()
+        items.pop()
     got = _split(joined, n)
     if got is None:  # a string holds a newline
-        enc = [s.encode("utf-8", SURROGATES) for s in strings]
+        enc = [s.encode("utf-8", SURROGATES) for s in items]
         length = np.fromiter(map(len, enc), dtype=np.int32, count=n)
         start = np.zeros(n, dtype=np.int64)
         np.cumsum(length[:-1], out=start[1:])
@@ -95,7 +98,8 @@ def _split(joined: bytes, n: int) -> tuple[np.ndarray, np.ndarray] | None:
 def words_view(body: np.ndarray) -> np.ndarray:
     """``words[i]``: the 8 bytes of ``body`` from byte ``i`` as a little-endian uint64
     (unaligned loads; ``body`` ends in :data:`PAD` zero bytes)."""
-    return np.ndarray((len(body) - 7,), dtype="<u8", buffer=body, strides=(1,))
+    words: np.ndarray = np.ndarray((len(body) - 7,), dtype="<u8", buffer=body, strides=(1,))
+    return words
 
 
 def masked_words(v: np.ndarray, rem: np.ndarray) -> np.ndarray:

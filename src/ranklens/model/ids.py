@@ -134,11 +134,11 @@ class DocIds:
         body = np.zeros(int(shift[-1]) + PAD, dtype=np.uint8)
         for p, e, at in zip(sl, ends, shift.tolist()):
             body[at : at + e] = p._body[:e]  # type: ignore[index]
-        start = np.concatenate([p._start + at for p, at in zip(sl, shift.tolist())])  # type: ignore[operator]
-        length = np.concatenate([p._len for p in sl])  # type: ignore[misc]
+        start = np.concatenate([p._start + at for p, at in zip(sl, shift.tolist())])
+        length = np.concatenate([p._len for p in sl])
         hashes = None
         if all(p._hash is not None for p in sl):
-            hashes = np.concatenate([p._hash for p in sl])  # type: ignore[misc]
+            hashes = np.concatenate([p._hash for p in sl])
         return cls.slices(body, start, length, any(p._nul for p in sl), int(shift[-1]), hashes)
 
     def __len__(self) -> int:
@@ -182,7 +182,8 @@ class DocIds:
     def strings(self, rows: np.ndarray) -> list[str]:
         """The ids of ``rows`` as Python strings."""
         if self._codes is not None:
-            return self._vocab[self._codes[rows]].tolist()  # type: ignore[index]
+            strings: list[str] = self._vocab[self._codes[rows]].tolist()  # type: ignore[index]
+            return strings
         body, rows = self._body, np.asarray(rows)
         return [
             body[i : i + k].tobytes().decode("utf-8", SURROGATES)  # type: ignore[index]
@@ -250,13 +251,16 @@ class DocIds:
         """The ids of ``rows`` (byte slices, no zero byte, at most :data:`FIXED_MAX`
         bytes) as big-endian 8-byte words, zero padded: compared as numbers, word by word,
         they compare as the ids' bytes do."""
-        return fixed_words(self._body, self._start[rows], self._len[rows]).byteswap()  # type: ignore[arg-type,index]
+        words: np.ndarray = fixed_words(self._body, self._start[rows], self._len[rows])  # type: ignore[arg-type,index]
+        swapped: np.ndarray = words.byteswap()
+        return swapped
 
     def _before(self, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
         """Per pair, whether the id of row ``a[i]`` sorts before that of ``b[i]`` (byte
         order); None when the ids are not compared as words (a zero byte, a long id)."""
         if self._codes is not None:
-            return self._codes[a] < self._codes[b]
+            before_codes: np.ndarray = self._codes[a] < self._codes[b]
+            return before_codes
         if self._nul or (len(a) and int(self._len[np.concatenate((a, b))].max()) > FIXED_MAX):  # type: ignore[index]
             return None
         words = self._be_words(np.concatenate((a, b)))
@@ -279,7 +283,8 @@ class DocIds:
         if len(rows) == 0:
             return np.zeros(0, dtype=bool)
         if self._codes is not None and other._codes is not None and self._vocab is other._vocab:
-            return self._codes[rows] == other._codes[other_rows]
+            same_codes: np.ndarray = self._codes[rows] == other._codes[other_rows]
+            return same_codes
         if (
             self._codes is None and other._codes is None
             and self._hash is not None and other._hash is not None
@@ -288,7 +293,7 @@ class DocIds:
             # of one length with one hash are the same id (HASH_EXACT_BYTES); the bytes
             # decide the rest
             a_len, b_len = self._len[rows], other._len[other_rows]  # type: ignore[index]
-            out = (self._hash[rows] == other._hash[other_rows]) & (a_len == b_len)
+            out: np.ndarray = (self._hash[rows] == other._hash[other_rows]) & (a_len == b_len)
             unsure = np.flatnonzero(out & (a_len > HASH_EXACT_BYTES))
             if len(unsure):
                 out[unsure] = self._same_bytes(rows[unsure], other, other_rows[unsure])
@@ -303,10 +308,11 @@ class DocIds:
                 a = fixed_words(self._body, self._start[rows], a_len)  # type: ignore[arg-type,index]
                 b = fixed_words(other._body, other._start[other_rows], b_len)  # type: ignore[arg-type,index]
                 if a.shape[1] == b.shape[1]:
-                    return (a_len == b_len) & (a == b).all(axis=1)
+                    same_words: np.ndarray = (a_len == b_len) & (a == b).all(axis=1)
+                    return same_words
         a_off, a_body = self._packed(rows)
         b_off, b_body = other._packed(other_rows)
-        out = np.diff(a_off) == np.diff(b_off)
+        out: np.ndarray = np.diff(a_off) == np.diff(b_off)
         at = np.flatnonzero(out)
         if len(at) < len(out):  # compare the rows of equal length, packed alike
             a_off, a_body = gather_packed(a_body, a_off[at], np.diff(a_off)[at])
@@ -347,6 +353,7 @@ def first_repeat(group: np.ndarray, docs: DocIds) -> tuple[int, int] | None:
     n = len(group)
     if n < 2:
         return None
+    key: np.ndarray | None
     if docs.interned:
         codes = docs.codes()[0].astype(np.int64)
         key = (group.astype(np.int64) << max(int(codes.max()).bit_length(), 1)) | codes

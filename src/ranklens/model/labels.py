@@ -11,6 +11,14 @@ import numpy as np
 from ..errors import DuplicateDocumentError, InputError
 from ..text import shown
 
+SubtopicRows = tuple[
+    Sequence[Any] | np.ndarray,
+    Sequence[Any] | np.ndarray,
+    Sequence[Any] | np.ndarray,
+    Sequence[int] | np.ndarray,
+]
+"""Diversity labels as columns: ``(queries, subtopics, documents, grades)``."""
+
 Columns = tuple[list[Any], list[Any], list[int], list[int], list[Any]]
 
 
@@ -67,9 +75,11 @@ def group_columns(
 
 def subtopic_columns(
     labels: Mapping[Any, Mapping[Any, Mapping[Any, int]]] | None,
-    rows: tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[int]] | None,
+    rows: SubtopicRows | None,
     source: str,
-) -> tuple[Sequence[Any], Sequence[Any], np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[
+    Sequence[Any] | np.ndarray, Sequence[Any] | np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]:
     """``(queries, docs, grades, unit key, intent key)`` of diversity labels: one unit per
     (query, subtopic, grade), one intent per (query, subtopic) (see
     :meth:`Qrels.from_subtopics`)."""
@@ -79,8 +89,8 @@ def subtopic_columns(
         ds: list[Any] = []
         gs: list[int] = []
         for qid, topics in (labels or {}).items():
-            for sub, docs in topics.items():
-                for doc, grade in docs.items():
+            for sub, graded in topics.items():
+                for doc, grade in graded.items():
                     qs.append(qid)
                     ss.append(sub)
                     ds.append(doc)

@@ -23,13 +23,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 
 from ..errors import DuplicateDocumentError, InputError
 from .ids import DocIds, HoldsDocIds, first_repeat
-from .labels import check_grade, group_columns, subtopic_columns
+from .labels import SubtopicRows, check_grade, group_columns, subtopic_columns
 from .mappings import check_query_keys, flat_numbers, label_columns
 from .segments import blocks_in_order, repeats, sorted_with_rows
 from .vocab import encode_columns, encode_nested
@@ -205,7 +205,7 @@ class Qrels(HoldsDocIds):
                 return cls.from_parsed(qcode, query_vocab, docs, grades, "qrels", unique=True)
         check_query_keys(labels, "qrels")
         if labels and all(type(e) is dict or isinstance(e, Mapping) for e in labels.values()):
-            return cls._from_label_dicts(labels)
+            return cls._from_label_dicts(cast("Mapping[Any, Mapping[Any, Any]]", labels))
         qs: list[Any] = []
         ds: list[Any] = []
         gs: list[Any] = []
@@ -250,7 +250,7 @@ class Qrels(HoldsDocIds):
             for i, grade in enumerate(raw):
                 check_grade(grade, query_vocab[qcode[i]], doc_vocab[dcode[i]])
             grades = np.array([int(x) for x in raw], dtype=np.int64)
-        return cls.from_arrays(None, None, grades, encoded=(qcode, query_vocab, dcode, doc_vocab))
+        return cls.from_arrays((), (), grades, encoded=(qcode, query_vocab, dcode, doc_vocab))
 
     @classmethod
     def merge(cls, *parts: Any, sources: Sequence[str] | None = None,
@@ -259,7 +259,8 @@ class Qrels(HoldsDocIds):
         (``qrels.sources[(query, doc)]``); see :func:`ranklens.model.merge.merge_qrels`."""
         from .merge import merge_qrels
 
-        return merge_qrels(cls, parts, sources, conflicts)
+        merged: Qrels = merge_qrels(cls, parts, sources, conflicts)
+        return merged
 
     @classmethod
     def from_groups(
@@ -282,7 +283,7 @@ class Qrels(HoldsDocIds):
         cls,
         labels: Mapping[Any, Mapping[Any, Mapping[Any, int]]] | None = None,
         *,
-        rows: tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[int]] | None = None,
+        rows: SubtopicRows | None = None,
         source: str = "qrels",
     ) -> Qrels:
         """Diversity qrels: ``{query: {subtopic: {doc: grade}}}``, or ``rows`` as parallel
@@ -389,7 +390,11 @@ class Qrels(HoldsDocIds):
             and np.array_equal(self.grade, other.grade)
             and np.array_equal(self.unit, other.unit)
             and (self.intent is None) == (other.intent is None)
-            and (self.intent is None or np.array_equal(self.intent, other.intent))
+            and (
+                self.intent is None
+                or other.intent is None
+                or np.array_equal(self.intent, other.intent)
+            )
         )
 
     __hash__ = None  # type: ignore[assignment]

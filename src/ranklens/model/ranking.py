@@ -40,17 +40,19 @@ class RowOrder:
     def apply(self, x: np.ndarray) -> np.ndarray:
         """``x`` (one value per row) in this order; ``x`` itself for the identity."""
         if self.full is not None:
-            return x[self.full]
+            ordered: np.ndarray = x[self.full]
+            return ordered
         if len(self.idx) == 0:
             return x
-        out = x.copy()
+        out: np.ndarray = x.copy()
         out[self.idx] = x[self.src]
         return out
 
     def source(self, positions: np.ndarray) -> np.ndarray:
         """The original row at each of ``positions`` of the ordered rows."""
         if self.full is not None:
-            return self.full[positions]
+            rows: np.ndarray = self.full[positions]
+            return rows
         if len(self.idx) == 0:
             return positions
         j = np.minimum(np.searchsorted(self.idx, positions), len(self.idx) - 1)

@@ -189,7 +189,7 @@ class Run(HoldsDocIds):
         if cols is not None:
             qcode, query_vocab, docs, scores, unique = cols
             return cls.from_arrays(
-                None, None, scores, name=name, encoded=(qcode, query_vocab, docs, None),
+                (), (), scores, name=name, encoded=(qcode, query_vocab, docs, None),
                 unique_docs=unique,
             )  # fmt: skip
         check_query_keys(run, "run")
@@ -215,7 +215,7 @@ class Run(HoldsDocIds):
         # key and a string key read as one id ({1: .., "1": ..}): then checked as any run
         unique = all(all(map(isinstance, v, repeat(str))) for v in run.values())
         return cls.from_arrays(
-            None, None, scores.astype(np.float64), name=name, source="run",
+            (), (), scores.astype(np.float64), name=name, source="run",
             encoded=(qcode, query_vocab, dcode, doc_vocab), unique_docs=unique,
         )  # fmt: skip
 

@@ -30,7 +30,8 @@ def seg_positions(off: np.ndarray) -> np.ndarray:
     """0-based position of every flat entry within its segment."""
     total = int(off[-1]) if len(off) else 0
     starts = np.repeat(off[:-1], lengths(off))
-    return np.arange(total, dtype=np.int64) - starts
+    out: np.ndarray = np.arange(total, dtype=np.int64) - starts
+    return out
 
 
 def seg_cumsum(x: np.ndarray, off: np.ndarray) -> np.ndarray:
@@ -40,7 +41,8 @@ def seg_cumsum(x: np.ndarray, off: np.ndarray) -> np.ndarray:
         return c
     lens = lengths(off)
     base = np.concatenate(([0], c))[off[:-1]]
-    return c - np.repeat(base, lens)
+    out: np.ndarray = c - np.repeat(base, lens)
+    return out
 
 
 def seg_cumsum_exact(x: np.ndarray, off: np.ndarray) -> np.ndarray:

@@ -334,7 +334,7 @@ class SpanLabels(Qrels):
             and np.array_equal(self.end, other.end)
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 def _records(spans: Mapping[Any, Sequence[SpanLike]]) -> Iterable[dict[str, Any]]:
