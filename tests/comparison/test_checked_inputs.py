@@ -91,6 +91,7 @@ CALLS = {
     "register_renderer": lambda **kw: ranklens.register_renderer(
         **{"name": "x", "fn": print, **kw}
     ),
+    "ReportContents": lambda **kw: ranklens.comparison.ReportContents(**kw),
     "Snapshots": None,  # data only
     "all_profiles": None,  # no parameter
     "ranklens check-labels": None,

@@ -181,3 +181,21 @@ def test_snapshot_records_read_by_attribute_and_give_the_old_dicts():
     frame = s.to_pandas()
     assert list(frame.columns) == ["a", "b", "metric", "n", "tau", "low", "high", "swaps"]
     assert frame.loc[0, "swaps"] == 1
+
+
+def test_compare_takes_report_contents_and_the_flat_keywords_warn():
+    from ranklens.comparison import ReportContents
+
+    kept = ReportContents(curves=False, drilldown=None, tie_range=False)
+    new = _quiet(ranklens.compare, QRELS, RUNS, ["P@1"], contents=kept,
+                 stats=Statistics(n_resamples=200))  # fmt: skip
+    with pytest.warns(DeprecationWarning, match=r"contents=ranklens.ReportContents\(curves=False"):
+        old = ranklens.compare(QRELS, RUNS, ["P@1"], curves=False, drilldown=None,
+                               tie_range=False, stats=Statistics(n_resamples=200))  # fmt: skip
+    assert new.curves == old.curves == {}
+    assert "drilldown" not in new.metadata and "drilldown" not in old.metadata
+    assert new.to_dict()["summary"] == old.to_dict()["summary"]
+    with pytest.raises(ParameterError, match="both contents= and curves="):
+        ranklens.compare(QRELS, RUNS, ["P@1"], contents=kept, curves=True)
+    with pytest.raises(ParameterError, match="drilldown"):
+        ReportContents(drilldown=-1)

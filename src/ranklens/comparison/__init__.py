@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import stats
 from .build import CURVE_CUTOFFS, build_report, curve_family
 from .compare import compare
+from .contents import ReportContents
 from .gate import GateResult, GateSettings, gate
 from .holes import HoleRange, holes, holes_at
 from .power_analysis import Power, power
@@ -29,6 +30,7 @@ __all__ = [
     "HoleRange",
     "Power",
     "Report",
+    "ReportContents",
     "SnapshotAgreement",
     "SnapshotSettings",
     "Snapshots",

@@ -17,13 +17,10 @@ from typing import Any
 import numpy as np
 
 from ..declared import (
-    NONNEGATIVE,
     STATISTICS,
     ParameterError,
-    count,
     data,
     declare,
-    flag,
     mapping,
     names,
     renamed_option,
@@ -37,9 +34,10 @@ from ..metrics import parse_metric, parse_metrics
 from ..metrics.trec_forms import METRICS
 from ..model import Dataset
 from ..model.spans import SpanLabels
-from ..settings import Statistics
+from ..settings import Statistics, settled
 from ..version import __version__
 from .build import build_report
+from .contents import REPORT_CONTENTS, ReportContents
 from .drilldown import drilldown as make_drilldown
 from .evidence import rule_text
 from .holes import HoleRange, holes
@@ -69,11 +67,9 @@ COMPARE = declare("compare", {  # the flat statistics keywords stay declared (de
     "queries": mapping(None, "{query id: text} shown in the report", none=True, empty=True),
     "dataset": text(None, "the dataset's name in the report", none=True),
     "run_info": mapping(None, "per run, extra facts for the report", none=True, empty=True),
-    "curves": flag(True, "keep the metrics' curves over cutoffs"),
-    "tie_range": flag(True, "judge tied runs in their best and worst order too"),
-    "hole_range": flag(True, "score unjudged documents as relevant and judged-only too"),
-    "drilldown": count(10, NONNEGATIVE, "documents kept per run and query for the drill-down "
-                       "(0 or None: none)", none=True),
+    "contents": data("a ranklens.comparison.ReportContents: curves, tie and hole ranges, "
+                     "drill-down"),
+    **REPORT_CONTENTS,
     "options": data("a ranklens.JudgeOptions (else the judging keywords)"),
     "profile": VERDICTS["profile"],
     "targets": VERDICTS["targets"],
@@ -93,10 +89,7 @@ def compare(
     queries: Mapping[str, str] | None = None,
     dataset: str | None = None,
     run_info: Mapping[str, Mapping[str, Any]] | None = None,
-    curves: bool = True,
-    tie_range: bool = True,
-    hole_range: bool = True,
-    drilldown: int | None = 10,
+    contents: ReportContents | None = None,
     options: JudgeOptions | None = None,
     profile: Any = None,
     targets: Mapping[str, Any] | None = None,
@@ -123,6 +116,8 @@ def compare(
     still work for one release with a ``DeprecationWarning`` (write
     ``stats=ranklens.Statistics(test="t")``); one beside ``stats=`` is an error.
     ``run_info``: per run, extra facts for the report (the runner's latency and errors).
+    ``contents``: a :class:`~ranklens.comparison.ReportContents` (default: everything
+    kept), what the report holds beyond the means and tests:
     ``tie_range``: for a run with tied scores, also judge it with its tied documents in the
     most and least favourable order (``ties="best"``/``"worst"``), so the report shows
     how far ties can move each metric (``summary[run][metric]["tie_low"/"tie_high"]``).
@@ -134,7 +129,10 @@ def compare(
     ``drilldown``: keep each run's top ``drilldown`` documents per query, the labels and
     where each run ranked the labelled documents (``metadata["drilldown"]``, see
     :mod:`.drilldown`), for the HTML report's per-query view (with document snippets from a
-    Dataset's corpus or a runner's hits); None leaves it out.
+    Dataset's corpus or a runner's hits); None leaves it out; ``curves``: each cutoff
+    metric's curve over cutoffs. The flat keywords ``curves=``, ``tie_range=``,
+    ``hole_range=``, ``drilldown=`` still work for one release with a
+    ``DeprecationWarning`` (write ``contents=ReportContents(drilldown=None)``).
     On span labels (:class:`~ranklens.SpanLabels`), a runner's result is judged by its
     chunks (``chunk_run()``), the drill-down shows each chunk in its document's text with
     the evidence it holds highlighted and the evidence each run missed (:mod:`.spandrill`),
@@ -156,8 +154,12 @@ def compare(
     (0.5, 1.0)
     """
     flat, judge_options = split_statistics(judge_options)
+    shape, judge_options = split_statistics(judge_options, tuple(REPORT_CONTENTS))
     stray_keywords(judge_options, COMPARE)
     st = statistics("compare", stats, COMPARE.check(flat))
+    kept = settled("compare", contents, COMPARE.check(shape), ReportContents(), "contents")
+    curves, tie_range, hole_range = kept.curves, kept.tie_range, kept.hole_range
+    drilldown = kept.drilldown
 
     texts: dict[str, str] = dict(queries) if queries else {}
     corpus = qrels.corpus if isinstance(qrels, Dataset) else None

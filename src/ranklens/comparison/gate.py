@@ -63,6 +63,7 @@ from .baseline import check_fingerprint, fingerprint, found_relevant
 from .bounds import METHODS as FLOOR_METHODS
 from .bounds import check_level
 from .compare import compare
+from .contents import ReportContents
 from .evidence import found_evidence
 from .gate_floors import apply_confident_floors, gate_limits, profile_floors, sense, settle
 from .power_analysis import mde, queries_needed
@@ -341,7 +342,7 @@ def gate(
         names,
         stats=stats,
         queries=texts,
-        tie_range=False,
+        contents=ReportContents(tie_range=False),
         **judge_options,
     )
     level = int((report.metadata.get("options") or {}).get("relevance_level", 1))

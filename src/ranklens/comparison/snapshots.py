@@ -45,6 +45,7 @@ from ..model import Dataset
 from ..settings import Statistics
 from . import stats as st
 from .compare import compare
+from .contents import ReportContents
 from .report import Report, write_output
 from .settings_use import STATS_OPTION, split_statistics, statistics
 from .snapshot_rows import ChangedLabel, SnapshotAgreement, SnapshotSettings, Swap
@@ -242,7 +243,7 @@ def compare_snapshots(
             metrics,
             baseline=None,
             stats=stats,
-            drilldown=None,
+            contents=ReportContents(drilldown=None),
             **options,
         )
         for s, runs in snapshots.items()
