@@ -199,3 +199,28 @@ def test_compare_takes_report_contents_and_the_flat_keywords_warn():
         ranklens.compare(QRELS, RUNS, ["P@1"], contents=kept, curves=True)
     with pytest.raises(ParameterError, match="drilldown"):
         ReportContents(drilldown=-1)
+
+
+def test_the_gates_evidence_places_chunks_by_the_conventions_placement(tmp_path):
+    """A chunk given by its text alone, which stands twice in its document: judging places
+    it at its first place under the chroma convention, and so do the gate's evidence and
+    the drill-down (not left unplaced, as under the default placement)."""
+    from ranklens.comparison.evidence import found_evidence
+    from ranklens.model.spans import SpanLabels
+
+    text = "The lamp burns. Keepers lived here. The lamp burns. Then the light went out."
+    labels = SpanLabels.from_spans({"q": [("d", 0, 15)]}, {"d": text})
+    run = ranklens.Run.from_chunks(
+        {"q": [{"id": "c", "doc_id": "d", "start": None, "end": None, "text": "The lamp burns."}]}
+    )
+    assert found_evidence(labels, run, 10) == {"q": []}
+    assert found_evidence(labels, run, 10, placement="first") == {
+        "q": ["d [0, 15) 'The lamp burns.'"]
+    }
+    base = tmp_path / "base.json"
+    written = _quiet(ranklens.gate, labels, run, base, ["evidence_recall@10"],
+                     update_baseline=True, convention="chroma",
+                     stats=Statistics(test="bootstrap", n_resamples=200))  # fmt: skip
+    assert written.report.value("now", "evidence_recall@10") == 1.0
+    found = written.report.metadata["gate"]["found"]
+    assert found == {"q": ["d [0, 15) 'The lamp burns.'"]}
