@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..model import Dataset, Qrels
@@ -34,7 +35,7 @@ def read_jsonl_dataset(path: str | Path, corpus: str | Path | bool | None = None
     p = Path(path)
     queries: dict[str, str] = {}
     fields = LabelFields(p)
-    spans: list[tuple[int, str, list]] = []
+    spans: list[tuple[int, str, Any]] = []  # (line, query, its evidence as written)
     for lineno, rec in json_records(p):
         qid = record_query_id(p, lineno, rec)
         if qid in queries:
@@ -161,13 +162,13 @@ def _csv_spans(p: Path, delim: str, corpus: str | Path | bool | None) -> Dataset
                     "(see docs/datasets.md)"
                 )
         queries: dict[str, str] = {}
-        per_query: dict[str, tuple[int, list]] = {}
+        per_query: dict[str, tuple[int, list[dict[str, Any]]]] = {}
         for row in reader:
             line, qid = reader.line_num, row[cols["query_id"]]
             if qid in queries and queries[qid] != row[cols["query"]]:
                 raise InputError(f"{p}:{line}: query {qid!r} has two different texts")
             queries[qid] = row[cols["query"]]
-            item = {"doc_id": row[cols["doc_id"]]}
+            item: dict[str, Any] = {"doc_id": row[cols["doc_id"]]}
             for f in ("start", "end", "grade", "group"):
                 raw = row.get(cols[f]) if cols[f] else None
                 if raw not in (None, ""):

@@ -14,7 +14,7 @@ import gzip
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..errors import InputError
 
@@ -54,7 +54,8 @@ def _open(p: Path, mode: str, **text: Any) -> IO[Any]:
     _check_file(p)
     with read_errors(p):
         if p.name.endswith(".gz"):
-            return gzip.open(p, mode, **text)
+            # gzip.open gives a GzipFile ("rb") or a TextIOWrapper ("rt"): an IO either way
+            return cast("IO[Any]", gzip.open(p, mode, **text))
         return open(p, mode, **text)
 
 
@@ -68,7 +69,8 @@ def read_bytes(path: str | Path) -> bytes:
     """The whole content of a file, decompressed when it ends in ``.gz``."""
     p = Path(path)
     with _open(p, "rb") as fh, read_errors(p):
-        return fh.read()
+        data: bytes = fh.read()
+        return data
 
 
 def open_text(path: str | Path, newline: str | None = None) -> IO[str]:

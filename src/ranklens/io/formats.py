@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..declared import ParameterError, choice, data, declare, flag, function, names, text
 from ..declared import path as path_option
@@ -95,7 +95,8 @@ def register_format(
             "register_format: suffixes must be a non-empty list of texts when no detect "
             "function is given, got []"
         )
-    fmt = Format(kind, reader, tuple(suffixes), detect, name or getattr(reader, "__name__", "?"))
+    shown_name: str = name if name else getattr(reader, "__name__", "?")
+    fmt = Format(kind, reader, tuple(suffixes), detect, shown_name)
     # registering the same reader again (a re-run notebook cell) replaces it
     _FORMATS[:] = [
         f for f in _FORMATS if (f.kind, f.name, f.suffixes) != (kind, fmt.name, fmt.suffixes)
@@ -195,7 +196,10 @@ def read_dataset(
         raise
 
 
-def _made(fmt: Format, path: Any, made: Any, kind: type) -> Any:
+T = TypeVar("T")
+
+
+def _made(fmt: Format, path: Any, made: object, kind: type[T]) -> T:
     """What a registered reader returned, if it is a ``kind``; else an error naming the
     format and the file (a reader returning None would fail far from its cause)."""
     if isinstance(made, kind):
@@ -216,7 +220,8 @@ def coerce_qrels(obj: QrelsLike | Any) -> Qrels:
         return qrels_from_frame(obj)
     if not isinstance(obj, (Qrels, Mapping)) and isinstance(getattr(obj, "qrels", None), Qrels):
         warn_dataset_checks(obj)
-        return obj.qrels  # a Dataset
+        labels: Qrels = obj.qrels  # a Dataset
+        return labels
     return Qrels.coerce(obj)
 
 
@@ -245,6 +250,8 @@ def coerce_run(obj: RunLike, *, name: str | None = None) -> Run:
         return read_run(obj, name=name)
     if is_frame(obj):
         return run_from_frame(obj, name=name or "run")
-    if hasattr(obj, "records") and isinstance(getattr(obj, "run", None), Run):
-        return obj.run
+    if hasattr(obj, "records"):
+        answered = getattr(obj, "run", None)
+        if isinstance(answered, Run):
+            return answered
     return Run.coerce(obj, name=name)

@@ -19,7 +19,7 @@ the same rows given to ``SpanLabels.from_records`` or ``Run.from_chunks`` are.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -155,9 +155,10 @@ def run_from_frame(frame: Any, name: str = "run") -> Run:
     if table is not None:
         return run_from_table(table, SOURCE, name)  # type: ignore[arg-type]
     q, d, s, r = run_columns(column_names(frame), SOURCE)  # type: ignore[arg-type]
-    cols = {c: frame[c].tolist() for c in (q, d, s or r)}
+    v = cast(str, s or r)  # run_columns gives a score or a rank column
+    cols = {c: frame[c].tolist() for c in (q, d, v)}
     _no_missing(cols)
-    values = np.asarray(cols[s or r])
+    values = np.asarray(cols[v])
     if values.dtype.kind not in "iuf":
         raise InputError(f"{SOURCE}: column {s or r!r} must be numeric")
     scores = values.astype(np.float64) if s is not None else -values.astype(np.float64)

@@ -71,7 +71,7 @@ def is_run_log(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
             first = fh.readline(1 << 20)
-        return json.loads(first).get("type") == "header"
+        return bool(json.loads(first).get("type") == "header")
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -100,9 +100,11 @@ def run_from_log(p: Path, name: str | None = None) -> Run:
             raise InputError(f"{p}:{lineno}: field 'doc_ids' must be a list")
         ranked[qid] = [str(d) for d in docs]
         if chunks is not None:
-            chunks[qid] = _placed(docs, rec.get("hits"))
-            if chunks[qid] is None:
+            placed = _placed(docs, rec.get("hits"))
+            if placed is None:
                 chunks = None  # a query without chunk positions: a run of documents
+            else:
+                chunks[qid] = placed
     retriever = (header.get("config") or {}).get("retriever") or {}
     label = name or retriever.get("name") or p.name.split(".")[0]
     if chunks and any(chunks.values()):  # every hit placed in its document: a run of chunks

@@ -12,7 +12,7 @@ whose queries are, and partitions one whose are not).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -59,16 +59,17 @@ def run_from_table(table: Any, path: Path, name: str, first_row: int = 0) -> Run
     numbers the rows in errors (a batch's place in its file)."""
     q, d, s, r = run_columns(list(table.schema.names), path)
     cols = checked_columns(table, path, first_row)
-    values = cols[s if s is not None else r].to_numpy(zero_copy_only=False)
+    v = cast(str, s if s is not None else r)  # run_columns gives a score or a rank column
+    values = cols[v].to_numpy(zero_copy_only=False)
     if values.dtype.kind not in "iuf":
-        raise InputError(f"{path}: column {s or r!r} must be numeric, has {cols[s or r].type}")
+        raise InputError(f"{path}: column {s or r!r} must be numeric, has {cols[v].type}")
     scores = values.astype(np.float64) if s is not None else -values.astype(np.float64)
     qids, dids = _ids(cols[q]), _ids(cols[d])
     packed = packed_ids(dids)
     if packed is None:  # ids interned by pyarrow's dictionary encoding (vocab.encode_arrow)
         return Run.from_arrays(qids, dids, scores, name=name, source=str(path))
     qcode, qvocab = encode_ids(qids, f"query id in {path}")
-    return Run.from_arrays(None, None, scores, name=name, source=str(path),
+    return Run.from_arrays((), (), scores, name=name, source=str(path),
                            encoded=(qcode, qvocab, packed, None))  # fmt: skip
 
 
@@ -99,8 +100,8 @@ def checked_columns(table: Any, path: Path, first_row: int = 0) -> dict[str, Any
     """The query, document and score (or rank) columns of a table of run rows; a null in
     one is an error naming the file's row (``first_row``: the table's place in the file)."""
     q, d, s, r = run_columns(list(table.schema.names), path)
-    cols = {}
-    for col in (q, d, s if s is not None else r):
+    cols: dict[str, Any] = {}
+    for col in (q, d, cast(str, s if s is not None else r)):
         arr = table.column(col)
         if arr.null_count:
             at = int(np.flatnonzero(np.asarray(arr.is_null()))[0]) + first_row

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,9 @@ fewer numpy calls per byte, so the threads wait less on each other for the GIL."
 MAX_BLOCK = 1 << 23
 THREADS = 2
 """Blocks parsed at once."""
+
+FieldSplit = Callable[[int], tuple[np.ndarray, np.ndarray]]
+"""``field(j) -> (start, length)`` of field ``j`` on every content line of a block."""
 
 DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 """A score as TREC files may write it (plain ASCII decimal, optional exponent)."""
@@ -213,7 +216,7 @@ def _block(
     return parts
 
 
-def _split_plain(body: np.ndarray, n_fields: int) -> Any:
+def _split_plain(body: np.ndarray, n_fields: int) -> FieldSplit | None:
     """``field(j) -> (start, length)`` of field ``j`` on every content line, when every line
     holds exactly ``n_fields`` fields split by single delimiters of one kind (space or tab)
     and no other byte at or below 0x20 appears; None otherwise."""
@@ -254,7 +257,7 @@ def _split_plain(body: np.ndarray, n_fields: int) -> Any:
     return field
 
 
-def _split_any(body: np.ndarray, n_fields: int, more_fields: bool) -> Any:
+def _split_any(body: np.ndarray, n_fields: int, more_fields: bool) -> FieldSplit | None:
     """:func:`_split_plain` for fields split by runs of any ASCII whitespace (space, tab,
     VT, FF; CR only before a line feed), as ``bytes.split`` splits them: blank lines and
     lines whose first field starts with ``#`` skipped, lines with more than ``n_fields``
@@ -323,7 +326,9 @@ def _query_blocks(a: np.ndarray, lo: np.ndarray, length: np.ndarray, parts: _Blo
     parts.head_lens = np.diff(np.append(head, len(lo)))
 
 
-def _parse_numbers(a: np.ndarray, lo: np.ndarray, length: np.ndarray, kind: str) -> Any:
+def _parse_numbers(
+    a: np.ndarray, lo: np.ndarray, length: np.ndarray, kind: str
+) -> np.ndarray | None:
     """The numbers ``a[lo:lo + length]`` as float64 (``kind="float"``) or int64; None when
     one is not a plain decimal (the line parser names it). Column by column: byte j of
     every field at once (faster in numpy than reading eight digits per word, measured)."""
@@ -368,7 +373,7 @@ def _parse_numbers(a: np.ndarray, lo: np.ndarray, length: np.ndarray, kind: str)
 def _parse_slowly(
     a: np.ndarray, lo: np.ndarray, length: np.ndarray, kind: str, rows: np.ndarray,
     values: np.ndarray,
-) -> Any:  # fmt: skip
+) -> np.ndarray | None:  # fmt: skip
     """Parse ``rows`` with Python (exponents, long mantissas, anything odd) into
     ``values``; None when one is not a plain decimal."""
     for r in rows.tolist():

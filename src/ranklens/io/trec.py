@@ -40,7 +40,7 @@ from ..model import Qrels, Run
 from .files import BOM, read_bytes
 from .scan import DECIMAL, INT64_LIMIT, INTEGER, scan
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 def read_trec_qrels(path: PathLike, *, fast: bool | None = None, subtopics: bool = False) -> Qrels:
@@ -58,7 +58,8 @@ def read_trec_qrels(path: PathLike, *, fast: bool | None = None, subtopics: bool
     got = scan(p, 4, 0, [2], [(3, "int")]) if fast is not False else None
     if got is not None:
         try:
-            return Qrels.from_parsed(*got["q"], got["ids"][0], got["nums"][0], source=str(p))
+            qcode, query_vocab = got["q"]
+            return Qrels.from_parsed(qcode, query_vocab, got["ids"][0], got["nums"][0], str(p))
         except InputError:
             pass  # let the line parser name the line
     qids, docs, grades, linenos = [], [], [], []
@@ -146,8 +147,10 @@ def _second_column_rows(p: Path, second: str) -> tuple[list[str], list[str], lis
                 f"{p}: document {doc!r} is judged twice for {second} {sub!r} of query {qid!r} "
                 f"(lines {first} and {lineno})"
             )
-        for col, value in zip(cols, (qid, sub, doc, _int(p, lineno, fields[3], doc))):
-            col.append(value)
+        cols[0].append(qid)
+        cols[1].append(sub)
+        cols[2].append(doc)
+        cols[3].append(_int(p, lineno, fields[3], doc))
     if not cols[0]:
         raise InputError(f"{p}: no qrels lines (the file is empty or only comments)")
     return cols
@@ -164,14 +167,14 @@ def read_trec_run(path: PathLike, name: str | None = None, *, fast: bool | None 
     if got is not None:
         try:
             return Run.from_arrays(
-                None, None, got["nums"][0], source=str(p),
+                (), (), got["nums"][0], source=str(p),
                 name=name or _text(p, 0, got["last"], "run_id"),
                 encoded=(*got["q"], got["ids"][0], None),
             )  # fmt: skip
         except InputError:
             pass
     qids, docs, scores = [], [], []
-    run_id = None
+    run_id = b""
     for lineno, fields in _lines(p):
         if len(fields) < 6:
             swapped = (
