@@ -60,11 +60,11 @@ def test_snapshots_compare_each_snapshot_and_say_what_changed(tmp_path):
         tau, lo, hi = s.tau("2024", "2025", m)
         assert tau == pytest.approx(kendalltau(*means).statistic)
         assert lo <= tau <= hi
-    row = next(r for r in s.agreement if r["metric"] == "P@5")
-    assert {(w["better_on_a"], w["better_on_b"]) for w in row["swaps"]} == {("dense", "bm25")}
-    assert row["swaps"][0]["p_a"] < 0.05 and row["swaps"][0]["p_b"] < 0.05
-    assert row["drop"]["bm25"] < 0 < row["drop"]["dense"]  # bm25 rose, dense fell
-    changes = {(c["doc"], c["change"]) for c in s.changed}
+    row = next(r for r in s.agreement if r.metric == "P@5")
+    assert {(w.better_on_a, w.better_on_b) for w in row.swaps} == {("dense", "bm25")}
+    assert row.swaps[0].p_a < 0.05 and row.swaps[0].p_b < 0.05
+    assert row.drop["bm25"] < 0 < row.drop["dense"]  # bm25 rose, dense fell
+    changes = {(c.doc, c.change) for c in s.changed}
     assert changes == {("d0", "changed"), ("d2", "removed")}
     assert len(s.changed) == 60
     text = str(s)
@@ -85,10 +85,10 @@ def test_snapshots_take_versions_and_lower_is_better_metrics():
         ["outdated@1"], versions=versions, n_resamples=500,
     )  # fmt: skip
     (row,) = s.agreement
-    assert row["tau"] == -1.0
-    ((swap),) = row["swaps"]
-    assert (swap["better_on_a"], swap["better_on_b"]) == ("y", "x")  # lower outdated@1: better
-    assert swap["p_a"] < 0.01 and swap["p_b"] < 0.01
+    assert row.tau == -1.0
+    ((swap),) = row.swaps
+    assert (swap.better_on_a, swap.better_on_b) == ("y", "x")  # lower outdated@1: better
+    assert swap.p_a < 0.01 and swap.p_b < 0.01
 
 
 def test_snapshots_bad_input():
