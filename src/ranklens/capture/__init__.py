@@ -8,6 +8,7 @@ shared :class:`Instrumentation`.
 
 from __future__ import annotations
 
+from ..settings import Calling
 from .contract import (
     AdapterPlugin,
     FunctionRetriever,
@@ -39,6 +40,7 @@ __all__ = [
     "ALL_FIELDS",
     "TRANSIENT",
     "AdapterPlugin",
+    "Calling",
     "Converter",
     "FunctionRetriever",
     "Hit",

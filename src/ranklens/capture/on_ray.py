@@ -20,28 +20,32 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..evaluation.on_ray import connect
+from ..settings import Calling
 from .records import Retrieval
 from .result import RunResult
 
 
 class ShardRunner:
     """What runs inside one Ray actor: the retriever, built once, and the local runner
-    (``run``: :func:`ranklens.run_retriever`, passed in so that this module imports no runner)."""
+    (``run``: :func:`ranklens.run_retriever`, passed in so that this module imports no runner),
+    called as ``calls`` says (its ``cache`` the shard's log, no progress bar)."""
 
-    def __init__(self, factory: Callable[[], Any], run: Callable[..., Any],
+    def __init__(self, factory: Callable[[], Any], run: Callable[..., Any], calls: Calling,
                  options: dict[str, Any]):  # fmt: skip
         self.retriever = factory()
-        self.run, self.options = run, options
+        self.run, self.calls, self.options = run, calls, options
 
     def run_shard(self, items: list[tuple[str, str]], log: str | None) -> list[Retrieval]:
-        result = self.run(self.retriever, dict(items), cache=log, progress=False,
-                          **self.options)  # fmt: skip
-        return result.records
+        calls = replace(self.calls, cache=log, progress=False)
+        result = self.run(self.retriever, dict(items), calls=calls, **self.options)
+        records: list[Retrieval] = result.records
+        return records
 
     def pid(self) -> int:
         return os.getpid()
@@ -69,16 +73,20 @@ def run_on_ray(
     num_cpus: float = 1,
     num_gpus: float = 0,
     address: str | None = None,
-    cache: str | Path | None = None,
+    calls: Calling | None = None,
     max_restarts: int = 3,
     name: str | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Run the queries ``items`` (``(id, text)`` pairs) on ``actors`` Ray actors, each
     with a retriever from ``retriever_factory`` (or ``retriever`` itself, pickled; see the
-    module docstring), through ``run`` (the local runner) in each. ``options``:
-    the local runner's (``k``, ``key``, ``concurrency`` per actor, ``timeout``, ``retries``,
-    ``retry_on``, ``backoff``, ``config``...). ``shards``: default 4 per actor."""
+    module docstring), through ``run`` (the local runner) in each. ``calls``: how each actor
+    calls its retriever (a :class:`~ranklens.Calling`: ``concurrency`` per actor,
+    ``timeout``, ``retries``...; its ``cache`` the folder of the shards' logs). ``options``:
+    the local runner's others (``k``, ``key``, ``config``...). ``shards``: default 4 per
+    actor."""
+    calls = calls if calls is not None else Calling()
+    cache = calls.cache
     if retriever_factory is None and retriever is not None:
         retriever_factory = Shipped(retriever)
     if not callable(retriever_factory):
@@ -95,7 +103,7 @@ def run_on_ray(
     opts = dict(options or {})
     remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_restarts=0)(ShardRunner)
     started = time.perf_counter()
-    pool = [remote.remote(retriever_factory, run, opts) for _ in range(min(actors, n))]
+    pool = [remote.remote(retriever_factory, run, calls, opts) for _ in range(min(actors, n))]
     todo = list(range(n))
     restarts = dict.fromkeys(range(n), 0)
     running: dict[Any, tuple[int, int]] = {}  # future -> (shard, actor slot)
@@ -115,7 +123,7 @@ def run_on_ray(
             done[i] = ray.get(ready[0])
             free.append(slot)
         except ray.exceptions.RayActorError as exc:  # the actor died: replace it, resume
-            pool[slot] = remote.remote(retriever_factory, run, opts)
+            pool[slot] = remote.remote(retriever_factory, run, calls, opts)
             free.append(slot)
             restarts[i] += 1
             if restarts[i] <= max_restarts:
@@ -125,7 +133,9 @@ def run_on_ray(
     for handle in pool:
         ray.kill(handle)
     order = {q: j for j, (q, _) in enumerate(items)}
-    records = sorted((r for recs in done.values() for r in recs), key=lambda r: order[r.query_id])
+    records = sorted(
+        (r for recs in done.values() for r in recs), key=lambda r: order[r.query_id or ""]
+    )
     config = {"retriever_factory": _name(retriever_factory), "backend": "ray",
               "k": opts.get("k"), "key": str(opts.get("key", "id"))}  # fmt: skip
     return RunResult(

@@ -183,10 +183,20 @@ class Recorder(RecordedRetrievals):
         convert: Converter | None = None,
     ) -> None:
         """Record a whole retrieval at once (``convert`` as in :meth:`end`); ``trace_id``
-        names the retrieval's own span, ``parent_trace_id`` the trace it belongs to."""
+        names the retrieval's own span, ``parent_trace_id`` the trace it belongs to.
+
+        Never raises into the app's request path: a hit that cannot be read or a
+        ``latency_ms`` that is not a number records the retrieval as failed with that
+        error (``(type, message)``, counted in :attr:`errors`) and no hits."""
         now = time.perf_counter()
-        light = self._light(hits, convert)
-        t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
+        try:
+            light = self._light(hits, convert)
+            t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
+        except Exception as exc:  # the app's bad input: this retrieval's error, not the app's
+            light, error = [], exc
+            if not isinstance(latency_ms, (int, float)) or isinstance(latency_ms, bool):
+                latency_ms = math.nan
+            t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
         err = error_of(error)
         raw = (t0, query, query_id, parent_trace_id, source, light, None, latency_ms, err, trace_id)
         self._append(raw)

@@ -29,12 +29,12 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .. import declared as d
 from ..declared import AT_LEAST_ONE, CALLING, ParameterError, choice, count, data, declare
 from ..errors import InputError, RunInterrupted, UnknownOptionError, suggest
+from ..settings import TRANSIENT, Calling, settled
 from .contract import RetrieverAdapter, as_retriever
 from .hits import KEY, KeyLike, check_key, key_name
 from .identity import plain
@@ -47,8 +47,13 @@ from .session import Session
 
 log = logging.getLogger("ranklens")
 
-TRANSIENT = (TimeoutError, ConnectionError)
-"""Errors retried by default: timeouts and connection failures."""
+__all__ = ["CALLS", "TRANSIENT", "RunSettings", "arun_retriever", "run_retriever"]
+
+CALLS = Calling()
+"""How the runner calls a retriever by default (:data:`~ranklens.settings.TRANSIENT` errors
+retried twice, 8 in flight)."""
+
+CALLS_OPTION = data("how the retriever is called: a ranklens.Calling (None: the defaults)")
 
 
 def _queries(queries: Any) -> list[tuple[str, str]]:
@@ -85,6 +90,7 @@ _RUN_OPTIONS = {
     "k": count(None, AT_LEAST_ONE, "documents kept per query (None: all)", none=True),
     "key": KEY,
     "fetch_k": count(None, AT_LEAST_ONE, "hits asked of the retriever, at least k", none=True),
+    "calls": CALLS_OPTION,
     **CALLING,
     "retry_failed": d.flag(True, "ask failed queries again when resuming a log"),
     "name": d.text(None, "the run's name (None: the retriever's)", none=True),
@@ -111,7 +117,7 @@ def _query_id(value: Any) -> str:
     raise InputError(f"queries: a query id must be a text or a whole number, got {value!r:.80}")
 
 
-RUNNER_GIVES_RAY = frozenset({"items", "run", "retriever", "cache", "name", "options"})
+RUNNER_GIVES_RAY = frozenset({"items", "run", "retriever", "calls", "name", "options"})
 """What :func:`run_retriever` hands the Ray backend itself: never a user's option."""
 
 
@@ -123,18 +129,12 @@ def run_retriever(
     k: int | None = None,
     key: KeyLike = "id",
     fetch_k: int | None = None,
-    concurrency: int = 8,
-    timeout: float | None = None,
-    retries: int = 2,
-    retry_on: type[BaseException] | tuple[type[BaseException], ...] = TRANSIENT,
-    backoff: float = 0.2,
-    cache: str | Path | None = None,
+    calls: Calling | None = None,
     retry_failed: bool = True,
-    progress: bool | None = None,
     name: str | None = None,
     config: Mapping[str, Any] | None = None,
     backend: str = "local",
-    **ray_options: Any,
+    **options: Any,
 ) -> RunResult:
     """Run ``retriever`` over ``queries`` and return a :class:`RunResult`.
 
@@ -143,19 +143,23 @@ def run_retriever(
     the retriever for ``k`` when they can). ``key``: how a hit names a labelled document
     (:mod:`ranklens.hits`). ``fetch_k``: how many hits to ask the retriever for when that
     should be more than ``k`` (chunks of one document merged by ``key="parent"`` leave
-    fewer documents than chunks; the first ``k`` documents are kept). ``concurrency``:
-    queries in flight. ``timeout``: seconds per attempt. ``retries``/``retry_on``/
-    ``backoff``: retry transient errors after ``backoff * 2**i`` seconds (with jitter).
-    ``cache``: the JSONL run log to write and resume from (an interrupted run, Ctrl-C
-    included, resumes there with no finished query asked again); ``retry_failed``: ask
-    failed queries again on resume. ``progress``: a progress bar (default: when stderr is
-    a terminal). ``name``: the run's name (default: the retriever's, a function's own
-    name). ``config``: the facts that name this configuration in the log (e.g.
-    ``{"chunk_size": 512, "index": "v3"}``; any plain values); without it the retriever
-    is identified by :func:`~ranklens.capture.identity.fingerprint` (a function's code,
-    closure values and partial arguments, an object's attributes), and a retriever whose
-    mutable state (a call counter, a cache) changes between runs needs ``config=`` to
-    resume its log.
+    fewer documents than chunks; the first ``k`` documents are kept).
+    ``calls=Calling(concurrency=..., timeout=..., retries=..., retry_on=..., backoff=...,
+    cache=..., progress=...)``: how the retriever is called (:class:`~ranklens.Calling`):
+    ``concurrency`` queries in flight; ``timeout`` seconds per attempt;
+    ``retries``/``retry_on``/``backoff``: retry transient errors after ``backoff * 2**i``
+    seconds (with jitter); ``cache``: the JSONL run log to write and resume from (an
+    interrupted run, Ctrl-C included, resumes there with no finished query asked again);
+    ``progress``: a progress bar (default: when stderr is a terminal). The same keywords
+    given flat (``run_retriever(r, ds, concurrency=4)``) still work for one release, with a
+    ``DeprecationWarning`` showing the new spelling; flat keywords beside ``calls=`` are an
+    error naming both. ``retry_failed``: ask failed queries again on resume. ``name``: the
+    run's name (default: the retriever's, a function's own name). ``config``: the facts
+    that name this configuration in the log (e.g. ``{"chunk_size": 512, "index": "v3"}``;
+    any plain values); without it the retriever is identified by
+    :func:`~ranklens.capture.identity.fingerprint` (a function's code, closure values and
+    partial arguments, an object's attributes), and a retriever whose mutable state (a call
+    counter, a cache) changes between runs needs ``config=`` to resume its log.
 
     Each record keeps the call's wall-clock ``latency_ms`` and, for a sync retriever, its
     thread's ``cpu_ms`` (see :mod:`~ranklens.capture.session`: at a concurrency above one
@@ -168,12 +172,12 @@ def run_retriever(
     ``backend="ray"`` runs on Ray actors (:mod:`ranklens.capture.on_ray`): give
     ``retriever_factory=`` (each actor builds its retriever once; ``retriever`` is then
     None), ``actors``, ``num_cpus``/``num_gpus`` per actor, ``address`` of a cluster, and
-    ``cache=`` a folder of per-shard logs.
+    ``Calling(cache=...)`` a folder of per-shard logs.
     """
-    settings = RunSettings(
-        k, key, concurrency, timeout, retries, retry_on, backoff, cache, retry_failed,
-        progress, name, config, fetch_k,
-    )  # fmt: skip
+    flat = RUN.check({n: options.pop(n) for n in CALLING if n in options}, "run_retriever")
+    calls = settled("run_retriever", calls, flat, CALLS, "calls")
+    settings = RunSettings(k, key, calls, retry_failed, name, config, fetch_k)
+    ray_options = options
     if backend != "local" or ray_options:
         from .on_ray import run_on_ray
 
@@ -182,17 +186,17 @@ def run_retriever(
         if unknown:  # a misspelled option, never blamed on the backend
             raise UnknownOptionError(
                 f"run_retriever() got an unexpected keyword {unknown[0]!r}"
-                + suggest(unknown[0], [*inspect.signature(run_retriever).parameters, *ray_keys])
+                + suggest(
+                    unknown[0], [*inspect.signature(run_retriever).parameters, *CALLING, *ray_keys]
+                )
             )
 
         if backend != "ray":
             raise InputError(f"backend must be 'local' or 'ray' (with its options): {backend!r}")
-        options = dict(k=k, key=key, concurrency=concurrency, timeout=timeout, retries=retries,
-                       retry_on=retry_on, backoff=backoff, retry_failed=retry_failed,
-                       config=config, fetch_k=fetch_k)  # fmt: skip
+        local = dict(k=k, key=key, retry_failed=retry_failed, config=config, fetch_k=fetch_k)
         result = run_on_ray(_queries(queries), ray_options.pop("retriever_factory", None),
-                            run_retriever, retriever=retriever, cache=cache, name=name,
-                            options=options, **ray_options)  # fmt: skip
+                            run_retriever, retriever=retriever, calls=calls, name=name,
+                            options=local, **ray_options)  # fmt: skip
         warn_at_end(result, k, key, fetch_k)
         return result
     state: dict[str, Any] = {}
@@ -254,22 +258,16 @@ async def arun_retriever(
     k: int | None = None,
     key: KeyLike = "id",
     fetch_k: int | None = None,
-    concurrency: int = 8,
-    timeout: float | None = None,
-    retries: int = 2,
-    retry_on: type[BaseException] | tuple[type[BaseException], ...] = TRANSIENT,
-    backoff: float = 0.2,
-    cache: str | Path | None = None,
+    calls: Calling | None = None,
     retry_failed: bool = True,
-    progress: bool | None = None,
     name: str | None = None,
     config: Mapping[str, Any] | None = None,
+    **flat: Any,
 ) -> RunResult:
-    """The coroutine behind :func:`run` (same arguments)."""
-    settings = RunSettings(
-        k, key, concurrency, timeout, retries, retry_on, backoff, cache, retry_failed,
-        progress, name, config, fetch_k,
-    )  # fmt: skip
+    """The coroutine behind :func:`run_retriever` (same arguments: ``calls=Calling(...)``;
+    the flat calling keywords are deprecated)."""
+    calls = settled("arun_retriever", calls, ARUN.check(flat), CALLS, "calls")
+    settings = RunSettings(k, key, calls, retry_failed, name, config, fetch_k)
     state: dict[str, Any] = {}
     result = await _arun(retriever, queries, settings, state)
     warn_at_end(result, k, key, fetch_k, state.get("takes_k"), depth=4)
@@ -282,39 +280,33 @@ class RunSettings:
 
     k: int | None
     key: KeyLike
-    concurrency: int
-    timeout: float | None
-    retries: int
-    retry_on: type[BaseException] | tuple[type[BaseException], ...]
-    backoff: float
-    cache: str | Path | None
+    calls: Calling
     retry_failed: bool
-    progress: bool | None
     name: str | None
     config: Mapping[str, Any] | None
     fetch_k: int | None = None
 
     def __post_init__(self) -> None:
-        # each value was checked by its declaration (RUN); what no one declaration says:
-        RUN.check({n: getattr(self, n) for n in ("k", "key", "fetch_k", "concurrency", "timeout",
-                   "retries", "backoff", "cache", "retry_failed", "progress", "name",
+        # each value was checked by its declaration (RUN, CALLING); what no one says:
+        RUN.check({n: getattr(self, n) for n in ("k", "key", "fetch_k", "retry_failed", "name",
                    "config")}, "run_retriever")  # fmt: skip
         check_key(self.key, "run_retriever")
         if self.fetch_k is not None and (self.k or 0) > self.fetch_k:
             raise ParameterError(
                 f"run_retriever: fetch_k must be at least k ({self.k}), got {self.fetch_k}"
             )
-        types = self.retry_on if isinstance(self.retry_on, tuple) else (self.retry_on,)
+        types = self.retry_types
         if not types or not all(isinstance(t, type) and issubclass(t, BaseException)
                                 for t in types):  # fmt: skip
             raise ParameterError(
                 "run_retriever: retry_on must be an exception type or a tuple of them "
-                f"(the errors retried), got {self.retry_on!r}"
+                f"(the errors retried), got {self.calls.retry_on!r}"
             )
 
     @property
     def retry_types(self) -> tuple[type[BaseException], ...]:
-        return self.retry_on if isinstance(self.retry_on, tuple) else (self.retry_on,)
+        retry_on = self.calls.retry_on
+        return tuple(retry_on) if isinstance(retry_on, tuple) else (retry_on,)
 
     def log_config(self, adapter: RetrieverAdapter) -> dict[str, Any]:
         """What the run log hashes: the retriever's configuration (without its automatic
@@ -361,7 +353,8 @@ async def _arun(retriever: Any, queries: Any, s: RunSettings, state: dict[str, A
     items = _queries(queries)
     full_config = s.log_config(adapter)
     name = s.run_name(full_config, adapter)
-    log = RunLog(s.cache, full_config) if s.cache is not None else None
+    cache = s.calls.cache
+    log = RunLog(cache, full_config) if cache is not None else None
     done: dict[str, Retrieval] = {}
     changed = 0
     if log is not None:
@@ -375,9 +368,9 @@ async def _arun(retriever: Any, queries: Any, s: RunSettings, state: dict[str, A
     todo = [(q, t) for q, t in items if q not in done]
     session = Session(adapter, s, log)
     state.update(loop=asyncio.get_running_loop(), task=asyncio.current_task(),
-                 total=len(items), cache=s.cache,
+                 total=len(items), cache=cache,
                  finished=lambda: len(done) + len(session.results))  # fmt: skip
-    bar = Progress(len(items), len(items) - len(todo), name, s.progress)
+    bar = Progress(len(items), len(items) - len(todo), name, s.calls.progress)
     started = time.perf_counter()
     try:
         await session.run_all(todo, bar)
@@ -392,7 +385,7 @@ async def _arun(retriever: Any, queries: Any, s: RunSettings, state: dict[str, A
         requeried_changed_text=changed,
         wall_seconds=round(time.perf_counter() - started, 3),
         torn_log_lines=log.torn_lines if log is not None else 0,
-        concurrency=s.concurrency,
+        concurrency=s.calls.concurrency,
     )
     result.key = s.key
     return result

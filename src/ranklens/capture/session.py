@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .contract import RetrieverAdapter
 from .hits import Hit, map_hits
@@ -23,14 +23,24 @@ from .progress import Progress
 from .records import Retrieval
 from .threads import DaemonPool
 
+if TYPE_CHECKING:
+    from .runner import RunSettings
+
 
 class Session:
     """One run's machinery: calls with timeout and retries, workers sharing a queue of
     queries, the log and the thread pool of a sync retriever. ``settings`` is the
-    runner's :class:`~ranklens.capture.runner.RunSettings`."""
+    runner's :class:`~ranklens.capture.runner.RunSettings`, whose ``calls`` (a
+    :class:`~ranklens.Calling`) say how the retriever is called."""
 
-    def __init__(self, adapter: RetrieverAdapter, settings: Any, log: RunLog | None):
+    def __init__(self, adapter: RetrieverAdapter, settings: RunSettings, log: RunLog | None):
         self.adapter, self.s = adapter, settings
+        calls = settings.calls  # read once, not on each call
+        self.concurrency: int = calls.concurrency
+        self.timeout: float | None = calls.timeout
+        self.retries: int = calls.retries
+        self.backoff: float = calls.backoff
+        self.retry_types = settings.retry_types
         self.log = log
         self.results: dict[str, Retrieval] = {}
         self.pool: DaemonPool | None = None
@@ -44,7 +54,7 @@ class Session:
 
     async def run_all(self, todo: list[tuple[str, str]], bar: Progress) -> None:
         """Ask every query of ``todo`` with ``concurrency`` workers."""
-        concurrency = self.s.concurrency
+        concurrency = self.concurrency
         if not self.adapter.is_async:
             self.pool = DaemonPool(concurrency, "ranklens-retriever")
         it = iter(todo)
@@ -68,20 +78,20 @@ class Session:
         if self.adapter.is_async:
             t0 = time.perf_counter()
             coro = self.adapter.aretrieve(text, qid, self.ask_k)
-            if self.s.timeout is None:
+            if self.timeout is None:
                 return await coro, t0, None
             task = asyncio.ensure_future(coro)
             try:
-                return await asyncio.wait_for(task, self.s.timeout), t0, None
+                return await asyncio.wait_for(task, self.timeout), t0, None
             except (asyncio.TimeoutError, TimeoutError) as exc:
                 if task.done() and not task.cancelled():  # the retriever's own TimeoutError
                     raise
-                err = TimeoutError(f"no answer within {self.s.timeout:g} s")
+                err = TimeoutError(f"no answer within {self.timeout:g} s")
                 err.started = t0  # type: ignore[attr-defined]
                 raise err from exc
         assert self.pool is not None
         args = (text, qid, self.ask_k)
-        return await self.pool.call(self.adapter.retrieve, args, self.s.timeout)
+        return await self.pool.call(self.adapter.retrieve, args, self.timeout)
 
     async def ask(self, qid: str, text: str) -> Retrieval:
         """A query's record: its mapped hits, or the error of its last attempt."""
@@ -95,8 +105,8 @@ class Session:
                 raise
             except Exception as exc:  # recorded, never raised
                 elapsed = (time.perf_counter() - getattr(exc, "started", t0)) * 1000
-                if attempt <= self.s.retries and isinstance(exc, self.s.retry_types):
-                    pause = self.s.backoff * 2 ** (attempt - 1) * (0.5 + random.random())
+                if attempt <= self.retries and isinstance(exc, self.retry_types):
+                    pause = self.backoff * 2 ** (attempt - 1) * (0.5 + random.random())
                     await asyncio.sleep(pause)
                     continue
                 return failure_record(qid, text, elapsed, attempt, exc)
