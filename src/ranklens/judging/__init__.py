@@ -100,7 +100,7 @@ def chunking_table(chunking: Any) -> dict[str, np.ndarray]:
     each document (a mapping of ranges, or a run of chunks such as ``chunk_run()``)."""
     if isinstance(chunking, Run) and chunking.spans is not None:
         sp = chunking.spans
-        out: dict[str, list] = {}
+        out: dict[str, list[tuple[int, int]]] = {}
         for d, a, b in zip(sp.doc, sp.start.tolist(), sp.end.tolist()):
             if d is not None and 0 <= a < b:
                 out.setdefault(str(d), []).append((a, b))
@@ -187,10 +187,12 @@ def judge(
         joined = join_dicts(qrels, run, opts) if versions is None else None
         if joined is None:
             Q = coerce_qrels(qrels)
-            placed, table, fresh = (0, 0), None, None
+            placed: Sequence[int] = (0, 0)
+            table, fresh = None, None
             if versions is not None:  # the rule applied is the one the options record
-                opts = replace(opts, freshness=get_freshness_rule(opts.freshness))
-                Q, fresh = freshness_inputs(Q, versions, as_of, opts.freshness)
+                rule = get_freshness_rule(opts.freshness)
+                opts = replace(opts, freshness=rule)
+                Q, fresh = freshness_inputs(Q, versions, as_of, rule)
             if isinstance(Q, SpanLabels):
                 Q, R, table, *placed = span_inputs(Q, run, opts, tokenizer, chunking)
             elif tokenizer is not None or chunking is not None:

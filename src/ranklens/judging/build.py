@@ -15,7 +15,7 @@ from .judged import Judged
 from .options import JudgeCounts, JudgeOptions
 
 
-def _by_query_rank(q: np.ndarray, rank: np.ndarray, *more: np.ndarray) -> tuple:
+def _by_query_rank(q: np.ndarray, rank: np.ndarray, *more: np.ndarray) -> tuple[np.ndarray, ...]:
     if len(q) == 0:
         return (q, rank, *more)
     o = seg.order_by(q, rank)

@@ -49,12 +49,14 @@ class IntentView:
 
     @property
     def n_queries(self) -> int:
-        return self.view.j.n_queries
+        n: int = self.view.j.n_queries
+        return n
 
     @cached_property
     def relevant_units(self) -> np.ndarray:
         """Whether each unit is relevant at ℓ."""
-        return self.view.j.unit_g >= self.level
+        relevant: np.ndarray = self.view.j.unit_g >= self.level
+        return relevant
 
     @cached_property
     def intent_q(self) -> np.ndarray:

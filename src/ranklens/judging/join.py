@@ -5,7 +5,7 @@ judged arrays. Ordering, duplicates and missing or unlabelled queries are settle
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -132,7 +132,7 @@ def join_columnar(
         if values is not None:
             x = values if order is None else order.apply(values)
             return x if kept is None else x[kept]
-        p = positions if kept is None else kept[positions]
+        p = cast(np.ndarray, positions) if kept is None else kept[positions]  # given here
         return p if order is None else order.source(p)
 
     # --- qrels rows of evaluated queries --------------------------------------------------

@@ -213,7 +213,8 @@ class LevelView:
         keys = cq * w + cr
         pos = np.searchsorted(keys, q * w + rank, "right")
         start = np.searchsorted(keys, q * w, "left")
-        return pos - start
+        above: np.ndarray = pos - start
+        return above
 
     @cached_property
     def precision_points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

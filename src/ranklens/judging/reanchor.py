@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..declared import AT_LEAST_ONE, NONNEGATIVE, Range, choice, count, data, declare, flag, number
 from ..errors import InputError
@@ -165,8 +165,8 @@ def reanchor(
     if old_corpus is not None:
         old_texts = corpus_texts(old_corpus, "old corpus")
     new_texts = corpus_texts(new_corpus, "new corpus")
-    opts = {"min_quality": float(min_quality), "ambiguous": ambiguous, "context": int(context),
-            "window": int(window)}  # fmt: skip
+    opts: RelocateOptions = {"min_quality": float(min_quality), "ambiguous": ambiguous,
+                             "context": int(context), "window": int(window)}  # fmt: skip
     placed = []
     for i, r in enumerate(rows):
         old_doc = old_texts.get(r["doc_id"]) if old_texts is not None else None
@@ -309,6 +309,15 @@ def _padded(text: str, doc: str, a: int, b: int) -> tuple[int, int]:
         while b < len(doc) and doc[b].isspace():
             b += 1
     return a, b
+
+
+class RelocateOptions(TypedDict):
+    """The keywords of :func:`relocate` that :func:`reanchor` passes to every span."""
+
+    min_quality: float
+    ambiguous: str
+    context: int
+    window: int
 
 
 def relocate(text: str, before: str, after: str, old_start: int, old_doc: str | None,

@@ -211,7 +211,7 @@ class Reanchored:
 
     def to_pandas(self) -> Any:
         """One row per span (:data:`COLUMNS`)."""
-        pd = require("pandas", "pandas", "Reanchored.to_pandas()")
+        pd: Any = require("pandas", "pandas", "Reanchored.to_pandas()")
         return pd.DataFrame(self.rows, columns=list(COLUMNS))
 
 

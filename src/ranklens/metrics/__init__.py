@@ -33,6 +33,7 @@ from .cumulative import g_measure, ndcg_rel, r_ndcg
 from .gain import dcg, err, gain_values, ideal_dcg, ndcg, rbp, rbp_residual
 from .grouped import unit_average_precision, unit_reciprocal_rank
 from .names import Metric, fmt_value, known_names, lower_is_better, parse_metric
+from .params import Param
 from .ranking import (
     average_precision,
     bin_g,
@@ -56,7 +57,6 @@ from .registry import (
     TREC_OFFICIAL,
     TREC_ORDER,
     Family,
-    Param,
     register_metric,
     unregister_metric,
 )

@@ -27,27 +27,34 @@ Reference: ndeval 4.5 (TREC Web track 2009-2014), checked against pyndeval.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..judging import LevelView
 from ..model import segments as seg
 from .base import safe_div
 
+Weight = Callable[[np.ndarray], np.ndarray]
+"""A rank's weight ``w(i)`` (the discount), vectorised over ranks."""
+
 
 def _discount(rank: np.ndarray) -> np.ndarray:
     """ndeval's log(2)/log(i+1)."""
-    return np.log(2.0) / np.log(rank + 1.0)
+    w: np.ndarray = np.log(2.0) / np.log(rank + 1.0)
+    return w
 
 
-def _ideal_ideal(v: LevelView, k: int | None, alpha: float, weight) -> np.ndarray:
+def _ideal_ideal(v: LevelView, k: int | None, alpha: float, weight: Weight) -> np.ndarray:
     """Σ_{i≤k} S (1−α)^{i−1} w(i) per query (k: the list's length when None)."""
     span = v.j.depth(None) if k is None else np.full(v.j.n_queries, k)
     i = np.arange(1, int(span.max(initial=0)) + 1, dtype=np.float64)
     cum = np.concatenate(([0.0], np.cumsum(np.power(1.0 - alpha, i - 1) * weight(i))))
-    return v.intents.S * cum[span]
+    out: np.ndarray = v.intents.S * cum[span]
+    return out
 
 
-def _ideal_sum(v: LevelView, k: int | None, alpha: float, weight) -> np.ndarray:
+def _ideal_sum(v: LevelView, k: int | None, alpha: float, weight: Weight) -> np.ndarray:
     """Σ_{i≤k} g*_i w(i) over the greedy ideal ranking, per query."""
     off, gains = v.intents.ideal_scores(alpha)
     q = np.repeat(np.arange(v.j.n_queries), np.diff(off))
@@ -55,7 +62,7 @@ def _ideal_sum(v: LevelView, k: int | None, alpha: float, weight) -> np.ndarray:
     return seg.count_top(q, rank, v.j.n_queries, k, gains * weight(rank.astype(np.float64)))
 
 
-def _run_sum(v: LevelView, k: int | None, alpha: float, weight) -> np.ndarray:
+def _run_sum(v: LevelView, k: int | None, alpha: float, weight: Weight) -> np.ndarray:
     q, rank, g = v.intents.rank_gain(alpha)
     return seg.count_top(q, rank, v.j.n_queries, k, g * weight(rank.astype(np.float64)))
 
@@ -112,7 +119,7 @@ def nerr_ia(v: LevelView, k: int | None = None, alpha: float = 0.5) -> np.ndarra
     return safe_div(_run_sum(v, k, alpha, _inverse), _ideal_sum(v, k, alpha, _inverse))
 
 
-def _rbp_weight(beta: float):
+def _rbp_weight(beta: float) -> Weight:
     return lambda rank: np.power(beta, rank - 1.0)
 
 

@@ -26,14 +26,17 @@ A query without evidence scores 0; a query without a retrieved chunk scores 0. W
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from ..errors import MetricNameError
 from ..judging import LevelView
+from ..judging.spanmatch import SpanChars
 from .base import safe_div
 
 
-def _chars(v: LevelView):
+def _chars(v: LevelView) -> SpanChars:
     c = v.j.chars
     if c is None or c.q is None:
         raise MetricNameError(
@@ -49,8 +52,10 @@ def _top(v: LevelView, k: int | None) -> tuple[np.ndarray, ...]:
     total less this)."""
     c = _chars(v)
     n_q = v.j.n_queries
-    keep = slice(None) if k is None else c.rank <= k
-    q = c.q[keep]
+    # _chars checked that the rows are placed: q and rank are set
+    rank, rows_q = cast(np.ndarray, c.rank), cast(np.ndarray, c.q)
+    keep = slice(None) if k is None else rank <= k
+    q = rows_q[keep]
     covered = np.bincount(q, weights=c.new[keep].astype(np.float64), minlength=n_q)
     read = np.bincount(q, weights=c.length[keep].astype(np.float64), minlength=n_q)
     counted = covered
@@ -136,4 +141,5 @@ def evidence_chars(v: LevelView, k: int | None = None) -> np.ndarray:
     >>> evidence_chars(v)  # |E|
     array([20.])
     """
-    return _chars(v).evidence.astype(np.float64)
+    evidence: np.ndarray = _chars(v).evidence.astype(np.float64)
+    return evidence

@@ -32,11 +32,12 @@ import numpy as np
 
 from ..errors import MetricNameError
 from ..judging import LevelView
+from ..judging.freshness import FreshRanks
 from ..model.versions import CURRENT, OUTDATED, UNDATED
 from .base import safe_div
 
 
-def _fresh(v: LevelView):
+def _fresh(v: LevelView) -> FreshRanks:
     f = v.j.fresh
     if f is None:
         raise MetricNameError(

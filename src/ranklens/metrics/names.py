@@ -283,7 +283,8 @@ def _level(fam: Family, raw: str, name: str) -> int:
             f"metric {name!r}: {fam.name} does not use a "
             "relevance level (its gains are the raw grades)"
         )
-    return LEVEL.parse(raw, "rel", name)
+    level: int = LEVEL.parse(raw, "rel", name)
+    return level
 
 
 def _params(fam: Family, given: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -271,4 +271,5 @@ def yaap(v: LevelView, k: int | None = None) -> np.ndarray:
     """
     pq, pr, above = v.precision_points
     s = seg.count_top(pq, pr, v.j.n_queries, k, above / pr)
-    return np.log((1.0 + s) / (1.0 + v.R - s))
+    out: np.ndarray = np.log((1.0 + s) / (1.0 + v.R - s))
+    return out

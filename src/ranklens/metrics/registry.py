@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..declared import ParameterError, data, declare, flag
+from ..declared import ParameterError, Range, data, declare, flag
 from ..errors import InputError, MetricNameError
 from . import cumulative, diversity, evidence, freshness, gain, grouped, ranking, sets, ties
 from .params import (
@@ -40,7 +40,6 @@ from .params import (
     RECALL_LEVELS,
     UTILITY,
     Param,
-    Range,
     number,
 )
 

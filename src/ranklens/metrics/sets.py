@@ -230,7 +230,8 @@ def eleven_point_average(
     array([0.63636364])
     """
     at = RECALL_POINTS if points is None else points
-    return np.mean([interpolated_precision(v, k, r, legacy) for r in at], axis=0)
+    mean: np.ndarray = np.mean([interpolated_precision(v, k, r, legacy) for r in at], axis=0)
+    return mean
 
 
 def utility(
@@ -255,4 +256,5 @@ def utility(
     n = num_ret(v, k)
     rr = num_rel_ret(v, k)
     R = v.R.astype(np.float64)
-    return a * rr + b * (n - rr) + c * (R - rr) + d * (docs + rr - n - R)
+    out: np.ndarray = a * rr + b * (n - rr) + c * (R - rr) + d * (docs + rr - n - R)
+    return out

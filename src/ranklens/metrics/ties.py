@@ -22,6 +22,8 @@ Singletons are runs of length 1, so with no ties each value equals the trec_eval
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from scipy.special import gammaln
 
@@ -35,7 +37,8 @@ from .gain import Gains, graded, ideal_dcg
 def _runs_of(v: LevelView, q: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first rank, size) of the run of ties holding each (query, rank); (rank, 1) for a
     document tied with none."""
-    tq, tr, tn = v.j.ties
+    # set under ties="expected", the only judging that picks these implementations
+    tq, tr, tn = cast("tuple[np.ndarray, np.ndarray, np.ndarray]", v.j.ties)
     if len(tq) == 0:
         return rank.copy(), np.ones(len(rank), dtype=np.int64)
     w = np.int64(v.j.width)
@@ -45,7 +48,9 @@ def _runs_of(v: LevelView, q: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray,
     return np.where(inside, tr[c], rank), np.where(inside, tn[c], 1)
 
 
-def _relevant_runs(v: LevelView):
+def _relevant_runs(
+    v: LevelView,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per run holding relevant documents, in (query, rank) order: query, first rank s+1,
     size n, relevant count r and relevant documents above it R_b."""
     cq, cr = v.credit
@@ -100,14 +105,15 @@ def expected_recall(v: LevelView, k: int | None = None) -> np.ndarray:
     return safe_div(_expected_hits(v, k), v.R)
 
 
-def _first_runs(v: LevelView):
+def _first_runs(v: LevelView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     q, s1, n, r, _ = _relevant_runs(v)
     first = np.unique(q, return_index=True)[1]
     return q[first], s1[first], n[first], r[first]
 
 
 def _log_comb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0)
+    out: np.ndarray = gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0)
+    return out
 
 
 def expected_success(v: LevelView, k: int | None = None, granular: bool = False) -> np.ndarray:

@@ -74,7 +74,7 @@ def trec_nickname(name: str) -> tuple[str, ...]:
 
 
 def expand_metric_names(
-    names: str | Iterable[str | Metric], trec_bare: bool = False
+    names: str | Metric | Iterable[str | Metric], trec_bare: bool = False
 ) -> list[str | Metric]:
     """Expand trec_eval ``-m`` forms: ``P.5,10`` → ``P_5``, ``P_10``; a bare trec_eval-only
     family (``ndcg_cut``, ``map_cut``, ``relative_P``, ``iprec_at_recall``, ``Rprec_mult``,
