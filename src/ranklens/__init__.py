@@ -61,6 +61,7 @@ _LAZY = {
     # comparison
     "compare": "comparison",
     "Report": "comparison",
+    "ReportContents": "comparison",
     "load_report": "comparison",
     "register_renderer": "comparison",
     "stats": "comparison",

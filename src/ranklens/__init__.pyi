@@ -14,6 +14,7 @@ from .capture import run_retriever as run_retriever
 from .capture import text_hash as text_hash
 from .comparison import HoleRange as HoleRange
 from .comparison import Report as Report
+from .comparison import ReportContents as ReportContents
 from .comparison import Snapshots as Snapshots
 from .comparison import compare as compare
 from .comparison import compare_snapshots as compare_snapshots

@@ -21,7 +21,7 @@ GROUPS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "compare": (
         "Compare and gate",
         "Several runs with paired tests, the report, the CI gate, power and corpus snapshots.",
-        ("compare", "Report", "load_report", "register_renderer", "gate", "power",
+        ("compare", "ReportContents", "Report", "load_report", "register_renderer", "gate", "power",
          "compare_snapshots", "Snapshots"),
     ),
     "read": (

@@ -19,6 +19,7 @@ from ..comparison.compare import COMPARE
 from ..declared import AT_LEAST_ONE, count, declare
 from ..errors import MissingDependencyError, RanklensError
 from ..judging.options import JUDGE_OPTIONS
+from ..settings import Statistics
 from ..text import visible
 from .check_labels_cli import add_check_labels_command, cmd_check_labels
 from .evaluate_cli import DEFAULT_METRICS, add_scale_args, cmd_evaluate, per_query_argv
@@ -249,12 +250,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         target_confidence=target_options.get("confidence", 0.95),
         target_method=target_options.get("method", "auto"),
         baseline=args.baseline,
-        test=args.test,
-        correction=args.correction,
-        alpha=args.alpha,
-        n_resamples=args.resamples,
-        ci=None if args.ci == "none" else args.ci,
-        seed=args.seed,
+        stats=Statistics(
+            test=args.test,
+            correction=args.correction,
+            alpha=args.alpha,
+            n_resamples=args.resamples,
+            ci=None if args.ci == "none" else args.ci,
+            seed=args.seed,
+        ),
         queries=queries,
         **_judge_kwargs(args),
     )

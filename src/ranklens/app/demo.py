@@ -103,10 +103,12 @@ def run_demo(
         return _files_demo(out)
 
     from ..capture import run_retriever
+    from ..settings import Calling
 
     results = {}
     for name, (retriever, kwargs) in retrievers.items():
-        res = run_retriever(retriever, dataset, k=10, name=name, concurrency=4, **kwargs)
+        res = run_retriever(retriever, dataset, k=10, name=name, calls=Calling(concurrency=4),
+                            **kwargs)  # fmt: skip
         info = res.report_info()
         extra = (
             f", {info['duplicates_dropped']} sentence hits folded into their passage"
@@ -120,8 +122,10 @@ def run_demo(
         results[name] = res
     baseline = BASELINE if BASELINE in results else next(iter(results))
     from ..comparison import compare
+    from ..settings import Statistics
 
-    report = compare(dataset, results, DEMO_METRICS, baseline=baseline, test="randomization")
+    report = compare(dataset, results, DEMO_METRICS, baseline=baseline,
+                     stats=Statistics(test="randomization"))  # fmt: skip
     out.write("\n")
     out.write(report.to_text(color=out.isatty() if hasattr(out, "isatty") else False))
     report.to_html(html)
@@ -320,7 +324,7 @@ def _holes_section(dataset: Any, results: dict[str, Any], folder: Path) -> str:
         quiet = replace(CALLS, progress=False)
         check = agreement(dataset.qrels, assess(labelled, overlap_judge, calls=quiet))
     merged = Qrels.merge(dataset.qrels, model, sources=["labels", model.source])
-    change = rescore(dataset, merged, results, ["P@10", "ndcg@10"], test="t")
+    change = rescore(dataset, merged, results, ["P@10", "ndcg@10"], stats=Statistics(test="t"))
     page = folder / "judge.html"
     judging_page(p, page, title="ranklens demo: judge the pooled passages")
     head = (

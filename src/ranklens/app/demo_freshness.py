@@ -12,6 +12,7 @@ def freshness_section() -> str:
     """The section's text (empty when no framework package offers a BM25 retriever)."""
     from ..capture import plugins, run_retriever
     from ..evaluation import evaluate
+    from ..settings import Calling
     from .demo_versions import load_versions
 
     bm25 = next((p.bm25 for _, p in plugins() if p.bm25 is not None), None)
@@ -19,7 +20,8 @@ def freshness_section() -> str:
         return ""
     ds, versions = load_versions()
     docs = [(d, 0, len(v["text"]), v["text"]) for d, v in ds.corpus.items()]
-    result = run_retriever(bm25(docs, 10), ds, key="parent", name="bm25", progress=False)
+    result = run_retriever(bm25(docs, 10), ds, key="parent", name="bm25",
+                           calls=Calling(progress=False))  # fmt: skip
     metrics = ["ndcg@10", "outdated@1", "current_first@10"]
     fresh = evaluate(ds.qrels, result.run, metrics, versions=versions)
     keep = evaluate(ds.qrels, result.run, ["ndcg@10"], versions=versions, freshness="keep")

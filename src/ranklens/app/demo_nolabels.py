@@ -27,6 +27,7 @@ def nolabels_section(dataset: Any, results: dict[str, Any], baseline: str, judge
     from ..estimation import estimate
     from ..evaluation import evaluate
     from ..labelling.judges import CALLS
+    from ..settings import Calling
     from ..synthesis import OfflineGenerator, check_dataset, synthesize
 
     quiet = replace(CALLS, progress=False)
@@ -53,7 +54,7 @@ def nolabels_section(dataset: Any, results: dict[str, Any], baseline: str, judge
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             synth_run = run_retriever(retriever[0], synthetic.dataset, k=10, name=baseline,
-                            progress=False, **retriever[1])  # fmt: skip
+                                      calls=Calling(progress=False), **retriever[1])  # fmt: skip
             on_synth = evaluate(synthetic.dataset.qrels, synth_run.run, ["ndcg@10"])["ndcg@10"]
         on_human = evaluate(dataset, base, ["ndcg@10"])["ndcg@10"]
         lines.append(

@@ -28,7 +28,8 @@ def spans_section() -> str:
     """The section's text (empty when no framework package offers a BM25 retriever over
     chunks: the LlamaIndex one does, through its adapter plugin)."""
     from ..capture import plugins, run_retriever
-    from ..comparison import compare
+    from ..comparison import ReportContents, compare
+    from ..settings import Calling, Statistics
     from .demo_data import load_spans
 
     bm25 = next((p.bm25 for _, p in plugins() if p.bm25 is not None), None)
@@ -38,9 +39,11 @@ def spans_section() -> str:
     results = {}
     for name, chunks in chunkings(ds.corpus).items():
         texts = [(d, s, e, ds.corpus[d]["text"][s:e]) for d, s, e in chunks]
-        results[name] = run_retriever(bm25(texts, 5), ds, key="parent", name=name, progress=False)
-    report = compare(ds, results, METRICS, baseline="passages", test="t", ci="t",
-                     hole_range=False, tie_range=False, curves=False, drilldown=None)  # fmt: skip
+        results[name] = run_retriever(bm25(texts, 5), ds, key="parent", name=name,
+                                      calls=Calling(progress=False))  # fmt: skip
+    report = compare(ds, results, METRICS, baseline="passages", stats=Statistics(test="t", ci="t"),
+                     contents=ReportContents(hole_range=False, tie_range=False, curves=False,
+                                             drilldown=None))  # fmt: skip
     rows = []
     for r in report.runs:
         beats = {c.metric: c for c in report.comparisons if c.run == r}

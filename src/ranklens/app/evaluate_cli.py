@@ -66,9 +66,12 @@ def cmd_evaluate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
         from ..comparison.targets import with_profile_metrics
 
         metrics = with_profile_metrics(metrics, checks[0])
-    score = evaluate_judgment_groups if args.rel_format == "qrels_jg" else evaluate
+    score: Callable[..., Evaluation] = (
+        evaluate_judgment_groups if args.rel_format == "qrels_jg" else evaluate
+    )
     if args.memory is not None or args.ray is not None:
-        from ..evaluation.stream import DEFAULT_MEMORY, evaluate_file, parse_bytes
+        from ..evaluation.options import parse_bytes
+        from ..evaluation.stream import DEFAULT_MEMORY, evaluate_file
 
         budget = DEFAULT_MEMORY if args.memory is None else parse_bytes(args.memory)
         if args.rel_format == "qrels_jg" or args.max_docs is not None or args.run == "-":
@@ -79,7 +82,7 @@ def cmd_evaluate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
         if args.ray is not None:
             ray = {} if args.ray == "local" else {"address": args.ray}
 
-        def score(q: Any, r: Any, m: Any, **kw: Any) -> Any:
+        def score(q: Any, r: Any, m: Any, **kw: Any) -> Evaluation:
             backend = "local" if ray is None else "ray"
             return evaluate_file(q, r, m, memory=budget, progress=args.progress,
                                  backend=backend, ray=ray, **kw)  # fmt: skip

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..fusion.options import FUSE, TUNE_FUSION, WEIGHT_GRID
+from ..settings import Statistics
 
 
 def add_fuse_command(sub: Any) -> None:
@@ -123,9 +124,9 @@ def cmd_tune_fusion(args: argparse.Namespace, judge_options: dict[str, Any]) -> 
                 raise InputError(f"--grid {item!r}: expected KEY=V1,V2,...")
         if method_name(args.method) in WEIGHTED:
             grid["weights"] = weight_grid(len(runs), args.step)
+    stats = Statistics(test=args.test, seed=args.seed)
     tuning = tune_fusion(args.qrels, runs, args.method, args.metric, grid, args.folds,
-                         args.seed, norm=args.norm, test=args.test,
-                         **judge_options)  # fmt: skip
+                         norm=args.norm, stats=stats, **judge_options)  # fmt: skip
     sys.stdout.write(str(tuning) + "\n")
     if args.json:
         Path(args.json).write_text(json.dumps(tuning.to_dict(), indent=2) + "\n")

@@ -17,6 +17,8 @@ from ..text import visible
 SUMMARY_ONLY = ("num_q", "gm_ap", "gm_bpref")
 """Families trec_eval prints in the summary only."""
 
+ZScores = dict[tuple[str, str], tuple[float, float]]
+"""A ``-Z`` file: ``(query, measure) -> (mean, stddev)``."""
 MISSING_ZSCORE = -1000000.0
 """trec_eval's value for a query or measure the z-score file lacks."""
 
@@ -47,10 +49,10 @@ def relevance_strings(judged: Judged, n: int) -> list[str]:
     return [bytes(chars[i, : depth[i]]).decode() for i in range(j.n_queries)]
 
 
-def read_zscores(path: str | Path) -> dict[tuple[str, str], tuple[float, float]]:
+def read_zscores(path: str | Path) -> ZScores:
     """A trec_eval ``-Z`` file: lines ``qid measure mean stddev``; a malformed line is an
     error naming the file and line."""
-    table: dict[tuple[str, str], tuple[float, float]] = {}
+    table: ZScores = {}
     with open(path, encoding="utf-8", errors="surrogateescape") as fh:
         for lineno, line in enumerate(fh, 1):
             parts = line.split()
@@ -68,7 +70,7 @@ def read_zscores(path: str | Path) -> dict[tuple[str, str], tuple[float, float]]
     return table
 
 
-def zscore(value: float, qid: str, name: str, table: dict) -> float:
+def zscore(value: float, qid: str, name: str, table: ZScores) -> float:
     """trec_eval's conversion: ``(value − mean) / stddev``; with stddev 0, 0 when the value
     is the mean; the missing-value marker when the file lacks the pair (or stddev is 0 and
     the value differs)."""
@@ -81,7 +83,9 @@ def zscore(value: float, qid: str, name: str, table: dict) -> float:
     return 0.0 if value == mean else MISSING_ZSCORE
 
 
-def _query_line(mt: Metric, qid: str, value: float, zscores: dict | None, prefix: str) -> str:
+def _query_line(
+    mt: Metric, qid: str, value: float, zscores: ZScores | None, prefix: str
+) -> str:
     count = mt.aggregate == "sum" and zscores is None
     return trec_line(mt.name, visible(qid), float(value), count, prefix)
 
@@ -94,7 +98,7 @@ def trec_eval_text(
     runid: bool = False,
     relstring: int | None = None,
     relstring_label: str = "relstring",
-    zscores: dict | None = None,
+    zscores: ZScores | None = None,
 ) -> str:
     """``ev`` as trec_eval prints it (see the module docstring)."""
     metrics = sorted(ev.metrics, key=trec_order)

@@ -273,7 +273,7 @@ def assess(
     items = {pid: f"{p.query or ''}{SEP}{p.text or ''}" for pid, p in by_id.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunFailuresWarning)
-        result = run_queries(adapter, items, **calls.to_dict(), name=source, config=config)
+        result = run_queries(adapter, items, calls=calls, name=source, config=config)
     q_ids, d_ids, g = [], [], []
     failures, latency = {}, {}
     for rec in result.records:

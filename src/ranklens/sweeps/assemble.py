@@ -62,7 +62,7 @@ def assemble(
         {o.config.name: o.result for o in measured},
         metrics,
         baseline=base if len(names) > 1 else None,
-        **stats.to_dict(),
+        stats=stats,
         **judge_options,
     )
     rows = [row(o, report, costs) for o in outcomes]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..capture import KeyLike
@@ -166,8 +167,7 @@ def run_sweep(
         else None
     )
     folder = Folder(calls.cache)
-    run_options = {"k": k, "key": key, "fetch_k": fetch_k,
-                   **{n: v for n, v in calls.to_dict().items() if n != "cache"},
+    run_options = {"k": k, "key": key, "fetch_k": fetch_k, "calls": replace(calls, cache=None),
                    "retry_failed": execution.retry_failed}  # fmt: skip
     say = (lambda line: print(line, flush=True)) if verbose else None
     if say is not None and counts.get("unlabelled"):

@@ -29,7 +29,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +186,7 @@ def execute(
                         cfg.name,
                         config,
                         resumed=len(records),
-                        concurrency=run_options.get("concurrency"),
+                        concurrency=run_options["calls"].concurrency,
                     ),
                     build=made.get("build") or {},
                     index=made.get("index"),
@@ -293,8 +293,14 @@ def _run_one(
     )
     if info.get("error"):
         return Outcome(cfg, None, build=info, index=index, log=log)
-    result = run_retriever(adapter, queries, cache=path, name=cfg.name, config=ident, **run_options)
+    result = run_retriever(adapter, queries, name=cfg.name, config=ident,
+                           **_with_cache(run_options, path))  # fmt: skip
     return Outcome(cfg, result, build=info, index=index, log=log)
+
+
+def _with_cache(run_options: dict[str, Any], path: Path | None) -> dict[str, Any]:
+    """The runner's keywords with this configuration's log as the calls' cache."""
+    return {**run_options, "calls": replace(run_options["calls"], cache=path)}
 
 
 def _run_on_ray(
@@ -317,7 +323,7 @@ def _run_on_ray(
         report.unlink(missing_ok=True)  # this run's builds only
         result = run_retriever(
             None, queries, backend="ray", retriever_factory=BuiltRetriever(build, cfg, str(report)),
-            cache=path, name=cfg.name, config=ident, **run_options, **ray_options,
+            name=cfg.name, config=ident, **_with_cache(run_options, path), **ray_options,
         )  # fmt: skip
         facts = [json.loads(x) for x in report.read_text().splitlines()] if report.exists() else []
     info.update(on="ray actors (built on each)", shared_by=[cfg.name], actor_builds=len(facts))

@@ -72,8 +72,7 @@ def ambiguous_filter(
             retriever,
             {q: r.query or "" for q, r in live.items()},
             k=depth,
-            concurrency=calls.concurrency,
-            progress=False,
+            calls=Calling(concurrency=calls.concurrency, progress=False),
             name="ambiguity",
         )
     for rec in result.records:

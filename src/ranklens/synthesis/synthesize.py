@@ -207,7 +207,7 @@ def synthesize(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunFailuresWarning)
         result = run_items(
-            adapter, texts, **calls.to_dict(), name=f"generator {gen_name}", config=config
+            adapter, texts, calls=calls, name=f"generator {gen_name}", config=config
         )
     rows, spent = _rows(result.records, items, texts, gen_name, cost)
     rows = apply_filters(rows, texts, max_overlap, near_duplicate)
