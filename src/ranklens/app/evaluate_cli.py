@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError
@@ -56,7 +57,7 @@ def add_scale_args(ev: argparse.ArgumentParser) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace, judge_kwargs: dict[str, Any]) -> int:
-    from ..evaluation import evaluate
+    from ..evaluation import Evaluation, evaluate
     from ..evaluation.groups import evaluate_judgment_groups
 
     wanted = trec_eval_request(args)

@@ -83,9 +83,7 @@ def zscore(value: float, qid: str, name: str, table: ZScores) -> float:
     return 0.0 if value == mean else MISSING_ZSCORE
 
 
-def _query_line(
-    mt: Metric, qid: str, value: float, zscores: ZScores | None, prefix: str
-) -> str:
+def _query_line(mt: Metric, qid: str, value: float, zscores: ZScores | None, prefix: str) -> str:
     count = mt.aggregate == "sum" and zscores is None
     return trec_line(mt.name, visible(qid), float(value), count, prefix)
 
