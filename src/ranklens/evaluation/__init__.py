@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError, require
 from ..judging import Judged, JudgeOptions, counts_notes, judge
+from ..judging.freshness_rules import FreshnessRule, get_freshness_rule
 from ..judging.options import check_judging, check_options
 from ..metrics import Metric, parse_metrics
 from ..model import QrelsLike, RunLike
@@ -46,12 +47,17 @@ def _running_sum(values: np.ndarray) -> float:
     return float(np.cumsum(values, dtype=np.float64)[-1])
 
 
-class Values(dict):
+class Values(dict[str, float]):
     """A ``{metric: value}`` dict that shows its values rounded to 10 decimals (no
     ``0.30000000000000004``); the values themselves are exact."""
 
     def __repr__(self) -> str:
         return "{" + ", ".join(f"{k!r}: {_shown(v)}" for k, v in self.items()) + "}"
+
+
+def _rule_text(rule: FreshnessRule | str | None) -> str | None:
+    """The freshness rule judging applied, described (judging keeps the rule itself)."""
+    return None if rule is None else get_freshness_rule(rule).describe()
 
 
 def _shown(v: Any) -> str:
@@ -73,7 +79,7 @@ class Evaluation:
       (met, missed or not yet known, with its confidence bounds), and ``profile``.
     """
 
-    verdicts: tuple = ()
+    verdicts: tuple[Any, ...] = ()  # comparison's Verdict records (a floor above)
     profile: Any = None
 
     def __init__(self, judged: Judged, metrics: list[Metric], values: dict[str, np.ndarray]):
@@ -107,7 +113,7 @@ class Evaluation:
     def __getitem__(self, name: str) -> float:
         return self.aggregate[name]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.aggregate)
 
     def evaluate(self, metrics: MetricsLike) -> Evaluation:
@@ -127,7 +133,7 @@ class Evaluation:
         cols = {name: vals.tolist() for name, vals in self.per_query.items()}
         per_query = {q: {name: cols[name][i] for name in cols} for i, q in enumerate(qids)}
         opts = self.judged.options
-        out = {
+        out: dict[str, Any] = {
             "aggregate": dict(self.aggregate),
             "per_query": per_query,
             "counts": self.counts,
@@ -136,7 +142,7 @@ class Evaluation:
                 "score_precision": opts.score_precision,
                 "convention": opts.convention.name,
                 "switches": opts.convention.switches(),
-                **({"freshness": opts.freshness.describe()} if opts.freshness else {}),
+                **({"freshness": _rule_text(opts.freshness)} if opts.freshness else {}),
             },
         }
         if self.verdicts:
@@ -205,7 +211,7 @@ class Evaluation:
         conv = j.convention
         rule = j.options.freshness
         notes = counts_notes(self.counts, j.options.missing, conv.name, conv.duplicates,
-                             freshness=rule.describe() if rule is not None else None)  # fmt: skip
+                             freshness=_rule_text(rule))  # fmt: skip
         return visible("; ".join([*notes, *self.extra_notes]))
 
     def to_pandas(self, per_query: bool = True) -> Any:
@@ -307,7 +313,7 @@ def evaluate(
         from .stream import evaluate_file, streams
 
         if streams(run, memory, qrels):
-            budget = {} if memory is None else {"memory": memory}
+            budget: dict[str, Any] = {} if memory is None else {"memory": memory}
             return evaluate_file(qrels, run, metrics, options=options, **budget,
                                  trec_eval_version=trec_eval_version, **judge_options)  # fmt: skip
     parsed = versioned_metrics(metrics, trec_eval_version, judge_options)

@@ -99,7 +99,7 @@ def consecutive(keys: np.ndarray, distinct: int | None = None) -> bool:
     return runs == (len(np.unique(keys)) if distinct is None else distinct)
 
 
-def read_chunk(path: Path, data: bytes, first_line: int | None,
+def read_chunk(path: Path, data: bytes | memoryview, first_line: int | None,
                 files: list[Path] | None = None) -> tuple[Run, bool]:  # fmt: skip
     """One chunk as ``(Run, whether each of its queries' lines are consecutive)``: the fast
     reader on the bytes, else the line parser on a temporary copy (taken as grouped), its
@@ -110,7 +110,7 @@ def read_chunk(path: Path, data: bytes, first_line: int | None,
         codes, vocab = got["q"]
         try:
             return Run.from_arrays(
-                None, None, got["nums"][0], source=str(path), name=path.name,
+                (), (), got["nums"][0], source=str(path), name=path.name,
                 encoded=(codes, vocab, got["ids"][0], None),
             ), consecutive(codes, len(vocab))  # fmt: skip
         except InputError:
@@ -124,8 +124,8 @@ def read_chunk(path: Path, data: bytes, first_line: int | None,
         msg = str(exc)
         prefix = f"{tmp}:"
         if first_line is None:  # a shard: the files' own line parser names the line
-            for f in files or [path]:
-                read_trec_run(f, fast=False)
+            for shard in files or [path]:
+                read_trec_run(shard, fast=False)
         elif msg.startswith(prefix):
             n_str, _, rest = msg[len(prefix) :].partition(":")
             if n_str.isdigit():

@@ -85,12 +85,12 @@ def chunks(path: Path, fmt: str, size: Callable[[], int]) -> Iterator[Chunk]:
             yield Chunk(run, len(data), grouped=grouped)
     elif fmt == "jsonl":
         line_no = 1
-        for data in file_blocks(path, size()):
-            lines = _decoded(path, data, line_no)
+        for block in file_blocks(path, size()):
+            lines = _decoded(path, block, line_no)
             seen: dict[str, int] = {}
             run = run_from_records(path, json_records(path, lines), path.name.split(".")[0], seen)
-            yield Chunk(run, len(data), seen)
-            line_no += data.count(b"\n")
+            yield Chunk(run, len(block), seen)
+            line_no += block.count(b"\n")
     else:
         yield from _parquet_chunks(path, size)
 
@@ -114,7 +114,8 @@ def _parquet_file(path: Path) -> Any:
 def _row_bytes(pf: Any) -> float:
     meta = pf.metadata
     raw = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    return max(raw / max(meta.num_rows, 1), PARQUET_ROW_BYTES)
+    per_row: float = max(raw / max(meta.num_rows, 1), PARQUET_ROW_BYTES)
+    return per_row
 
 
 def query_buckets(column: Any, n: int) -> np.ndarray:
@@ -130,7 +131,8 @@ def query_buckets(column: Any, n: int) -> np.ndarray:
         column = column.dictionary_encode()
     words = column.dictionary.to_pylist()
     hashed = np.array([zlib.crc32(str(w).encode()) % n for w in words], dtype=np.int64)
-    return hashed[column.indices.to_numpy(zero_copy_only=False)]
+    buckets: np.ndarray = hashed[column.indices.to_numpy(zero_copy_only=False)]
+    return buckets
 
 
 def _grouped(column: Any) -> bool:

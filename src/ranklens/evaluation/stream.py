@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import InputError
 from ..io.jsonl import is_run_log
@@ -132,8 +132,9 @@ def evaluate_file(
         total = sum(f.stat().st_size for f in files)
         if shards > 1:  # the labels do not fit either: both read in shards by query
             with ByteProgress(total, path.name, progress) as bar:
+                labels_file = cast("str | Path", qrels)  # only a labels file is sharded
                 ev = evaluate_in_label_shards(
-                    qrels, files, shards, metrics, memory, options, trec_eval_version,
+                    labels_file, files, shards, metrics, memory, options, trec_eval_version,
                     judge_options, tmp_dir, bar, path, again,
                 )  # fmt: skip
         else:

@@ -19,6 +19,7 @@ from ..errors import InputError, NoSharedQueryError
 from ..io import coerce_qrels
 from ..judging import JudgeCounts, JudgeOptions, judge
 from ..judging.overlap_check import no_relevant_query, no_shared_query
+from ..metrics import Metric
 from ..model import Qrels, QrelsLike, Run
 from ..model import segments as seg
 from ..model.spans import SpanLabels
@@ -72,7 +73,7 @@ class StreamedEvaluation(Evaluation):
     aggregates and counts; it keeps no judged arrays, so more metrics need another pass
     (:meth:`evaluate` reads the file again)."""
 
-    def __init__(self, judged: Any, metrics: list, values: dict[str, np.ndarray],
+    def __init__(self, judged: Any, metrics: list[Metric], values: dict[str, np.ndarray],
                  again: Callable[[MetricsLike], Evaluation], chunks: int):  # fmt: skip
         super().__init__(judged, metrics, values)
         self._again = again
@@ -113,7 +114,7 @@ class Plan:
 
     Q: Qrels
     q_str: np.ndarray
-    metrics: list
+    metrics: list[Metric]
     options: JudgeOptions
     chunk_options: JudgeOptions
     top_grade: int
@@ -286,7 +287,7 @@ def _label_batches(Q: Qrels, q_str: np.ndarray, ids: list[str], rows: int) -> li
 
 
 def assemble(
-    pieces: list[Any], total: JudgeCounts, metrics: list, options: JudgeOptions, path: Path,
+    pieces: list[Any], total: JudgeCounts, metrics: list[Metric], options: JudgeOptions, path: Path,
     again: Callable[[MetricsLike], Evaluation], chunks: int,
 ) -> StreamedEvaluation:  # fmt: skip
     """Every query's values in the labels' query order (sorted ids), as ``evaluate``

@@ -51,6 +51,10 @@ class IndexedVersions(Versions):
     rows ordered by group (:meth:`Versions.members`, sorted anew at each call)."""
 
     __slots__ = ("by_group", "label_rows", "label_vocab", "rows")
+    by_group: tuple[np.ndarray, np.ndarray]
+    label_rows: np.ndarray
+    label_vocab: np.ndarray | None
+    rows: dict[str, int]
 
     @classmethod
     def of(cls, versions: Versions, label_vocab: np.ndarray) -> IndexedVersions:
@@ -121,12 +125,13 @@ def with_versions(
     require_versions(versions, as_of, opts.freshness)
     if versions is None:
         return Q, opts, None
-    opts = replace(opts, freshness=get_freshness_rule(opts.freshness))
+    rule = get_freshness_rule(opts.freshness)
+    opts = replace(opts, freshness=rule)
     given = {str(k): v for k, v in as_of.items()} if isinstance(as_of, Mapping) else as_of
     if isinstance(given, dict) and not check_as_of:  # this shard's queries' times only
         ids = set(map(str, Q.query_ids))
         given = {q: t for q, t in given.items() if q in ids}
-    Q, fin = freshness_inputs(Q, versions, given, opts.freshness)  # checks as evaluate does
+    Q, fin = freshness_inputs(Q, versions, given, rule)  # checks as evaluate does
     versions = IndexedVersions.of(versions, Q.doc_ids)  # interned: chunks share its vocabulary
     conv = opts.convention
     if check_as_of and conv.missing == "zero" and conv.no_relevant != "skip":
