@@ -61,7 +61,7 @@ copies in the app's request path instead of building a :class:`Hit`
 (:meth:`Hit.from_light` builds it when the records are read). ``parent`` and ``metadata``
 are None unless the converter's ``needs`` ask for them."""
 
-Converter = Callable[[Any, frozenset], LightHit]
+Converter = Callable[[Any, frozenset[str]], LightHit]
 """``convert(framework_object, needs) -> LightHit``: each framework package's ``to_light``.
 ``needs`` (:attr:`ranklens.Recorder.needs`) holds ``"parent"`` and/or ``"metadata"`` when
 the recorder's key reads them; nothing else need be copied."""

@@ -63,7 +63,7 @@ class RunLog:
     def append(self, record: Retrieval) -> None:
         self._fh.write(record.to_json() + "\n")
         self._fh.flush()
-        self.records[record.query_id] = record
+        self.records[record.query_id or ""] = record
 
     def close(self) -> None:
         self._fh.close()
@@ -95,7 +95,7 @@ def read_log(path: str | Path) -> tuple[dict[str, Any], dict[str, Retrieval], li
                 torn += 1
                 continue
             raise InputError(f"{path}:{i + 1}: unreadable log line") from None
-        records[rec.query_id] = rec
+        records[rec.query_id or ""] = rec
         good.append(line)
     return header, records, good, torn
 

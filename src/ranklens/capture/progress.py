@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..escape import rich_markup
+
+if TYPE_CHECKING:
+    import rich.progress
 
 
 class Progress:
@@ -18,7 +21,7 @@ class Progress:
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.errors = 0
         self.total, self.completed, self.name = total, completed, name
-        self._bar = None
+        self._bar: rich.progress.Progress | None = None
 
     def __enter__(self) -> Progress:
         if self.enabled:
@@ -32,7 +35,7 @@ class Progress:
                 TimeRemainingColumn,
             )
 
-            self._bar = Progress(
+            bar = self._bar = Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -44,8 +47,8 @@ class Progress:
                 console=Console(stderr=True),
                 transient=False,
             )
-            self._bar.__enter__()
-            self._task = self._bar.add_task(
+            bar.__enter__()
+            self._task = bar.add_task(
                 rich_markup(self.name), total=self.total, completed=self.completed, errors=0,
                 rate="",
             )  # fmt: skip

@@ -8,6 +8,9 @@ from typing import Any
 from .hits import Hit, KeyLike, Mapped, key_name, map_hits
 from .records import Retrieval
 
+RecordTuple = tuple[Any, ...]
+"""A record as the Recorder keeps it: one plain tuple, its slots named below."""
+
 T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN = range(10)
 """The slots of a record: start time, query, query id, parent trace id, source hook,
 hits (light tuples), a converter applied when read, latency (ms), error, token."""
@@ -18,18 +21,18 @@ def error_of(error: BaseException | None) -> tuple[str, str] | None:
     return None if error is None else (type(error).__name__, str(error)[:500])
 
 
-def failure_text(raw: tuple) -> str:
+def failure_text(raw: RecordTuple) -> str:
     """``"q7: TimeoutError: ..."`` (the query id, else the query's start)."""
     who = raw[QUERY_ID] if raw[QUERY_ID] is not None else repr(str(raw[QUERY])[:60])
     return f"{who}: {raw[ERROR][0]}: {raw[ERROR][1]}"
 
 
-def recent_of(raw: tuple) -> tuple[float, bool, int]:
+def recent_of(raw: RecordTuple) -> tuple[float, bool, int]:
     """(latency ms, ok, hits) of a record, for the rolling summary."""
     return (raw[LATENCY], raw[ERROR] is None, len(raw[LIGHT]))
 
 
-def materialise(raw: tuple, key: KeyLike, clock: float) -> Retrieval:
+def materialise(raw: RecordTuple, key: KeyLike, clock: float) -> Retrieval:
     """The :class:`~ranklens.Retrieval` of a record: its hits mapped by ``key`` (a raising
     key is this retrieval's failure, not the app's), ``started`` as wall time (``clock``:
     wall time minus ``perf_counter`` when the recorder was made)."""
@@ -59,7 +62,8 @@ def materialise(raw: tuple, key: KeyLike, clock: float) -> Retrieval:
     )
 
 
-def light_of(raw: tuple) -> list[Any]:
+def light_of(raw: RecordTuple) -> list[Any]:
     """A record's hits as light tuples (a hook's deferred conversion applied)."""
     light, later = raw[LIGHT], raw[LATER]
-    return later(light) if later is not None else light
+    out: list[Any] = later(light) if later is not None else light
+    return out

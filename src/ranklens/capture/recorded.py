@@ -67,7 +67,7 @@ class RecordedRetrievals:
         ev = evaluate(qrels, run, metrics, **kwargs)
         if self.evicted:
             counts["evicted"] = self.evicted
-        ev.recorder_counts = counts
+        ev.recorder_counts = counts  # type: ignore[attr-defined]  # read by the monitor
         ev.extra_notes += matching_notes(counts)
         ambiguous = ambiguity_note(counts)
         if ambiguous:

@@ -27,7 +27,14 @@ import numpy as np
 from ..declared import AT_LEAST_ONE, count, declare, flag, path, text
 from ..judging.options import failure_note
 from .hits import KEY, Converter, Hit, KeyLike, LightHit, check_key, coerce_hit
-from .record_tuple import ERROR, error_of, failure_text, materialise, recent_of
+from .record_tuple import (
+    ERROR,
+    RecordTuple,
+    error_of,
+    failure_text,
+    materialise,
+    recent_of,
+)
 from .recorded import RecordedRetrievals
 from .records import Retrieval
 from .spill import SpillFile
@@ -73,11 +80,11 @@ class Recorder(RecordedRetrievals):
         self.max_records = max_records
         self._evict = spill is False
         self._spill_file = SpillFile(self, None if isinstance(spill, bool) else spill)
-        self._listeners: tuple[Callable[[tuple], None], ...] = ()
+        self._listeners: tuple[Callable[[RecordTuple], None], ...] = ()
         self.evicted = 0  # records let go with spill=False
         self.listener_errors = 0
         self._lock = threading.Lock()
-        self._memory: deque[tuple] = deque()
+        self._memory: deque[RecordTuple] = deque()
         self._pending: dict[Any, tuple[float, str, str | None, str | None, str | None]] = {}
         self.window = window
         self._recent_spilled: deque[tuple[float, bool, int]] = deque(maxlen=window)
@@ -150,7 +157,7 @@ class Recorder(RecordedRetrievals):
             self._notify(fn, raw)
         return True
 
-    def _take(self, token: Any) -> tuple | None:
+    def _take(self, token: Any) -> RecordTuple | None:
         """The start record of ``token``, removed; None (and counted) if never started."""
         began = self._pending.pop(token, None)
         if began is None:
@@ -201,7 +208,7 @@ class Recorder(RecordedRetrievals):
         raw = (t0, query, query_id, parent_trace_id, source, light, None, latency_ms, err, trace_id)
         self._append(raw)
 
-    def _light(self, hits: Sequence[Any], convert: Callable | None) -> list[tuple]:
+    def _light(self, hits: Sequence[Any], convert: Converter | None) -> list[LightHit]:
         # The request path copies light tuples of plain values (which the garbage collector
         # soon stops tracking); Hit objects and id mapping wait for _materialise. Keeping the
         # framework objects themselves instead measured +19% instructions per LlamaIndex
@@ -219,20 +226,20 @@ class Recorder(RecordedRetrievals):
             return [(h.id, h.score, h.text, h.parent, dict(h.metadata) if meta else None,
                      (h.start, h.end)) for h in hits]  # fmt: skip
 
-    def _append(self, raw: tuple) -> None:
+    def _append(self, raw: RecordTuple) -> None:
         self._memory.append(raw)
         if len(self._memory) > self.max_records:
             self._spill_excess()
         for fn in self._listeners:
             self._notify(fn, raw)
 
-    def _notify(self, fn: Callable[[tuple], None], raw: tuple) -> None:
+    def _notify(self, fn: Callable[[RecordTuple], None], raw: RecordTuple) -> None:
         try:
             fn(raw)
         except Exception:  # a subscriber's fault never reaches the app
             self.listener_errors += 1
 
-    def subscribe(self, fn: Callable[[tuple], None]) -> Callable[[], None]:
+    def subscribe(self, fn: Callable[[RecordTuple], None]) -> Callable[[], None]:
         """Call ``fn(record)`` in the request path after each retrieval is recorded (the
         record tuple: slots in :mod:`ranklens.capture.record_tuple`; :meth:`retrieval` reads it).
         ``fn`` must be cheap and must not block (a :class:`~ranklens.Monitor` appends to a
@@ -258,10 +265,10 @@ class Recorder(RecordedRetrievals):
                 else:
                     self._spill(excess)
 
-    def _materialise(self, raw: tuple) -> Retrieval:
+    def _materialise(self, raw: RecordTuple) -> Retrieval:
         return materialise(raw, self.key, self._clock)
 
-    def retrieval(self, raw: tuple) -> Retrieval:
+    def retrieval(self, raw: RecordTuple) -> Retrieval:
         """The :class:`~ranklens.Retrieval` of a record tuple a subscriber received."""
         return materialise(raw, self.key, self._clock)
 
@@ -279,7 +286,7 @@ class Recorder(RecordedRetrievals):
             self._let_go(raws)
             self._spilled += n
 
-    def _let_go(self, raws: list[tuple]) -> None:
+    def _let_go(self, raws: list[RecordTuple]) -> None:
         """Keep what the summary needs of records leaving memory (spilled or evicted)."""
         for raw in raws:
             self._recent_spilled.append(recent_of(raw))

@@ -29,12 +29,14 @@ class RunResult:
       which :func:`ranklens.compare` puts in the report.
     """
 
-    def __init__(self, records: list[Retrieval], name: str, config: dict[str, Any], **info):
+    def __init__(
+        self, records: list[Retrieval], name: str, config: dict[str, Any], **info: Any
+    ) -> None:
         self.records = records
         self.name = name
         self.config = config
         self.info = info
-        self._run = None
+        self._run: Run | None = None
         # how hits name documents: the runner's key= (its name in the log for a result
         # rebuilt from elsewhere)
         self.key: KeyLike = str(config.get("key") or "id")
@@ -42,18 +44,22 @@ class RunResult:
     @property
     def run(self) -> Run:
         if self._run is None:
-            self._run = Run.from_dict(
-                {r.query_id: r.doc_ids for r in self.records if r.ok}, name=self.name
-            )
-            self._run.failures = {r.query_id: r.error for r in self.records if not r.ok}
+            run = Run.from_dict({_id(r): r.doc_ids for r in self.records if r.ok}, name=self.name)
+            run.failures = self.failures
+            self._run = run
         return self._run
+
+    @property
+    def failures(self) -> dict[str, dict[str, str]]:
+        """The failed queries' errors: ``{query id: {"type", "message"}}``."""
+        return {_id(r): r.error for r in self.records if r.error is not None}
 
     def chunk_run(self) -> Run:
         """Every chunk each query's retriever returned (not only the first of each
         document), with its source document and character range: the run span labels
         judge (:func:`~ranklens.capture.chunks.chunk_run`; ``ranklens.evaluate`` takes it
         from a result by itself when the labels are spans)."""
-        return chunk_run(((r.query_id, r) for r in self.records), self.key, self.name)
+        return chunk_run(((_id(r), r) for r in self.records), self.key, self.name)
 
     @property
     def failed(self) -> list[Retrieval]:
@@ -103,8 +109,8 @@ class RunResult:
         alone when it computes rather than waits on a service)."""
         pct, cpu = _percentiles(self.latencies_ms), _percentiles(self.cpu_ms)
         errors: dict[str, int] = {}
-        for r in self.failed:
-            errors[r.error["type"]] = errors.get(r.error["type"], 0) + 1
+        for error in self.failures.values():
+            errors[error["type"]] = errors.get(error["type"], 0) + 1
         return {
             "queries": len(self.records),
             "errors": len(self.failed),
@@ -130,7 +136,7 @@ class RunResult:
         if isinstance(q, SpanLabels):  # evidence spans judge every chunk, with its place
             return evaluate(q, self.chunk_run(), metrics, **kwargs)
         ev = evaluate(q, self.run, metrics, **kwargs)
-        warn_if_wrong_key(ev, {r.query_id: r for r in self.records}, q, self.config.get("key"))
+        warn_if_wrong_key(ev, {_id(r): r for r in self.records}, q, self.config.get("key"))
         return ev
 
     def to_trec(self, path: str | Path) -> None:
@@ -142,8 +148,7 @@ class RunResult:
         p50 = info["latency_ms"].get("p50", math.nan)
         errors = f"{info['errors']} errors"
         if info["errors"]:
-            failed = {r.query_id: r.error for r in self.failed}
-            errors = failure_note(failure_summary(failed), "no hits")
+            errors = failure_note(failure_summary(self.failures), "no hits")
         timing = f"p50 {p50:.1f} ms"
         cpu, workers = info["cpu_ms"].get("p50"), info.get("concurrency")
         if cpu is not None and isinstance(workers, int) and workers > 1:
@@ -159,3 +164,8 @@ def _percentiles(values: np.ndarray) -> dict[str, float]:
     out = {p: float(np.percentile(values, int(p[1:]))) for p in ("p50", "p95", "p99")}
     out["mean"] = float(values.mean())
     return out
+
+
+def _id(record: Retrieval) -> str:
+    """A runner's record's query id (always given; a recorder's may be None)."""
+    return record.query_id or ""

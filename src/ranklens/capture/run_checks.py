@@ -68,7 +68,7 @@ def warn_at_end(
         )
 
 
-def unmapped_message(name: str, key: Any, records: list, unmapped: int, total: int) -> str:
+def unmapped_message(name: str, key: Any, records: list[Any], unmapped: int, total: int) -> str:
     """``key=`` gave no id for most hits: how many, and the fields the hits do carry."""
     fields: Counter[str] = Counter()
     for r in records:

@@ -230,8 +230,9 @@ def run_retriever(
         raise interrupted(state) from None
     if "error" in box:
         raise box["error"]
-    warn_at_end(box["result"], k, key, fetch_k, state.get("takes_k"))
-    return box["result"]
+    done: RunResult = box["result"]
+    warn_at_end(done, k, key, fetch_k, state.get("takes_k"))
+    return done
 
 
 def interrupted(state: Mapping[str, Any]) -> RunInterrupted:

@@ -52,36 +52,40 @@ def _normalised(weights: Any, n: int) -> np.ndarray:
     w = np.asarray(weights, dtype=np.float64)
     if w.shape != (n,) or np.any(w < 0) or w.sum() <= 0:
         raise InputError(f"weights must be {n} numbers >= 0 with a positive sum, got {weights!r}")
-    return w / w.sum()
+    out: np.ndarray = w / w.sum()
+    return out
 
 
 def framework_fuse(t: RunTable, mode: str, weights: Any, params: dict[str, Any]) -> np.ndarray:
     """One fused score per table row, as the framework named by ``mode`` computes it."""
     s, present, n = t.score, t.present, t.score.shape[1]
+    out: np.ndarray
     if mode == "langchain":
         w = np.full(n, 1.0 / n) if weights is None else np.asarray(weights, dtype=np.float64)
         c = float(params.get("c", 60))
-        return np.where(present, w / (c + t.rank), 0.0).sum(axis=1)
-    if mode == "llamaindex:reciprocal_rerank":
-        return np.where(present, 1.0 / (59.0 + t.rank), 0.0).sum(axis=1)
-    if mode in ("llamaindex:relative_score", "llamaindex:dist_based_score"):
+        out = np.where(present, w / (c + t.rank), 0.0).sum(axis=1)
+    elif mode == "llamaindex:reciprocal_rerank":
+        out = np.where(present, 1.0 / (59.0 + t.rank), 0.0).sum(axis=1)
+    elif mode in ("llamaindex:relative_score", "llamaindex:dist_based_score"):
         lo, hi, mean, sd = per_query_stats(t, s, "min", "max", "mean", "sd")
         if mode == "llamaindex:dist_based_score":
             lo, hi = mean - 3 * sd, mean + 3 * sd
         flat = hi == lo
         scaled = np.where(flat, np.where(hi > 0, 1.0, 0.0), (s - lo) / np.where(flat, 1.0, hi - lo))
-        return np.where(present, scaled * _normalised(weights, n), 0.0).sum(axis=1)
-    if mode in ("llamaindex:simple", "haystack:concatenate"):
-        return combine(t, "max", s, present, None, {})
-    if mode == "haystack:merge":
-        return np.where(present, s * _normalised(weights, n), 0.0).sum(axis=1)
-    if mode == "haystack:reciprocal_rank_fusion":
+        out = np.where(present, scaled * _normalised(weights, n), 0.0).sum(axis=1)
+    elif mode in ("llamaindex:simple", "haystack:concatenate"):
+        out = combine(t, "max", s, present, None, {})
+    elif mode == "haystack:merge":
+        out = np.where(present, s * _normalised(weights, n), 0.0).sum(axis=1)
+    elif mode == "haystack:reciprocal_rank_fusion":
         w = _normalised(weights, n)
-        return np.where(present, w * 61.0 / (60.0 + t.rank), 0.0).sum(axis=1)
-    if mode == "haystack:distribution_based_rank_fusion":
+        out = np.where(present, w * 61.0 / (60.0 + t.rank), 0.0).sum(axis=1)
+    elif mode == "haystack:distribution_based_rank_fusion":
         lo, hi, mean, sd = per_query_stats(t, s, "min", "max", "mean", "sd")
         delta = 6 * sd
         vary = (hi != lo) & (delta != 0)
         scaled = np.where(vary, (s - (mean - 3 * sd)) / np.where(vary, delta, EPS), s)
-        return combine(t, "max", scaled, present, None, {})
-    raise InputError(f"unknown framework fusion {mode!r}; modes: {', '.join(MODES)}")
+        out = combine(t, "max", scaled, present, None, {})
+    else:
+        raise InputError(f"unknown framework fusion {mode!r}; modes: {', '.join(MODES)}")
+    return out

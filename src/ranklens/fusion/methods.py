@@ -56,7 +56,8 @@ def normalise(t: RunTable, norm: str | None) -> tuple[np.ndarray, np.ndarray]:
         return s.copy(), present
     if norm not in NORMS:
         raise InputError(f"norm must be one of {', '.join(NORMS)} or None, got {norm!r}")
-    n_i = t.length[t.q].astype(np.float64) if norm in ("rank", "borda", "sum") else None
+    lengths = norm in ("rank", "borda", "sum")  # each row's query's run length, if used
+    n_i = t.length[t.q].astype(np.float64) if lengths else np.empty(0)
     if norm == "rank":
         return np.where(present, 1 - (t.rank - 1) / np.maximum(n_i, 1), np.nan), present
     if norm == "borda":
@@ -95,7 +96,8 @@ def per_query_stats(t: RunTable, s: np.ndarray, *stats: str) -> list[np.ndarray]
     def per_row(per_query: np.ndarray) -> np.ndarray:
         """Each row's query's values, gathered run by run so that the result is laid out
         as the table is (column by column)."""
-        return np.repeat(per_query.T, seg_rows, axis=1).T
+        out: np.ndarray = np.repeat(per_query.T, seg_rows, axis=1).T
+        return out
 
     cnt = np.add.reduceat(~missing, starts, axis=0)
     got: dict[str, np.ndarray] = {}
@@ -170,7 +172,8 @@ def _inv_sq(t: RunTable) -> np.ndarray:
 def _borda(t: RunTable) -> np.ndarray:
     n = t.candidates[:, None].astype(np.float64)
     n_i = t.length[t.q].astype(np.float64)
-    return np.where(t.present, n - t.rank + 1, (n - n_i + 1) / 2)
+    out: np.ndarray = np.where(t.present, n - t.rank + 1, (n - n_i + 1) / 2)
+    return out
 
 
 def _nan_reduce(fn: Callable[..., np.ndarray], s: np.ndarray) -> np.ndarray:
@@ -187,50 +190,54 @@ def combine(t: RunTable, method: str, s: np.ndarray, present: np.ndarray, weight
     n_runs = s.shape[1]
     w = _weights(weights, n_runs)
     z = _zeroed(s) if method in SCORE_BASED else s
-    total = _colsum(z) if method in ("sum", "anz", "mnz", "gmnz", "wmnz") else None
-    cnt = _count(present) if method in ("anz", "mnz", "gmnz", "mixed") else None
+    nothing = np.empty(0)  # the sums and counts only the methods using them compute
+    total = _colsum(z) if method in ("sum", "anz", "mnz", "gmnz", "wmnz") else nothing
+    cnt = _count(present) if method in ("anz", "mnz", "gmnz", "mixed") else nothing
+    out: np.ndarray
     if method == "sum":
-        return total
-    if method == "wsum":
-        return z @ w
-    if method == "min":
-        return _nan_reduce(np.nanmin, np.where(present, s, np.nan))
-    if method == "max":
-        return _nan_reduce(np.nanmax, np.where(present, s, np.nan))
-    if method == "med":
-        return _nan_reduce(np.nanmedian, np.where(present, s, np.nan))
-    if method == "anz":
-        return total / np.maximum(cnt, 1)
-    if method == "mnz":
-        return total * cnt
-    if method == "gmnz":
-        return total * cnt ** float(params.get("gamma", 1.0))
-    if method == "wmnz":
-        return total * (present @ w)
-    if method == "mixed":
-        return (z @ w) * np.sqrt(cnt)
-    if method == "rrf":
+        out = total
+    elif method == "wsum":
+        out = z @ w
+    elif method == "min":
+        out = _nan_reduce(np.nanmin, np.where(present, s, np.nan))
+    elif method == "max":
+        out = _nan_reduce(np.nanmax, np.where(present, s, np.nan))
+    elif method == "med":
+        out = _nan_reduce(np.nanmedian, np.where(present, s, np.nan))
+    elif method == "anz":
+        out = total / np.maximum(cnt, 1)
+    elif method == "mnz":
+        out = total * cnt
+    elif method == "gmnz":
+        out = total * cnt ** float(params.get("gamma", 1.0))
+    elif method == "wmnz":
+        out = total * (present @ w)
+    elif method == "mixed":
+        out = (z @ w) * np.sqrt(cnt)
+    elif method == "rrf":
         k = float(params.get("k", 60))
-        return _colsum(np.where(t.present, 1.0 / (k + t.rank), 0.0))
-    if method == "isr":
-        return _inv_sq(t) * _count(t.present)
-    if method == "log_isr":
-        return _inv_sq(t) * np.log(_count(t.present))
-    if method == "logn_isr":
+        out = _colsum(np.where(t.present, 1.0 / (k + t.rank), 0.0))
+    elif method == "isr":
+        out = _inv_sq(t) * _count(t.present)
+    elif method == "log_isr":
+        out = _inv_sq(t) * np.log(_count(t.present))
+    elif method == "logn_isr":
         sigma = float(params.get("sigma", 0.01))
-        return _inv_sq(t) * np.log(_count(t.present) + sigma)
-    if method == "rbc":
+        out = _inv_sq(t) * np.log(_count(t.present) + sigma)
+    elif method == "rbc":
         phi = float(params.get("phi", 0.8))
         if not 0 < phi < 1:
             raise InputError(f"rbc: phi must lie strictly between 0 and 1, got {phi!r}")
-        return _colsum(np.where(t.present, (1 - phi) * phi ** (t.rank - 1.0), 0.0))
-    if method == "bordafuse":
-        return _colsum(_borda(t))
-    if method == "w_bordafuse":
-        return _borda(t) @ w
-    if method in ("condorcet", "w_condorcet"):
-        return condorcet(t, w if method == "w_condorcet" else np.ones(n_runs))
-    raise InputError(f"unknown fusion method {method!r}")
+        out = _colsum(np.where(t.present, (1 - phi) * phi ** (t.rank - 1.0), 0.0))
+    elif method == "bordafuse":
+        out = _colsum(_borda(t))
+    elif method == "w_bordafuse":
+        out = _borda(t) @ w
+    elif method in ("condorcet", "w_condorcet"):
+        out = condorcet(t, w if method == "w_condorcet" else np.ones(n_runs))
+    else:
+        raise InputError(f"unknown fusion method {method!r}")
+    return out
 
 
 SCORE_BASED = frozenset({"sum", "wsum", "anz", "mnz", "gmnz", "wmnz", "mixed"})

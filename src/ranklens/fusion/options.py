@@ -94,6 +94,8 @@ TUNE_FUSION = declare("tune_fusion", {
     "folds": count(5, Range(2, None), "cross-validation folds over the queries"),
     "seed": STATISTICS["seed"],
     "norm": NORM,
+    "stats": data("the statistics settings: a ranklens.Statistics (test, n_resamples, seed, "
+                  "confidence)"),
     "test": STATISTICS["test"],
     "n_resamples": STATISTICS["n_resamples"],
     "judge_options": data("judging options, as for evaluate"),

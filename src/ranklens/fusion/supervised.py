@@ -62,7 +62,8 @@ def _segment_means(
     width = csum.shape[1] - 1
     lo_c, hi_c = np.clip(lo, 0, width), np.clip(hi, 0, width)
     rows = np.arange(len(hits))[:, None]
-    return (csum[rows, hi_c] - csum[rows, lo_c]) / np.maximum(size, 1)
+    out: np.ndarray = (csum[rows, hi_c] - csum[rows, lo_c]) / np.maximum(size, 1)
+    return out
 
 
 def train(method: str, labels: Any, runs: list[Run], params: dict[str, Any]) -> list[Any]:
@@ -143,4 +144,5 @@ def supervised_fuse(t: RunTable, method: str, s: np.ndarray, trained: list[Any],
             k = np.searchsorted(BAYES_CUTS, p, side="right") - 1
             v = np.where(p < BAYES_CUTS[-1], learnt[np.minimum(k, len(learnt) - 1)], MIN_ODDS)
         cols.append(np.where(present[:, i], v, MIN_ODDS if method == "bayesfuse" else 0.0))
-    return np.sum(cols, axis=0)
+    out: np.ndarray = np.sum(cols, axis=0)
+    return out

@@ -46,7 +46,8 @@ class RunTable:
     @property
     def candidates(self) -> np.ndarray:
         """The number of distinct documents of each row's query (over all runs)."""
-        return np.bincount(self.q, minlength=len(self.query_ids))[self.q]
+        out: np.ndarray = np.bincount(self.q, minlength=len(self.query_ids))[self.q]
+        return out
 
     def to_run(self, scores: np.ndarray, name: str, rows: np.ndarray | None = None) -> Run:
         """The run scoring each row's document ``scores`` (the rows' ids, uninterned), or

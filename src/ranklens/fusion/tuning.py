@@ -14,24 +14,26 @@ setting reported for use is the best on all queries; its in-sample mean is optim
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..comparison import stats
+from ..comparison.settings_use import statistics
 from ..declared import ParameterError
 from ..errors import InputError
 from ..evaluation import evaluate
 from ..io import coerce_qrels
 from ..metrics import lower_is_better
-from ..model import Run
+from ..model import Qrels, Run
+from ..settings import Statistics
 from .core import fused_scores, method_name, named_runs
 from .frameworks import MODES
 from .options import FUSE, TUNE_FUSION, WEIGHT_GRID, check_params
 from .supervised import SUPERVISED
-from .table import build_table
+from .table import RunTable, build_table
 
 WEIGHTED = frozenset({
     "wsum", "wmnz", "mixed", "w_bordafuse", "w_condorcet", "langchain",
@@ -240,6 +242,13 @@ def held_out(values: Any, fold: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(choices, axis=-1), cv
 
 
+FLAT_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<not given>"})()
+"""The default of ``tune_fusion``'s deprecated positional ``seed`` (now ``stats.seed``)."""
+
+FLAT_STATISTICS = ("test", "n_resamples")
+"""``tune_fusion``'s flat statistics keywords besides ``seed`` (deprecated)."""
+
+
 @TUNE_FUSION.checks
 def tune_fusion(
     labels: Any,
@@ -248,11 +257,10 @@ def tune_fusion(
     metric: str = "ndcg@10",
     grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]] | None = None,
     folds: int = 5,
-    seed: int | None = 0,
+    seed: Any = FLAT_UNSET,
     *,
     norm: str | None = None,
-    test: str = "randomization",
-    n_resamples: int = 10_000,
+    stats: Statistics | None = None,
     **judge_options: Any,
 ) -> FusionTuning:
     """Tune ``method``'s weights or parameter by ``folds``-fold cross-validation over the
@@ -261,8 +269,14 @@ def tune_fusion(
     ``grid``: ``{parameter: values}`` (all combinations), a list of settings, or None for
     the default: weights on the simplex in steps of 0.1 (:func:`weight_grid`) for
     weighted methods, :data:`PARAMETER_GRIDS` otherwise. A setting may hold ``norm``.
-    ``test``: the paired test of held-out fused against the best single run (as in
-    ``compare``). ``judge_options``: as for ``evaluate``.
+    ``stats=Statistics(test=..., n_resamples=..., seed=..., confidence=...)``
+    (:class:`~ranklens.Statistics`): ``test`` is the paired test of held-out fused against
+    the best single run (as in ``compare``), ``n_resamples`` its resamples and the
+    bootstrap intervals', ``confidence`` their level, ``seed`` the folds' shuffle and the
+    resampling. ``seed``, ``test`` and ``n_resamples`` given flat
+    (``tune_fusion(labels, runs, seed=1)``) still work for one release, with a
+    ``DeprecationWarning`` showing the new spelling; flat keywords beside ``stats=`` are an
+    error naming both. ``judge_options``: as for ``evaluate``.
 
     >>> labels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     >>> x = {"q1": {"a": 2, "z": 1}, "q2": {"z": 2, "b": 1}, "q3": {"c": 2, "z": 1}}
@@ -271,6 +285,26 @@ def tune_fusion(
     >>> t.weights["x"] >= 0.5, t.cv_estimate <= t.in_sample_best
     (True, True)
     """
+    flat = {n: judge_options.pop(n) for n in FLAT_STATISTICS if n in judge_options}
+    if seed is not FLAT_UNSET:
+        flat["seed"] = seed
+    chosen_stats = statistics("tune_fusion", stats, TUNE_FUSION.check(flat))
+    return _tune(labels, runs, method, metric, grid, folds, norm, chosen_stats, judge_options)
+
+
+def _tune(
+    labels: Any,
+    runs: Mapping[str, Any] | Sequence[Any],
+    method: str,
+    metric: str,
+    grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]] | None,
+    folds: int,
+    norm: str | None,
+    st: Statistics,
+    judge_options: Mapping[str, Any],
+) -> FusionTuning:
+    """:func:`tune_fusion` once its statistics are settled."""
+    seed, test, n_resamples, level = st.seed, st.test, st.n_resamples, st.confidence
     low = method_name(method)
     if lower_is_better(metric):
         raise InputError(
@@ -319,8 +353,8 @@ def tune_fusion(
     best_single = max(names, key=lambda n: means[n])
     diffs = cv - single_values[best_single]
     p = float(stats.paired_test(diffs[:, None], test, n_resamples, seed)[0])
-    d_lo, d_hi = stats.bootstrap_interval(diffs[:, None], 0.95, n_resamples, seed)
-    c_lo, c_hi = stats.bootstrap_interval(cv[:, None], 0.95, n_resamples, seed)
+    d_lo, d_hi = stats.bootstrap_interval(diffs[:, None], level, n_resamples, seed)
+    c_lo, c_hi = stats.bootstrap_interval(cv[:, None], level, n_resamples, seed)
     fused = table.to_run(scores(settings[best], qrels if supervised else None), low)
     return FusionTuning(
         method=low, norm=norm, metric=metric, names=names, settings=settings,
@@ -333,7 +367,17 @@ def tune_fusion(
     )  # fmt: skip
 
 
-def _cv_run(table, fold, choice, settings, scores, qrels, ids, supervised, low) -> Run:
+def _cv_run(
+    table: RunTable,
+    fold: np.ndarray,
+    choice: list[int],
+    settings: list[dict[str, Any]],
+    scores: Callable[[dict[str, Any], Any], np.ndarray],
+    qrels: Qrels,
+    ids: np.ndarray,
+    supervised: bool,
+    low: str,
+) -> Run:
     """Every query's fused ranking under its fold's choice, as one run."""
     out = np.zeros(len(table.q))
     q_index = {q: i for i, q in enumerate(table.query_ids.tolist())}
