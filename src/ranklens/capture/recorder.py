@@ -27,14 +27,7 @@ import numpy as np
 from ..declared import AT_LEAST_ONE, count, declare, flag, path, text
 from ..judging.options import failure_note
 from .hits import KEY, Converter, Hit, KeyLike, LightHit, check_key, coerce_hit
-from .record_tuple import (
-    ERROR,
-    RecordTuple,
-    error_of,
-    failure_text,
-    materialise,
-    recent_of,
-)
+from .record_tuple import ERROR, RecordTuple, error_of, failure_text, materialise, recent_of
 from .recorded import RecordedRetrievals
 from .records import Retrieval
 from .spill import SpillFile
@@ -190,27 +183,24 @@ class Recorder(RecordedRetrievals):
         convert: Converter | None = None,
     ) -> None:
         """Record a whole retrieval at once (``convert`` as in :meth:`end`); ``trace_id``
-        names the retrieval's own span, ``parent_trace_id`` the trace it belongs to.
-
-        Never raises into the app's request path: a hit that cannot be read or a
-        ``latency_ms`` that is not a number records the retrieval as failed with that
-        error (``(type, message)``, counted in :attr:`errors`) and no hits."""
+        names the retrieval's own span, ``parent_trace_id`` the trace it belongs to. Never
+        raises into the app: an unreadable hit or a ``latency_ms`` that is not a number is
+        recorded as this retrieval's error (counted in :attr:`errors`), with no hits."""
         now = time.perf_counter()
         try:
             light = self._light(hits, convert)
             t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
         except Exception as exc:  # the app's bad input: this retrieval's error, not the app's
             light, error = [], exc
-            if not isinstance(latency_ms, (int, float)) or isinstance(latency_ms, bool):
-                latency_ms = math.nan
-            t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
+            good = isinstance(latency_ms, (int, float)) and not math.isnan(latency_ms)
+            latency_ms, t0 = (latency_ms, now - latency_ms / 1000) if good else (math.nan, now)
         err = error_of(error)
         raw = (t0, query, query_id, parent_trace_id, source, light, None, latency_ms, err, trace_id)
         self._append(raw)
 
     def _light(self, hits: Sequence[Any], convert: Converter | None) -> list[LightHit]:
         # The request path copies light tuples of plain values (which the garbage collector
-        # soon stops tracking); Hit objects and id mapping wait for _materialise. Keeping the
+        # soon stops tracking); Hit objects and id mapping wait for retrieval(). Keeping the
         # framework objects themselves instead measured +19% instructions per LlamaIndex
         # retrieval (valgrind), against +3.8% for these tuples.
         needs = self.needs
@@ -265,9 +255,6 @@ class Recorder(RecordedRetrievals):
                 else:
                     self._spill(excess)
 
-    def _materialise(self, raw: RecordTuple) -> Retrieval:
-        return materialise(raw, self.key, self._clock)
-
     def retrieval(self, raw: RecordTuple) -> Retrieval:
         """The :class:`~ranklens.Retrieval` of a record tuple a subscriber received."""
         return materialise(raw, self.key, self._clock)
@@ -282,7 +269,7 @@ class Recorder(RecordedRetrievals):
         """Move the ``n`` oldest records to the spill file (:mod:`.spill`: never raises
         into the app; records it cannot write are dropped and counted)."""
         raws = [self._memory.popleft() for _ in range(n)]
-        if self._spill_file.write([self._materialise(raw).to_json() for raw in raws]):
+        if self._spill_file.write([self.retrieval(raw).to_json() for raw in raws]):
             self._let_go(raws)
             self._spilled += n
 
@@ -343,7 +330,7 @@ class Recorder(RecordedRetrievals):
             spilled = self._spilled
         yield from self._spill_file.read(spilled)
         for raw in memory:
-            yield self._materialise(raw)
+            yield self.retrieval(raw)
 
     def clear(self) -> None:
         """Forget everything captured so far."""
