@@ -20,7 +20,10 @@ class InputError(RanklensError):
 
 class NoSharedQueryError(InputError):
     """Nothing to evaluate: the run answers no labelled query (or, under a convention that
-    leaves out queries without a relevant document, no such query is left)."""
+    leaves out queries without a relevant document, no such query is left);
+    ``no_relevant_ids``: the queries left out for having no relevant document."""
+
+    no_relevant_ids: list[str]
 
 
 class DuplicateDocumentError(InputError):

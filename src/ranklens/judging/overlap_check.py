@@ -58,7 +58,7 @@ def no_relevant_query(
         "evaluate with no_relevant='zero' to score them 0"
     )
     # the queries left out, read back by the streamed path (not declared on the class)
-    setattr(err, "no_relevant_ids", [str(q) for q in skipped])  # noqa: B010
+    err.no_relevant_ids = [str(q) for q in skipped]
     return err
 
 
