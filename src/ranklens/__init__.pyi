@@ -26,8 +26,8 @@ from .comparison import register_renderer as register_renderer
 from .comparison import stats as stats
 from .comparison.planner import Plan as Plan
 from .comparison.planner import plan_queries as plan_queries
-from .comparison.verdict import TargetVerdict as TargetVerdict
 from .comparison.targets import evaluate as evaluate
+from .comparison.verdict import TargetVerdict as TargetVerdict
 from .errors import DuplicateDocumentError as DuplicateDocumentError
 from .errors import InputError as InputError
 from .errors import MetricNameError as MetricNameError
@@ -95,12 +95,12 @@ from .profiles import all_profiles as all_profiles
 from .profiles import get_profile as get_profile
 from .profiles import load_profiles as load_profiles
 from .profiles import register_profile as register_profile
-from .sweeps import SweepResult as SweepResult
 from .settings import Calling as Calling
 from .settings import Statistics as Statistics
 from .sweeps import Costs as Costs
 from .sweeps import Execution as Execution
 from .sweeps import Selection as Selection
+from .sweeps import SweepResult as SweepResult
 from .sweeps import sweep as sweep
 from .synthesis import OfflineGenerator as OfflineGenerator
 from .synthesis import check_dataset as check_dataset

@@ -311,6 +311,7 @@ def _holes_section(dataset: Any, results: dict[str, Any], folder: Path) -> str:
     from ..labelling import LabelPool, PoolPair, agreement, assess, judging_page, pool, rescore
     from ..labelling.judges import CALLS
     from ..model import Qrels
+    from ..settings import Statistics
 
     p = pool(dataset, results, depth=10, strategy="rrf", max_pairs=60)
     # calibrate first: the judge on passages the labels already grade

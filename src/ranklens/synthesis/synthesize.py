@@ -206,9 +206,7 @@ def synthesize(
     texts = {k: docs[items[k][0]]["text"][items[k][1] : items[k][2]] for k in keys}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunFailuresWarning)
-        result = run_items(
-            adapter, texts, calls=calls, name=f"generator {gen_name}", config=config
-        )
+        result = run_items(adapter, texts, calls=calls, name=f"generator {gen_name}", config=config)
     rows, spent = _rows(result.records, items, texts, gen_name, cost)
     rows = apply_filters(rows, texts, max_overlap, near_duplicate)
     if retriever is not None:
