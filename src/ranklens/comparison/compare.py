@@ -3,7 +3,7 @@
 Each run is judged once; per-query values of every metric are stacked into one matrix, so
 the confidence intervals of all (run, metric) columns share one set of bootstrap resamples
 and the paired tests of all (pair, metric) columns share one set of permutations (one
-matrix product per chunk). See :mod:`ranklens.stats` for the tests and corrections.
+matrix product per chunk). See :mod:`ranklens.comparison.stats` for the tests and corrections.
 """
 
 from __future__ import annotations

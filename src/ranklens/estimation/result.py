@@ -1,6 +1,6 @@
 """:class:`EstimateResult`: what :func:`ranklens.estimate` found, as typed records
 (:class:`EstimateRow`, one per run or difference and metric, each holding a
-:class:`MethodEstimate` per method; :class:`EstimateCounts`, what was counted) and as data
+:class:`~.records.MethodEstimate` per method; :class:`EstimateCounts`, what was counted) and as data
 (``to_dict``) that the renderers (``estimate_text``, ``estimate_html``) and a comparison
 report's HTML page show."""
 
@@ -46,7 +46,7 @@ METHOD_NAMES = {
 @dataclass
 class EstimateResult:
     """Per run and per difference from the baseline (``rows``: :class:`EstimateRow`),
-    each metric estimated by :data:`METHODS` (:class:`MethodEstimate`: value, interval,
+    each metric estimated by :data:`METHODS` (:class:`~.records.MethodEstimate`: value, interval,
     standard error, λ for PPI/PPI++), the judge's measured bias on the human sample
     (``judge_bias``: judge minus human) and the correlation of the two; ``n``
     human-labelled queries (``labelled``), ``big_n`` judged only; ``judge``: its agreement

@@ -1,7 +1,7 @@
 """Labels too large for what the memory budget leaves: the labels file and the run are
 partitioned alike by a hash of the query id into shard files, and each shard's labels are
-read and its run streamed (in chunks, :mod:`.parts`) on their own, so neither the labels
-nor the run is ever whole in memory; the parts are merged as :func:`~.parts.finish` merges
+read and its run streamed (in chunks, :mod:`.stream_plan`) on their own, so neither the labels
+nor the run is ever whole in memory; the parts are merged as :func:`~.stream_plan.finish` merges
 chunks, into the numbers ``evaluate`` gives, to the last bit.
 
 Reading a TREC qrels file peaks at about :data:`LABEL_READ_BYTES` bytes per byte of it;

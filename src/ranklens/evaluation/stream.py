@@ -7,10 +7,10 @@ query order, so every number equals the in-memory :func:`ranklens.evaluate`'s to
 bit (a query's values depend on its rows only). The memory budget is spent on what is
 measured: the process as it stands once the labels are read, room for every query's
 values and for the reader, and chunks sized by what judging holds per byte of a chunk
-(its run bytes and the rows of its queries' labels: :data:`~.parts.RUN_BYTES`,
-:data:`~.parts.LABEL_ROW_BYTES`). Labels too large to read whole within the budget are
+(its run bytes and the rows of its queries' labels: :data:`~.stream_plan.RUN_BYTES`,
+:data:`~.stream_plan.LABEL_ROW_BYTES`). Labels too large to read whole within the budget are
 read in shards by query, the run partitioned alike (:mod:`.labelshards`). The pieces are
-in :mod:`.parts`, the formats in
+in :mod:`.stream_plan`, the formats in
 :mod:`.sources`, the Ray backend in :mod:`.on_ray`.
 
 * A run grouped by query (every TREC run file a system writes) is streamed once. A TREC or

@@ -36,7 +36,7 @@ Layout: :mod:`.conventions` (the switches and presets), :mod:`.options` (options
 counts), :mod:`.join` and :mod:`.docmatch` (matching a run with its qrels: one columnar join
 for every input form, Python dicts and lists read into columns with their ids kept as
 bytes by :mod:`ranklens.model.mappings`; a run of ``{doc: score}`` dicts is joined on its
-own dicts instead, :mod:`.dicts`, in a fraction of the memory), :mod:`.build` (the
+own dicts instead, :mod:`.dict_join`, in a fraction of the memory), :mod:`.build` (the
 arrays), :mod:`.judged` (:class:`Judged` and its per-level :class:`LevelView`). Imports the
 io floor (to read paths) and the model below it.
 """

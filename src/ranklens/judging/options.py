@@ -148,7 +148,7 @@ class JudgeOptions:
             (trec_eval ``-l``; default 1). A metric may override it (``P(rel=2)@10``).
         score_precision: ``"float64"`` (default, trec_eval 10) or ``"float32"`` (scores
             compared as float32 when ranking, as trec_eval 9 and pytrec_eval do).
-        convention: the switches of :mod:`ranklens.conventions` (default ``trec``); any
+        convention: the switches of :mod:`ranklens.judging.conventions` (default ``trec``); any
             switch may also be given directly, e.g. ``duplicates="first"``,
             ``missing="skip"``.
         judged_only: evaluate condensed lists: retrieved documents without a label >= 0

@@ -3,7 +3,7 @@
 many evidence and retrieved characters each rank adds (:class:`SpanChars`).
 
 A chunk is a row of a run of chunks: its source document and character range ``[a, b)``
-(:class:`~ranklens.model.spans.ChunkSpans`). It matches an evidence span ``[s, e)`` of its
+(:class:`~ranklens.model.chunks.ChunkSpans`). It matches an evidence span ``[s, e)`` of its
 query in the same document when they overlap, ``o = min(b, e) − max(a, s) > 0``, and the
 overlap rule (:mod:`.overlap`) accepts ``o``; every existing metric then sees the spans as
 units of grouped ground truth: a span (or group) is found at the rank of its first matching

@@ -6,7 +6,7 @@ relevance level ℓ) and a cutoff ``k`` (``None`` = the whole ranking) and retur
 per query. None looks up a document: matching, ties, duplicates, groups and thresholds were
 settled by :func:`ranklens.judge`, whose sparse tables list the (query, rank) of each judged
 document retrieved; a metric is a few ``bincount``/``searchsorted`` calls over them. The
-convention's switches (:mod:`ranklens.conventions`) enter only in a few denominators and in
+convention's switches (:mod:`ranklens.judging.conventions`) enter only in a few denominators and in
 which ranks earn credit or gain.
 
 Notation: ``rel_i`` is 1 when the document at rank i is relevant (grade ≥ ℓ); ``h_i`` the

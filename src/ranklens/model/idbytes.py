@@ -154,7 +154,7 @@ def fixed_bytes(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.n
 
 def hash_slices(body: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
     """A 64-bit hash (uint64) of each id ``body[start:start + length]`` (see
-    :meth:`DocIds.slices`).
+    :meth:`~.ids.DocIds.slices`).
 
     Vectorised over rows: the bytes are read eight at a time (one gather per 8-byte word of
     the longest id), mixed with a multiply-xorshift and finished with splitmix64's mixer.

@@ -5,7 +5,7 @@ Hits are mapped to document ids with the recorder's key, as the Recorder maps th
 
 A record is never trusted to be well formed: a field that cannot be read (a query that is
 not a text, a NaN or negative latency, a NaN score, a hit without an id, a start time that
-is not a number) is set aside, counted by reason in :attr:`Intake.malformed` and the rest
+is not a number) is set aside, counted by reason in ``Intake.malformed`` and the rest
 of the record is used; a record that cannot be read at all (ids given as one text, not a
 record) raises :class:`Rejected`, which the monitor counts (``status()["rejected"]``)."""
 

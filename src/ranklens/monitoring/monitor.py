@@ -56,7 +56,7 @@ class Monitor(WindowCloser):
     """Watch live retrievals in windows; see the module docstring and docs/monitoring.md.
 
     ``source``: a :class:`~ranklens.Recorder`, an Instrumentation a hook returned, or None
-    (a new ``Recorder(key, spill=False)`` as :attr:`recorder`, to give the hooks).
+    (a new ``Recorder(key, spill=False)`` as ``Monitor.recorder``, to give the hooks).
     ``window``: ``"15m"`` (``"30s"``, ``"1h"``, a ``timedelta``: windows of wall time,
     aligned to the epoch) or an int (windows of that many retrievals). ``labels``: a
     Dataset or qrels: the share of labelled queries, ``metrics`` on the labelled
