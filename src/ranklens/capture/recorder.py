@@ -78,7 +78,7 @@ class Recorder(RecordedRetrievals):
         self.listener_errors = 0
         self._lock = threading.Lock()
         self._memory: deque[RecordTuple] = deque()
-        self._pending: dict[Any, tuple[float, str, str | None, str | None, str | None]] = {}
+        self._pending: dict[Any, tuple[float, str, str | None, object, str | None]] = {}
         self.window = window
         self._recent_spilled: deque[tuple[float, bool, int]] = deque(maxlen=window)
         self._spilled = 0
@@ -106,10 +106,10 @@ class Recorder(RecordedRetrievals):
         token: Any,
         query: str,
         query_id: str | None = None,
-        parent: str | None = None,
+        parent: object = None,
         source: str | None = None,
     ) -> None:
-        """A retrieval began; ``token`` (a span or run id) pairs it with :meth:`end`."""
+        """A retrieval began; ``token`` pairs it with :meth:`end`, ``parent`` is its trace."""
         self._pending[token] = (time.perf_counter(), query, query_id, parent, source)
 
     def end(

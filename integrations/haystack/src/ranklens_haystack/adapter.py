@@ -15,7 +15,9 @@ import ranklens
 from ranklens.capture import (
     ALL_FIELDS,
     AdapterPlugin,
+    Calling,
     Hit,
+    LightHit,
     RetrieverAdapter,
     RunResult,
     state_digest,
@@ -35,7 +37,7 @@ def to_hit(doc: Document) -> Hit:
     return Hit.from_light(to_light(doc, ALL_FIELDS))
 
 
-def to_light(doc: Document, needs: frozenset) -> tuple:
+def to_light(doc: Document, needs: frozenset[str]) -> LightHit:
     """A Document as a :data:`~ranklens.capture.hits.LightHit` (this package's
     :data:`~ranklens.capture.hits.Converter`); the parent is ``meta["source_id"]`` and the
     chunk's character range starts at ``meta["split_idx_start"]``, both set by
@@ -98,7 +100,7 @@ class HaystackRetriever(RetrieverAdapter):
                     f"name the pipeline component whose documents to read: component= one of "
                     f"{', '.join(names)}"
                 )
-            self.component = component
+            self.component: str | None = component
             sockets = target.inputs()
             self._query_targets = [
                 (comp, sock)
@@ -129,7 +131,7 @@ class HaystackRetriever(RetrieverAdapter):
         data: dict[str, dict[str, Any]] = {}
         for comp, sock in self._query_targets:
             data.setdefault(comp, {})[sock] = query
-        if k is not None and self._takes_top_k:
+        if k is not None and self._takes_top_k and self.component is not None:
             data.setdefault(self.component, {})["top_k"] = k
         return data
 
@@ -202,12 +204,14 @@ def run(
     *,
     component: str | None = None,
     name: str | None = None,
+    calls: Calling | None = None,
     **kwargs: Any,
 ) -> RunResult:
     """:func:`ranklens.run_retriever` on a Haystack component or Pipeline (same keyword
-    arguments)."""
+    arguments: ``calls=ranklens.Calling(concurrency=..., cache=...)`` says how it is
+    called)."""
     adapter = HaystackRetriever(target, component=component, name=name)
-    return ranklens.run_retriever(adapter, queries, name=name, **kwargs)
+    return ranklens.run_retriever(adapter, queries, name=name, calls=calls, **kwargs)
 
 
 def demo(dataset: Any) -> dict[str, tuple[Any, dict[str, Any]]]:

@@ -5,12 +5,14 @@ ranklens metric and convention)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
-from haystack import Document, component, default_to_dict, tracing
+from haystack import Document, component, default_to_dict
+from haystack.tracing.tracer import tracer as haystack_tracer
 
 from ranklens import evaluate, get_convention, parse_metric
-from ranklens.capture import Recorder, key_function
+from ranklens.capture import Hit, Recorder, key_function
 from ranklens.errors import InputError
 
 from .adapter import to_hit, to_light
@@ -30,9 +32,11 @@ class RanklensRecorder:
         self.key = key
         self.recorder = recorder if recorder is not None else Recorder(key=key)
 
-    def _record(self, documents: list[Document], query: str | None, query_id: str | None):
+    def _record(
+        self, documents: list[Document], query: str | None, query_id: str | None
+    ) -> dict[str, list[Document]]:
         # With a tracer on, this component's span and the pipeline run's trace.
-        span_id, trace_id = trace_ids(tracing.tracer.current_span())
+        span_id, trace_id = trace_ids(haystack_tracer.current_span())
         self.recorder.record(
             query or "", documents, query_id=query_id, source="haystack",
             trace_id=span_id, parent_trace_id=trace_id, convert=to_light,
@@ -40,13 +44,15 @@ class RanklensRecorder:
         return {"documents": documents}
 
     @component.output_types(documents=list[Document])
-    def run(self, documents: list[Document], query: str | None = None, query_id: str | None = None):
+    def run(
+        self, documents: list[Document], query: str | None = None, query_id: str | None = None
+    ) -> dict[str, list[Document]]:
         return self._record(documents, query, query_id)
 
     @component.output_types(documents=list[Document])
     async def run_async(
         self, documents: list[Document], query: str | None = None, query_id: str | None = None
-    ):
+    ) -> dict[str, list[Document]]:
         return self._record(documents, query, query_id)
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,6 +89,7 @@ class RanklensEvaluator:
         self._convention = conv.with_(duplicates="first") if conv.duplicates == "error" else conv
         self.document_comparison_field = document_comparison_field
         field = document_comparison_field
+        self._key: Callable[[Hit], str | None]
         if field == "content":
             self._key = lambda h: h.text
         elif field == "id" or field.startswith("meta."):

@@ -18,8 +18,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from haystack import tracing
-from haystack.tracing import Span, Tracer
+from haystack.tracing.tracer import Span, Tracer, enable_tracing
+from haystack.tracing.tracer import tracer as haystack_tracer
 
 from ranklens.capture import Instrumentation, Recorder, recorder_or_new
 
@@ -105,7 +105,9 @@ class RanklensTracer(Tracer):
                 raise
             self._record(name, span, t0, None)
 
-    def _record(self, name: str, span: _RecordingSpan, t0: float, error: BaseException | None):
+    def _record(
+        self, name: str, span: _RecordingSpan, t0: float, error: BaseException | None
+    ) -> None:
         inputs = span.inputs if isinstance(span.inputs, Mapping) else {}
         query = inputs.get("query")
         docs = span.outputs.get("documents") if isinstance(span.outputs, Mapping) else None
@@ -139,12 +141,12 @@ def instrument(
     ``query`` and whose output has ``documents``). ``query_ids``: query text → id.
     """
     rec = recorder_or_new(recorder, **recorder_kwargs)
-    previous = tracing.tracer.actual_tracer
+    previous = haystack_tracer.actual_tracer
     tracer = RanklensTracer(rec, previous, components, query_ids)
-    tracing.enable_tracing(tracer)
+    enable_tracing(tracer)
 
     def detach() -> None:
-        if tracing.tracer.actual_tracer is tracer:
-            tracing.tracer.actual_tracer = previous
+        if haystack_tracer.actual_tracer is tracer:
+            haystack_tracer.actual_tracer = previous
 
     return Instrumentation(rec, detach, tracer=tracer, previous=previous)

@@ -43,7 +43,9 @@ class InterleavedRetriever:
         self.retriever_a, self.retriever_b = retriever_a, retriever_b
         self.interleaving = interleaving
 
-    def _serve(self, query: str, query_id: str | None, a: list, b: list) -> dict[str, Any]:
+    def _serve(
+        self, query: str, query_id: str | None, a: list[Document], b: list[Document]
+    ) -> dict[str, Any]:
         hits_a, hits_b = [to_hit(d) for d in a], [to_hit(d) for d in b]
         originals = {h.id: d for h, d in zip(hits_a + hits_b, a + b)}
         served = self.interleaving.interleave_hits(query, query_id, hits_a, hits_b)
@@ -54,14 +56,17 @@ class InterleavedRetriever:
         return {"documents": docs}
 
     @component.output_types(documents=list[Document])
-    def run(self, query: str, top_k: int | None = None, query_id: str | None = None):
+    def run(
+        self, query: str, top_k: int | None = None, query_id: str | None = None
+    ) -> dict[str, Any]:
         a = self.retriever_a.run(**_kwargs(self.retriever_a, query, top_k))["documents"]
         b = self.retriever_b.run(**_kwargs(self.retriever_b, query, top_k))["documents"]
         return self._serve(query, query_id, a, b)
 
     def record_click(self, document_or_impression: Any, doc: Any = None) -> bool:
         """:meth:`ranklens.monitoring.Interleaving.record_click` (a served Document works)."""
-        return self.interleaving.record_click(document_or_impression, doc)
+        clicked: bool = self.interleaving.record_click(document_or_impression, doc)
+        return clicked
 
     def result(self, **kwargs: Any) -> Any:
         return self.interleaving.result(**kwargs)

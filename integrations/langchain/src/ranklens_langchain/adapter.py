@@ -8,13 +8,15 @@ from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 
 import ranklens
 from ranklens.capture import (
     ALL_FIELDS,
     AdapterPlugin,
+    Calling,
     Hit,
+    LightHit,
     RetrieverAdapter,
     RunResult,
     array_bytes,
@@ -39,7 +41,7 @@ def to_hit(item: Any) -> Hit:
     return Hit.from_light(to_light(item, ALL_FIELDS))
 
 
-def to_light(item: Any, needs: frozenset) -> tuple:
+def to_light(item: Any, needs: frozenset[str]) -> LightHit:
     """A Document (or ``(Document, score)`` pair) as a
     :data:`~ranklens.capture.hits.LightHit` (this package's
     :data:`~ranklens.capture.hits.Converter`), read as :func:`to_hit` reads it; the
@@ -83,7 +85,7 @@ def _start(value: Any) -> int | None:
     return value
 
 
-def _truly_async(runnable: Runnable) -> bool:
+def _truly_async(runnable: Runnable[Any, Any]) -> bool:
     if isinstance(runnable, BaseRetriever):
         return type(runnable)._aget_relevant_documents is not BaseRetriever._aget_relevant_documents
     return True  # a Runnable chain: ainvoke is its own
@@ -97,8 +99,12 @@ class LangChainRetriever(RetrieverAdapter):
     takes_k = False  # the retriever's own top-k decides how many hits come back
 
     def __init__(
-        self, retriever: Runnable, *, name: str | None = None, use_async: bool | None = None
-    ):
+        self,
+        retriever: Runnable[Any, Any],
+        *,
+        name: str | None = None,
+        use_async: bool | None = None,
+    ) -> None:
         if not isinstance(retriever, Runnable):
             raise InputError(
                 "LangChainRetriever needs a langchain Runnable or BaseRetriever, got "
@@ -108,7 +114,7 @@ class LangChainRetriever(RetrieverAdapter):
         self.name = name
         self.is_async = _truly_async(retriever) if use_async is None else use_async
 
-    def _config(self, query_id: str) -> dict[str, Any]:
+    def _config(self, query_id: str) -> RunnableConfig:
         return {"metadata": {"ranklens_query_id": query_id}}
 
     def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
@@ -141,11 +147,19 @@ class LangChainRetriever(RetrieverAdapter):
         return {"documents": len(held), **({"bytes": size} if size is not None else {})}
 
 
-def run(retriever: Runnable, queries: Any, *, name: str | None = None, **kwargs: Any) -> RunResult:
+def run(
+    retriever: Runnable[Any, Any],
+    queries: Any,
+    *,
+    name: str | None = None,
+    calls: Calling | None = None,
+    **kwargs: Any,
+) -> RunResult:
     """:func:`ranklens.run_retriever` on a LangChain retriever or Runnable (same keyword
-    arguments)."""
+    arguments: ``calls=ranklens.Calling(concurrency=..., cache=...)`` says how it is
+    called)."""
     return ranklens.run_retriever(
-        LangChainRetriever(retriever, name=name), queries, name=name, **kwargs
+        LangChainRetriever(retriever, name=name), queries, name=name, calls=calls, **kwargs
     )
 
 

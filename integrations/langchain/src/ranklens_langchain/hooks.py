@@ -16,6 +16,7 @@ it is then. Keys that read metadata or the parent convert at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
@@ -24,12 +25,12 @@ from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.tracers.context import register_configure_hook
 
-from ranklens.capture import Instrumentation, Recorder, recorder_or_new
+from ranklens.capture import Instrumentation, LightHit, Recorder, recorder_or_new
 
 from .adapter import SCORE_KEYS, to_light
 
 
-def _later(needs: frozenset) -> Any:
+def _later(needs: frozenset[str]) -> Any:
     """The conversion done when the records are read: light tuples with the parent and the
     chunk's range when the recorder needs them (read from the Documents then)."""
     if not needs:
@@ -37,7 +38,7 @@ def _later(needs: frozenset) -> Any:
     return lambda documents: [to_light(d, needs) for d in documents]
 
 
-def _light(documents: list[Document]) -> list[tuple]:
+def _light(documents: Sequence[Document]) -> list[LightHit]:
     """Light tuples (id, score, text) of Documents, for a key that reads only ids."""
     return [
         (d.id, s if (s := (m := d.metadata).get("score")) is not None else _score(m),
@@ -83,7 +84,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
 
     def on_retriever_end(
         self,
-        documents: list[Document],
+        documents: Sequence[Document],
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
@@ -121,8 +122,15 @@ class AsyncRanklensCallbackHandler(AsyncCallbackHandler):
     ) -> None:
         self._sync.on_retriever_start(serialized, query, **kwargs)
 
-    async def on_retriever_end(self, documents: list[Document], **kwargs: Any) -> None:
-        self._sync.on_retriever_end(documents, **kwargs)
+    async def on_retriever_end(
+        self,
+        documents: Sequence[Document],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._sync.on_retriever_end(documents, run_id=run_id, parent_run_id=parent_run_id)
 
     async def on_retriever_error(self, error: BaseException, **kwargs: Any) -> None:
         self._sync.on_retriever_error(error, **kwargs)

@@ -17,7 +17,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import ConfigDict
 
 from ranklens.capture import Hit
@@ -40,11 +40,11 @@ class InterleavedRetriever(BaseRetriever):
     """See the module docstring."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
-    retriever_a: Runnable
-    retriever_b: Runnable
+    retriever_a: Runnable  # type: ignore[type-arg]  # pydantic validates the bare class
+    retriever_b: Runnable  # type: ignore[type-arg]  # pydantic validates the bare class
     interleaving: Any
 
-    def _serve(self, query: str, run_manager: Any, a: list, b: list) -> list[Document]:
+    def _serve(self, query: str, run_manager: Any, a: list[Any], b: list[Any]) -> list[Document]:
         meta = getattr(run_manager, "metadata", None) or {}
         qid = next((meta[k] for k in QUERY_ID_KEYS if meta.get(k) is not None), None)
         hits_a, hits_b = [to_hit(d) for d in a], [to_hit(d) for d in b]
@@ -63,7 +63,7 @@ class InterleavedRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        config = {"callbacks": run_manager.get_child()}
+        config: RunnableConfig = {"callbacks": run_manager.get_child()}
         a = self.retriever_a.invoke(query, config)
         b = self.retriever_b.invoke(query, config)
         return self._serve(query, run_manager, a, b)
@@ -73,7 +73,7 @@ class InterleavedRetriever(BaseRetriever):
     ) -> list[Document]:
         import asyncio
 
-        config = {"callbacks": run_manager.get_child()}
+        config: RunnableConfig = {"callbacks": run_manager.get_child()}
         a, b = await asyncio.gather(
             self.retriever_a.ainvoke(query, config), self.retriever_b.ainvoke(query, config)
         )
@@ -81,12 +81,15 @@ class InterleavedRetriever(BaseRetriever):
 
     def record_click(self, document_or_impression: Any, doc: Any = None) -> bool:
         """:meth:`ranklens.monitoring.Interleaving.record_click` (a served Document works)."""
-        return self.interleaving.record_click(document_or_impression, doc)
+        clicked: bool = self.interleaving.record_click(document_or_impression, doc)
+        return clicked
 
     def result(self, **kwargs: Any) -> Any:
         return self.interleaving.result(**kwargs)
 
 
-def interleave(a: Runnable, b: Runnable, interleaving: Any) -> InterleavedRetriever:
+def interleave(
+    a: Runnable[Any, Any], b: Runnable[Any, Any], interleaving: Any
+) -> InterleavedRetriever:
     """The adapter plugin's ``interleave``: what ``ranklens.interleave(a, b)`` returns."""
     return InterleavedRetriever(retriever_a=a, retriever_b=b, interleaving=interleaving)

@@ -8,14 +8,20 @@ import re
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.instrumentation.dispatcher import instrument_tags
+
+# re-exported by llama_index without __all__ (mypy sees it as private)
+from llama_index.core.instrumentation.dispatcher import (  # type: ignore[attr-defined]
+    instrument_tags,
+)
 from llama_index.core.schema import NodeWithScore
 
 import ranklens
 from ranklens.capture import (
     ALL_FIELDS,
     AdapterPlugin,
+    Calling,
     Hit,
+    LightHit,
     RetrieverAdapter,
     RunResult,
     array_bytes,
@@ -30,7 +36,7 @@ def to_hit(item: NodeWithScore) -> Hit:
     return Hit.from_light(to_light(item, ALL_FIELDS))
 
 
-def to_light(item: NodeWithScore, needs: frozenset) -> tuple:
+def to_light(item: NodeWithScore, needs: frozenset[str]) -> LightHit:
     """A node as a :data:`~ranklens.capture.hits.LightHit` (this package's
     :data:`~ranklens.capture.hits.Converter`); the parent is ``ref_doc_id``, and the
     chunk's character range in it ``start_char_idx``/``end_char_idx`` (which LlamaIndex's
@@ -111,11 +117,17 @@ class LlamaIndexRetriever(RetrieverAdapter):
 
 
 def run(
-    retriever: BaseRetriever, queries: Any, *, name: str | None = None, **kwargs: Any
+    retriever: BaseRetriever,
+    queries: Any,
+    *,
+    name: str | None = None,
+    calls: Calling | None = None,
+    **kwargs: Any,
 ) -> RunResult:
-    """:func:`ranklens.run_retriever` on a LlamaIndex retriever (same keyword arguments)."""
+    """:func:`ranklens.run_retriever` on a LlamaIndex retriever (same keyword arguments:
+    ``calls=ranklens.Calling(concurrency=..., cache=...)`` says how it is called)."""
     return ranklens.run_retriever(
-        LlamaIndexRetriever(retriever, name=name), queries, name=name, **kwargs
+        LlamaIndexRetriever(retriever, name=name), queries, name=name, calls=calls, **kwargs
     )
 
 
@@ -172,7 +184,8 @@ def bm25_over_chunks(chunks: list[tuple[str, int, int, str]], k: int) -> BaseRet
                  relationships={source: RelatedNodeInfo(node_id=d)})
         for d, s, e, t in chunks
     ]  # fmt: skip
-    return BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=k)
+    retriever: BaseRetriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=k)
+    return retriever
 
 
 PLUGIN = AdapterPlugin(

@@ -14,7 +14,11 @@ from typing import Any
 
 from llama_index.core.callbacks.base_handler import BaseCallbackHandler
 from llama_index.core.callbacks.schema import CBEventType, EventPayload
-from llama_index.core.instrumentation import get_dispatcher
+
+# re-exported by llama_index without __all__ (mypy sees it as private)
+from llama_index.core.instrumentation import (  # type: ignore[attr-defined]
+    get_dispatcher,
+)
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.retrieval import (
@@ -78,7 +82,9 @@ class RanklensSpanHandler(BaseSpanHandler[Any]):
     def span_exit(self, *args: Any, **kwargs: Any) -> None:
         return None
 
-    def span_drop(self, id_: str, *args: Any, err: BaseException | None = None, **kwargs: Any):
+    def span_drop(
+        self, id_: str, *args: Any, err: BaseException | None = None, **kwargs: Any
+    ) -> None:
         if err is not None:
             self._recorder.abort(id_, err)
 
@@ -135,7 +141,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
     def on_event_start(
         self,
         event_type: CBEventType,
-        payload: dict | None = None,
+        payload: dict[str, Any] | None = None,
         event_id: str = "",
         parent_id: str = "",
         **kwargs: Any,
@@ -148,7 +154,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
     def on_event_end(
         self,
         event_type: CBEventType,
-        payload: dict | None = None,
+        payload: dict[str, Any] | None = None,
         event_id: str = "",
         **kwargs: Any,
     ) -> None:
@@ -159,5 +165,7 @@ class RanklensCallbackHandler(BaseCallbackHandler):
     def start_trace(self, trace_id: str | None = None) -> None:
         return None
 
-    def end_trace(self, trace_id: str | None = None, trace_map: dict | None = None) -> None:
+    def end_trace(
+        self, trace_id: str | None = None, trace_map: dict[str, list[str]] | None = None
+    ) -> None:
         return None

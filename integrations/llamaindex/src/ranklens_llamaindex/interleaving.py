@@ -13,7 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.instrumentation.dispatcher import active_instrument_tags
+
+# re-exported by llama_index without __all__ (mypy sees it as private)
+from llama_index.core.instrumentation.dispatcher import (  # type: ignore[attr-defined]
+    active_instrument_tags,
+)
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from ranklens.capture import Hit
@@ -37,15 +41,17 @@ class InterleavedRetriever(BaseRetriever):
         self.retriever_a, self.retriever_b = retriever_a, retriever_b
         self.interleaving = interleaving
 
-    def _serve(self, query: QueryBundle, a: list[NodeWithScore], b: list[NodeWithScore]):
+    def _serve(
+        self, query: QueryBundle, a: list[NodeWithScore], b: list[NodeWithScore]
+    ) -> list[NodeWithScore]:
         qid = (active_instrument_tags.get() or {}).get("query_id")
         hits_a = [to_hit(n) for n in a]
         hits_b = [to_hit(n) for n in b]
         served = self.interleaving.interleave_hits(query.query_str, qid, hits_a, hits_b)
-        out = []
+        out: list[NodeWithScore] = []
         originals = {h.id: n for h, n in zip(hits_a + hits_b, a + b)}
         for h in served:
-            source = originals.get(h.id)
+            source = originals[h.id]
             node = source.node.model_copy()
             node.metadata = {**node.metadata, **{t: h.metadata[t] for t in TAGS}}
             node.excluded_llm_metadata_keys = [*node.excluded_llm_metadata_keys, *TAGS]
@@ -68,7 +74,8 @@ class InterleavedRetriever(BaseRetriever):
 
     def record_click(self, node_or_impression: Any, doc: Any = None) -> bool:
         """:meth:`ranklens.monitoring.Interleaving.record_click` (a served node works)."""
-        return self.interleaving.record_click(node_or_impression, doc)
+        clicked: bool = self.interleaving.record_click(node_or_impression, doc)
+        return clicked
 
     def result(self, **kwargs: Any) -> Any:
         return self.interleaving.result(**kwargs)
