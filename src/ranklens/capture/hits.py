@@ -63,7 +63,7 @@ are None unless the converter's ``needs`` ask for them."""
 
 Converter = Callable[[Any, frozenset[str]], LightHit]
 """``convert(framework_object, needs) -> LightHit``: each framework package's ``to_light``.
-``needs`` (:attr:`ranklens.Recorder.needs`) holds ``"parent"`` and/or ``"metadata"`` when
+``needs`` (``Recorder.needs``) holds ``"parent"`` and/or ``"metadata"`` when
 the recorder's key reads them; nothing else need be copied."""
 
 ALL_FIELDS = frozenset({"metadata", "parent", "positions"})

@@ -7,9 +7,10 @@ handler, ``ranklens_haystack``'s recorder component) call :meth:`Recorder.start`
 (:meth:`Recorder.subscribe`). The recorder is thread- and asyncio-safe (the request path
 is a dict insert and pop and one deque append, each atomic; a lock guards spilling and
 reading; no awaits), maps hits to document ids with the same ``key`` as the runner
-(:mod:`ranklens.hits`), and keeps memory bounded: past ``max_records`` the oldest records
-go to a JSONL spill file and are read back by :meth:`to_run`, :meth:`records` and
-:meth:`evaluate` (or, with ``spill=False``, are let go and counted).
+(:mod:`ranklens.capture.hits`), and keeps memory bounded: past ``max_records`` the oldest
+records go to a JSONL spill file and are read back by ``to_run``, ``records`` and
+``evaluate`` (:class:`~.recorded.RecordedRetrievals`; or, with ``spill=False``, are let go
+and counted).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class Recorder(RecordedRetrievals):
     in ``evicted``: a long-running app watched by a :class:`~ranklens.Monitor`).
     ``window``: how many recent retrievals :meth:`summary` describes. ``metadata``: keep
     each hit's metadata (its string and integer fields, copied in the request path) even
-    when ``key`` does not read it, so that :meth:`doc_metadata` gives what
+    when ``key`` does not read it, so that ``doc_metadata()`` gives what
     ``ranklens.Versions.from_metadata`` reads document times and version groups from.
     """
 

@@ -15,7 +15,7 @@ everything it answered in a resumable log.
   are not asked again (failed ones are), and a log written by another configuration (its
   hash is in the first line) is refused. A process killed with SIGKILL loses only the
   queries in flight.
-* Each hit is mapped to the labels' ids with ``key`` (see :mod:`ranklens.hits`); chunks
+* Each hit is mapped to the labels' ids with ``key`` (see :mod:`ranklens.capture.hits`); chunks
   repeating a document already ranked are dropped and counted; the raw chunk-level hits
   stay in the log.
 """
@@ -141,7 +141,7 @@ def run_retriever(
     ``queries``: ``{id: text}``, a :class:`~ranklens.Dataset`, texts (ids ``q1``...) or
     ``(id, text)`` pairs. ``k``: documents kept per query (None keeps all; adapters ask
     the retriever for ``k`` when they can). ``key``: how a hit names a labelled document
-    (:mod:`ranklens.hits`). ``fetch_k``: how many hits to ask the retriever for when that
+    (:mod:`ranklens.capture.hits`). ``fetch_k``: how many hits to ask the retriever for when that
     should be more than ``k`` (chunks of one document merged by ``key="parent"`` leave
     fewer documents than chunks; the first ``k`` documents are kept).
     ``calls=Calling(concurrency=..., timeout=..., retries=..., retry_on=..., backoff=...,

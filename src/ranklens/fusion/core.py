@@ -61,7 +61,7 @@ def fuse(
     ``method``: ranx's names (:data:`METHODS`; ``combsum``, ``combmnz`` accepted) with
     their parameters (``k`` for ``rrf``, ``phi`` for ``rbc``, ``gamma`` for ``gmnz``,
     ``sigma`` for ``logn_isr``); formulas in :mod:`ranklens.fusion.methods`.
-    ``norm``: a normalisation applied per query and run first (:data:`NORMS`; None keeps
+    ``norm``: a normalisation applied per query and run first (:data:`~.methods.NORMS`; None keeps
     the scores; rank-based methods rank by the normalised scores, which only
     ``min-max-inverted`` and ``borda`` reorder). ``weights``: one per run (a list, or
     ``{name: weight}``) for ``wsum``, ``wmnz``, ``mixed``, ``w_bordafuse``,

@@ -147,7 +147,7 @@ class FusionTuning:
 
     def report(self, labels: Any, metrics: Any = None, **compare_options: Any) -> Any:
         """``compare`` of the single runs and the cross-validated fused run
-        (:attr:`cv_run`) on ``labels`` (the ones tuned on), ``metrics`` (default: the
+        (``cv_run``) on ``labels`` (the ones tuned on), ``metrics`` (default: the
         tuned metric), with this tuning in ``metadata["fusion"]`` (the HTML report draws
         its grid)."""
         from ..comparison import compare
