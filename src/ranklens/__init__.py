@@ -18,13 +18,11 @@ from typing import Any
 
 import numpy  # noqa: F401 - the core's one dependency: imported here, not in the first call
 
-from .moved import install as _install_moved_paths
 from .version import __version__
 
 # Library code logs to the "ranklens" logger and prints nothing; only the CLI prints.
 logging.getLogger("ranklens").addHandler(logging.NullHandler())
 
-_install_moved_paths()  # ranklens 0.1's module paths (ranklens.specs, ...) still import
 
 _LAZY = {
     # model
@@ -64,7 +62,6 @@ _LAZY = {
     "ReportContents": "comparison",
     "load_report": "comparison",
     "register_renderer": "comparison",
-    "stats": "comparison",
     "gate": "comparison",
     "power": "comparison",
     # fusion
@@ -157,9 +154,7 @@ __all__ = ["__version__", *_LAZY]
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        from .errors import renamed
-
-        return renamed("ranklens", name, {})  # 0.1's names, or an AttributeError
+        raise AttributeError(f"module 'ranklens' has no attribute {name!r}")
     from importlib import import_module
 
     value = getattr(import_module(f"ranklens.{module}"), name)

@@ -23,7 +23,6 @@ from .comparison import holes as holes
 from .comparison import load_report as load_report
 from .comparison import power as power
 from .comparison import register_renderer as register_renderer
-from .comparison import stats as stats
 from .comparison.planner import Plan as Plan
 from .comparison.planner import plan_queries as plan_queries
 from .comparison.targets import evaluate as evaluate

@@ -90,36 +90,3 @@ def require(module: str, extra: str, purpose: str) -> object:
             f"{purpose} needs the optional package {module.split('.')[0]!r}: "
             f"pip install 'ranklens[{extra}]' (or uv add 'ranklens[{extra}]')"
         ) from None
-
-
-RENAMED: dict[str, dict[str, str]] = {
-    "ranklens": {
-        "run": "run_retriever", "arun": "arun_retriever", "Pool": "LabelPool",
-        "Estimate": "EstimateResult",
-    },
-    "ranklens.capture": {"run": "run_retriever", "arun": "arun_retriever"},
-    "ranklens.capture.runner": {"run": "run_retriever", "arun": "arun_retriever"},
-    "ranklens.labelling": {"Pool": "LabelPool"},
-    "ranklens.labelling.pool": {"Pool": "LabelPool"},
-    "ranklens.estimation": {"Estimate": "EstimateResult"},
-}  # fmt: skip
-"""Public names of ranklens 0.1 renamed in 0.2 (``module -> {old: new}``): the case-only pairs
-``run``/``Run``, ``pool``/``Pool`` and ``estimate``/``Estimate`` made distinct. The old name
-still resolves, with a ``DeprecationWarning`` naming the new one (:func:`renamed`)."""
-
-
-def renamed(module: str, name: str, namespace: dict[str, object]) -> object:
-    """The object ``name`` of ``module`` was renamed to, with a ``DeprecationWarning``
-    naming it (for a module's ``__getattr__``); ``AttributeError`` for any other name."""
-    import warnings
-
-    new = RENAMED.get(module, {}).get(name)
-    if new is None:
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    warnings.warn(
-        f"{module}.{name} is now {module}.{new} (renamed in ranklens 0.2: the name no longer "
-        "differs from another only by case); the old name will be removed",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return namespace[new] if new in namespace else getattr(__import__(module, fromlist=[new]), new)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from ranklens import stats
+from ranklens.comparison import stats
 from ranklens.errors import InputError
 
 values = st.lists(st.sampled_from([0.0, 0.1, 0.25, 1 / 3, 0.5, 0.75, 1.0]), min_size=3, max_size=12)

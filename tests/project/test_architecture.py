@@ -27,7 +27,6 @@ FLOORS = {
     "version": 0,
     "plugins": 0,
     "text": 0,
-    "moved": 11,
     "model": 1,
     "io": 2,
     "judging": 3,
@@ -219,106 +218,35 @@ def test_recipe_runs_as_written(code):
         parse_metric("hits@2")
 
 
-OLD_PATHS = {
-    "ranklens.specs": ["FAMILIES", "parse_metric", "expand_metric_names", "metric_reference"],
-    "ranklens.conventions": ["TREC", "AUTORAG", "Convention", "conventions_table"],
-    "ranklens.qrels": ["Qrels"],
-    "ranklens.runs": ["Run", "RowOrder"],
-    "ranklens.dataset": ["Dataset", "read_dataset"],
-    "ranklens.hits": ["Hit", "EVERYTHING", "key_function", "map_hits", "text_hash"],
-    "ranklens.runner": ["run", "arun", "RetrieverAdapter", "RunResult", "RunLog"],
-    "ranklens.recorder": ["Recorder", "Retrieval"],
-    "ranklens.report": ["Report", "load_report"],
-    "ranklens.stats": ["paired_test", "correct"],
-    "ranklens.explain": ["explain", "EXAMPLE_QRELS"],
-    "ranklens.demo": ["demo_paths", "run_demo"],
-    "ranklens.demo_data": ["load", "write"],
-    "ranklens.cli": ["main"],
-    "ranklens.io.tables": ["read_topics", "read_jsonl_dataset", "read_csv_dataset"],
-    "ranklens.judgments": ["Pool", "pool", "assess", "agreement", "judging_page", "rescore"],
-    "ranklens.judgments.agreement": ["agreement"],
-    "ranklens.judgments.judges": ["assess"],
-    "ranklens.judgments.page": ["judging_page"],
-    "ranklens.judgments.pool": ["Pool", "pool"],
-    "ranklens.judgments.rescore": ["rescore"],
-    "ranklens.app.judgments_cli": ["add_judgment_commands", "cmd_pool"],
-    "ranklens.comparison.floors": ["apply_confident_floors", "profile_floors"],
-    "ranklens.evaluation.chunks": ["run_files", "partition", "read_chunk"],
-    "ranklens.evaluation.parts": ["Plan", "Partial", "StreamedEvaluation", "plan", "settle"],
-    "ranklens.render.cells": ["cells", "fmt", "fmt_p", "legend", "interval_note"],
-    "ranklens.capture.slots": ["ERROR", "QUERY", "light_of", "materialise"],
-    "ranklens.judging.dicts": ["join_dicts"],
-}
-
-
-def test_every_moved_path_is_covered():
-    from ranklens.moved import MOVED
-
-    assert set(OLD_PATHS) == set(MOVED)
-
-
-@pytest.mark.parametrize("old", sorted(OLD_PATHS))
-def test_old_import_paths_still_work_and_name_the_new_one(old):
-    import importlib
-    import sys
-
-    for path in [m for m in sys.modules if m == old or m.startswith(old + ".")]:
-        sys.modules.pop(path)
-    with pytest.warns(DeprecationWarning, match=f"{old} moved: import from ranklens"):
-        module = importlib.import_module(old)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # 0.1's names: tested below
-        for name in OLD_PATHS[old]:
-            assert getattr(module, name) is not None, (old, name)
-    with pytest.raises(AttributeError):
-        module.no_such_name  # noqa: B018
-
-
-RENAMED_NAMES = [
-    ("ranklens", "run", "run_retriever"),
-    ("ranklens", "arun", "arun_retriever"),
-    ("ranklens", "Pool", "LabelPool"),
-    ("ranklens", "Estimate", "EstimateResult"),
-    ("ranklens.capture", "run", "run_retriever"),
-    ("ranklens.labelling", "Pool", "LabelPool"),
-    ("ranklens.estimation", "Estimate", "EstimateResult"),
-]
-
-
-@pytest.mark.parametrize(("module", "old", "new"), RENAMED_NAMES)
-def test_renamed_names_still_resolve_and_name_the_new_one(module, old, new):
-    import importlib
-
-    mod = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=rf"{module}\.{old} is now {module}\.{new}"):
-        value = getattr(mod, old)
-    assert value is getattr(mod, new)
-
-
-def test_an_old_room_is_one_module_not_a_second_copy():
-    import importlib
-    import sys
-
-    import ranklens
-
-    for path in [m for m in sys.modules if m.startswith("ranklens.judgments")]:
-        sys.modules.pop(path)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        old = importlib.import_module("ranklens.judgments.pool")
-        assert old.Pool is ranklens.LabelPool  # the same class: isinstance keeps working
-        assert old.pool is ranklens.pool
-
-
 def test_no_public_names_differ_only_by_case():
     import ranklens
-    from ranklens.errors import RENAMED
 
     seen: dict[str, str] = {}
     for name in ranklens.__all__:
         assert name.lower() not in seen, (name, seen.get(name.lower()))
         seen[name.lower()] = name
-    assert not set(RENAMED["ranklens"]) & set(ranklens.__all__)
+
+
+def test_the_facade_exports_objects_not_modules():
+    import inspect
+
+    import ranklens
+
+    modules = [n for n in ranklens.__all__ if inspect.ismodule(getattr(ranklens, n))]
+    assert not modules, f"modules in ranklens.__all__ (import them from their floor): {modules}"
+
+
+def test_no_compatibility_layer_for_names_never_published():
+    """0.1 was never published: its module paths and names are not served."""
+    import importlib
+
+    import ranklens
+
+    for old in ("ranklens.specs", "ranklens.hits", "ranklens.runner", "ranklens.judgments"):
+        with pytest.raises(ImportError):
+            importlib.import_module(old)
+    for name in ("run", "Pool", "Estimate"):
+        assert not hasattr(ranklens, name)
 
 
 def test_the_tests_mirror_the_floors():

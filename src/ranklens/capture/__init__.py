@@ -65,10 +65,3 @@ __all__ = [
     "state_digest",
     "text_hash",
 ]
-
-
-def __getattr__(name: str) -> object:
-    """0.1's names of this package (``errors.RENAMED``), with a ``DeprecationWarning``."""
-    from ..errors import renamed
-
-    return renamed(__name__, name, globals())

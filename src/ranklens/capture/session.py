@@ -14,17 +14,35 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from ..settings import Calling
 from .contract import RetrieverAdapter
-from .hits import Hit, map_hits
+from .hits import Hit, KeyLike, map_hits
 from .log import RunLog
 from .progress import Progress
 from .records import Retrieval
 from .threads import DaemonPool
 
-if TYPE_CHECKING:
-    from .runner import RunSettings
+
+class CallSettings(Protocol):
+    """What a session reads of the runner's ``RunSettings`` (a protocol, so that this module
+    need not import the runner that imports it)."""
+
+    @property
+    def calls(self) -> Calling: ...
+
+    @property
+    def k(self) -> int | None: ...
+
+    @property
+    def fetch_k(self) -> int | None: ...
+
+    @property
+    def key(self) -> KeyLike: ...
+
+    @property
+    def retry_types(self) -> tuple[type[BaseException], ...]: ...
 
 
 class Session:
@@ -33,7 +51,7 @@ class Session:
     runner's :class:`~ranklens.capture.runner.RunSettings`, whose ``calls`` (a
     :class:`~ranklens.Calling`) say how the retriever is called."""
 
-    def __init__(self, adapter: RetrieverAdapter, settings: RunSettings, log: RunLog | None):
+    def __init__(self, adapter: RetrieverAdapter, settings: CallSettings, log: RunLog | None):
         self.adapter, self.s = adapter, settings
         calls = settings.calls  # read once, not on each call
         self.concurrency: int = calls.concurrency

@@ -50,10 +50,3 @@ __all__ = [
     "power_tuned_lambda",
     "ppi",
 ]
-
-
-def __getattr__(name: str) -> object:
-    """0.1's names of this package (``errors.RENAMED``), with a ``DeprecationWarning``."""
-    from ..errors import renamed
-
-    return renamed(__name__, name, globals())

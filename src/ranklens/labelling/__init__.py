@@ -14,10 +14,3 @@ __all__ = [
     "STRATEGIES", "Agreement", "Assessment", "LabelPool", "PoolPair", "Rescoring", "agreement",
     "assess", "judging_page", "pool", "read_judgments", "rescore",
 ]  # fmt: skip
-
-
-def __getattr__(name: str) -> object:
-    """0.1's names of this package (``errors.RENAMED``), with a ``DeprecationWarning``."""
-    from ..errors import renamed
-
-    return renamed(__name__, name, globals())
