@@ -67,7 +67,7 @@ if sample.exists():
         )
         return [(ids[i], float(s)) for i, s in zip(found[0].tolist(), scores[0].tolist())]
 
-    result = ranklens.run_retriever(bm25, ds, k=10, progress=False)
+    result = ranklens.run_retriever(bm25, ds, k=10, calls=ranklens.Calling(progress=False))
     several = [q for q, g in ds.qrels.to_groups().items() if len(g) > 1]
     print(f"\nAutoRAG MS MARCO sample: {len(ds.queries)} questions, {len(several)} with groups > 1")
     for convention in ("trec", "autorag"):

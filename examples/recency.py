@@ -155,7 +155,8 @@ class Case:
             if fewer:
                 warnings.filterwarnings("ignore", ".*asked for k=", ranklens.RanklensWarning)
             return ranklens.run_retriever(
-                retriever, queries, k=K, name=name, concurrency=1, progress=False
+                retriever, queries, k=K, name=name,
+                calls=ranklens.Calling(concurrency=1, progress=False),
             )
 
 
@@ -429,7 +430,7 @@ def haystack_runs(case: Case) -> Runs:
     pipe.add_component("ranker", ranker)
     pipe.connect("retriever.documents", "ranker.documents")
     ranked = run_pipeline(pipe, case.dataset, component="ranker", k=K, name="meta-field-ranker",
-                          concurrency=1, progress=False)  # fmt: skip
+                          calls=ranklens.Calling(concurrency=1, progress=False))  # fmt: skip
     base = case.run(InMemoryBM25Retriever(store, top_k=K), "bm25")
     return {"BM25": base, "+ MetaFieldRanker (date)": ranked}
 
@@ -440,7 +441,8 @@ def show(case: Case, framework: str, runs: Runs) -> None:
     dataset, versions = case.dataset, case.versions
     base = next(iter(runs))
     report = ranklens.compare(dataset, runs, METRICS, baseline=base, versions=versions,
-                              drilldown=None, test="randomization")  # fmt: skip
+                              contents=ranklens.ReportContents(drilldown=None),
+                              stats=ranklens.Statistics(test="randomization"))  # fmt: skip
     keep = {
         n: ranklens.evaluate(dataset, r.run, ["ndcg@10"], versions=versions, freshness="keep")
         for n, r in runs.items()
