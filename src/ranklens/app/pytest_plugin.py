@@ -57,8 +57,12 @@ def ranklens_gate(request: pytest.FixtureRequest) -> Callable[..., Any]:
         run_options: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> Any:
+        from dataclasses import replace
+
         from ..capture import run_retriever
         from ..comparison import gate
+        from ..declared import CALLING
+        from ..settings import Calling
         from .gate_cli import write_summaries
 
         path = Path(baseline)
@@ -66,7 +70,12 @@ def ranklens_gate(request: pytest.FixtureRequest) -> Callable[..., Any]:
             path = here / path
         run = run_or_retriever
         if not _is_ready_run(run):
-            run = run_retriever(run, labels, progress=False, **dict(run_options or {}))
+            given = dict(run_options or {})
+            if set(given) & set(CALLING):  # the flat spelling (deprecated): kept as given
+                given.setdefault("progress", False)
+            else:
+                given["calls"] = replace(given.get("calls") or Calling(), progress=False)
+            run = run_retriever(run, labels, **given)
         result = gate(labels, run, path, metrics, update_baseline=update, **options)
         write_summaries(result, None)
         if not result.passed:

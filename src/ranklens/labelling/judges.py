@@ -23,7 +23,6 @@ from typing import Any
 from ..capture import Hit, RetrieverAdapter
 from ..capture import run_retriever as run_queries
 from ..capture.identity import state_digest
-from ..capture.runner import TRANSIENT
 from ..declared import (
     CALLING,
     Option,
@@ -37,7 +36,7 @@ from ..declared import (
 )
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
 from ..model import Qrels
-from ..settings import Calling, settled
+from ..settings import TRANSIENT, Calling, settled
 from .pool import LabelPool, PoolPair
 
 SEP = "\n\u241e\n"  # between query and passage in the runner's text (for change detection)
