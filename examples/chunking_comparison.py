@@ -129,7 +129,10 @@ def run_all(dataset: ranklens.Dataset, setups: dict[str, dict[str, Any]]) -> dic
     its document and range for the span labels, and its document ranks for id labels)."""
     return {
         name: ranklens.run_retriever(
-            s["retriever"], dataset, key="parent", name=name,
+            s["retriever"],
+            dataset,
+            key="parent",
+            name=name,
             calls=ranklens.Calling(progress=False),
         )
         for name, s in setups.items()

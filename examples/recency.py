@@ -155,7 +155,10 @@ class Case:
             if fewer:
                 warnings.filterwarnings("ignore", ".*asked for k=", ranklens.RanklensWarning)
             return ranklens.run_retriever(
-                retriever, queries, k=K, name=name,
+                retriever,
+                queries,
+                k=K,
+                name=name,
                 calls=ranklens.Calling(concurrency=1, progress=False),
             )
 

@@ -42,8 +42,9 @@ def count_pair(
 
 def running_sum(x: np.ndarray, q_sorted: np.ndarray) -> np.ndarray:
     """Inclusive running sum of x within runs of equal q (q sorted). Whole numbers are
-    summed at once (exactly); fractions query by query (:func:`~ranklens.model.segments.seg_cumsum_exact`), so a
-    query's values never depend on the queries evaluated with it.
+    summed at once (exactly); fractions query by query
+    (:func:`~ranklens.model.segments.seg_cumsum_exact`), so a query's values never depend on
+    the queries evaluated with it.
 
     >>> import numpy as np
     >>> running_sum(np.array([1, 2, 3, 4]), np.array([0, 0, 1, 1]))
