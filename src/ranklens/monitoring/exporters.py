@@ -37,8 +37,8 @@ DURATION_BUCKETS: tuple[float, ...] = (
 1 ms apart up to 3 ms, then each at most a third above the one before up to 10 s, so any
 quantile from 3 ms to 10 s read from the buckets is within a third of its value. The SDK's
 default bounds (0, 5, 10, 25, ..., 10000) are meant for milliseconds: in seconds every
-retrieval under 5 s would share one bucket. Given as OpenTelemetry's advisory bounds (``explicit_bucket_boundaries_advisory``,
-OpenTelemetry API >= 1.23), which a View the app configures still overrides."""
+retrieval under 5 s would share one bucket. Given as OpenTelemetry's advisory bounds
+(``explicit_bucket_boundaries_advisory``, OpenTelemetry API >= 1.23), which a View the app configures still overrides."""
 
 OTEL = declare("OTelExporter", {
     "meter_provider": data("an OpenTelemetry MeterProvider (None: the global one)"),
