@@ -38,7 +38,8 @@ DURATION_BUCKETS: tuple[float, ...] = (
 quantile from 3 ms to 10 s read from the buckets is within a third of its value. The SDK's
 default bounds (0, 5, 10, 25, ..., 10000) are meant for milliseconds: in seconds every
 retrieval under 5 s would share one bucket. Given as OpenTelemetry's advisory bounds
-(``explicit_bucket_boundaries_advisory``, OpenTelemetry API >= 1.23), which a View the app configures still overrides."""
+(``explicit_bucket_boundaries_advisory``, OpenTelemetry API >= 1.23), which a View the app
+configures still overrides."""
 
 OTEL = declare("OTelExporter", {
     "meter_provider": data("an OpenTelemetry MeterProvider (None: the global one)"),
