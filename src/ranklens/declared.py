@@ -512,6 +512,7 @@ class Declared:
         params = sig.parameters
         declared = [n for n in params if n in self.options and self.options[n].kind != "data"]
         takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        var_keyword = next((n for n, p in params.items() if p.kind is p.VAR_KEYWORD), None)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -527,6 +528,12 @@ class Declared:
             for name in declared:
                 if name in arguments:
                     arguments[name] = self.options[name].validate(arguments[name], name, self.where)
+            if takes_any:  # declared names that arrive through **kwargs are checked too
+                extra = bound.kwargs if var_keyword is None else arguments.get(var_keyword, {})
+                for name, value in list(extra.items()):
+                    option = self.options.get(name)
+                    if option is not None and option.kind != "data" and name not in params:
+                        extra[name] = option.validate(value, name, self.where)
             return fn(*bound.args, **bound.kwargs)
 
         wrapper.__declared__ = self  # type: ignore[attr-defined]
@@ -637,10 +644,13 @@ def load_all() -> dict[str, Declared]:
 
 
 if __name__ == "__main__":  # pragma: no cover - regenerates the docs page
+    import importlib
     import sys
 
-    load_all()
-    sys.stdout.write(reference())
+    # the tables register in the imported module, not in this __main__ copy of it
+    declared = importlib.import_module("ranklens.declared")
+    declared.load_all()
+    sys.stdout.write(declared.reference())
 
 
 # -- groups that many entry points share: declared here once, spread into their tables -----
