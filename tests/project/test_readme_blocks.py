@@ -184,8 +184,8 @@ def test_every_code_block_runs(page, tmp_path, request, monkeypatch, capsys):
             pytest.fail(
                 f"{page.name}: a ```{lang} block starting {first!r} is neither run nor listed"
             )
-    if page.name == "README.md":
-        assert ran >= 10
+    if page.name == "README.md":  # a front page: a few blocks, each run
+        assert ran >= 5
     if page.name == "sweeps.md":  # `ranklens sweep sweep.toml` chose a configuration
         import json
 

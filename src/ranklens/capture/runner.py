@@ -277,7 +277,7 @@ async def arun_retriever(
 
 @dataclass(frozen=True)
 class RunSettings:
-    """The arguments of :func:`run` after the retriever and the queries, checked once."""
+    """The arguments of :func:`run_retriever` after the retriever and the queries, checked once."""
 
     k: int | None
     key: KeyLike

@@ -222,7 +222,7 @@ def assess(
 ) -> Assessment:
     """Grade every pair of ``pool`` with ``judge(query, passage) -> grade``.
 
-    ``pool``: a :class:`~ranklens.labelling.Pool` (or its JSONL file, or pairs) whose pairs
+    ``pool``: a :class:`~ranklens.labelling.LabelPool` (or its JSONL file, or pairs) whose pairs
     carry the query and document text. ``judge``: sync or ``async``; returns an integer
     grade (``True``/``False`` count as 1/0). ``source``: the provenance written on each
     judgment (default ``"model:<judge's name>"``). ``grades``: the allowed grades (an answer
