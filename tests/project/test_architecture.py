@@ -24,6 +24,7 @@ FLOORS = {
     "declared": 0,
     "escape": 0,
     "settings": 0,
+    "records": 0,
     "version": 0,
     "plugins": 0,
     "text": 0,

@@ -8,37 +8,10 @@ with a ``DeprecationWarning`` naming the attribute."""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-
-class DictReading:
-    """Reading a record as its ``to_dict()`` (``record["key"]``, ``in``, ``get``), kept for
-    one release with a ``DeprecationWarning`` naming the attribute."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return plain_fields(self)
-
-    def _as_dict(self, key: object) -> dict[str, Any]:
-        kind = type(self).__name__
-        warnings.warn(
-            f"reading a {kind} as a dict ({kind}[{key!r}]) is deprecated: read its attribute "
-            f"(.{key}) or .to_dict()",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return self.to_dict()
-
-    def __getitem__(self, key: str) -> Any:
-        return self._as_dict(key)[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._as_dict(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """``to_dict().get(key, default)`` (deprecated: read the attribute)."""
-        return self._as_dict(key).get(key, default)
+from ..records import DictReading
 
 
 def plain_fields(record: Any) -> dict[str, Any]:

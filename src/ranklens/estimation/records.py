@@ -6,13 +6,13 @@ read by attribute; its ``to_dict()`` is the plain data the renderers and JSON fi
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..declared import ParameterError
 from ..errors import closest
+from ..records import DictReading
 
 METHODS = ("naive", "human", "ppi", "ppi++")
 """The four estimates of each metric: the judge alone, the human sample alone, PPI, PPI++."""
@@ -21,36 +21,8 @@ ESTIMATES = (*METHODS, "judge_bias")
 """Every estimate a row holds: :data:`METHODS` and the judge's measured bias."""
 
 
-class Record:
-    """A record read by attribute, whose ``to_dict()`` is the plain data (JSON, the
-    renderers). Reading it as a dict (``row["target"]``) still works for one release, with a
-    ``DeprecationWarning`` naming the attribute."""
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def spelled(self, key: str) -> str:
-        """How ``record[key]`` is read now: the attribute."""
-        return f".{key}"
-
-    def __getitem__(self, key: str) -> Any:
-        warnings.warn(
-            f"{type(self).__name__}[{key!r}] is deprecated: read {self.spelled(key)} "
-            f"(or .to_dict()[{key!r}])",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.to_dict()[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """``to_dict().get(key, default)`` (deprecated like ``record[key]``)."""
-        warnings.warn(
-            f"{type(self).__name__}.get({key!r}) is deprecated: read {self.spelled(key)} "
-            f"(or .to_dict().get({key!r}))",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.to_dict().get(key, default)
+Record = DictReading
+"""A record read by attribute (the house's one base: :class:`ranklens.records.DictReading`)."""
 
 
 @dataclass(frozen=True)

@@ -11,42 +11,15 @@ function still receives the row as a dict (:meth:`SweepRow.to_dict`)."""
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ..records import DictReading
+
 FloatArray = npt.NDArray[np.float64]
-
-
-class DictReading:
-    """Reading a record as its ``to_dict()`` (``record["key"]``, ``in``, ``get``): kept for
-    one release, with a ``DeprecationWarning`` that names the attribute."""
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def _as_dict(self, key: str) -> dict[str, Any]:
-        kind = type(self).__name__
-        warnings.warn(
-            f"reading a {kind} as a dict ({kind}[{key!r}]) is deprecated: read its attribute "
-            f"(.{key}) or .to_dict()",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return self.to_dict()
-
-    def __getitem__(self, key: str) -> Any:
-        return self._as_dict(key)[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._as_dict(str(key))
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """``to_dict().get(key, default)`` (deprecated: read the attribute)."""
-        return self._as_dict(key).get(key, default)
 
 
 @dataclass
