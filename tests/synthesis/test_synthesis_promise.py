@@ -18,8 +18,6 @@ from ranklens.declared import ParameterError
 from ranklens.errors import InputError
 from ranklens.synthesis import OfflineGenerator, check_dataset, synthesize
 
-SCIFACT = Path("/work/shared/data/scifact")
-
 
 def beir(folder: Path, queries: dict, splits: dict, corpus: dict) -> Path:
     """A BEIR folder: every split's queries in one queries.jsonl, one qrels file a split."""
@@ -83,8 +81,8 @@ def test_a_query_labelled_with_nothing_relevant_is_still_a_finding(splits):
     assert check["no_relevant"].queries == ["r1"] and check.checked["unlabelled"] == 2
 
 
-@pytest.mark.skipif(not SCIFACT.exists(), reason="the SciFact data is not on this machine")
-def test_scifact_as_the_reader_keeps_it(capsys):
+def test_scifact_as_the_reader_keeps_it(capsys, shared):
+    SCIFACT = shared("scifact")  # skips when ../shared/data has no SciFact
     test = ranklens.read_dataset(SCIFACT, split="test")
     train = ranklens.read_dataset(SCIFACT, split="train")
     check = check_dataset(test, against={"train": train}, attach=False)
