@@ -39,6 +39,7 @@ from .kinds import (
     NONNEGATIVE,
     POSITIVE,
     PROBABILITY,
+    ItemsOption,
     Option,
     ParameterError,
     Range,
@@ -48,6 +49,7 @@ from .kinds import (
     data,
     flag,
     function,
+    items,
     mapping,
     names,
     number,
@@ -60,9 +62,9 @@ from .tables import DECLARED, Declared, declare, extend, load_all, reference
 
 __all__ = [
     "AT_LEAST_ONE", "CALLING", "DECLARED", "KINDS", "LEVEL", "NONNEGATIVE", "POSITIVE",
-    "PROBABILITY", "STATISTICS", "Declared", "Option", "ParameterError", "Range",
+    "PROBABILITY", "STATISTICS", "Declared", "ItemsOption", "Option", "ParameterError", "Range",
     "UnknownParameterError", "choice", "count", "data", "declare", "extend", "flag",
-    "function", "load_all", "mapping", "names", "number", "path", "reference",
+    "function", "items", "load_all", "mapping", "names", "number", "path", "reference",
     "renamed_option", "shown", "text",
 ]  # fmt: skip
 

@@ -407,6 +407,50 @@ NONNEGATIVE = Range(0, None)
 AT_LEAST_ONE = Range(1, None)
 
 
+@dataclass(frozen=True)
+class ItemsOption(Option):
+    """A list whose every item is one of ``types`` (a text non-empty, ``True`` not a number)
+    and, with ``item``, passes it (``item(x) -> (ok, normalised)``: whole-number grades,
+    callables); ``words``: the items, for the message. A lone text is refused, never
+    iterated, unless ``single`` (then a list of one); a mapping is refused."""
+
+    types: tuple[type, ...] = (object,)
+    item: Callable[[Any], tuple[bool, Any]] | None = None
+    words: str = "items"
+
+    def _own_words(self) -> str:
+        what = "a list" if self.empty else "a non-empty list"
+        return f"{what} of {self.words}" + (" (or one name)" if self.single else "")
+
+    def _accepts(self, value: Any) -> tuple[bool, Any]:
+        if isinstance(value, str):
+            if not (self.single and str in self.types and value.strip()):
+                return False, None
+            value = [value]
+        if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+            return False, None
+        out = []
+        for x in value:
+            if not isinstance(x, self.types) or (isinstance(x, str) and not x.strip()):
+                return False, None
+            if isinstance(x, bool) and bool not in self.types:
+                return False, None
+            if self.item is not None:
+                ok, x = self.item(x)
+                if not ok:
+                    return False, None
+            out.append(x)
+        if not out and not self.empty:
+            return False, None
+        return (self.check is None or bool(self.check(out))), out
+
+
+def items(default: Any, of: tuple[type, ...] = (object,), words: str = "items",
+          description: str = "", **more: Any) -> ItemsOption:  # fmt: skip
+    """A list of items of the types ``of`` (each passing ``item=`` when given)."""
+    return ItemsOption("names", default, description, types=of, words=words, **more)
+
+
 def renamed_option(option: Option, **changes: Any) -> Option:
     """``option`` with some fields changed (a different default, say)."""
     return replace(option, **changes)

@@ -22,6 +22,7 @@ from ..declared import (
     data,
     declare,
     function,
+    items,
     mapping,
     names,
     text,
@@ -29,7 +30,7 @@ from ..declared import (
 from ..errors import InputError
 from ..io import coerce_qrels
 from ..labelling import Assessment
-from ..labelling.judges import CALLS, CALLS_OPTION, GRADES, Items, a_callable
+from ..labelling.judges import CALLS, CALLS_OPTION, GRADES, a_callable
 from ..metrics import parse_metrics
 from ..model import Dataset
 from ..settings import Calling, Statistics, settled
@@ -76,13 +77,12 @@ ESTIMATE = declare(
         "dataset": data("a Dataset (or its path): the queries, and the corpus the judge reads"),
         "runs": data("{name: run} or one run (anything evaluate takes, or a runner's result)"),
         "judge": function("judge(query, passage) -> grade, sync or async", none=True),
-        "judges": Items(
-            "names",
+        "judges": items(
             None,
-            "an ensemble of judges, combined per pair by combine",
+            words="callables",
+            description="an ensemble of judges, combined per pair by combine",
             none=True,
             item=a_callable,
-            item_words="callables",
             example=[lambda query, passage: 1],
         ),
         "combine": choice("majority", COMBINE, "how an ensemble's grades are combined per pair"),

@@ -25,11 +25,11 @@ from ..capture import run_retriever as run_queries
 from ..capture.identity import state_digest
 from ..declared import (
     CALLING,
-    Option,
     ParameterError,
     data,
     declare,
     function,
+    items,
     mapping,
     shown,
     text,
@@ -40,32 +40,6 @@ from ..settings import TRANSIENT, Calling, settled
 from .pool import LabelPool, PoolPair
 
 SEP = "\n\u241e\n"  # between query and passage in the runner's text (for change detection)
-
-
-@dataclass(frozen=True)
-class Items(Option):
-    """A declared list whose every item ``item`` accepts (``item(x) -> (ok, normalised)``),
-    described as ``item_words``: the grades of a scale (whole numbers), an ensemble of
-    judges (callables). A lone item, a text or a mapping is refused, never iterated; an
-    empty list is refused unless ``empty``. (A kind :mod:`ranklens.declared` lacks: the
-    ``names`` kind holds texts only.)"""
-
-    item: Callable[[Any], tuple[bool, Any]] | None = None
-    item_words: str = "items"
-
-    def _own_words(self) -> str:
-        return ("a list of " if self.empty else "a non-empty list of ") + self.item_words
-
-    def _accepts(self, value: Any) -> tuple[bool, Any]:
-        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-            return False, None
-        out = []
-        for x in value:
-            ok, got = self.item(x) if self.item is not None else (True, x)
-            if not ok:
-                return False, None
-            out.append(got)
-        return (bool(out) or self.empty), out
 
 
 def whole_number(value: Any) -> tuple[bool, int | None]:
@@ -84,13 +58,13 @@ def a_callable(value: Any) -> tuple[bool, Any]:
     return callable(value), value
 
 
-GRADES = Items(
-    "names",
+GRADES = items(
     None,
-    "the grades the judge may answer (the scale); an answer outside is that pair's failure",
+    words="whole-number grades",
+    description="the grades the judge may answer (the scale); an answer outside is that "
+    "pair's failure",
     none=True,
     item=whole_number,
-    item_words="whole-number grades",
     example=[0, 1],
 )
 """The ``grades=`` declaration of :func:`assess` and :func:`ranklens.estimate`."""

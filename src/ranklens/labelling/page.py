@@ -17,13 +17,12 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 
-from ..declared import choice, data, declare, mapping, path, text
+from ..declared import choice, data, declare, items, mapping, path, text
 from ..errors import InputError
 from ..escape import html
 from ..io import read_qrels
 from ..io.records import json_records
 from ..model import Qrels
-from ..profiles.options import items
 from ..text import script_json
 from .pool import LabelPool, PoolPair
 

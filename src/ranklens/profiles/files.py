@@ -26,10 +26,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..declared import declare, mapping, names, text
+from ..declared import declare, items, mapping, names, text
 from ..errors import InputError, closest
 from .model import MetricUse, Profile, Typical, from_fields
-from .options import items
 
 PROFILE_TABLE = declare("[profiles.NAME] (a profiles TOML file)", {
     "extends": text(None, "the profile it extends (built-in, or declared before it)"),

@@ -17,10 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..declared import ParameterError, choice, declare, names, number, text
+from ..declared import ParameterError, choice, declare, items, names, number, text
 from ..errors import InputError, MetricNameError
 from ..metrics import Metric, parse_metric
-from .options import items
 
 RULE_OF_THUMB = "rule of thumb"
 """The source of a target that no publication gives: a common practitioners' value."""
