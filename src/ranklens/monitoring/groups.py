@@ -45,7 +45,7 @@ from ..declared import (
     renamed_option,
     shown,
 )
-from ..settings import Calling, Statistics
+from ..settings import Calling, Statistics, outside_stacklevel
 from .options import duration, group, rule
 from .quality import Estimator
 
@@ -210,7 +210,6 @@ def regrouped(
     flat: Mapping[str, Any],
     default: G,
     fields: Mapping[str, str] | None = None,
-    stacklevel: int = 4,
 ) -> G:
     """The settings group ``attribute`` an entry point runs with: ``given`` (or
     ``default``) with the flat keywords of the group that were passed (``flat``: only those
@@ -218,8 +217,8 @@ def regrouped(
     field of the group's :class:`~ranklens.Calling`; default :data:`FLAT`'s) applied on
     top, warned once with the new spelling; a flat keyword beside ``given`` is an error
     naming both. As :func:`ranklens.settings.settled`, for groups whose fields are renamed
-    from their flat keywords, with the warning pointed at the caller's line
-    (``stacklevel``: frames from here to the caller, through the entry point's check)."""
+    from their flat keywords; the warning points at the caller's line
+    (:func:`ranklens.settings.outside_stacklevel`)."""
     named = fields if fields is not None else {k: f for k, (g, f) in FLAT.items() if g == attribute}
     mine = {k: v for k, v in flat.items() if k in named}
     if not mine:
@@ -248,6 +247,6 @@ def regrouped(
         f"{where}({', '.join(f'{k}=' for k in mine)}...) is deprecated: write "
         f"{where}(..., {attribute}=ranklens.{kind}({', '.join(shown)}))",
         DeprecationWarning,
-        stacklevel=stacklevel,
+        stacklevel=outside_stacklevel(),
     )
     return replace(default, **direct)

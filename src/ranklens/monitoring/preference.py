@@ -219,7 +219,7 @@ def _statistics(stats: Statistics | None, flat: dict[str, Any]) -> Statistics:
                                         "(it takes: source, stats)")  # fmt: skip
     checked = INTERLEAVING_RESULT.check(flat)
     out = regrouped("interleaving_result", "stats", stats, checked, Statistics(),
-                    {k: k for k in FLAT_STATISTICS}, stacklevel=5)  # fmt: skip
+                    {k: k for k in FLAT_STATISTICS})  # fmt: skip
     if out.test != "randomization":
         raise rule("interleaving_result", "stats.test", "'randomization' (the sign-flip "
                    "test of the outcomes)", out.test)  # fmt: skip

@@ -129,7 +129,7 @@ def grouped(
     given = flat_keywords(flat)
 
     def group_of(attribute: str, obj: G | None, default: G) -> G:
-        return regrouped("Monitor", attribute, obj, given, default, stacklevel=6)
+        return regrouped("Monitor", attribute, obj, given, default)
 
     model: ModelJudge | None = None
     if isinstance(judge, ModelJudge):
