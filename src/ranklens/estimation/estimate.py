@@ -33,7 +33,7 @@ from ..labelling import Assessment
 from ..labelling.judges import CALLS, CALLS_OPTION, GRADES, a_callable
 from ..metrics import parse_metrics
 from ..model import Dataset
-from ..settings import Calling, Statistics, settled
+from ..settings import Calling, Statistics, outside_stacklevel, settled
 from .inputs import (
     degenerate_why,
     finite_or_none,
@@ -368,7 +368,7 @@ def _estimate(
             "intervals are widened to hold a bound that needs no variance estimate (the "
             "result's notes name each)",
             DegenerateSampleWarning,
-            stacklevel=4,  # past estimate and the declared-parameter check
+            stacklevel=outside_stacklevel(),
         )
     return result
 

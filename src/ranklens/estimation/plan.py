@@ -25,7 +25,7 @@ from ..declared import (
     text,
 )
 from ..errors import InputError, closest
-from ..settings import Statistics, settled
+from ..settings import Statistics, outside_stacklevel, settled
 from .ppi import labels_needed
 from .records import Record
 
@@ -248,7 +248,7 @@ def plan_labels(
             f"{weak[0]['target']!r} {weak[0]['metric']} ({weak[0]['degenerate']}): its "
             "standard deviation is no guide, so those rows' numbers are a floor, not a plan",
             DegenerateSampleWarning,
-            stacklevel=3,  # past the declared-parameter check
+            stacklevel=outside_stacklevel(),
         )
     sy = np.array([p["sd_human"] for p in pilot])
     sf = np.array([p["sd_judge"] for p in pilot])

@@ -36,7 +36,7 @@ from ..declared import (
 )
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
 from ..model import Qrels
-from ..settings import TRANSIENT, Calling, settled
+from ..settings import TRANSIENT, Calling, outside_stacklevel, settled
 from .pool import LabelPool, PoolPair
 
 SEP = "\n\u241e\n"  # between query and passage in the runner's text (for change detection)
@@ -267,6 +267,6 @@ def assess(
             f"{source}: {len(failures)} of {len(pairs)} pairs could not be judged; first "
             f"({q!r}, {d!r}): {err.get('type')}: {err.get('message')}",
             RanklensWarning,
-            stacklevel=3,  # past the declared-parameter check
+            stacklevel=outside_stacklevel(),
         )
     return Assessment(qrels, source, failures, latency, resumed=result.info.get("resumed", 0))

@@ -27,7 +27,7 @@ from ..declared import (
 from ..errors import closest
 from ..io import coerce_qrels
 from ..metrics import parse_metrics
-from ..settings import Statistics
+from ..settings import Statistics, outside_stacklevel
 from .groups import FLAT, FLAT_OPTIONS, DriftTests, G, ModelJudge, Windowing, regrouped
 from .options import callables, duration, exporters, group, ids, key, records, rule
 from .windows import DISTRIBUTION_SIGNALS, JUDGED, RATE_SIGNALS
@@ -139,7 +139,7 @@ def grouped(
     elif unused := [k for k in given if FLAT[k][0] == "judge"]:  # checked; no judge to use them
         warnings.warn(f"Monitor({'=, '.join(unused)}=...) is deprecated and does nothing "
                       "without a judge: write Monitor(..., judge=ranklens.ModelJudge(judge, "
-                      "...))", DeprecationWarning, stacklevel=5)  # fmt: skip
+                      "...))", DeprecationWarning, stacklevel=outside_stacklevel())  # fmt: skip
     return (
         monitor_stats(group_of("stats", stats, MONITOR_STATS)),
         group_of("drift", drift, DriftTests()),

@@ -17,7 +17,7 @@ from ..errors import InputError, RanklensWarning
 from ..evaluation import MetricsLike
 from ..metrics import lower_is_better
 from ..model import Dataset
-from ..settings import Statistics
+from ..settings import Statistics, outside_stacklevel
 from .execute import Outcome
 from .folder import Folder
 from .grid import satisfies
@@ -71,7 +71,7 @@ def assemble(
         note = unmatched(o, report, labels)
         if note:
             by_name[o.config.name].status, by_name[o.config.name].message = "unmatched", note
-            warnings.warn(note, RanklensWarning, stacklevel=5)
+            warnings.warn(note, RanklensWarning, stacklevel=outside_stacklevel())
     for r in rows:
         r.feasible = r.status == "ok" and (check is None or satisfies(check, r.to_dict()))
     feasible = np.array([by_name[n].feasible for n in names])

@@ -42,7 +42,7 @@ from ..declared import (
 )
 from ..errors import InputError, RanklensWarning, RunFailuresWarning
 from ..labelling.judges import CALLS, CALLS_OPTION
-from ..settings import Calling, settled
+from ..settings import Calling, outside_stacklevel, settled
 from .corpus import documents, passages
 from .filters import apply_filters
 from .parse import candidates, locate
@@ -239,7 +239,7 @@ def synthesize(
             f"passages (recorded per passage in the provenance); first, {first.doc_id!r}: "
             f"{first.detail}",
             RanklensWarning,
-            stacklevel=3,  # past the declared-parameter check
+            stacklevel=outside_stacklevel(),
         )
     return synthesis
 
