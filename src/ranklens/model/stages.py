@@ -69,8 +69,8 @@ class StagedRun:
                 )
             if stage in names:
                 raise InputError(
-                    f"stage {stage!r} is given twice (stages {names.index(stage) + 1} and {i + 1}); "
-                    "name each stage once, e.g. 'rerank' and 'rerank_2'"
+                    f"stage {stage!r} is given twice (stages {names.index(stage) + 1} and "
+                    f"{i + 1}); name each stage once, e.g. 'rerank' and 'rerank_2'"
                 )
             try:
                 r = Run.coerce(run, name=stage)
