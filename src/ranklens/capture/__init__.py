@@ -4,33 +4,46 @@ mapping to labelled ids (:mod:`.hits`), one record per retrieval (:mod:`.records
 concurrent, resumable runner (:mod:`.runner`, :mod:`.log`, :mod:`.result`,
 :mod:`.progress`), and the :class:`Recorder` for live apps with the framework hooks'
 shared :class:`Instrumentation`.
+
+The doors the floors above use: the run log (:func:`read_log`, :func:`config_diff`), the
+Recorder's record tuples (:data:`RecordTuple`, :class:`RecordSlots`, :func:`light_of`),
+the key (:data:`KEY`, :func:`check_key`, :func:`suggest_key`), records matched to labelled
+queries (:func:`label_matcher`), plain data of configurations (:func:`plain`) and an
+object's adapter plugin (:func:`plugin_of`, :data:`PACKAGE_HINTS`).
 """
 
 from __future__ import annotations
 
 from ..settings import Calling
 from .contract import (
+    PACKAGE_HINTS,
     AdapterPlugin,
     FunctionRetriever,
     RetrieverAdapter,
     array_bytes,
     as_retriever,
+    plugin_of,
     plugins,
     register_adapter,
 )
 from .hits import (
     ALL_FIELDS,
+    KEY,
     Converter,
     Hit,
     KeyLike,
     LightHit,
+    check_key,
     key_function,
     key_name,
     map_hits,
     text_hash,
 )
-from .identity import fingerprint, state_digest
+from .identity import fingerprint, plain, state_digest
 from .instrumentation import Instrumentation, recorder_or_new
+from .log import config_diff, read_log
+from .matching import label_matcher, suggest_key
+from .record_tuple import RecordSlots, RecordTuple, light_of
 from .recorder import Recorder
 from .records import Retrieval
 from .result import RunResult
@@ -38,6 +51,8 @@ from .runner import TRANSIENT, arun_retriever, run_retriever
 
 __all__ = [
     "ALL_FIELDS",
+    "KEY",
+    "PACKAGE_HINTS",
     "TRANSIENT",
     "AdapterPlugin",
     "Calling",
@@ -47,6 +62,8 @@ __all__ = [
     "Instrumentation",
     "KeyLike",
     "LightHit",
+    "RecordSlots",
+    "RecordTuple",
     "Recorder",
     "Retrieval",
     "RetrieverAdapter",
@@ -54,14 +71,22 @@ __all__ = [
     "array_bytes",
     "arun_retriever",
     "as_retriever",
+    "check_key",
+    "config_diff",
     "fingerprint",
     "key_function",
     "key_name",
+    "label_matcher",
+    "light_of",
     "map_hits",
+    "plain",
+    "plugin_of",
     "plugins",
+    "read_log",
     "recorder_or_new",
     "register_adapter",
     "run_retriever",
     "state_digest",
+    "suggest_key",
     "text_hash",
 ]

@@ -16,6 +16,16 @@ T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN = range
 hits (light tuples), a converter applied when read, latency (ms), error, token."""
 
 
+class RecordSlots:
+    """Where each field of a :data:`RecordTuple` sits, for code that reads the Recorder's
+    records as they are kept (a :class:`~ranklens.monitoring.Monitor`'s intake): ``raw[
+    RecordSlots.LATENCY]``. ``T0`` is the ``perf_counter`` start, ``LIGHT`` the hits as
+    light tuples (read them with :func:`light_of`, which applies a hook's deferred
+    conversion), ``ERROR`` ``None`` or ``(type, message)``."""
+
+    T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN = range(10)
+
+
 def error_of(error: BaseException | None) -> tuple[str, str] | None:
     """The ``(type, message)`` a record keeps of an exception."""
     return None if error is None else (type(error).__name__, str(error)[:500])
