@@ -111,6 +111,11 @@ _LAZY = {
     "Selection": "sweeps",
     "Costs": "sweeps",
     "Execution": "sweeps",
+    # pipeline stages: every stage measured, where the evidence was lost, context budgets
+    "evaluate_stages": "stages",
+    "StageEvaluation": "stages",
+    "StageLoss": "stages",
+    "StagedRun": "model.stages",
     # use-case profiles: declarations (profiles), verdicts against targets and the planner
     # (comparison); ranklens.evaluate is evaluation's, plus profile=/targets= verdicts
     "evaluate": "comparison.targets",

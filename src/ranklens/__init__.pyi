@@ -79,6 +79,7 @@ from .model import Dataset as Dataset
 from .model import Qrels as Qrels
 from .model import Run as Run
 from .model.spans import SpanLabels as SpanLabels
+from .model.stages import StagedRun as StagedRun
 from .model.versions import Versions as Versions
 from .monitoring import DriftTests as DriftTests
 from .monitoring import ModelJudge as ModelJudge
@@ -96,6 +97,9 @@ from .profiles import load_profiles as load_profiles
 from .profiles import register_profile as register_profile
 from .settings import Calling as Calling
 from .settings import Statistics as Statistics
+from .stages import StageEvaluation as StageEvaluation
+from .stages import StageLoss as StageLoss
+from .stages import evaluate_stages as evaluate_stages
 from .sweeps import Costs as Costs
 from .sweeps import Execution as Execution
 from .sweeps import Selection as Selection

@@ -42,6 +42,7 @@ FLOORS = {
     "sweeps": 8,
     "synthesis": 8,
     "estimation": 8,
+    "stages": 8,
     "monitoring": 9,
     "app": 10,
     "__init__": 11,

@@ -71,6 +71,12 @@ GROUPS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         ("synthesize", "check_dataset", "OfflineGenerator", "estimate", "plan_labels",
          "judge_bias", "EstimateResult"),
     ),
+    "stages": (
+        "Pipeline stages",
+        "Every stage of a RAG pipeline measured, where each relevant unit was lost, and the "
+        "recall each stage loses.",
+        ("evaluate_stages", "StageEvaluation", "StageLoss", "StagedRun"),
+    ),
     "sweeps": ("Sweeps", "Retriever configurations compared and chosen honestly.",
                ("sweep", "SweepResult", "Selection", "Costs", "Execution")),
     "monitoring": ("Monitoring", "Production windows, drift, alerts, interleaving.",

@@ -18,8 +18,16 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import data, declare, mapping, text
 from ..errors import InputError, suggest
 from .runs import Run
+
+STAGED_RUN = declare("StagedRun", {
+    "stages": data("{stage: run} in pipeline order, or (stage, run) pairs"),
+    "name": text("pipeline", "the pipeline's name"),
+    "kinds": mapping(None, "{stage: kind} ('retriever', 'reranker', ...)", none=True, empty=True),
+    "latency_ms": mapping(None, "{stage: {query id: milliseconds}}", none=True, empty=True),
+})  # fmt: skip
 
 
 class StagedRun:
@@ -41,6 +49,7 @@ class StagedRun:
 
     __slots__ = ("kinds", "latency_ms", "name", "names", "runs")
 
+    @STAGED_RUN.checks
     def __init__(
         self,
         stages: Mapping[str, Any] | Sequence[tuple[str, Any]],

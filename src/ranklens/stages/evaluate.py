@@ -1,0 +1,405 @@
+"""Every stage of a pipeline measured against the labels, and the recall each stage loses.
+
+:func:`evaluate_stages` judges every stage of a :class:`~ranklens.StagedRun` against the same
+labels with the same options (ids, grouped labels, evidence spans, versions: whatever
+:func:`ranklens.judge` takes), computes every metric at every stage, attributes each
+relevant unit's loss to a stage (:mod:`ranklens.judging.stages`) and tests, transition by
+transition, the recall each stage loses.
+
+The recall a stage loses: with ``H_{q,s}`` the share of query q's relevant units stage s's
+list holds (``R_q > 0``), the loss of stage s is the mean over queries of
+``d_q = H_{q,s} − H_{q,s−1}`` (negative: evidence lost; positive: a stage that adds
+documents), with a paired test of ``mean(d) = 0`` and an interval of the mean
+(:class:`~ranklens.Statistics`: ``test``, ``ci``, ``confidence``, ``n_resamples``, ``seed``;
+p-values corrected over the transitions by ``correction``). With a context budget, the
+last transition is from the last stage to the context: the share held within the budget's
+cutoff. Queries without a relevant unit have nothing to lose and are left out of the
+losses (counted).
+
+Reference for the tests and intervals: :mod:`ranklens.comparison.stats` (Fisher's
+randomization, Efron & Tibshirani's percentile bootstrap, Student's t, Wilcoxon; Holm 1979).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..comparison import stats as cstats
+from ..declared import choice, data, declare, text
+from ..errors import InputError, UnknownOptionError, suggest
+from ..evaluation import Evaluation
+from ..evaluation.options import JUDGE_OPTIONS, METRICS, QRELS
+from ..io import coerce_qrels, coerce_run
+from ..judging import judge
+from ..judging.options import JUDGING, check_judging
+from ..judging.stages import FATES, Attribution, attribute, trail
+from ..metrics import parse_metric
+from ..model.stages import StagedRun
+from ..settings import Statistics
+
+STRADDLE = ("exclude", "include", "partial")
+
+EVALUATE_STAGES = declare("evaluate_stages", {
+    "qrels": QRELS,
+    "staged": data("the pipeline's stages: a StagedRun, {stage: run} in order, or a result "
+                   "with .staged() (RunResult, Recorder)"),
+    "metrics": METRICS,
+    "budget": text(None, "a context budget, e.g. '1024tok' or '4000char' (None: none)",
+                   none=True),
+    "straddle": choice("exclude", STRADDLE, "the chunk straddling the budget"),
+    "stats": data("a Statistics: how the losses are tested and their intervals drawn"),
+    "name": text(None, "the pipeline's name (default: the staged run's)", none=True),
+    **JUDGING,
+    "judge_options": JUDGE_OPTIONS,
+})  # fmt: skip
+
+STATS = Statistics()
+
+
+@dataclass(frozen=True)
+class StageLoss:
+    """The recall one transition loses: from stage ``before`` to stage ``stage`` (``stage``
+    is ``"context"`` for the budget). ``held_before``/``held_after``: the mean share of
+    relevant units held; ``delta``: their mean difference (negative: lost), with its
+    interval (``ci_low``, ``ci_high``) and the paired test's ``p_value`` (corrected over the
+    transitions); ``units_lost``/``units_added``: relevant units the transition dropped and
+    brought; ``queries``: the queries with a relevant unit."""
+
+    stage: str
+    before: str
+    held_before: float
+    held_after: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    units_lost: int
+    units_added: int
+    queries: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(eq=False)
+class StageEvaluation:
+    """Every stage of a pipeline measured (see the module docstring).
+
+    * ``stages``: the stage names; ``evaluations``: ``{stage: Evaluation}`` of every metric
+      at every stage (``evaluations[s].judged`` keeps the judged arrays);
+    * ``attribution``: each relevant unit's path (:class:`~ranklens.judging.stages.Attribution`);
+    * ``losses``: one :class:`StageLoss` per transition (and to the context, with a budget);
+    * ``latency``: per stage ``{"p50", "p95", "mean"}`` milliseconds, when captured;
+    * ``counts``: per stage the queries with no hits (``empty``) and the units it
+      ``added``; ``budget``/``straddle``: the context budget, when given;
+    * ``labels``: each relevant unit's name (a document id, a group's ids, a span).
+    """
+
+    name: str
+    stages: tuple[str, ...]
+    evaluations: dict[str, Evaluation]
+    attribution: Attribution
+    losses: tuple[StageLoss, ...]
+    latency: dict[str, dict[str, float]]
+    counts: dict[str, dict[str, int]]
+    budget: str | None = None
+    straddle: str = "exclude"
+    labels: list[str] = field(default_factory=list, repr=False)
+    stats: Statistics = STATS
+
+    @property
+    def metrics(self) -> list[str]:
+        """The metric names, as given."""
+        first = self.evaluations[self.stages[0]]
+        return [m.name for m in first.metrics]
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per stage (and the context, with a budget): each metric's mean, the
+        share of relevant units held, the units lost there by fate, the units added, and
+        latency: what every renderer shows."""
+        att = self.attribution
+        held = att.recall()
+        has_rel = np.bincount(att.unit_q, minlength=len(att.query_ids)) > 0
+        places = [*self.stages, *(["context"] if self.budget else [])]
+        counts = att.counts()
+        rows = []
+        for s, place in enumerate(places):
+            ev = self.evaluations.get(place)
+            row: dict[str, Any] = {
+                "stage": place,
+                "kind": None,
+                "held": float(held[has_rel, s].mean()) if has_rel.any() else 0.0,
+                "metrics": dict(ev.aggregate) if ev is not None else {},
+                "lost": {f: n for f, n in counts[place].items() if f in FATES and n},
+                "added": counts[place].get("added", 0),
+                "latency": self.latency.get(place, {}),
+            }
+            rows.append(row)
+        return rows
+
+    def query(self, query_id: str) -> list[dict[str, Any]]:
+        """Where each relevant unit of one query went: its rank at every stage (None where
+        absent), its fate and where it happened."""
+        return trail(self.attribution, str(query_id), self.labels or None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: stages, metrics per stage, fates, losses, latency and counts."""
+        return {
+            "name": self.name,
+            "stages": list(self.stages),
+            "budget": self.budget,
+            "straddle": self.straddle if self.budget else None,
+            "metrics": {s: dict(ev.aggregate) for s, ev in self.evaluations.items()},
+            "fates": self.attribution.fate_counts(),
+            "attribution": self.attribution.counts(),
+            "losses": [loss.to_dict() for loss in self.losses],
+            "latency": self.latency,
+            "counts": self.counts,
+        }
+
+    def to_pandas(self) -> Any:
+        """Per (stage, query): every metric, the share held and the units lost there (a
+        pandas DataFrame; pandas is an optional extra)."""
+        import pandas as pd
+
+        att = self.attribution
+        held = att.recall()
+        per_q = att.per_query()
+        frames = []
+        for s, stage in enumerate(self.stages):
+            ev = self.evaluations[stage]
+            at = np.searchsorted(att.query_ids, np.asarray(ev.query_ids))
+            df = pd.DataFrame({"stage": stage, "query_id": ev.query_ids})
+            for name, vals in ev.per_query.items():
+                df[name] = vals
+            df["held"] = held[at, s]
+            df["lost_here"] = per_q[f"lost at {stage}"][at]
+            frames.append(df)
+        return pd.concat(frames, ignore_index=True)
+
+    def as_evaluation(self) -> dict[str, float]:
+        """Every stage's aggregates flattened to ``{"<stage>/<metric>": mean}`` (with
+        ``"<stage>/held"``), the names :func:`ranklens.gate` and profiles take per stage."""
+        out: dict[str, float] = {}
+        for row in self.table_rows():
+            for m, v in row["metrics"].items():
+                out[f"{row['stage']}/{m}"] = float(v)
+            out[f"{row['stage']}/held"] = row["held"]
+        return out
+
+    def __repr__(self) -> str:
+        fates = ", ".join(f"{f} {n}" for f, n in self.attribution.fate_counts().items() if n)
+        return f"StageEvaluation({self.name!r}: {' -> '.join(self.stages)}; {fates})"
+
+
+def _staged(obj: Any, name: str | None) -> StagedRun:
+    """A :class:`StagedRun` from what the caller gave (files read per stage)."""
+    if isinstance(obj, StagedRun):
+        return obj
+    staged = getattr(obj, "staged", None)
+    if callable(staged):
+        got = staged()
+        if isinstance(got, StagedRun):
+            return got
+    if isinstance(obj, Mapping) or (isinstance(obj, Sequence) and not isinstance(obj, str)):
+        items = list(obj.items()) if isinstance(obj, Mapping) else list(obj)
+        runs = []
+        for item in items:
+            if not (isinstance(item, tuple) and len(item) == 2):
+                raise InputError(
+                    "staged: give {stage: run} in pipeline order or (stage, run) pairs"
+                )
+            stage, run = item
+            try:
+                runs.append((stage, coerce_run(run, name=str(stage))))
+            except InputError as exc:
+                raise InputError(f"stage {stage!r}: {exc}") from exc
+        return StagedRun(runs, name=name or "pipeline")
+    raise InputError(
+        f"staged: expected a StagedRun, {{stage: run}} in order, or a result with .staged(); "
+        f"got {type(obj).__name__}"
+    )
+
+
+def _unit_labels(Q: Any, att: Attribution, level: int) -> list[str]:
+    """Each relevant unit's name in the attribution's order: the document id, a group's
+    ids joined by ``|``, or a span as ``doc[start:end]``."""
+    qids = np.asarray(Q.query_ids).astype(str)
+    docs = np.asarray(Q.doc_ids).astype(str)[Q.d]
+    spans = getattr(Q, "start", None)
+    by_query: dict[str, list[str]] = {}
+    for qi, qid in enumerate(qids):
+        lo, hi = np.searchsorted(Q.q, [qi, qi + 1])
+        rows = np.arange(lo, hi)
+        rows = rows[Q.grade[rows] >= level]
+        names: list[str] = []
+        for u in np.unique(Q.unit[rows]):
+            members = rows[Q.unit[rows] == u]
+            if spans is not None:
+                parts = [f"{docs[r]}[{int(Q.start[r])}:{int(Q.end[r])}]" for r in members]
+            else:
+                parts = [str(docs[r]) for r in members]
+            names.append("|".join(parts))
+        by_query[qid] = names
+    out = []
+    for q, k in zip(att.unit_q, att.unit_k):
+        names = by_query.get(str(att.query_ids[q]), [])
+        out.append(names[k] if k < len(names) else f"unit {int(k) + 1}")
+    return out
+
+
+@EVALUATE_STAGES.checks
+def evaluate_stages(
+    qrels: Any,
+    staged: Any,
+    metrics: Any = ("recall", "ndcg@10"),
+    *,
+    budget: str | None = None,
+    straddle: str = "exclude",
+    stats: Statistics | None = None,
+    name: str | None = None,
+    **judge_options: Any,
+) -> StageEvaluation:
+    """Measure every stage of a pipeline and say where the evidence was lost.
+
+    ``qrels``: the labels (anything :func:`ranklens.evaluate` takes: documents, groups,
+    :class:`~ranklens.SpanLabels`). ``staged``: the stages (a :class:`~ranklens.StagedRun`,
+    ``{stage: run}`` in pipeline order with runs in any form :func:`ranklens.evaluate`
+    takes, or a result with ``.staged()``: a :class:`~ranklens.RunResult` of a
+    :class:`~ranklens.Pipeline`, a :class:`~ranklens.Recorder`). ``metrics``: computed at
+    every stage. ``budget``: the context given to the generator after the last stage, as a
+    metric cutoff is written (``"1024tok"``, ``"4000char"``): units of the last stage below
+    its cutoff are "outside the budget"; ``straddle``: whether the chunk straddling it
+    counts (``"exclude"``, ``"include"``). ``stats``: how losses are tested
+    (:class:`~ranklens.Statistics`). ``judge_options``: judging's options, applied to every
+    stage alike.
+
+    >>> ev = evaluate_stages(
+    ...     {"q1": {"a": 1, "b": 1, "c": 1}},
+    ...     {"bm25": {"q1": ["a", "x", "b", "c"]}, "rerank": {"q1": ["b", "x"]}},
+    ...     ["recall"],
+    ... )
+    >>> ev.attribution.fate_counts()["filtered"], ev.attribution.fate_counts()["cut by rank"]
+    (1, 1)
+    """
+    stats = STATS if stats is None else stats
+    if not isinstance(stats, Statistics):
+        raise InputError(f"stats must be a Statistics, got {type(stats).__name__}")
+    judge_options = check_judging(judge_options, "evaluate_stages")
+    unknown = [k for k in judge_options if k not in JUDGING and k != "options"]
+    if unknown:
+        raise UnknownOptionError(
+            f"evaluate_stages() got an unexpected keyword {unknown[0]!r}"
+            + suggest(unknown[0], [*EVALUATE_STAGES.options, *JUDGING])
+        )
+    pipeline = _staged(staged, name)
+    Q = coerce_qrels(qrels)
+    judged = []
+    evaluations: dict[str, Evaluation] = {}
+    for stage, run in pipeline.items():
+        try:
+            j = judge(Q, run, require_shared=False, name=stage, **judge_options)
+        except InputError as exc:
+            raise InputError(f"stage {stage!r}: {exc}") from exc
+        judged.append(j)
+        evaluations[stage] = Evaluation.from_judged(j, metrics)
+    level = max(int(judged[0].options.relevance_level), 1)
+    cutoff = None
+    if budget is not None:
+        cutoff = _cutoffs(judged[-1], budget, straddle)
+    att = attribute(pipeline.names, judged, cutoff, level)
+    losses = _losses(att, pipeline.names, budget is not None, stats)
+    counts = {
+        stage: {"empty": int(np.count_nonzero(att.evaluated[:, s] & (att.lens[:, s] == 0))),
+                "added": int(att.added[:, s].sum())}
+        for s, stage in enumerate(pipeline.names)
+    }  # fmt: skip
+    counts["queries"] = {
+        "total": len(att.query_ids),
+        "without relevant": int(
+            np.count_nonzero(np.bincount(att.unit_q, minlength=len(att.query_ids)) == 0)
+        ),
+    }
+    latency = {}
+    for stage in pipeline.names:
+        ms = pipeline.latency_of(stage, [str(q) for q in att.query_ids])
+        ms = ms[np.isfinite(ms)]
+        if len(ms):
+            latency[stage] = {
+                "p50": float(np.percentile(ms, 50)),
+                "p95": float(np.percentile(ms, 95)),
+                "mean": float(ms.mean()),
+            }
+    return StageEvaluation(
+        name=name or pipeline.name,
+        stages=pipeline.names,
+        evaluations=evaluations,
+        attribution=att,
+        losses=losses,
+        latency=latency,
+        counts=counts,
+        budget=budget,
+        straddle=straddle,
+        labels=_unit_labels(Q, att, level),
+        stats=stats,
+    )
+
+
+def _cutoffs(last: Any, budget: str, straddle: str) -> np.ndarray:
+    """The budget's cutoff rank per query of the last stage."""
+    if straddle == "partial":
+        raise InputError(
+            "straddle='partial' counts part of a chunk, which has no rank: a stage's "
+            "attribution takes 'exclude' or 'include' (the evidence metrics take partial, "
+            "e.g. evidence_recall(straddle=partial)@1024tok)"
+        )
+    metric = parse_metric(f"recall@{budget}")
+    spec = getattr(metric, "budget", None)
+    if spec is None:
+        raise InputError(f"budget: {budget!r} is not a budget; write e.g. '1024tok' or '4000char'")
+    return np.asarray(last.budget_cutoffs(spec, straddle), dtype=np.int64)
+
+
+def _losses(
+    att: Attribution, stages: Sequence[str], budget: bool, stats: Statistics
+) -> tuple[StageLoss, ...]:
+    """One :class:`StageLoss` per transition, tested and corrected together."""
+    held = att.recall()
+    has_rel = np.bincount(att.unit_q, minlength=len(att.query_ids)) > 0
+    held = held[has_rel]
+    places = [*stages, *(["context"] if budget else [])]
+    n_t = len(places) - 1
+    if n_t == 0:
+        return ()
+    diffs = np.ascontiguousarray(held[:, 1:] - held[:, :-1])
+    if len(diffs) >= 2:
+        p = cstats.paired_test(diffs, stats.test, stats.n_resamples, stats.seed)
+        p = cstats.correct(p, stats.correction)
+        if stats.ci == "t":
+            lo, hi = cstats.t_interval(diffs, stats.confidence)
+        else:
+            lo, hi = cstats.bootstrap_interval(
+                diffs, stats.confidence, stats.n_resamples, stats.seed
+            )
+    else:
+        mean = diffs.mean(axis=0) if len(diffs) else np.zeros(n_t)
+        p, lo, hi = np.ones(n_t), mean, mean
+    counts = att.counts()
+    out = []
+    for t in range(n_t):
+        place = places[t + 1]
+        lost = sum(n for f, n in counts[place].items() if f in FATES)
+        out.append(StageLoss(
+            stage=place, before=places[t],
+            held_before=float(held[:, t].mean()) if len(held) else 0.0,
+            held_after=float(held[:, t + 1].mean()) if len(held) else 0.0,
+            delta=float(diffs[:, t].mean()) if len(diffs) else 0.0,
+            ci_low=float(lo[t]), ci_high=float(hi[t]), p_value=float(p[t]),
+            units_lost=int(lost), units_added=int(counts[place].get("added", 0)),
+            queries=len(held),
+        ))  # fmt: skip
+    return tuple(out)
