@@ -110,6 +110,7 @@ class StageEvaluation:
     straddle: str = "exclude"
     labels: list[str] = field(default_factory=list, repr=False)
     stats: Statistics = STATS
+    kinds: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def metrics(self) -> list[str]:
@@ -131,7 +132,7 @@ class StageEvaluation:
             ev = self.evaluations.get(place)
             row: dict[str, Any] = {
                 "stage": place,
-                "kind": None,
+                "kind": self.kinds.get(place, "context" if place == "context" else None),
                 "held": float(held[has_rel, s].mean()) if has_rel.any() else 0.0,
                 "metrics": dict(ev.aggregate) if ev is not None else {},
                 "lost": {f: n for f, n in counts[place].items() if f in FATES and n},
@@ -346,6 +347,7 @@ def evaluate_stages(
         straddle=straddle,
         labels=_unit_labels(Q, att, level),
         stats=stats,
+        kinds=dict(pipeline.kinds),
     )
 
 
