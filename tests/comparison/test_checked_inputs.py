@@ -41,7 +41,7 @@ def _profile(**kw):
 
 CALLS = {
     "compare": lambda **kw: ranklens.compare(QRELS, RUNS, **{"metrics": ["P@1"], **kw}),
-    "ranklens.evaluate": lambda **kw: ranklens.evaluate(
+    "evaluate": lambda **kw: ranklens.evaluate(
         QRELS, RUN_A, **{"metrics": ["P@1"], "targets": {"P@1": 0.5}, **kw}
     ),
     "compare_snapshots": lambda **kw: ranklens.compare_snapshots(
@@ -445,7 +445,7 @@ def test_a_profiles_folder_is_named_not_a_traceback(tmp_path):
     [
         ("compare", lambda: ranklens.compare(QRELS, RUNS, ["P@1"], n_resample=5), "n_resamples"),
         ("compare", lambda: ranklens.compare(QRELS, RUNS, ["P@1"], baselin="a"), "baseline"),
-        ("ranklens.evaluate", lambda: ranklens.evaluate(QRELS, RUN_A, targets={"P@1": 0.5},
+        ("evaluate", lambda: ranklens.evaluate(QRELS, RUN_A, targets={"P@1": 0.5},
                                                         confidance=0.9), "confidence"),
         ("compare_snapshots", lambda: ranklens.compare_snapshots(QRELS, SNAPS, ["P@1"],
                                                                  n_resample=5), "n_resamples"),

@@ -187,6 +187,49 @@ def test_bad_verdict_requests_are_named_errors():
         ranklens.plan_queries("ndcg@10 >= 0.7")
 
 
+def test_one_evaluate_with_one_table_whatever_the_path_it_is_reached_by():
+    import ranklens.comparison.targets as targets
+    import ranklens.evaluation as evaluation
+    from ranklens.comparison.bounds import METHODS
+    from ranklens.declared import DECLARED
+
+    assert ranklens.evaluate is evaluation.evaluate is targets.evaluate
+    table = DECLARED["evaluate"]
+    assert table.target is ranklens.evaluate and "ranklens.evaluate" not in DECLARED
+    for name in ("profile", "targets", "confidence", "method", "power", "options", "memory",
+                 "trec_eval_version", "relevance_level"):  # fmt: skip
+        assert name in table.options, name
+    assert table["method"].choices == METHODS  # the bounds' methods, declared once below them
+    qrels, run = {"q1": ["a"], "q2": ["b"], "q3": ["c"]}, {"q1": ["a"], "q2": ["x"], "q3": ["c"]}
+    floor = evaluation.evaluate(qrels, run, ["mrr"], targets={"P@1": 0.5}, method="wilson")
+    top = ranklens.evaluate(qrels, run, ["mrr"], targets={"P@1": 0.5}, method="wilson")
+    assert floor.to_dict() == top.to_dict() and list(top.aggregate) == ["mrr", "P@1"]
+    assert top.verdicts[0].method == "wilson" and top["P@1"] == pytest.approx(2 / 3)
+
+
+def test_the_evaluation_floor_alone_names_what_verdicts_need():
+    """Without the comparison floor loaded (which evaluation cannot import), a profile is
+    refused with the fix; plain evaluations work."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ranklens.evaluation import evaluate\n"
+        "from ranklens.errors import InputError\n"
+        "assert 'ranklens.comparison' not in sys.modules\n"
+        "print(evaluate({'q': ['a']}, {'q': ['a', 'b']}, ['P@2'])['P@2'])\n"
+        "try:\n"
+        "    evaluate({'q': ['a']}, {'q': ['a']}, targets={'P@1': 0.5})\n"
+        "except InputError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()  # fmt: skip
+    assert out[0] == "0.5"
+    assert "ranklens.comparison, which is not loaded; call ranklens.evaluate" in out[1]
+
+
 def test_compare_with_a_profile_renders_verdicts_everywhere_and_round_trips(tmp_path):
     p = demo_paths()
     report = ranklens.compare(p["qrels"], {"bm25": p["bm25"], "short": p["bm25-short-chunks"]},

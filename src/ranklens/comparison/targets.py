@@ -23,23 +23,19 @@ equals ``t``; these verdicts do so at most ``α`` of the time (the simulation in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from ..declared import LEVEL, Range, choice, data, declare, mapping, names, number, renamed_option
 from ..errors import InputError
-from ..evaluation import Evaluation
-from ..evaluation import evaluate as evaluate_only
+from ..evaluation import VERDICTS, Evaluation, evaluate, register_verdicts, stray_keywords
 from ..io import coerce_qrels
 from ..metrics import parse_metric
-from ..metrics.trec_forms import METRICS
 from ..model import Dataset, Run
 from ..profiles import Profile, get_profile, metric_range
 from ..settings import Statistics
 from .bounds import (
     BINARY_METHODS,
-    METHODS,
     binomial_queries,
     check_level,
     graded_queries,
@@ -48,58 +44,27 @@ from .bounds import (
 )
 from .verdict import TargetVerdict
 
-ONE_SIDED = Range(0.5, 1, "neither")
-"""A one-sided confidence level: above 0.5 (a bound on the right side of the mean)."""
-
-VERDICTS = {
-    "profile": data("a profile: its name (``faq``), a ranklens.Profile or its to_dict()"),
-    "targets": mapping(
-        None, "targets: {metric: value}, or 'METRIC >= VALUE' texts", none=True,
-        also=names(None, single=True),
-    ),
-    "confidence": number(0.95, ONE_SIDED, "one-sided confidence of each verdict's bound"),
-    "method": choice("auto", METHODS, "the bound's method (ranklens.comparison.bounds)"),
-    "power": number(0.8, LEVEL, "power for the queries that would settle an unknown verdict"),
-}  # fmt: skip
-"""The verdicts' settings (``ranklens.evaluate``, ``compare`` as ``target_*``,
-``plan_queries``): declared once here."""
-
-
-def stray_keywords(given: Mapping[str, Any], table: Any) -> None:
-    """A keyword passed on to judging that is not a judging option but a misspelling of
-    one of ``table``'s parameters (``n_resample=``) is named with the closest, before
-    judging reads it as an unknown judging option."""
-    from ..declared import UnknownParameterError
-    from ..errors import closest
-    from ..judging.options import JUDGING
-
-    for key in given:
-        near = None if key in JUDGING else closest(key, table.options)
-        if near:
-            raise UnknownParameterError(
-                f"{table.where}: no parameter {key!r}; did you mean {near!r}? (it takes: "
-                f"{', '.join(table.options)}, and the judging options)"
-            )
-
-
-EVALUATE = declare("ranklens.evaluate", {
-    "qrels": data("the labels: anything ranklens.evaluation.evaluate takes"),
-    "run": data("the run: anything ranklens.evaluation.evaluate takes"),
-    "metrics": renamed_option(METRICS, none=True, description="metric names (None: the profile's)"),
-    **VERDICTS,
-})  # fmt: skip
+__all__ = [
+    "VERDICTS", "attach_verdicts", "attainable_means", "check_evaluation", "check_values",
+    "evaluate", "resolve_profile", "stray_keywords", "with_profile_metrics",
+]  # fmt: skip
+"""``evaluate`` is :func:`ranklens.evaluate` itself (the evaluation floor's, whose verdicts
+this module gives it: :func:`evaluate_with_targets`, registered when it is imported);
+``VERDICTS`` are the verdicts' declarations, made there."""
 
 
 def resolve_profile(
-    profile: str | Profile | Mapping[str, Any] | None, targets: Mapping[str, Any] | None
+    profile: str | Profile | Mapping[str, Any] | None,
+    targets: Mapping[str, Any] | Sequence[str] | str | None,
 ) -> Profile:
     """The profile verdicts are measured against: ``profile`` with ``targets`` overriding
     its own, or, without a profile, the ``targets`` alone."""
+    given = cast("Mapping[str, Any] | None", targets)  # with_targets parses texts too
     if profile is None:
         if not targets:
             raise InputError("give a profile (a name or ranklens.Profile) or targets")
-        return Profile("targets", "Targets given directly").with_targets(targets)
-    return get_profile(profile, targets)
+        return Profile("targets", "Targets given directly").with_targets(given)
+    return get_profile(profile, given)
 
 
 def check_values(
@@ -174,49 +139,41 @@ def attainable_means(qrels: Any, metrics: Sequence[str], **judge_options: Any) -
     options = {k: v for k, v in judge_options.items() if k not in ("ties", "missing")}
     options.setdefault("missing", "zero")
     try:
-        ev = evaluate_only(labels, Run.from_dict(ideal), list(metrics), **options)
+        ev = evaluate(labels, Run.from_dict(ideal), list(metrics), **options)
     except InputError:
         return {}
     return {m: float(v) for m, v in ev.aggregate.items()}
 
 
-@EVALUATE.checks
-def evaluate(
+def evaluate_with_targets(
     qrels: Any,
     run: Any,
-    metrics: Any = None,
+    metrics: Any,
     *,
-    profile: str | Profile | Mapping[str, Any] | None = None,
-    targets: Mapping[str, Any] | None = None,
-    confidence: float = 0.95,
-    method: str = "auto",
-    power: float = 0.8,
+    profile: str | Profile | Mapping[str, Any] | None,
+    targets: Mapping[str, Any] | Sequence[str] | str | None,
+    confidence: float,
+    method: str,
+    power: float,
     **options: Any,
 ) -> Evaluation:
-    """:func:`ranklens.evaluation.evaluate`, and with a ``profile`` (a name such as
-    ``"faq"``, a :class:`~ranklens.Profile`) or ``targets`` (``{"mrr@10": 0.8}``) a
-    verdict on each target: ``evaluation.verdicts`` (:class:`TargetVerdict`), shown by
-    every output of the evaluation. ``metrics`` default to the profile's; its metrics are
-    added to any given. ``confidence``: the one-sided level of each bound (0.95);
-    ``method``: ``auto``, ``exact``, ``wilson``, ``t+``, ``t`` or ``bootstrap`` (see
-    :mod:`ranklens.comparison.bounds`); ``power``: for the queries that would settle an
-    unknown verdict.
+    """What :func:`ranklens.evaluate` does with a ``profile`` or ``targets`` (its arguments
+    already checked by its table): the profile's metrics evaluated beside ``metrics`` and a
+    verdict on each target (:func:`check_evaluation`).
 
     >>> ev = evaluate({"q1": ["a"], "q2": ["b"]}, {"q1": ["a"], "q2": ["b"]}, targets={"P@1": 0.5})
     >>> ev.verdicts[0].status, ev.verdicts[0].method
     ('unknown', 'exact')
     """
-    stray_keywords(options, EVALUATE)
-    if profile is None and not targets:
-        if metrics is None:
-            raise InputError("evaluate needs metrics, or a profile whose metrics to use")
-        return evaluate_only(qrels, run, metrics, **options)
     prof = resolve_profile(profile, targets)
-    ev = evaluate_only(qrels, run, _metric_list(metrics, prof), **options)
+    ev = evaluate(qrels, run, _metric_list(metrics, prof), **options)
     given = {k: v for k, v in options.items() if k not in ("memory", "trec_eval_version")}
     return check_evaluation(
         ev, qrels, prof, confidence=confidence, method=method, power=power, **given
     )
+
+
+register_verdicts(evaluate_with_targets)
 
 
 def check_evaluation(

@@ -5,20 +5,34 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import InputError, require
+from ..declared import (
+    LEVEL,
+    Declared,
+    Range,
+    UnknownParameterError,
+    choice,
+    data,
+    extend,
+    mapping,
+    names,
+    number,
+    renamed_option,
+)
+from ..errors import InputError, closest, require
 from ..judging import Judged, JudgeOptions, counts_notes, judge
 from ..judging.freshness_rules import FreshnessRule, get_freshness_rule
-from ..judging.options import check_judging, check_options
+from ..judging.options import JUDGING, check_judging, check_options
 from ..metrics import Metric, parse_metrics
+from ..metrics.trec_forms import METRICS
 from ..model import QrelsLike, RunLike
 from ..text import visible
-from .options import EVALUATE
+from .options import EVALUATE as SCORING
 
 MetricsLike = str | Metric | Sequence[str | Metric]
 
@@ -269,25 +283,109 @@ def _fmt(mt: Metric, value: float, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
+ONE_SIDED = Range(0.5, 1, "neither")
+"""A one-sided confidence level: above 0.5 (a bound on the right side of the mean)."""
+
+BOUND_METHODS = ("auto", "exact", "wilson", "t+", "t", "bootstrap")
+"""The verdicts' bound methods (:mod:`ranklens.comparison.bounds` computes them; its
+``METHODS`` are these, which its tests check)."""
+
+VERDICTS = {
+    "profile": data("a profile: its name (``faq``), a ranklens.Profile or its to_dict()"),
+    "targets": mapping(
+        None, "targets: {metric: value}, or 'METRIC >= VALUE' texts", none=True,
+        also=names(None, single=True),
+    ),
+    "confidence": number(0.95, ONE_SIDED, "one-sided confidence of each verdict's bound"),
+    "method": choice("auto", BOUND_METHODS, "the bound's method (ranklens.comparison.bounds)"),
+    "power": number(0.8, LEVEL, "power for the queries that would settle an unknown verdict"),
+}  # fmt: skip
+"""The verdicts' settings (``ranklens.evaluate``; ``compare`` as ``target_*``;
+``plan_queries``): declared once here, where the one ``evaluate`` is."""
+
+EVALUATE: Declared = extend(
+    SCORING, "evaluate",
+    metrics=renamed_option(METRICS, none=True, description="metric names (None: the profile's)"),
+    **VERDICTS,
+)  # fmt: skip
+"""The one table of :func:`evaluate`: the labels, run, metrics, judging options, trec_eval
+version and memory budget (:data:`ranklens.evaluation.options.EVALUATE`) and the verdicts'
+settings (:data:`VERDICTS`)."""
+
+
+class VerdictHook(Protocol):
+    """What gives :func:`evaluate` its verdicts against a profile's targets: called with
+    evaluate's own arguments (``profile``, ``targets``, ``confidence``, ``method``,
+    ``power`` by keyword, then the judging options), it returns the evaluation with
+    ``verdicts`` and ``profile`` set. The comparison floor registers it
+    (:func:`register_verdicts`), as it owns the statistics of the bounds."""
+
+    def __call__(
+        self,
+        qrels: Any,
+        run: Any,
+        metrics: Any,
+        *,
+        profile: Any,
+        targets: Any,
+        confidence: float,
+        method: str,
+        power: float,
+        **options: Any,
+    ) -> Evaluation: ...
+
+
+HOOKS: dict[str, VerdictHook] = {}
+"""The registered verdict hook (``"verdicts"``), set by :mod:`ranklens.comparison.targets`
+when it is imported (``ranklens.evaluate`` imports it)."""
+
+
+def register_verdicts(hook: VerdictHook) -> None:
+    """Make ``hook`` what :func:`evaluate` calls when given a ``profile`` or ``targets``
+    (the comparison floor's verdicts; a floor below cannot import it)."""
+    HOOKS["verdicts"] = hook
+
+
+def stray_keywords(given: Mapping[str, Any], table: Declared) -> None:
+    """A keyword passed on to judging that is not a judging option but a misspelling of
+    one of ``table``'s own parameters (``confidance=``) is named with the closest, before
+    judging reads it as an unknown judging option (a misspelled judging option is
+    judging's to name)."""
+    own = [n for n in table.options if n not in JUDGING and n != "judge_options"]
+    for key in given:
+        near = None if key in JUDGING else closest(key, own)
+        if near:
+            raise UnknownParameterError(
+                f"{table.where}: no parameter {key!r}; did you mean {near!r}? (it takes: "
+                f"{', '.join(own)}, and the judging options)"
+            )
+
+
 @EVALUATE.checks
 def evaluate(
     qrels: QrelsLike,
     run: RunLike,
-    metrics: MetricsLike,
+    metrics: MetricsLike | None = None,
     *,
+    profile: Any = None,
+    targets: Mapping[str, Any] | Sequence[str] | str | None = None,
+    confidence: float = 0.95,
+    method: str = "auto",
+    power: float = 0.8,
     options: JudgeOptions | None = None,
     trec_eval_version: str = "10",
     memory: int | float | str | None = None,
     **judge_options: Any,
 ) -> Evaluation:
-    """Evaluate ``run`` against ``qrels`` on ``metrics``.
+    """Evaluate ``run`` against ``qrels`` on ``metrics``, and with a ``profile`` or
+    ``targets`` give a verdict on each target.
 
     ``qrels``: a :class:`~ranklens.Qrels`, a TREC qrels path, ``{query: {doc: grade}}``,
     ``{query: [doc, ...]}`` or grouped ``{query: [[doc, ...], ...]}``.
     ``run``: a :class:`~ranklens.Run`, a TREC run path, ``{query: {doc: score}}``,
     ``{query: [(doc, score), ...]}`` or ranked lists ``{query: [doc, ...]}``.
     ``metrics``: names such as ``"ndcg@10"``, ``"P(rel=2)@5"``, ``"map"``, trec_eval's
-    ``"ndcg_cut_10"`` (see :mod:`ranklens.metrics.names`).
+    ``"ndcg_cut_10"`` (see :mod:`ranklens.metrics.names`); None: the profile's.
     ``judge_options``: ``relevance_level`` (trec_eval ``-l``, default 1), ``duplicates``
     (``"error"``/``"first"``), ``missing`` (``"zero"``/``"skip"``), ``score_precision``,
     ``judged_only`` (trec_eval ``-J``).
@@ -300,6 +398,17 @@ def evaluate(
     streamed in chunks of whole queries by :func:`~ranklens.evaluate_file`, with the same
     numbers to the last bit.
 
+    ``profile`` (a name such as ``"faq"``, a :class:`~ranklens.Profile`) or ``targets``
+    (``{"mrr@10": 0.8}``, ``"mrr@10 >= 0.8"``): a verdict on each target,
+    ``evaluation.verdicts`` (:class:`~ranklens.TargetVerdict`: met only when the one-sided
+    lower confidence bound of the mean clears the target, missed only when the upper bound
+    lies below it, otherwise not yet known with the queries that would settle it), shown
+    by every output of the evaluation. ``metrics`` default to the profile's, and its
+    metrics are added to any given. ``confidence``: the one-sided level of each bound
+    (0.95); ``method``: ``auto``, ``exact``, ``wilson``, ``t+``, ``t`` or ``bootstrap``
+    (:mod:`ranklens.comparison.bounds`); ``power``: for the queries that would settle an
+    unknown verdict (:mod:`ranklens.comparison.targets` computes the verdicts).
+
     Returns an :class:`Evaluation`; the judged arrays are kept on it for further metrics
     (a streamed one keeps the per-query values only).
 
@@ -307,8 +416,44 @@ def evaluate(
     >>> ev["P@2"], ev["recall@2"]
     (0.5, 0.5)
     """
+    stray_keywords(judge_options, EVALUATE)
     judge_options = check_judging(judge_options, "evaluate")
     check_options(options, "evaluate")
+    given: dict[str, Any] = {"options": options, "trec_eval_version": trec_eval_version,
+                             "memory": memory, **judge_options}  # fmt: skip
+    if profile is not None or targets is not None:
+        return verdict_hook()(qrels, run, metrics, profile=profile, targets=targets,
+                              confidence=confidence, method=method, power=power,
+                              **given)  # fmt: skip
+    if metrics is None:
+        raise InputError("evaluate needs metrics, or a profile (or targets) whose metrics to use")
+    return _scored(qrels, run, metrics, **given)
+
+
+def verdict_hook() -> VerdictHook:
+    """The registered verdict hook, or an error saying how to load it."""
+    hook = HOOKS.get("verdicts")
+    if hook is None:
+        raise InputError(
+            "evaluate: verdicts against a profile or targets are computed by "
+            "ranklens.comparison, which is not loaded; call ranklens.evaluate (or import "
+            "ranklens.comparison first)"
+        )
+    return hook
+
+
+def _scored(
+    qrels: QrelsLike,
+    run: RunLike,
+    metrics: MetricsLike,
+    *,
+    options: JudgeOptions | None,
+    trec_eval_version: str,
+    memory: int | float | str | None,
+    **judge_options: Any,
+) -> Evaluation:
+    """The evaluation itself (no verdicts): a run file past the memory budget streamed,
+    anything else judged once and scored."""
     if isinstance(run, (str, Path)):
         from .stream import evaluate_file, streams
 
