@@ -57,13 +57,18 @@ def test_each_stage_equals_its_run_alone_and_losses_equal_the_differences(case):
             if rel:
                 row.append(sum(d in run[q] for d in rel) / len(rel))
         held.append(row)
-    held = np.array(held).T
+    held = np.array(held).T.reshape(-1, len(stages))
     diffs = held[:, 1:] - held[:, :-1]
+
+    def mean(x):  # no query with a relevant unit: nothing lost, 0
+        return x.mean() if len(x) else 0.0
+
     assert len(ev.losses) == len(stages) - 1
     for t, loss in enumerate(ev.losses):
-        assert loss.delta == pytest.approx(diffs[:, t].mean())
-        assert loss.held_before == pytest.approx(held[:, t].mean())
-        assert loss.held_after == pytest.approx(held[:, t + 1].mean())
+        assert loss.delta == pytest.approx(mean(diffs[:, t]))
+        assert loss.held_before == pytest.approx(mean(held[:, t]))
+        assert loss.held_after == pytest.approx(mean(held[:, t + 1]))
+        assert loss.queries == len(held)
         assert 0.0 <= loss.p_value <= 1.0
         assert loss.ci_low <= loss.delta + 1e-12 <= loss.ci_high + 2e-12
     if len(diffs) >= 2 and len(stages) > 1:  # the test and correction are comparison's own

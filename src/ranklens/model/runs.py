@@ -336,6 +336,26 @@ class Run(HoldsDocIds):
         out.failures = dict(self.failures)
         return out
 
+    def subset(self, query_ids: Iterable[Any]) -> Run:
+        """The run of the given queries only (rows, scores, chunk positions and recorded
+        failures kept; queries the run does not have are left out), as
+        :meth:`Qrels.subset <ranklens.Qrels.subset>` takes labels: pieces of a run judged
+        query by query give the same per-query values as the whole."""
+        want = np.asarray([str(q) for q in query_ids], dtype=object)
+        have = np.asarray(self.query_ids).astype(str)
+        keep_q = np.isin(have, want.astype(str))
+        code = np.full(len(have), -1, dtype=np.int64)
+        code[keep_q] = np.arange(int(keep_q.sum()))
+        rows = np.flatnonzero(keep_q[self.q]) if len(self.q) else np.zeros(0, dtype=np.int64)
+        out = Run(
+            self.query_ids[keep_q], None, code[self.q[rows]].astype(np.int32), None,
+            self.score[rows], self.scored, self.name, self.unique_docs,
+            docs=self.docs.take(rows), spans=None if self.spans is None else self.spans.take(rows),
+        )  # fmt: skip
+        wanted = set(want.tolist())
+        out.failures = {q: e for q, e in self.failures.items() if q in wanted}
+        return out
+
     def __len__(self) -> int:
         return len(self.query_ids)
 

@@ -22,24 +22,27 @@ randomization, Efron & Tibshirani's percentile bootstrap, Student's t, Wilcoxon;
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ..comparison import stats as cstats
-from ..declared import choice, data, declare, text
+from ..declared import choice, data, declare, mapping, text
 from ..errors import InputError, UnknownOptionError, suggest
 from ..evaluation import Evaluation
-from ..evaluation.options import JUDGE_OPTIONS, METRICS, QRELS
+from ..evaluation.options import JUDGE_OPTIONS, MEMORY, QRELS, parse_bytes
+from ..evaluation.stream import DEFAULT_MEMORY
 from ..io import coerce_qrels, coerce_run
-from ..judging import judge
 from ..judging.options import JUDGING, check_judging
-from ..judging.stages import FATES, Attribution, attribute, trail
-from ..metrics import parse_metric
+from ..judging.stages import FATES, Attribution, trail
+from ..metrics import parse_metric, parse_metrics
+from ..metrics.trec_forms import METRICS
 from ..model.stages import StagedRun
 from ..settings import Statistics
+from .shards import judge_shard, shard_count, sharded
 
 STRADDLE = ("exclude", "include", "partial")
 
@@ -53,6 +56,10 @@ EVALUATE_STAGES = declare("evaluate_stages", {
     "straddle": choice("exclude", STRADDLE, "the chunk straddling the budget"),
     "stats": data("a Statistics: how the losses are tested and their intervals drawn"),
     "name": text(None, "the pipeline's name (default: the staged run's)", none=True),
+    "memory": MEMORY,
+    "backend": choice("local", ("local", "ray"), "where the shards of queries are judged"),
+    "ray": mapping(None, "Ray's options: address, num_cpus, cpus_per_task", none=True,
+                   empty=True),
     **JUDGING,
     "judge_options": JUDGE_OPTIONS,
 })  # fmt: skip
@@ -263,6 +270,9 @@ def evaluate_stages(
     straddle: str = "exclude",
     stats: Statistics | None = None,
     name: str | None = None,
+    memory: int | float | str | None = None,
+    backend: str = "local",
+    ray: Mapping[str, Any] | None = None,
     **judge_options: Any,
 ) -> StageEvaluation:
     """Measure every stage of a pipeline and say where the evidence was lost.
@@ -278,6 +288,12 @@ def evaluate_stages(
     counts (``"exclude"``, ``"include"``). ``stats``: how losses are tested
     (:class:`~ranklens.Statistics`). ``judge_options``: judging's options, applied to every
     stage alike.
+
+    ``memory``: the budget judging may hold (default about 2 GB; ``"500M"``, bytes, or
+    ``float("inf")``): a pipeline whose stages hold more rows is judged in shards of whole
+    queries with the same numbers (:mod:`.shards`); ``backend="ray"`` judges the shards as
+    Ray tasks (``ray={"address": ..., "num_cpus": ..., "cpus_per_task": ...}``). Sharded
+    evaluations keep per-query values only, not the judged arrays.
 
     >>> ev = evaluate_stages(
     ...     {"q1": {"a": 1, "b": 1, "c": 1}},
@@ -299,20 +315,22 @@ def evaluate_stages(
         )
     pipeline = _staged(staged, name)
     Q = coerce_qrels(qrels)
-    judged = []
-    evaluations: dict[str, Evaluation] = {}
-    for stage, run in pipeline.items():
-        try:
-            j = judge(Q, run, require_shared=False, name=stage, **judge_options)
-        except InputError as exc:
-            raise InputError(f"stage {stage!r}: {exc}") from exc
-        judged.append(j)
-        evaluations[stage] = Evaluation.from_judged(j, metrics)
-    level = max(int(judged[0].options.relevance_level), 1)
-    cutoff = None
-    if budget is not None:
-        cutoff = _cutoffs(judged[-1], budget, straddle)
-    att = attribute(pipeline.names, judged, cutoff, level)
+    parsed = parse_metrics(metrics)
+    cut = None if budget is None else _budget_cut(budget, straddle)
+    rows = sum(len(r.q) for r in pipeline.runs)
+    limit = DEFAULT_MEMORY if memory is None else memory
+    limit = float(limit) if isinstance(limit, (int, float)) else parse_bytes(limit)
+    shards = shard_count(rows, limit)
+    if shards > 1 or backend == "ray":
+        on_ray = dict(ray or {}) if backend == "ray" else None
+        evaluations, att = sharded(Q, pipeline.names, pipeline.runs, parsed, judge_options, cut,
+                                   None, shards, on_ray)  # fmt: skip
+    else:
+        whole = judge_shard(Q, pipeline.names, pipeline.runs, parsed, judge_options, cut,
+                            keep=True)  # fmt: skip
+        evaluations = dict(zip(pipeline.names, whole.evaluations or []))
+        att = whole.attribution
+    level = max(int(next(iter(evaluations.values())).judged.options.relevance_level), 1)
     losses = _losses(att, pipeline.names, budget is not None, stats)
     counts = {
         stage: {"empty": int(np.count_nonzero(att.evaluated[:, s] & (att.lens[:, s] == 0))),
@@ -351,18 +369,22 @@ def evaluate_stages(
     )
 
 
-def _cutoffs(last: Any, budget: str, straddle: str) -> np.ndarray:
-    """The budget's cutoff rank per query of the last stage."""
+def _budget_cut(budget: str, straddle: str) -> Callable[[Any], np.ndarray]:
+    """The budget's cutoff rank per query of a last stage's judged pair, as a function
+    (checked here, before any work)."""
     if straddle == "partial":
         raise InputError(
             "straddle='partial' counts part of a chunk, which has no rank: a stage's "
             "attribution takes 'exclude' or 'include' (the evidence metrics take partial, "
             "e.g. evidence_recall(straddle=partial)@1024tok)"
         )
-    metric = parse_metric(f"recall@{budget}")
-    spec = getattr(metric, "budget", None)
+    spec = getattr(parse_metric(f"recall@{budget}"), "budget", None)
     if spec is None:
         raise InputError(f"budget: {budget!r} is not a budget; write e.g. '1024tok' or '4000char'")
+    return partial(_cutoffs, spec=spec, straddle=straddle)
+
+
+def _cutoffs(last: Any, spec: Any, straddle: str) -> np.ndarray:
     return np.asarray(last.budget_cutoffs(spec, straddle), dtype=np.int64)
 
 
