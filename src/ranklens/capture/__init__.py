@@ -3,7 +3,11 @@ retrievers. The adapter contract and plugin registry (:mod:`.contract`), hits an
 mapping to labelled ids (:mod:`.hits`), one record per retrieval (:mod:`.records`), the
 concurrent, resumable runner (:mod:`.runner`, :mod:`.log`, :mod:`.result`,
 :mod:`.progress`), and the :class:`Recorder` for live apps with the framework hooks'
-shared :class:`Instrumentation`.
+shared :class:`Instrumentation`. A pipeline's stages (:mod:`.stages`): :class:`Stage`
+records in :attr:`Retrieval.stages`, made by a :class:`Pipeline` of stage callables, handed
+over by an adapter as :class:`Staged` hits, or given to ``Recorder.record(stages=...)``;
+``RunResult.staged()`` and ``Recorder.staged()`` give them as a
+:class:`~ranklens.StagedRun`.
 
 The doors the floors above use: the run log (:func:`read_log`, :func:`config_diff`), the
 Recorder's record tuples (:data:`RecordTuple`, :class:`RecordSlots`, :func:`light_of`),
@@ -20,6 +24,7 @@ from .contract import (
     AdapterPlugin,
     FunctionRetriever,
     RetrieverAdapter,
+    Staged,
     array_bytes,
     as_retriever,
     plugin_of,
@@ -43,11 +48,12 @@ from .identity import fingerprint, plain, state_digest
 from .instrumentation import Instrumentation, recorder_or_new
 from .log import config_diff, read_log
 from .matching import label_matcher, suggest_key
-from .record_tuple import RecordSlots, RecordTuple, light_of
+from .record_tuple import RecordSlots, RecordTuple, light_of, stages_of
 from .recorder import Recorder
-from .records import Retrieval
+from .records import Retrieval, Stage
 from .result import RunResult
 from .runner import TRANSIENT, arun_retriever, run_retriever
+from .stages import Pipeline
 
 __all__ = [
     "ALL_FIELDS",
@@ -62,12 +68,15 @@ __all__ = [
     "Instrumentation",
     "KeyLike",
     "LightHit",
+    "Pipeline",
     "RecordSlots",
     "RecordTuple",
     "Recorder",
     "Retrieval",
     "RetrieverAdapter",
     "RunResult",
+    "Stage",
+    "Staged",
     "array_bytes",
     "arun_retriever",
     "as_retriever",
@@ -86,6 +95,7 @@ __all__ = [
     "recorder_or_new",
     "register_adapter",
     "run_retriever",
+    "stages_of",
     "state_digest",
     "suggest_key",
     "text_hash",

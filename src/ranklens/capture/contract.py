@@ -5,6 +5,13 @@ in without the core importing them.
   ``aretrieve`` with ``is_async = True``) and ``config()``, whose value identifies the
   retriever in the run log.
 * :class:`FunctionRetriever`: a plain function as a retriever.
+* :class:`Staged`: what a retrieval returns when it ran a pipeline: its final hits (a list
+  of them, as any retrieval returns) carrying each stage's output in ``stages``
+  (:class:`~ranklens.capture.records.Stage` records, hits in any form the runner takes).
+  The runner maps every stage's hits with its ``key`` and keeps them in
+  :attr:`~ranklens.Retrieval.stages`. An adapter of a framework's pipeline returns one
+  from ``retrieve``/``aretrieve``; a plain function may too;
+  :class:`~ranklens.capture.stages.Pipeline` is the adapter made of plain stage callables.
 * :class:`AdapterPlugin`: what a framework package registers in the ``ranklens.adapters``
   entry-point group, named by the framework's top-level module (``llama_index``,
   ``langchain_core``, ``haystack``): ``matches(obj)``, ``wrap(obj)`` and,
@@ -25,6 +32,7 @@ from ..errors import InputError
 from ..plugins import entry_point_table
 from .hits import Hit, coerce_hit
 from .identity import state_digest
+from .records import Stage, naming_keywords
 
 ENTRY_POINT_GROUP = "ranklens.adapters"
 
@@ -103,6 +111,56 @@ def array_bytes(obj: Any, depth: int = 2) -> int | None:
     return total if found else None
 
 
+STAGED = declare("Staged", {
+    "hits": data("the retrieval's final hits (any hit form the runner takes)"),
+    "stages": data("each stage's output in pipeline order: Stage records"),
+})  # fmt: skip
+
+
+class Staged(list[Any]):
+    """A retrieval's final hits (this list) with the stages that made them (``stages``:
+    :class:`~ranklens.capture.records.Stage` records in pipeline order, their hits in any
+    form the runner takes). Return it from an adapter's ``retrieve`` (or a plain
+    function retriever) to hand the stages to the runner, which maps each stage's hits
+    with its ``key`` into :attr:`~ranklens.Retrieval.stages`. A stage list that is not
+    ``Stage`` records is an error naming the first bad item."""
+
+    __slots__ = ("stages",)
+
+    def __init__(self, hits: Iterable[Any], stages: Iterable[Stage]):
+        super().__init__(hits)
+        if isinstance(stages, (str, bytes, Mapping)) or not isinstance(stages, Iterable):
+            raise ParameterError(
+                f"Staged: stages must be a list of ranklens.capture.Stage records, got "
+                f"{type(stages).__name__}"
+            )
+        self.stages: list[Stage] = list(stages)
+        for i, st in enumerate(self.stages):
+            if not isinstance(st, Stage):
+                raise ParameterError(
+                    f"Staged: stage {i + 1} must be a ranklens.capture.Stage record, got "
+                    f"{type(st).__name__} {st!r:.60}"
+                )
+
+
+naming_keywords(Staged, STAGED)
+
+
+def keywords_taken(fn: Callable[..., Any]) -> tuple[bool, bool, bool]:
+    """``(async, takes query_id, takes k)`` of a callable, by its signature (``**kwargs``
+    takes both; an object with an ``async __call__`` is async)."""
+    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+    )
+    params: Mapping[str, inspect.Parameter]
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return is_async, var_kw or "query_id" in params, var_kw or "k" in params
+
+
 class FunctionRetriever(RetrieverAdapter):
     """A plain function as a retriever: ``f(query)``, ``f(query, query_id)`` or with ``k``
     (by parameter name), sync or ``async``, returning hits as ids, ``(id, score)`` pairs,
@@ -110,17 +168,7 @@ class FunctionRetriever(RetrieverAdapter):
 
     def __init__(self, fn: Callable[..., Any]):
         self.fn = fn
-        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-            getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
-        )
-        params: Mapping[str, inspect.Parameter]
-        try:
-            params = inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            params = {}
-        var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-        self._pass_id = var_kw or "query_id" in params
-        self._pass_k = var_kw or "k" in params
+        self.is_async, self._pass_id, self._pass_k = keywords_taken(fn)
         self.takes_k = self._pass_k
 
     def _kwargs(self, query_id: str, k: int | None) -> dict[str, Any]:
@@ -160,7 +208,10 @@ class FunctionRetriever(RetrieverAdapter):
 def _hits(items: Any, query_id: str) -> list[Hit]:
     """A retriever's answer as hits; anything but a list-like of hits is a TypeError, which
     the runner records as that query's failure (a string would otherwise become one id per
-    character, a dict its keys, None an empty ranking)."""
+    character, a dict its keys, None an empty ranking). A :class:`Staged` answer stays
+    one, its stages kept."""
+    if type(items) is Staged:
+        return Staged([coerce_hit(x, query_id, i + 1) for i, x in enumerate(items)], items.stages)
     if (
         items is None
         or isinstance(items, (str, bytes, bytearray, Mapping))

@@ -6,14 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from .hits import Hit, KeyLike, Mapped, key_name, map_hits
-from .records import Retrieval
+from .records import Retrieval, Stage
 
 RecordTuple = tuple[Any, ...]
 """A record as the Recorder keeps it: one plain tuple, its slots named below."""
 
-T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN = range(10)
+T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN, STAGES = range(11)
 """The slots of a record: start time, query, query id, parent trace id, source hook,
-hits (light tuples), a converter applied when read, latency (ms), error, token."""
+hits (light tuples), a converter applied when read, latency (ms), error, token; and, on a
+record with a pipeline's stages only (an eleventh slot: the others stay ten slots long),
+the stages as ``(name, light hits, latency ms, error, kind)`` tuples."""
 
 
 class RecordSlots:
@@ -21,9 +23,10 @@ class RecordSlots:
     records as they are kept (a :class:`~ranklens.monitoring.Monitor`'s intake): ``raw[
     RecordSlots.LATENCY]``. ``T0`` is the ``perf_counter`` start, ``LIGHT`` the hits as
     light tuples (read them with :func:`light_of`, which applies a hook's deferred
-    conversion), ``ERROR`` ``None`` or ``(type, message)``."""
+    conversion), ``ERROR`` ``None`` or ``(type, message)``. ``STAGES``: present only on
+    a record made with a pipeline's stages (read them with :func:`stages_of`)."""
 
-    T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN = range(10)
+    T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN, STAGES = range(11)
 
 
 def error_of(error: BaseException | None) -> tuple[str, str] | None:
@@ -46,12 +49,15 @@ def materialise(raw: RecordTuple, key: KeyLike, clock: float) -> Retrieval:
     """The :class:`~ranklens.Retrieval` of a record: its hits mapped by ``key`` (a raising
     key is this retrieval's failure, not the app's), ``started`` as wall time (``clock``:
     wall time minus ``perf_counter`` when the recorder was made)."""
-    t0, query, query_id, parent, source, light, later, latency_ms, err, token = raw
+    t0, query, query_id, parent, source, light, later, latency_ms, err, token = raw[:STAGES]
     if later is not None:
         light = later(light)
     hits = [Hit.from_light(t) for t in light]
+    stages = None
     try:
         mapped = map_hits(hits, key)
+        if len(raw) > STAGES:
+            stages = [_stage(s, key) for s in raw[STAGES]]
     except Exception as exc:
         err = (type(exc).__name__, f"key={key_name(key)}: {exc}"[:500])
         mapped = Mapped([], [], 0, 0)
@@ -69,7 +75,23 @@ def materialise(raw: RecordTuple, key: KeyLike, clock: float) -> Retrieval:
         started=t0 + clock,
         duplicates=mapped.duplicates,
         unmapped=mapped.unmapped,
+        stages=stages,
     )
+
+
+def _stage(kept: tuple[Any, ...], key: KeyLike) -> Stage:
+    """A :class:`Stage` record of a stage as a record tuple keeps it."""
+    name, light, latency_ms, error, kind = kept
+    hits = [Hit.from_light(t) for t in light]
+    m = map_hits(hits, key)
+    return Stage(name, m.doc_ids, m.scores, [h.to_json() for h in hits], latency_ms,
+                 error, kind, m.duplicates, m.unmapped)  # fmt: skip
+
+
+def stages_of(raw: RecordTuple) -> tuple[tuple[Any, ...], ...] | None:
+    """A record's stages as ``(name, light hits, latency ms, error, kind)`` tuples, or
+    None when it has none."""
+    return raw[STAGES] if len(raw) > STAGES else None
 
 
 def light_of(raw: RecordTuple) -> list[Any]:

@@ -16,6 +16,7 @@ from ..evaluation import Evaluation, evaluate
 from ..io import coerce_qrels
 from ..model import Run
 from ..model.spans import SpanLabels
+from ..model.stages import StagedRun
 from .chunks import chunk_run
 from .hits import KeyLike, doc_metadata, key_name
 from .matching import (
@@ -27,6 +28,7 @@ from .matching import (
 )
 from .records import Retrieval
 from .run_checks import unmapped_message
+from .stage_runs import staged_run
 
 
 class RecordedRetrievals:
@@ -85,6 +87,20 @@ class RecordedRetrievals:
         if counts["matched"] == 0 and counts["unmatched"]:
             raise InputError(no_match_message("chunk_run()", counts, dataset))
         return chunk_run(matched.items(), self.key, self.name)
+
+    def staged(
+        self, dataset: Any = None, match: str = "auto", *, chunks: bool = False
+    ) -> StagedRun:
+        """The captured retrievals' pipeline stages as runs (:class:`~ranklens.StagedRun`),
+        keyed by the labelled queries they match (as :meth:`to_run` matches them; the
+        first successful retrieval of a query counts): the stages the hooks recorded
+        (``record(..., stages=...)``). ``chunks=True``: each stage's run of chunks, for
+        span labels. Retrievals recorded without stages are failures of every stage
+        (``NoStages``), never empty lists; none with stages is an error."""
+        _, counts, matched = recorded_run(self.records(), dataset, match, self.name)
+        if counts["matched"] == 0 and counts["unmatched"]:
+            raise InputError(no_match_message("staged()", counts, dataset))
+        return staged_run(matched.items(), self.key, self.name, chunks)
 
     def doc_metadata(self) -> dict[str, dict[str, Any]]:
         """``{document: metadata}`` of every document the app retrieved, named by the

@@ -30,7 +30,7 @@ from ..judging.options import failure_note
 from .hits import KEY, Converter, Hit, KeyLike, LightHit, check_key, coerce_hit
 from .record_tuple import ERROR, RecordTuple, error_of, failure_text, materialise, recent_of
 from .recorded import RecordedRetrievals
-from .records import Retrieval
+from .records import Retrieval, Stage
 from .spill import SpillFile
 
 RECORDER = declare("Recorder", {
@@ -182,22 +182,54 @@ class Recorder(RecordedRetrievals):
         parent_trace_id: str | None = None,
         source: str | None = None,
         convert: Converter | None = None,
+        stages: Sequence[Stage] | None = None,
     ) -> None:
         """Record a whole retrieval at once (``convert`` as in :meth:`end`); ``trace_id``
         names the retrieval's own span, ``parent_trace_id`` the trace it belongs to. Never
         raises into the app: an unreadable hit or a ``latency_ms`` that is not a number is
-        recorded as this retrieval's error (counted in :attr:`errors`), with no hits."""
+        recorded as this retrieval's error (counted in :attr:`errors`), with no hits.
+
+        ``stages``: what a hook saw of a pipeline's stages, in order, as
+        :class:`~ranklens.capture.Stage` records (``Stage("rerank", hits=nodes,
+        latency_ms=3.1, kind="reranker")``), their hits converted as ``hits`` are (by
+        ``convert``) and mapped by the recorder's ``key`` when read; ``hits`` empty then
+        means the last stage's. A stage that is not a ``Stage`` or holds an unreadable hit
+        is this retrieval's error, as a bad hit is."""
         now = time.perf_counter()
+        kept = None
         try:
             light = self._light(hits, convert)
             t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
+            if stages is not None:
+                kept = self._stages(stages, convert)
+                if not light and kept:
+                    light = kept[-1][1]
         except Exception as exc:  # the app's bad input: this retrieval's error, not the app's
-            light, error = [], exc
+            light, error, kept = [], exc, None
             good = isinstance(latency_ms, (int, float)) and not math.isnan(latency_ms)
             latency_ms, t0 = (latency_ms, now - latency_ms / 1000) if good else (math.nan, now)
         err = error_of(error)
-        raw = (t0, query, query_id, parent_trace_id, source, light, None, latency_ms, err, trace_id)
+        raw: RecordTuple
+        if kept is None:
+            raw = (t0, query, query_id, parent_trace_id, source, light, None, latency_ms, err,
+                   trace_id)  # fmt: skip
+        else:  # the pipeline's stages in an eleventh slot (record_tuple.STAGES)
+            raw = (t0, query, query_id, parent_trace_id, source, light, None, latency_ms, err,
+                   trace_id, kept)  # fmt: skip
         self._append(raw)
+
+    def _stages(self, stages: Sequence[Stage], convert: Converter | None) -> tuple[Any, ...]:
+        """The stages as the record keeps them: ``(name, light hits, latency, error,
+        kind)`` tuples, the hits copied in the request path as the final hits are."""
+        if isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence):
+            raise TypeError(f"stages must be a list of Stage records, got {type(stages).__name__}")
+        out = []
+        for i, st in enumerate(stages, 1):
+            if not isinstance(st, Stage):
+                raise TypeError(f"stage {i} must be a ranklens.capture.Stage, got "
+                                f"{type(st).__name__}")  # fmt: skip
+            out.append((st.name, self._light(st.hits, convert), st.latency_ms, st.error, st.kind))
+        return tuple(out)
 
     def _light(self, hits: Sequence[Any], convert: Converter | None) -> list[LightHit]:
         # The request path copies light tuples of plain values (which the garbage collector

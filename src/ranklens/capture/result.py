@@ -13,10 +13,12 @@ from ..io import coerce_qrels, write_run
 from ..judging.options import failure_note, failure_summary
 from ..model import Run
 from ..model.spans import SpanLabels
+from ..model.stages import StagedRun
 from .chunks import chunk_run
 from .hits import KeyLike, doc_metadata
 from .matching import warn_if_wrong_key
 from .records import Retrieval
+from .stage_runs import staged_run
 
 
 class RunResult:
@@ -60,6 +62,17 @@ class RunResult:
         judge (:func:`~ranklens.capture.chunks.chunk_run`; ``ranklens.evaluate`` takes it
         from a result by itself when the labels are spans)."""
         return chunk_run(((_id(r), r) for r in self.records), self.key, self.name)
+
+    def staged(self, *, chunks: bool = False) -> StagedRun:
+        """The pipeline's stages as runs, one per stage in pipeline order
+        (:class:`~ranklens.StagedRun`, with each stage's kind and per-query latency), from
+        the records' :attr:`~ranklens.Retrieval.stages` (a run of a
+        :class:`~ranklens.Pipeline`, or of an adapter handing its stages over). A failed
+        query keeps the stages before its failure and is recorded as failed from there on;
+        ``chunks=True`` gives each stage's run of chunks, as :meth:`chunk_run` does for the
+        final output (the runs span labels judge). A run with no stages is an error saying
+        how to capture them (:mod:`ranklens.capture.stage_runs`)."""
+        return staged_run(((_id(r), r) for r in self.records), self.key, self.name, chunks)
 
     @property
     def failed(self) -> list[Retrieval]:

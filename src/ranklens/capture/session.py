@@ -17,11 +17,12 @@ import time
 from typing import Protocol
 
 from ..settings import Calling
-from .contract import RetrieverAdapter
+from .contract import RetrieverAdapter, Staged
 from .hits import Hit, KeyLike, map_hits
 from .log import RunLog
 from .progress import Progress
-from .records import Retrieval
+from .records import Retrieval, Stage
+from .stages import map_stages, stage_failure
 from .threads import DaemonPool
 
 
@@ -124,16 +125,19 @@ class Session:
             except Exception as exc:  # recorded, never raised
                 elapsed = (time.perf_counter() - getattr(exc, "started", t0)) * 1000
                 if attempt <= self.retries and isinstance(exc, self.retry_types):
+                    stage_failure(exc, self.adapter, qid, self.s.key)  # its progress let go
                     pause = self.backoff * 2 ** (attempt - 1) * (0.5 + random.random())
                     await asyncio.sleep(pause)
                     continue
-                return failure_record(qid, text, elapsed, attempt, exc)
+                return self.failed(qid, text, elapsed, attempt, exc)
             elapsed = (time.perf_counter() - t0) * 1000
             try:
                 mapped = map_hits(hits, self.s.key)
                 raw = [h.to_json() for h in hits]
+                # a pipeline's stages (contract.Staged), each mapped as the hits are
+                stages = map_stages(hits.stages, self.s.key, qid) if type(hits) is Staged else None
             except Exception as exc:  # a bad hit or a raising key=: this query's failure
-                return failure_record(qid, text, elapsed, attempt, exc)
+                return self.failed(qid, text, elapsed, attempt, exc)
             if self.s.k is not None:
                 mapped.doc_ids, mapped.scores = (
                     mapped.doc_ids[: self.s.k],
@@ -142,7 +146,16 @@ class Session:
             return Retrieval(
                 qid, text, mapped.doc_ids, mapped.scores, raw,
                 elapsed, attempt, None, mapped.duplicates, mapped.unmapped, cpu_ms=cpu_ms,
+                stages=stages,
             )  # fmt: skip
+
+    def failed(
+        self, qid: str, text: str, elapsed: float, attempts: int, exc: BaseException
+    ) -> Retrieval:
+        """The record of a failed query; for a pipeline, its error names the stage that
+        failed (or was running at the timeout) and the record keeps the stages so far."""
+        stage, stages = stage_failure(exc, self.adapter, qid, self.s.key)
+        return failure_record(qid, text, elapsed, attempts, exc, stage, stages)
 
     def close(self) -> None:
         if self.log is not None:
@@ -152,10 +165,15 @@ class Session:
 
 
 def failure_record(
-    qid: str, text: str, elapsed: float, attempts: int, exc: BaseException
-) -> Retrieval:
-    """The record of a query whose last attempt raised ``exc``."""
+    qid: str, text: str, elapsed: float, attempts: int, exc: BaseException,
+    stage: str | None = None, stages: list[Stage] | None = None,
+) -> Retrieval:  # fmt: skip
+    """The record of a query whose last attempt raised ``exc`` (in pipeline stage
+    ``stage``, when known, after ``stages``)."""
+    message = str(exc) or "(no message)"
+    if stage is not None and not message.startswith(f"stage {stage!r}"):
+        message = f"stage {stage!r}: {message}"
     return Retrieval(
         qid, text, latency_ms=elapsed, attempts=attempts,
-        error={"type": type(exc).__name__, "message": str(exc)[:500] or "(no message)"},
+        error={"type": type(exc).__name__, "message": message[:500]}, stages=stages,
     )  # fmt: skip

@@ -27,6 +27,7 @@ class DaemonPool:
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads = 0
+        self._live = 0  # threads serving the pool (a timed-out call's thread leaves it)
         self._closed = False
         for _ in range(size):
             self._spawn()
@@ -34,10 +35,24 @@ class DaemonPool:
     def _spawn(self) -> None:
         with self._lock:
             self._threads += 1
+            self._live += 1
             n = self._threads
         threading.Thread(target=self._work, name=f"{self.name}-{n}", daemon=True).start()
 
+    def grow_to(self, n: int) -> None:
+        """At least ``n`` threads serving the pool (a caller whose calls in flight may
+        outnumber its threads: a pipeline's sync stages under an async runner)."""
+        while self._live < n and not self._closed:
+            self._spawn()
+
     def _work(self) -> None:
+        try:
+            self._serve()
+        finally:
+            with self._lock:
+                self._live -= 1
+
+    def _serve(self) -> None:
         while True:
             job = self._jobs.get()
             if job is None:
@@ -94,8 +109,10 @@ class DaemonPool:
             err = TimeoutError(f"no answer within {timeout:g} s")
             err.started = t0  # type: ignore[attr-defined]
             raise err from exc
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # a timeout around the caller: its thread is lost
             abandoned.set()
+            if not self._closed:
+                self._spawn()
             raise
 
     def shutdown(self) -> None:
@@ -103,7 +120,7 @@ class DaemonPool:
         if self._closed:
             return
         self._closed = True
-        for _ in range(self._threads):
+        for _ in range(max(self._live, 0)):
             self._jobs.put(None)
 
 
