@@ -1,7 +1,7 @@
 """ranklens for LangChain: run any ``BaseRetriever`` (or a Runnable returning Documents)
 over a labelled query set (:mod:`.adapter`), record live retrievals through callbacks or
-:func:`instrument` (:mod:`.hooks`), and a BM25 retriever for offline tests and the demo
-(:mod:`.bm25`)."""
+:func:`instrument` (:mod:`.hooks`), a pipeline's stages seen through LangChain's callbacks
+(:mod:`.stages`), and a BM25 retriever for offline tests and the demo (:mod:`.bm25`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .adapter import PLUGIN, LangChainRetriever, run, to_hit, to_light
 from .bm25 import BM25sRetriever
 from .hooks import AsyncRanklensCallbackHandler, RanklensCallbackHandler, instrument
 from .interleaving import InterleavedRetriever
+from .stages import ObservedStep, UnseenStagesWarning, observe
 
 __version__ = "0.2.0"
 
@@ -23,9 +24,12 @@ __all__ = [
     "Instrumentation",
     "InterleavedRetriever",
     "LangChainRetriever",
+    "ObservedStep",
     "RanklensCallbackHandler",
+    "UnseenStagesWarning",
     "document_to_hit",
     "instrument",
+    "observe",
     "run",
     "to_hit",
     "to_light",

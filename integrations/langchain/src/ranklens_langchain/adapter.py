@@ -1,9 +1,16 @@
 """The LangChain adapter: :class:`LangChainRetriever`, hits from Documents (:func:`to_hit`,
 :func:`to_light`), :func:`run`, and :data:`PLUGIN`, registered in the ``ranklens.adapters``
-entry-point group so that ``ranklens.run_retriever(retriever)`` wraps any Runnable."""
+entry-point group so that ``ranklens.run_retriever(retriever)`` wraps any Runnable.
+
+A pipeline (retriever runs nested in the one called: an ``EnsembleRetriever``, a
+``ContextualCompressionRetriever`` and its compressors) is run with its compressors
+observed (:func:`~ranklens_langchain.observe`) and a callback handler collecting each
+nested run; the retrieval hands its stages to the runner (``ranklens.capture.Staged``), as
+the live hook records them (:mod:`.stages`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.documents import Document
@@ -19,9 +26,11 @@ from ranklens.capture import (
     LightHit,
     RetrieverAdapter,
     RunResult,
+    Staged,
     array_bytes,
     state_digest,
 )
+from ranklens.declared import data, declare, flag, mapping, text
 from ranklens.errors import InputError
 
 SCORE_KEYS = ("score", "relevance_score", "_score", "similarity")
@@ -91,10 +100,28 @@ def _truly_async(runnable: Runnable[Any, Any]) -> bool:
     return True  # a Runnable chain: ainvoke is its own
 
 
+ADAPTER = declare("ranklens_langchain.LangChainRetriever", {
+    "retriever": data("a langchain BaseRetriever or Runnable returning Documents"),
+    "name": text(None, "the run's name (default: the retriever's)", none=True),
+    "use_async": flag(None, "call ainvoke (default: when the retriever is truly async)",
+                      none=True),
+    "names": mapping(None, "stage names: {run or class name: name} (default: the run's "
+                     "name, _2 added to a repeated one)", none=True, values=text(None)),
+}, register=False)  # fmt: skip
+
+
+@ADAPTER.checks
 class LangChainRetriever(RetrieverAdapter):
     """Wraps a LangChain ``BaseRetriever`` or any Runnable returning Documents: ``ainvoke``
     when it is truly async, ``invoke`` in the runner's threads otherwise. The query id goes
-    into the run's config metadata (``ranklens_query_id``) for callback handlers."""
+    into the run's config metadata (``ranklens_query_id``) for callback handlers.
+
+    A pipeline's stages are recorded (:mod:`.stages`): the retriever is called as
+    :func:`~ranklens_langchain.observe` returns it (the same results, each compressor's
+    output reported), and each nested retriever run is a stage; a Runnable that is not a
+    retriever adds its own output as a last stage, ``"output"``. A Runnable that calls
+    several outermost retrievers side by side records no stages (said once,
+    :class:`~ranklens_langchain.UnseenStagesWarning`)."""
 
     takes_k = False  # the retriever's own top-k decides how many hits come back
 
@@ -104,25 +131,59 @@ class LangChainRetriever(RetrieverAdapter):
         *,
         name: str | None = None,
         use_async: bool | None = None,
+        names: Mapping[str, str] | None = None,
     ) -> None:
         if not isinstance(retriever, Runnable):
             raise InputError(
                 "LangChainRetriever needs a langchain Runnable or BaseRetriever, got "
                 f"{type(retriever).__name__}"
             )
+        from .stages import observe
+
         self.retriever = retriever
         self.name = name
         self.is_async = _truly_async(retriever) if use_async is None else use_async
+        self._called = observe(retriever)  # its compressors report their outputs
+        bound = getattr(retriever, "bound", retriever)
+        self._chain = not isinstance(bound, BaseRetriever)  # its output: a stage of its own
+        self._warned: set[str] = set()
+        self.names = dict(names or {})
 
-    def _config(self, query_id: str) -> RunnableConfig:
-        return {"metadata": {"ranklens_query_id": query_id}}
+    def _config(self, query_id: str, *callbacks: Any) -> RunnableConfig:
+        config: RunnableConfig = {"metadata": {"ranklens_query_id": query_id}}
+        if callbacks:
+            config["callbacks"] = list(callbacks)
+        return config
 
     def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
-        return [to_hit(d) for d in self.retriever.invoke(query, self._config(query_id))]
+        from .stages import StageCollector
+
+        collector = StageCollector(self.names)
+        docs = self._called.invoke(query, self._config(query_id, collector))
+        return self._answer(docs, collector)
 
     async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
-        docs = await self.retriever.ainvoke(query, self._config(query_id))
-        return [to_hit(d) for d in docs]
+        from .stages import StageCollector
+
+        collector = StageCollector(self.names)
+        docs = await self._called.ainvoke(query, self._config(query_id, collector))
+        return self._answer(docs, collector)
+
+    def _answer(self, docs: Any, collector: Any) -> list[Hit]:
+        """The hits, with the stages when the call ran a pipeline."""
+        from .stages import CollectedStage, recorded_stages, warn_side_by_side
+
+        hits = [to_hit(d) for d in docs]
+        trees = collector.trees()
+        if len(trees) > 1:
+            warn_side_by_side([t.root.name for t in trees], self._warned)
+            return hits
+        if not trees or not trees[0].nested:
+            return hits
+        collected = trees[0].stages()
+        if self._chain:
+            collected.append(CollectedStage("output", "postprocessor", list(docs)))
+        return Staged(hits, recorded_stages(collected, ALL_FIELDS, to_light))
 
     def config(self) -> dict[str, Any]:
         r = self.retriever
@@ -153,13 +214,19 @@ def run(
     *,
     name: str | None = None,
     calls: Calling | None = None,
+    names: Mapping[str, str] | None = None,
     **kwargs: Any,
 ) -> RunResult:
     """:func:`ranklens.run_retriever` on a LangChain retriever or Runnable (same keyword
     arguments: ``calls=ranklens.Calling(concurrency=..., cache=...)`` says how it is
-    called)."""
+    called); a pipeline's stages are recorded (:class:`LangChainRetriever`), ``names``
+    naming them."""
     return ranklens.run_retriever(
-        LangChainRetriever(retriever, name=name), queries, name=name, calls=calls, **kwargs
+        LangChainRetriever(retriever, name=name, names=names),
+        queries,
+        name=name,
+        calls=calls,
+        **kwargs,
     )
 
 
