@@ -6,7 +6,8 @@ trec_eval's own, including ``-m P.5,10`` and ``-m all_trec``);
 ``ranklens compare QRELS RUN [RUN ...] -m ... [--baseline NAME] [--test ...] [--html FILE]
 [--json FILE]`` compares runs with paired significance tests; ``ranklens report SAVED.json
 --html FILE`` renders a saved report; ``ranklens explain`` shows why conventions differ;
-``ranklens demo`` runs the offline demo.
+``ranklens stages LABELS --stage NAME=RUN ...`` measures every stage of a pipeline and says
+where the evidence was lost; ``ranklens demo`` runs the offline demo.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .profiles_cli import (
 )
 from .report_cli import emit_report as _emit_report
 from .snapshots_cli import add_snapshots_command, cmd_snapshots
+from .stages_cli import add_stages_command, cmd_stages
 from .sweep_cli import add_sweep_command, cmd_sweep
 from .trec_flags import add_trec_eval_flags
 
@@ -199,6 +201,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_check_labels_command(sub)
 
     add_snapshots_command(sub)
+    add_stages_command(sub)
     demo = sub.add_parser("demo", help="run the offline demo on data the package ships")
     demo.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     demo.add_argument(
@@ -322,6 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_sweep(args)
         if args.command == "snapshots":
             return cmd_snapshots(args)
+        if args.command == "stages":
+            return cmd_stages(args)
         if args.command in NOLABELS_COMMANDS:
             return NOLABELS_COMMANDS[args.command](args)
         if args.command == "report":
