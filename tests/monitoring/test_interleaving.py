@@ -12,6 +12,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ranklens
 from ranklens.comparison.stats import randomization
@@ -19,8 +21,10 @@ from ranklens.monitoring import NAVIGATIONAL, interleave, interleaving_result
 from ranklens.monitoring.interleave import (
     probabilistic,
     probabilistic_outcome,
+    probabilistic_row,
     team_draft,
     team_draft_outcome,
+    team_draft_row,
 )
 
 
@@ -205,7 +209,9 @@ def test_live_interleaving_feedback_and_results(tmp_path):
     path = inter.to_jsonl(tmp_path / "impressions.jsonl")
     assert interleaving_result(path).to_dict() == res.to_dict()
     # ranklens.run_retriever takes an interleaving as a retriever: one impression per query
-    out = ranklens.run_retriever(inter, {"x": "a question"}, k=10, progress=False)
+    out = ranklens.run_retriever(
+        inter, {"x": "a question"}, k=10, calls=ranklens.Calling(progress=False)
+    )
     assert out.run.to_lists()["x"][0] in {"d0", "d10"}
     assert inter.counts["impressions"] == 301
 
@@ -218,3 +224,169 @@ def test_probabilistic_interleaving_live_and_a_bad_method():
     assert all(0 <= s <= 1 for s in imp["share_a"])
     with pytest.raises(ranklens.InputError, match="team-draft"):
         interleave(str, str, "balanced")
+
+
+# ---------------------------------------------------------------- the live path's rows
+
+
+def _ranking(draw, n):
+    """A ranking of some of n documents, in random order, sometimes with a repeat."""
+    ids = draw(st.lists(st.integers(0, n - 1), max_size=n, unique=True))
+    if ids and draw(st.booleans()):
+        ids.insert(draw(st.integers(0, len(ids))), draw(st.sampled_from(ids)))
+    return ids
+
+
+@st.composite
+def _pair_of_rankings(draw):
+    n = draw(st.sampled_from([1, 3, 8, 15, 40, 129, 200, 300]))
+    a, b = _ranking(draw, n), _ranking(draw, n)
+    return a, b
+
+
+def _rows(a, b):
+    """Both rankings as the live path numbers them: A's documents first, then B's new
+    ones, each ranking without repeats; and the padded arrays the vectorised functions
+    take."""
+    index = {d: i for i, d in enumerate(dict.fromkeys(a + b))}
+    ra = list(dict.fromkeys(index[d] for d in a))
+    rb = list(dict.fromkeys(index[d] for d in b))
+    width = max(1, len(ra), len(rb))
+    arrays = [np.array([r + [-1] * (width - len(r))]) for r in (ra, rb)]
+    return ra, rb, arrays, max(len(index), 1)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_pair_of_rankings(), st.integers(1, 30), st.integers(0, 2**32 - 1))
+def test_team_draft_row_equals_the_vectorised_row(pair, k, seed):
+    ra, rb, (va, vb), n_docs = _rows(*pair)
+    coins = np.random.default_rng(seed).random((1, k)) < 0.5
+    docs, teams = team_draft(va, vb, k, coins, n_docs)
+    # rankings read lazily, with repeats: as the live path reads a ranking it has not keyed
+    got_docs, got_teams = team_draft_row(iter(ra), iter(rb + rb), k, coins[0].tolist())
+    keep = docs[0] >= 0
+    assert got_docs == docs[0][keep].tolist()
+    assert got_teams == teams[0][keep].tolist()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_pair_of_rankings(), st.integers(1, 30), st.integers(0, 2**32 - 1),
+       st.sampled_from([3.0, 1.0, 0.5, 2.5, 7.3]))  # fmt: skip
+def test_probabilistic_row_equals_the_vectorised_row_bit_for_bit(pair, k, seed, tau):
+    ra, rb, (va, vb), n_docs = _rows(*pair)
+    docs, share = probabilistic(va, vb, k, n_docs, np.random.default_rng(seed), tau)
+    draws = np.random.default_rng(seed).random(2 * k).tolist()  # the same stream, at once
+    got_docs, got_share = probabilistic_row(ra, rb, n_docs, k, draws, tau)
+    keep = docs[0] >= 0
+    assert got_docs == docs[0][keep].tolist()
+    want = share[0][keep].tolist()
+    assert [s if s == s else "nan" for s in got_share] == [s if s == s else "nan" for s in want]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=700),
+       st.data())  # fmt: skip
+def test_pairwise_sum_is_numpys_sum_as_entries_go_to_zero(values, data):
+    from ranklens.monitoring.interleave import _PairwiseSum
+
+    row = list(values)
+    kept = _PairwiseSum(row)
+    for i in data.draw(st.lists(st.integers(0, len(row) - 1), max_size=20)):
+        kept.zero(i)
+        assert kept.total() == np.asarray(row).sum()  # exactly: the same additions in order
+
+
+def _impressions(method, k, tau):
+    """A seeded live interleaving over mixed traffic: (id, score) pairs, bare ids, Hits,
+    dicts, repeats, unnamed hits, empty answers; 10 to 100 hits a ranking."""
+    rng = random.Random(k)
+    pairs = []
+    for _ in range(60):
+        n = rng.choice([0, 1, 3, 10, 10, 30, 100])
+        pool = [f"d{j}" for j in range(rng.randint(max(n, 1), 2 * max(n, 1) + 5))]
+        sides = []
+        for _ in range(2):
+            ids = rng.sample(pool, min(n, len(pool)))
+            if ids and rng.random() < 0.2:
+                ids.insert(rng.randrange(len(ids)), rng.choice(ids))
+            form = rng.random()
+            if form < 0.5:
+                items = [(d, 1.0 - j / 1000) for j, d in enumerate(ids)]
+            elif form < 0.7:
+                items = list(ids)
+            elif form < 0.85:
+                items = [ranklens.Hit(d, float(j)) for j, d in enumerate(ids)]
+            else:
+                items = [{"id": d, "score": j} for j, d in enumerate(ids)]
+            if items and rng.random() < 0.1:
+                items[rng.randrange(len(items))] = ranklens.Hit(None, 0.5)
+            sides.append(items)
+        pairs.append(sides)
+    answers = iter(pairs)
+    current = {}
+
+    def a(query):
+        current["pair"] = next(answers)
+        return current["pair"][0]
+
+    def b(query):
+        return current["pair"][1]
+
+    inter = interleave(a, b, method, k=k, seed=7, tau=tau)
+    out = []
+    for i in range(len(pairs)):
+        served = inter(f"q{i}", query_id=f"q{i}")
+        imp = list(inter.impressions.values())[-1]
+        out.append([imp["docs"], imp.get("teams"), [repr(s) for s in imp.get("share_a", [])],
+                    [[h.id, h.score, h.metadata["ranklens_doc"]] for h in served]])  # fmt: skip
+    return out
+
+
+# sha256 of the impressions of this seeded traffic, as ranklens served them before the
+# live path was rewritten in plain Python (numpy on one-row arrays); any change to what a
+# seeded interleaving serves changes it
+SEEDED_IMPRESSIONS = {
+    ("team-draft", 3, 2.5): "89f7beb38536a80675db320de8daf3a9ff26374b02d02dc81ec493d763405da7",
+    ("team-draft", 10, 3.0): "51fc0d05ee0cdcf379bdc549e6f65ec241be8775b327b1532b7f45857a99c666",
+    ("team-draft", 100, 3.0): "4963f4d5b0f3e7b6cd9ad0a6b01ea5479f53ffde87e8ae9617d6db5fad755acc",
+    ("probabilistic", 3, 2.5): "ad74618a61b957cc59db368946e7122c06252923be83f76207965c3d6a00f7f2",
+    ("probabilistic", 10, 3.0): "f67214cd9ea1452be995daa2bd67d3ae7a012d5cfe5b7a8b83686363b0c544d5",
+    ("probabilistic", 100, 3.0): "37c9314ded8ba188fa473cda6b27725fe41e9ff9704004461cc5364285f7b202",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEEDED_IMPRESSIONS))
+def test_seeded_impressions_unchanged(case):
+    import hashlib
+    import json
+
+    got = json.dumps(_impressions(*case), ensure_ascii=True)
+    assert hashlib.sha256(got.encode()).hexdigest() == SEEDED_IMPRESSIONS[case]
+
+
+def test_a_bad_answer_or_hit_is_refused_as_the_runner_refuses_it():
+    inter = interleave(lambda q: None, lambda q: ["a"], k=3)
+    with pytest.raises(TypeError, match="returned None"):
+        inter("q", query_id="q1")
+    inter = interleave(lambda q: [("a", "high")], lambda q: ["b"], k=3)
+    with pytest.raises(ranklens.InputError, match="score 'high' is not a number"):
+        inter("q", query_id="q1")
+    # a generator answer is read as the runner reads it
+    inter = interleave(lambda q: (x for x in ["a", "b"]), lambda q: ["b", "c"], k=3, seed=0)
+    assert sorted(h.id for h in inter("q")) == ["a", "b", "c"]
+
+
+def test_plain_functions_taking_query_id_and_k_are_asked_as_the_runner_asks():
+    asked = []
+
+    def a(query, query_id, k):
+        asked.append((query, query_id, k))
+        return [("x", 1.0), ("y", 0.5)]
+
+    def b(query, **kwargs):
+        asked.append((query, kwargs))
+        return ["y", "z"]
+
+    inter = interleave(a, b, k=3, seed=1)
+    inter.retrieve("question", "q7", 5)
+    assert asked == [("question", "q7", 5), ("question", {"query_id": "q7", "k": 5})]

@@ -22,9 +22,24 @@ contributed each clicked document: given the list, the assignments are independe
 position with ``P(a_i = A) = p_A(l_i) / (p_A(l_i) + p_B(l_i))`` (each ``p_x`` the softmax
 probability among the documents left at step ``i``), so the expected outcome
 ``E[sign(#A − #B)]`` over the clicked positions is a Poisson-binomial sum.
+
+A live impression is one row: :func:`team_draft_row` and :func:`probabilistic_row` draw
+it in plain Python from the same random numbers as the vectorised functions, with the
+same floating-point operations in the same order (numpy's pairwise sums included), so a
+seeded live interleaving serves exactly what one row of :func:`team_draft` or
+:func:`probabilistic` gives, at a few microseconds instead of numpy's per-call costs on
+arrays of a few elements.
 """
 
 from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from functools import reduce
+from itertools import accumulate
+from operator import add
+from typing import Any
 
 import numpy as np
 
@@ -148,3 +163,201 @@ def probabilistic_outcome(share_a: np.ndarray, clicks: np.ndarray) -> np.ndarray
     count = np.arange(k + 1)[None, :]
     out: np.ndarray = (dist * (count * 2 > c)).sum(axis=1) - (dist * (count * 2 < c)).sum(axis=1)
     return out
+
+
+# ---------------------------------------------------------------- one live row
+
+
+def team_draft_row(
+    a: Iterator[int], b: Iterator[int], k: int, coins: Sequence[bool]
+) -> tuple[list[int], list[int]]:
+    """One row of :func:`team_draft`, the documents served only: ``(docs, teams)``.
+    ``a``, ``b``: each ranking's document indices in rank order, read only as far as the
+    draft reaches (repeats are skipped as already shown); ``coins``: the ``k`` coins."""
+    placed: set[int] = set()
+    docs: list[int] = []
+    teams: list[int] = []
+    picks = [0, 0]
+    drafting = True
+    cur_a = cur_b = None
+    for pos in range(k):
+        if cur_a is None or cur_a in placed:
+            cur_a = next((d for d in a if d not in placed), None)
+        if cur_b is None or cur_b in placed:
+            cur_b = next((d for d in b if d not in placed), None)
+        if cur_a is None and cur_b is None:
+            break
+        drafting = drafting and cur_a is not None and cur_b is not None
+        if drafting:
+            take_a = picks[0] < picks[1] or (picks[0] == picks[1] and coins[pos])
+            team = 0 if take_a else 1
+            picks[team] += 1
+        else:
+            take_a, team = cur_a is not None, NONE
+        doc = cur_a if take_a else cur_b
+        assert doc is not None
+        placed.add(doc)
+        docs.append(doc)
+        teams.append(team)
+    return docs, teams
+
+
+_WEIGHTS: dict[float, list[float]] = {}
+
+
+def rank_weights(n: int, tau: float) -> list[float]:
+    """``1 / r^τ`` for ranks ``r = 1..n``, computed by numpy as :func:`probabilistic`
+    computes them (kept per τ, grown as longer rankings come)."""
+    table = _WEIGHTS.get(tau)
+    if table is None or len(table) < n:
+        size = max(n, 2 * len(table) if table else 128)
+        table = (1.0 / np.arange(1, size + 1, dtype=np.float64) ** tau).tolist()
+        _WEIGHTS[tau] = table
+    return table
+
+
+_Node = int | tuple[Any, Any]
+"""A block of a pairwise sum (its number), or the two halves of a longer row."""
+
+
+class _PairwiseSum:
+    """``np.add.reduce`` of a float64 row (numpy's pairwise summation: a row of fewer than
+    8 summed in order; of at most 128, in eight interleaved accumulators combined as
+    ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the rest in order; a longer
+    row halved at a multiple of 8), kept current as entries are set to zero one at a
+    time: only the block and the accumulator holding the entry are summed again."""
+
+    __slots__ = ("blocks", "sums", "tree", "values")
+
+    def __init__(self, values: list[float]):
+        self.values = values
+        self.blocks: list[tuple[int, int, int, list[float]]] = []  # lo, m, hi, accumulators
+        self.sums: list[float] = []
+        self.tree = self._build(0, len(values))
+
+    def _build(self, lo: int, n: int) -> _Node:
+        if n <= 128:
+            v, m = self.values, lo + n - n % 8
+            accs = [reduce(add, v[lo + j + 8 : m : 8], v[lo + j]) for j in range(8 * (n >= 8))]
+            self.blocks.append((lo, m, lo + n, accs))
+            self.sums.append(self._block(len(self.blocks) - 1))
+            return len(self.blocks) - 1
+        n2 = n // 2
+        n2 -= n2 % 8
+        return (self._build(lo, n2), self._build(lo + n2, n - n2))
+
+    def _block(self, i: int) -> float:
+        _, m, hi, accs = self.blocks[i]
+        res = 0.0
+        if accs:
+            r0, r1, r2, r3, r4, r5, r6, r7 = accs
+            res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for x in self.values[m:hi]:
+            res += x
+        return res
+
+    def _total(self, node: _Node) -> float:
+        if isinstance(node, int):
+            return self.sums[node]
+        return self._total(node[0]) + self._total(node[1])
+
+    def total(self) -> float:
+        return self._total(self.tree)
+
+    def zero(self, i: int) -> None:
+        """Set entry ``i`` to 0.0 and sum its accumulator and block again."""
+        v = self.values
+        v[i] = 0.0
+        for b, (lo, m, hi, accs) in enumerate(self.blocks):
+            if lo <= i < hi:
+                if i < m:
+                    j = (i - lo) % 8
+                    accs[j] = reduce(add, v[lo + j + 8 : m : 8], v[lo + j])
+                self.sums[b] = self._block(b)
+                return
+
+
+def probabilistic_row(
+    a: Sequence[int], b: Sequence[int], n_docs: int, k: int, draws: Sequence[float], tau: float
+) -> tuple[list[int], list[float]]:
+    """One row of :func:`probabilistic`, the documents served only: ``(docs, share_a)``.
+    ``a``, ``b``: each ranking's document indices in rank order, without repeats, together
+    covering ``0 .. n_docs - 1``; ``draws``: ``2k`` uniform numbers, per position the
+    ranker's coin then the document's draw (as :func:`probabilistic` takes them from its
+    generator, one row at a time)."""
+    table = rank_weights(n_docs, tau)
+    weights = []
+    for own, other in ((a, b), (b, a)):
+        w = [0.0] * n_docs
+        for r, d in enumerate(own):
+            w[d] = table[r]
+        r = len(own)
+        seen = set(own)
+        for d in other:
+            if d not in seen:
+                w[d] = table[r]
+                r += 1
+        weights.append(w)
+    live_a, live_b = weights
+    docs: list[int] = []
+    share: list[float] = []
+    last = n_docs - 1
+    if n_docs > 128:
+        sum_a, sum_b = _PairwiseSum(live_a), _PairwiseSum(live_b)
+        for pos in range(k):
+            total_a = sum_a.total()
+            if not total_a > 0:
+                break
+            doc = _draw(live_a, live_b, draws[2 * pos], draws[2 * pos + 1], last)
+            share.append(_share(live_a[doc], total_a, live_b[doc], sum_b.total()))
+            docs.append(doc)
+            sum_a.zero(doc)
+            sum_b.zero(doc)
+        return docs, share
+    # one block of numpy's pairwise sum (_PairwiseSum, written out: the common case)
+    m = n_docs - n_docs % 8
+    eight = range(8) if n_docs >= 8 else range(0)
+    acc_a = [reduce(add, live_a[j + 8 : m : 8], live_a[j]) for j in eight]
+    acc_b = [reduce(add, live_b[j + 8 : m : 8], live_b[j]) for j in eight]
+    for pos in range(k):
+        total_a = total_b = 0.0
+        if m:
+            r0, r1, r2, r3, r4, r5, r6, r7 = acc_a
+            total_a = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            r0, r1, r2, r3, r4, r5, r6, r7 = acc_b
+            total_b = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for x in live_a[m:]:
+            total_a += x
+        if not total_a > 0:
+            break
+        for x in live_b[m:]:
+            total_b += x
+        # _draw and _share written out
+        cum = list(accumulate(live_a if draws[2 * pos] < 0.5 else live_b))
+        doc = bisect_right(cum, draws[2 * pos + 1] * cum[-1])
+        if doc > last:
+            doc = last
+        pa = live_a[doc] / total_a
+        pb = live_b[doc] / total_b if total_b != 0 else math.nan
+        share.append(pa / (pa + pb) if pa + pb != 0 else math.nan)
+        docs.append(doc)
+        live_a[doc] = live_b[doc] = 0.0
+        if doc < m:
+            j = doc % 8
+            acc_a[j] = reduce(add, live_a[j + 8 : m : 8], live_a[j])
+            acc_b[j] = reduce(add, live_b[j + 8 : m : 8], live_b[j])
+    return docs, share
+
+
+def _draw(live_a: list[float], live_b: list[float], coin: float, u: float, last: int) -> int:
+    """The document drawn: ranker A on ``coin < 0.5``, then the first document whose
+    cumulative weight (summed in order, as ``np.cumsum``) exceeds ``u`` times the total."""
+    cum = list(accumulate(live_a if coin < 0.5 else live_b))
+    return min(bisect_right(cum, u * cum[-1]), last)
+
+
+def _share(wa: float, total_a: float, wb: float, total_b: float) -> float:
+    """``P(a_i = A) = p_A / (p_A + p_B)``, NaN where numpy's 0/0 gives NaN."""
+    pa = wa / total_a
+    pb = wb / total_b if total_b != 0 else math.nan
+    return pa / (pa + pb) if pa + pb != 0 else math.nan

@@ -18,21 +18,33 @@ component), built by the framework package's adapter plugin around an Interleavi
 from __future__ import annotations
 
 import asyncio
+import copy
+import inspect
 import json
+import math
 import numbers
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from ..capture import Hit, KeyLike, RetrieverAdapter, as_retriever, key_function
-from ..capture.contract import plugin_of
+from ..capture import (
+    FunctionRetriever,
+    Hit,
+    KeyLike,
+    RetrieverAdapter,
+    as_retriever,
+    key_function,
+    plugin_of,
+)
+from ..capture.hits import coerce_hit
 from ..declared import (
     AT_LEAST_ONE,
     POSITIVE,
@@ -47,7 +59,7 @@ from ..declared import (
     path,
     renamed_option,
 )
-from .interleave import TAU, probabilistic, team_draft
+from .interleave import TAU, probabilistic_row, team_draft_row
 from .options import aliased, ids, key
 
 METHODS = ("team-draft", "probabilistic")
@@ -103,6 +115,8 @@ class Interleaving(RetrieverAdapter):
         self.counts = {"impressions": 0, "evicted": 0, "clicks": 0, "unknown_feedback": 0,
                        "unattributed_clicks": 0}  # fmt: skip
         self._adapters: tuple[RetrieverAdapter, RetrieverAdapter] | None = None
+        self._calls: tuple[_Call | None, _Call | None] = (None, None)
+        self._by_id = key == "id"
         self.is_async = False
         self.interleaving = self  # as the framework retrievers name it
 
@@ -111,42 +125,117 @@ class Interleaving(RetrieverAdapter):
                         hits_b: Sequence[Hit]) -> list[Hit]:  # fmt: skip
         """Interleave two rankers' hits for one query and record the impression; the hits
         served (the originals, each with the impression and document id in metadata)."""
-        index: dict[str, int] = {}
-        originals: list[Hit] = []
-        rows = []
-        for hits in (hits_a, hits_b):
-            row = []
-            for i, h in enumerate(hits):
-                doc = self._key(h) or f"\x00{len(originals)}:{i}"  # unnamed: unique
-                if doc not in index:
-                    index[doc] = len(originals)
-                    originals.append(h)
-                if index[doc] not in row:
-                    row.append(index[doc])
-            rows.append(row)
-        width = max(1, *(len(r) for r in rows))
-        a, b = (np.array([r + [-1] * (width - len(r))]) for r in rows)
+        return self._serve(query, query_id, hits_a, hits_b)
+
+    def _serve(self, query: str, query_id: str | None, items_a: Sequence[Any],
+               items_b: Sequence[Any]) -> list[Hit]:  # fmt: skip
+        """:meth:`interleave_hits` of hits or of what a plain function returned (ids,
+        ``(id, score)`` pairs, dicts, hits): an item is read (its key found, made a hit)
+        only when the draft reaches it, and made a :class:`Hit` only when served."""
+        qid: Any = query_id  # as the runner names the query in a hit's error
         with self._lock:
             if self.method == "team-draft":
-                coins = self._rng.random((1, self.k)) < 0.5
-                docs, teams = team_draft(a, b, self.k, coins, len(originals))
-                extra: dict[str, list[int] | list[float]] = {
-                    "teams": [int(t) for t, d in zip(teams[0], docs[0]) if d >= 0]
-                }
+                draws = self._rng.random(self.k).tolist()
             else:
-                docs, share = probabilistic(a, b, self.k, max(len(originals), 1), self._rng,
-                                            self.tau)  # fmt: skip
-                extra = {"share_a": [float(s) for s, d in zip(share[0], docs[0]) if d >= 0]}
+                draws = self._rng.random(2 * self.k).tolist()
             self._count += 1
             imp_id = f"{self._prefix}-{self._count}"
-        ids = list(index)
-        chosen = [int(d) for d in docs[0] if d >= 0]
-        served = [_tagged(originals[d], imp_id, ids[d]) for d in chosen]
+        index: dict[str, int] = {}
+        items: list[tuple[Any, int, bool]] = []
+        # A's items all read first (a document both rankings hold is served as A's hit,
+        # and an unnamed hit's stand-in id counts the documents before it)
+        row_a = self._row(items_a, qid, index, items)
+        b = self._read(items_b, qid, index, items)
+        extra: dict[str, list[int] | list[float]]
+        if self.method == "team-draft":
+            coins = [c < 0.5 for c in draws]
+            chosen, teams = team_draft_row(iter(row_a), b, self.k, coins)  # B read lazily
+            extra = {"teams": teams}
+        else:
+            row_b = self._row(items_b, qid, index, items)
+            chosen, share = probabilistic_row(row_a, row_b, max(len(items), 1), self.k, draws,
+                                              self.tau)  # fmt: skip
+            extra = {"share_a": share}
+        keys = list(index)
+        served = [
+            Hit(items[d][0][0], items[d][0][1], None, {IMPRESSION: imp_id, DOC: keys[d]})
+            if items[d][2]  # a plain (id, score) pair, checked when read
+            else _served(items[d][0], items[d][1], qid, imp_id, keys[d])
+            for d in chosen
+        ]
         record = {"id": imp_id, "method": self.method, "names": list(self.names),
                   "query": query, "query_id": query_id, "time": time.time(),
-                  "docs": [ids[d] for d in chosen], **extra, "clicks": []}  # fmt: skip
+                  "docs": [keys[d] for d in chosen], **extra, "clicks": []}  # fmt: skip
         self._store(record)
         return served
+
+    def _doc(self, item: Any, qid: Any, rank: int) -> str | None:
+        """The key of one item (a hit or a plain function's item; ``rank`` 1-based)."""
+        if self._by_id:
+            if type(item) is tuple and len(item) == 2 and _plain_pair(item):
+                return item[0]  # type: ignore[no-any-return]  # a str, tested
+            if type(item) is str and item:
+                return item
+        if not isinstance(item, Hit):
+            item = coerce_hit(item, qid, rank)
+        return self._key(item)
+
+    def _row(self, side: Sequence[Any], qid: Any, index: dict[str, int],
+             items: list[tuple[Any, int, bool]]) -> list[int]:  # fmt: skip
+        """One ranking's document indices in rank order without repeats, every item read:
+        a list of plain ``(id, score)`` pairs checked and keyed at once, else item by item
+        (:meth:`_read`)."""
+        ids = _plain_ids(side) if self._by_id else None
+        if ids is None:
+            return list(dict.fromkeys(self._read(side, qid, index, items)))
+        new = [d for d in ids if d not in index] if index else ids
+        start = len(items)
+        index.update(zip(new, range(start, start + len(new))))
+        if len(index) != start + len(new):  # a repeat within the ranking: item by item
+            for d in new:
+                index.pop(d, None)
+            return list(dict.fromkeys(self._read(side, qid, index, items)))
+        if len(new) == len(ids):
+            items.extend(zip(side, range(1, len(ids) + 1), repeat(True)))
+            return list(range(start, start + len(ids)))
+        where = dict(zip(ids, range(len(ids))))
+        items.extend((side[where[d]], where[d] + 1, True) for d in new)
+        return list(dict.fromkeys(map(index.__getitem__, ids)))
+
+    def _read(self, side: Sequence[Any], qid: Any, index: dict[str, int],
+              items: list[tuple[Any, int, bool]]) -> Iterator[int]:  # fmt: skip
+        """One ranking's document indices in rank order, its items read (keyed, each new
+        document's item kept) as they are asked for; an unnamed hit gets a stand-in id of
+        its own."""
+        by_id, doc_of = self._by_id, self._doc
+        for i, item in enumerate(side):
+            if (by_id and type(item) is tuple and len(item) == 2 and type(item[0]) is str
+                    and item[0] and type(item[1]) is float and item[1] - item[1] == 0):  # fmt: skip
+                doc = item[0]  # what _doc gives, inline: the common case of a plain function
+            else:
+                doc = doc_of(item, qid, i + 1) or f"\x00{len(items)}:{i}"
+            j = index.get(doc)
+            if j is None:
+                j = index[doc] = len(items)
+                items.append((item, i + 1, False))
+            yield j
+
+    def _answers(self, query: str, query_id: str | None,
+                 k: int | None) -> tuple[Sequence[Any], Sequence[Any]]:  # fmt: skip
+        """Both rankers' answers: a plain function's list as it returned it (read item by
+        item as the draft needs), any other ranker's hits from its adapter."""
+        out = []
+        for adapter, call in zip(self._pair(), self._calls):
+            if call is None:
+                out.append(_sync(adapter, query, query_id, k))
+                continue
+            answer = call(query, query_id, k)
+            if type(answer) is not list and type(answer) is not tuple:
+                # anything else is read (or refused) exactly as the runner reads it
+                given = FunctionRetriever(lambda query, _answer=answer: _answer)
+                answer = given.retrieve(query, query_id, k)  # type: ignore[arg-type]
+            out.append(answer)
+        return out[0], out[1]
 
     def _store(self, record: dict[str, Any]) -> None:
         with self._lock:
@@ -161,12 +250,12 @@ class Interleaving(RetrieverAdapter):
     def _pair(self) -> tuple[RetrieverAdapter, RetrieverAdapter]:
         if self._adapters is None:
             self._adapters = (as_retriever(self.rankers[0]), as_retriever(self.rankers[1]))
+            self._calls = (_plain_call(self._adapters[0]), _plain_call(self._adapters[1]))
         return self._adapters
 
     def retrieve(self, query: str, query_id: str | None = None, k: int | None = None) -> list[Hit]:
-        a, b = self._pair()
-        return self.interleave_hits(query, query_id, _sync(a, query, query_id, k),
-                                    _sync(b, query, query_id, k))  # fmt: skip
+        items_a, items_b = self._answers(query, query_id, k)
+        return self._serve(query, query_id, items_a, items_b)
 
     async def aretrieve(self, query: str, query_id: str | None = None,
                         k: int | None = None) -> list[Hit]:  # fmt: skip
@@ -262,8 +351,66 @@ class Interleaving(RetrieverAdapter):
                 f"{c['impressions']} impressions, {c['clicks']} clicks)")  # fmt: skip
 
 
+_Call = Callable[[str, "str | None", "int | None"], Any]
+
+
+def _plain_ids(items: Sequence[Any]) -> list[str] | None:
+    """The ids of a list of plain ``(id, score)`` pairs (each as :func:`_plain_pair`),
+    checked all at once; None when any item is something else."""
+    if not items or set(map(type, items)) != {tuple} or set(map(len, items)) != {2}:
+        return None
+    ids, scores = zip(*items)
+    if set(map(type, ids)) != {str} or "" in ids or set(map(type, scores)) != {float}:
+        return None
+    if not all(map(math.isfinite, scores)):
+        return None
+    return list(ids)
+
+
+def _plain_pair(item: tuple[Any, Any]) -> bool:
+    """An ``(id, score)`` pair that :func:`~ranklens.capture.hits.coerce_hit` takes as it
+    is: a non-empty text id and a finite float score (anything else is read by it)."""
+    d, s = item
+    return type(d) is str and d != "" and type(s) is float and s - s == 0
+
+
+def _served(item: Any, rank: int, qid: str, impression: str, doc: str) -> Hit:
+    """The hit served for ``item``, tagged with its impression and document."""
+    tags = {IMPRESSION: impression, DOC: doc}
+    if type(item) is tuple and len(item) == 2 and _plain_pair(item):
+        return Hit(item[0], item[1], None, tags)
+    if type(item) is str and item:
+        return Hit(item, None, None, tags)
+    hit = item if isinstance(item, Hit) else coerce_hit(item, qid, rank)
+    return _tagged(hit, impression, doc)
+
+
 def _tagged(hit: Hit, impression: str, doc: str) -> Hit:
-    return replace(hit, metadata={**hit.metadata, IMPRESSION: impression, DOC: doc})
+    new = copy.copy(hit)
+    new.metadata = {**hit.metadata, IMPRESSION: impression, DOC: doc}
+    return new
+
+
+def _plain_call(adapter: RetrieverAdapter) -> _Call | None:
+    """For a plain synchronous function, a call returning its answer unread (with
+    ``query_id`` and ``k`` passed as :class:`~ranklens.capture.FunctionRetriever` passes
+    them); None for any other ranker."""
+    if type(adapter) is not FunctionRetriever or adapter.is_async:
+        return None
+    fn = adapter.fn
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = MappingProxyType({})
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    pass_id, pass_k = var_kw or "query_id" in params, adapter.takes_k
+    if pass_id and pass_k:
+        return lambda q, qid, k: fn(q, query_id=qid, k=k)
+    if pass_id:
+        return lambda q, qid, k: fn(q, query_id=qid)
+    if pass_k:
+        return lambda q, qid, k: fn(q, k=k)
+    return lambda q, qid, k: fn(q)
 
 
 def _metadata(obj: Any) -> dict[str, Any]:
