@@ -54,6 +54,7 @@ from ..errors import InputError
 from ..io import coerce_qrels, coerce_run
 from ..model import QrelsLike, Run, RunLike
 from ..model.spans import SpanLabels
+from .budget import Budget, BudgetInputs, RankedRows, check_texts
 from .build import build, condensed_pair, filled_pair
 from .condense import condense
 from .conventions import PRESETS, Convention, get_convention
@@ -70,12 +71,12 @@ from .tokens import TokenMap, run_in_tokens, spans_in_tokens
 
 def span_inputs(
     Q: SpanLabels, run: Any, opts: JudgeOptions, tokenizer: Any, chunking: Any
-) -> tuple[SpanLabels, Run, dict[str, np.ndarray] | None, int, int]:
+) -> tuple[SpanLabels, Run, dict[str, np.ndarray] | None, int, int, Any]:
     """What span labels judge: the run of chunks (a runner's or recorder's result gives its
     chunk-level hits, ``chunk_run()``), every chunk placed in its document
     (:func:`~.spanmatch.place_chunks`); with a ``tokenizer`` the labels, chunks and
     ``chunking`` in tokens (:mod:`.tokens`); ``(labels, run, chunking, unlocated,
-    relocated)``."""
+    relocated, the placed chunks' character columns)``."""
     if opts.ties in ("expected", "best", "worst"):
         raise InputError(f"ties={opts.ties!r} is not defined for span labels (chunks, not ids)")
     if opts.judged_only:
@@ -83,6 +84,7 @@ def span_inputs(
     chunk_run = getattr(run, "chunk_run", None)
     R = chunk_run() if callable(chunk_run) else coerce_run(run)
     R, unlocated, relocated = place_chunks(R, Q, opts.convention.placement)
+    char_spans = R.spans
     table = chunking_table(chunking) if chunking is not None else None
     if tokenizer is not None:
         if Q.texts is None:
@@ -92,7 +94,7 @@ def span_inputs(
         if table is not None:
             table = {d: np.array([t for a, b in c if (t := tm.interval(d, a, b))], dtype=np.int64)
                      .reshape(-1, 2) for d, c in table.items()}  # fmt: skip
-    return Q, R, table, unlocated, relocated
+    return Q, R, table, unlocated, relocated, char_spans
 
 
 def chunking_table(chunking: Any) -> dict[str, np.ndarray]:
@@ -156,6 +158,8 @@ def judge(
     chunking: Any = None,
     versions: Any = None,
     as_of: Any = None,
+    texts: Any = None,
+    budget_tokenizer: Any = None,
     **kwargs: Any,
 ) -> Judged:
     """Judge ``run`` against ``qrels`` into the arrays every metric works on.
@@ -176,9 +180,14 @@ def judge(
     With document versions: ``versions`` (a :class:`~ranklens.Versions` table) and ``as_of``
     (one time for every query, or ``{query: time}``; default: the table's newest version)
     judge outdated versions by the ``freshness`` rule (:mod:`.freshness`).
+    For context budgets (``recall@1024tok``, :mod:`.budget`): ``texts`` (``{doc id:
+    text}``, the sizes of a run of ids) and ``budget_tokenizer`` (what a budget in tokens
+    counts: default the span ``tokenizer`` when given, else ``"words"``); read only when
+    a budget metric asks.
     """
     opts = JudgeOptions.build(options, **kwargs)
     require_versions(versions, as_of, opts.freshness)
+    inputs = BudgetInputs(check_texts(texts), budget_tokenizer, tokenizer)
     # Judging creates no reference cycles; pausing the cyclic collector keeps it from walking
     # every object of a large input (10^7 dict entries) while temporary lists are allocated.
     paused = gc.isenabled()
@@ -194,7 +203,9 @@ def judge(
                 opts = replace(opts, freshness=rule)
                 Q, fresh = freshness_inputs(Q, versions, as_of, rule)
             if isinstance(Q, SpanLabels):
-                Q, R, table, *placed = span_inputs(Q, run, opts, tokenizer, chunking)
+                inputs.label_texts = Q.texts
+                Q, R, table, *placed, char_spans = span_inputs(Q, run, opts, tokenizer, chunking)
+                inputs.char_spans = char_spans if tokenizer is not None else None
             elif tokenizer is not None or chunking is not None:
                 raise InputError("tokenizer= and chunking= are for span labels (SpanLabels)")
             else:
@@ -202,6 +213,14 @@ def judge(
             joined = join_columnar(Q, R, opts, name, table, fresh)
             if joined.chars is not None:
                 joined.chars.unlocated, joined.chars.relocated = placed
+        else:  # the dict join keeps no ranked rows: a budget joins again, in columns
+            at = opts
+
+            def rejoin() -> RankedRows | None:
+                return join_columnar(coerce_qrels(qrels), coerce_run(run), at, name).ranked
+
+            inputs.rejoin = rejoin
+        inputs.ranked = joined.ranked
         if name is not None:
             joined.run_name = name
         if require_shared and len(joined.missing) and joined.missing.all() and not joined.failures:
@@ -210,7 +229,9 @@ def judge(
             )
         if opts.judged_only:
             joined = condense(joined)
-        return build(joined, opts)
+        judged = build(joined, opts)
+        judged.budget_inputs = inputs
+        return judged
     finally:
         if paused:
             gc.enable()
@@ -218,6 +239,7 @@ def judge(
 
 __all__ = [
     "PRESETS",
+    "Budget",
     "Convention",
     "FreshnessRule",
     "Join",

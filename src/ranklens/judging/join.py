@@ -14,6 +14,7 @@ from ..model import Qrels, Run
 from ..model import segments as seg
 from ..model.spans import SpanLabels
 from ..model.vocab import translate
+from .budget import RankedRows
 from .docmatch import match_documents
 from .freshness import FreshInput, judge_versions
 from .options import JudgeOptions
@@ -45,7 +46,9 @@ class Join:
     * for span labels: ``chars`` (:class:`~.spanmatch.SpanChars`), the evidence and
       retrieved characters of each ranked row;
     * with document versions: ``fresh`` (:class:`~.freshness.FreshRanks`), each ranked
-      row's status and the ranks of each versioned evidence group's versions.
+      row's status and the ranks of each versioned evidence group's versions;
+    * ``ranked`` (:class:`~.budget.RankedRows`): the kept ranked rows by reference, read
+      only when a context budget asks for the chunks' sizes (None on the dict join).
     """
 
     query_ids: np.ndarray
@@ -78,6 +81,7 @@ class Join:
     tie_queries: int = 0
     chars: SpanChars | None = None
     fresh: Any = None
+    ranked: RankedRows | None = None
 
 
 def join_columnar(
@@ -244,6 +248,7 @@ def join_columnar(
         tied_docs=tied[0],
         tie_queries=tied[1],
         chars=chars,
+        ranked=RankedRows(R, dm.ranked_rows, ev, first_row, at),
     )
     if fresh is not None:  # outdated versions: grades by the rule, per-rank status
         judge_versions(jn, fresh, Q, q_rows, dm.ranked_rows(np.arange(len(ev))), R,

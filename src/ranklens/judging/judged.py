@@ -11,6 +11,7 @@ from functools import cached_property
 import numpy as np
 
 from ..model import segments as seg
+from .budget import Budget, BudgetInputs, cutoffs, partial_pair
 from .conventions import Convention
 from .freshness import FreshRanks
 from .intents import IntentView
@@ -50,7 +51,10 @@ class Judged:
       its ``length``; per query the ``evidence`` total (the character metrics read these);
     * with document versions, ``fresh`` (:class:`~ranklens.judging.freshness.FreshRanks`):
       each ranked row's status as of its query's time and the ranks of each versioned
-      evidence group's current and outdated versions (the freshness metrics read these).
+      evidence group's current and outdated versions (the freshness metrics read these);
+    * ``budget_inputs`` (:class:`~ranklens.judging.budget.BudgetInputs`): what context
+      budgets read (the chunks' sizes are computed only when one is asked for:
+      :meth:`budget_cutoffs`).
     """
 
     query_ids: np.ndarray
@@ -91,6 +95,7 @@ class Judged:
     join: Join | None = field(default=None, repr=False)
     chars: SpanChars | None = field(default=None, repr=False)
     fresh: FreshRanks | None = field(default=None, repr=False)
+    budget_inputs: BudgetInputs | None = field(default=None, repr=False)
     _views: dict[int, LevelView] = field(default_factory=dict, repr=False)
     condensed_cache: Judged | None = field(default=None, repr=False)
     filled_cache: Judged | None = field(default=None, repr=False)
@@ -121,6 +126,28 @@ class Judged:
     def depth(self, k: int | None) -> np.ndarray:
         """Documents in the top k of each query (the list length without k)."""
         return self.lens if k is None else np.minimum(self.lens, k)
+
+    def budget_cutoffs(self, budget: Budget, straddle: str = "exclude") -> np.ndarray:
+        """Per evaluated query, the rank cutoff of a context ``budget``: the number of
+        leading chunks whose sizes sum to at most the budget, ``c_q = max {c : Σ_{r≤c} s_r
+        ≤ B}`` (``straddle="include"``: and the chunk straddling its end); see
+        :mod:`ranklens.judging.budget`.
+
+        >>> from ranklens import Run, judge
+        >>> from ranklens.judging.budget import Budget
+        >>> chunks = [{"id": f"c{n}", "doc_id": "d", "text": "x" * n} for n in (40, 50, 30)]
+        >>> j = judge({"q": ["c50"]}, Run.from_chunks({"q": chunks}))
+        >>> j.budget_cutoffs(Budget(100, "char")), j.budget_cutoffs(Budget(100, "char"), "include")
+        (array([2]), array([3]))
+        """
+        return cutoffs(self, budget, straddle)
+
+    def budget_partial(self, budget: Budget) -> Judged:
+        """This pair with each query's chunks cut at ``budget``, the straddling chunk kept to
+        its first ``B − used`` characters or tokens and the evidence it holds counted exactly
+        (``straddle="partial"`` of the evidence metrics; :mod:`ranklens.judging.budget`)."""
+        cut: Judged = partial_pair(self, budget)
+        return cut
 
     def view(self, level: int | None = None) -> LevelView:
         """Arrays at relevance level ``level`` (default: the options' level)."""

@@ -31,7 +31,9 @@ OPTIONS = (
 )  # fmt: skip
 """The judging options (:class:`JudgeOptions`' fields); the convention switches are the
 other keywords :meth:`JudgeOptions.build` takes."""
-_FORWARDED = ("options", "tokenizer", "chunking", "trec_eval_version", "memory")
+_FORWARDED = (
+    "options", "tokenizer", "chunking", "trec_eval_version", "memory", "texts", "budget_tokenizer",
+)  # fmt: skip
 """Keywords of the functions that pass their other keywords to judging (judge, evaluate):
 a misspelling of one is suggested too."""
 
@@ -98,9 +100,17 @@ JUDGE_OPTIONS = declare("JudgeOptions", {
 })  # fmt: skip
 """:class:`JudgeOptions`' fields, declared once: the dataclass checks itself with it."""
 
-JUDGING: dict[str, Option] = {**JUDGE_OPTIONS.options, **SWITCHES}
-"""Every judging keyword (the options and the switches) that judge, evaluate and the
-functions passing keywords to judging take."""
+BUDGET_OPTIONS: dict[str, Option] = {
+    "texts": data("context budgets: {doc id: text}, the sizes of a run of ids"),
+    "budget_tokenizer": data("context budgets in tokens: 'words', 'whitespace' or a callable "
+                             "(default: the span tokenizer, else 'words')"),
+}  # fmt: skip
+"""What context budgets (``recall@1024tok``) read besides the run: keywords of
+:func:`~ranklens.judging.judge` that are not :class:`JudgeOptions` fields."""
+
+JUDGING: dict[str, Option] = {**JUDGE_OPTIONS.options, **SWITCHES, **BUDGET_OPTIONS}
+"""Every judging keyword (the options, the switches and the budgets' inputs) that judge,
+evaluate and the functions passing keywords to judging take."""
 
 JUDGE = declare("judge", {
     "qrels": data("the labels (anything evaluate takes)"),
@@ -197,6 +207,8 @@ class JudgeOptions:
         (``duplicates="first"``) derive a convention from the base one."""
         opts = check_options(options, "judge") or cls()
         kwargs = check_judging(kwargs, "judge")
+        for key in BUDGET_OPTIONS:  # judge()'s own keywords, not options
+            kwargs.pop(key, None)
         switches = {k: kwargs.pop(k) for k in list(kwargs) if k in _SWITCHES}
         if "convention" in kwargs:
             kwargs["convention"] = get_convention(kwargs["convention"])
@@ -245,6 +257,16 @@ class JudgeCounts:
     chunks_relocated: int = 0
     span_alternatives: int = 0
     freshness: dict[str, int] | None = None
+    budget_empty: list[tuple[str, int]] = field(default_factory=list)
+    """Per context budget asked for (``"1024tok"``), the queries whose budget holds no
+    chunk of their list (the first is larger): they score 0 at that budget. A list of
+    ``(budget, queries)`` so that the counts of parts of a run judged apart add up."""
+
+    def count_budget(self, budget: str, n: int) -> None:
+        """Record ``n`` queries whose ``budget`` holds no chunk (once per budget)."""
+        self.budget_empty[:] = [(b, k) for b, k in self.budget_empty if b != budget]
+        if n:
+            self.budget_empty.append((budget, n))
 
     @property
     def queries_failed(self) -> int:
@@ -276,7 +298,15 @@ class JudgeCounts:
             **({"chunks_relocated": self.chunks_relocated} if self.chunks_relocated else {}),
             **({"span_alternatives": self.span_alternatives} if self.span_alternatives else {}),
             **(self.freshness or {}),
+            **({"budget_empty": _summed(self.budget_empty)} if self.budget_empty else {}),
         }
+
+
+def _summed(pairs: list[tuple[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for key, n in pairs:
+        out[key] = out.get(key, 0) + n
+    return out
 
 
 def failure_summary(failures: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -372,6 +402,13 @@ def counts_notes(
         )
     if "outdated_retrieved" in counts:
         notes.append(freshness_note(counts, freshness))
+    for budget, n in (counts.get("budget_empty") or {}).items():
+        amount = budget.rstrip("chartok")
+        unit = "tokens" if budget.endswith("tok") else "characters"
+        notes.append(
+            f"{plural(n, 'query', 'queries')} whose budget of {amount} {unit} holds no whole chunk "
+            "(its first chunk is larger; scored 0 at that budget)"
+        )
     total = counts.get("hits_retrieved")
     if total:
         labelled = counts.get("hits_labelled") or 0

@@ -75,6 +75,14 @@ class SpanChars:
     alternatives: int = 0
     q: np.ndarray | None = None
     rank: np.ndarray | None = None
+    a: np.ndarray | None = None
+    """Per row, where its chunk stands in its document (``a``/``b``: its range, ``-1``
+    when unplaced; ``doc``: the document as a code of the labels' documents, ``-1``: none
+    with evidence); ``ev_spans``: (query, document code, start, end) of every evidence span
+    at the level. What a budget's ``straddle="partial"`` reads (:mod:`.budget`)."""
+    b: np.ndarray | None = None
+    doc: np.ndarray | None = None
+    ev_spans: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def place_chunks(R: Run, Q: SpanLabels, placement: str = "unique") -> tuple[Run, int, int]:
@@ -207,8 +215,11 @@ def match_spans(
     matched = np.zeros(n, dtype=bool)
     matched[m_row] = True
     read = ~matched[rows]  # in a document with evidence, and finding none of it
+    spans_at_level = (qrow_q[o][ev_sel], s_doc[o][ev_sel], s_s[ev_sel], s_e[ev_sel])
     chars = SpanChars(new, length.astype(np.int64), evidence, rows[read], g[read],
-                      alternatives=_alternatives(Q, q_rows), counted=counted)  # fmt: skip
+                      alternatives=_alternatives(Q, q_rows), counted=counted,
+                      a=np.where(located, a, -1), b=np.where(located, b, -1), doc=doc,
+                      ev_spans=spans_at_level)  # fmt: skip
     if chunking is not None:
         touching = getattr(conv, "omega_chunks", "overlapping") == "touching"
         chars.omega = _omega(Q, q_rows[o][ev_sel], qrow_q[o][ev_sel], chunking, n_q, touching)

@@ -11,6 +11,12 @@ Accepted names (case-insensitive):
   ``iprec_at_recall_0.10``, ``11pt_avg``, …; trec_eval's ``-m`` forms (``P.5,10``,
   ``ndcg.1=3,2=9``, ``all_trec``) are expanded by :mod:`.trec_forms`.
 
+* a context budget instead of a rank cutoff, for any family with a cutoff:
+  ``recall@1024tok``, ``ndcg@2000char`` (``tok``/``token``/``tokens``,
+  ``char``/``chars``/``characters``): the metric at each query's cutoff ``c_q``, the chunks
+  that fit the budget whole (:mod:`ranklens.judging.budget`); ``straddle=include`` adds the
+  chunk straddling its end, ``straddle=partial`` (evidence metrics) its part within it.
+
 * ir_measures' strings, unchanged: ``nDCG(dcg='exp-log2')@10``, ``IPrec@0.5``,
   ``SetP(relative=True)``, ``NumRet(rel=1)``, ``alpha_nDCG(alpha=0.5)@20``; any family
   takes ``judged_only=True`` (condensed lists); see :mod:`.ir_names` for the spellings
@@ -30,9 +36,10 @@ import numpy as np
 
 from ..declared import Option, declare
 from ..errors import MetricNameError, suggest
-from ..judging import condensed_pair
+from ..judging import Budget, condensed_pair
+from ..judging.budget import UNITS
 from .ir_names import IR_MEASURES_EXACT, IR_MEASURES_REFUSED, ir_param
-from .params import JUDGED_ONLY, LEVEL
+from .params import JUDGED_ONLY, LEVEL, STRADDLE
 from .registry import FAMILIES, Family, on_change
 
 
@@ -68,7 +75,8 @@ class _Names:
 NAME_TABLES = _Names()
 """The name tables derived from the registry (rebuilt on change)."""
 _SPEC_RE = re.compile(
-    r"^\s*([A-Za-z0-9α][A-Za-z0-9_\-]*?)\s*(?:\(([^()]*)\))?\s*(?:@\s*(\d+(?:\.\d+)?))?\s*$"
+    r"^\s*([A-Za-z0-9α][A-Za-z0-9_\-]*?)\s*(?:\(([^()]*)\))?\s*"
+    r"(?:@\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]+)?)?\s*$"
 )
 
 
@@ -77,7 +85,9 @@ class Metric:
     """A parsed metric: family, cutoff, parameters and optional relevance level.
 
     ``name`` is the name as given (results are reported under it); ``str(metric)`` is the
-    canonical spelling.
+    canonical spelling. ``budget``: a context budget (:class:`~ranklens.judging.Budget`)
+    in place of the rank cutoff ``k``, with ``straddle`` (``"exclude"``, ``"include"`` or
+    ``"partial"``) saying what the chunk straddling its end counts for.
 
     >>> m = Metric("rbp", params=(("gains", None), ("p", 0.8)), name="rbp(p=0.8)")
     >>> str(m), m.aggregate
@@ -90,6 +100,8 @@ class Metric:
     level: int | None = None
     name: str = ""
     judged_only: bool = False
+    budget: Budget | None = None
+    straddle: str = "exclude"
 
     @property
     def spec(self) -> Family:
@@ -114,7 +126,11 @@ class Metric:
             parts.insert(0, f"rel={self.level}")
         if self.judged_only:
             parts.append("judged_only=True")
+        if self.budget is not None and self.straddle != "exclude":
+            parts.append(f"straddle={self.straddle}")
         s = base + (f"({','.join(parts)})" if parts else "")
+        if self.budget is not None:
+            return f"{s}@{self.budget}"
         return s + (f"@{self.k}" if self.k is not None else "")
 
     def __str__(self) -> str:
@@ -133,9 +149,29 @@ class Metric:
         fam = self.spec
         if self.judged_only:
             judged = condensed_pair(judged)
-        view = judged.view(self.level)
         kwargs = {(fam.params[k].arg or k): v for k, v in self.params}
+        if self.budget is not None:
+            return self._at_budget(judged, self.budget, kwargs)
+        view = judged.view(self.level)
         return fam.implementation(judged.variant)(view, self.k, **kwargs)
+
+    def _at_budget(self, judged: Any, budget: Budget, kwargs: dict[str, Any]) -> np.ndarray:
+        """Per query the metric at its budget's cutoff ``c_q``: the family at each distinct
+        cutoff, each query taking its own (``c_q = 0``: 0); under ``straddle="partial"``
+        the family with no cutoff on the pair whose straddling chunk is cut at the budget
+        (:meth:`~ranklens.judging.Judged.budget_partial`)."""
+        fn = self.spec.implementation(judged.variant)
+        if self.straddle == "partial":
+            cut_pair = judged.budget_partial(budget)
+            values: np.ndarray = fn(cut_pair.view(self.level), None, **kwargs)
+            return values
+        cut = judged.budget_cutoffs(budget, self.straddle)
+        view = judged.view(self.level)
+        out = np.zeros(judged.n_queries, dtype=np.float64)
+        for c in np.unique(cut[cut > 0]).tolist():
+            at = cut == c
+            out[at] = np.asarray(fn(view, int(c), **kwargs), dtype=np.float64)[at]
+        return out
 
 
 def fmt_value(v: Any) -> str:
@@ -202,9 +238,14 @@ def parse_metric(name: str | Metric) -> Metric:
             raise MetricNameError(f"metric {name!r}: the cutoff must be a whole number")
         return Metric(fam.name, int(val), _params(fam, {}), None, name)
     ms = _SPEC_RE.match(text)
+    if not ms and text.count("@") > 1:
+        raise MetricNameError(
+            f"metric {name!r}: a rank cutoff and a budget together; a budget is itself a "
+            "per-query cutoff: write one, e.g. recall@10 or recall@1024tok"
+        )
     if not ms:
         raise MetricNameError(_unknown(name))
-    base, param_text, k_text = ms.groups()
+    base, param_text, k_text, unit_text = ms.groups()
     if base in IR_MEASURES_REFUSED:
         raise MetricNameError(f"metric {name!r}: {IR_MEASURES_REFUSED[base]}")
     entry = IR_MEASURES_EXACT.get(base) or NAME_TABLES.lookup.get(base.lower())
@@ -215,6 +256,7 @@ def parse_metric(name: str | Metric) -> Metric:
     given: dict[str, Any] = dict(preset)
     level = None
     judged_only = False
+    straddle = None
     if param_text and param_text.strip():
         for item in _split_params(param_text):
             if "=" not in item:
@@ -226,6 +268,9 @@ def parse_metric(name: str | Metric) -> Metric:
             if key == "judged_only":
                 judged_only = JUDGED_ONLY.parse(raw, key, name)
                 continue
+            if key == "straddle":
+                straddle = STRADDLE.parse(raw, key, name)
+                continue
             fam, key, raw = ir_param(fam, base, key, raw, name)
             if not key:
                 continue
@@ -236,6 +281,17 @@ def parse_metric(name: str | Metric) -> Metric:
                 raise MetricNameError(_unknown_param(fam, key, name))
             given[key] = fam.params[key].parse(raw, key, name)
     k = None
+    if unit_text is not None:
+        budget = _budget(fam, k_text, unit_text, name)
+        return Metric(fam.name, None, _params(fam, given), level, name, judged_only, budget,
+                      _straddle(fam, straddle, name, judged_only))  # fmt: skip
+    if straddle is not None:
+        raise MetricNameError(
+            f"metric {name!r}: straddle= says what the chunk straddling a context budget "
+            f"counts for; it needs a budget, e.g. {fam.name}(straddle={straddle})@1024tok"
+        )
+    if k_text is not None and k_text.startswith("-"):
+        raise MetricNameError(f"metric {name!r}: the cutoff must be at least 1")
     if k_text is not None and fam.value_param:  # ir_measures' IPrec@0.5
         given[fam.value_param] = fam.params[fam.value_param].parse(k_text, fam.value_param, name)
     elif k_text is not None:
@@ -255,9 +311,52 @@ def parse_metric(name: str | Metric) -> Metric:
     return Metric(fam.name, k, _params(fam, given), level, name, judged_only)
 
 
+def _budget(fam: Family, amount: str, unit: str, name: str) -> Budget:
+    """The budget of ``@<amount><unit>``: a whole number >= 1 of a known unit, on a family
+    with a cutoff."""
+    canonical = UNITS.get(unit.lower())
+    if canonical is None:
+        raise MetricNameError(
+            f"metric {name!r}: unknown budget unit {unit!r}{suggest(unit.lower(), list(UNITS))}"
+            " (a budget is @<number>tok or @<number>char, e.g. recall@1024tok; tok, token, "
+            "tokens, char, chars and characters are its spellings)"
+        )
+    if not fam.cutoff:
+        raise MetricNameError(
+            f"metric {name!r}: {fam.name} takes no cutoff, so no budget either (a budget is a "
+            f"per-query rank cutoff); write {fam.name} alone, or a family with a cutoff such "
+            "as recall@1024tok"
+        )
+    if "." in amount or amount.startswith("-") or int(amount) < 1:
+        raise MetricNameError(
+            f"metric {name!r}: a budget is a whole number >= 1 of "
+            f"{'tokens' if canonical == 'tok' else 'characters'}, e.g. {fam.name}@1024{canonical}"
+        )
+    return Budget(int(amount), canonical)
+
+
+def _straddle(fam: Family, straddle: str | None, name: str, judged_only: bool) -> str:
+    """``straddle`` of a budget metric: ``partial`` only where the family counts amounts
+    of evidence (its ``partial_budget``)."""
+    if judged_only:
+        raise MetricNameError(
+            f"metric {name!r}: judged_only removes chunks a reader would read; a budget counts "
+            "every chunk (leave judged_only out)"
+        )
+    if straddle == "partial" and not fam.partial_budget:
+        takes = ", ".join(f.name for f in FAMILIES.values() if f.partial_budget)
+        raise MetricNameError(
+            f"metric {name!r}: straddle=partial counts part of a chunk, which only the "
+            f"evidence families measure ({takes}); {fam.name} takes straddle=exclude "
+            "(the default) or straddle=include"
+        )
+    return straddle or "exclude"
+
+
 def _unknown_param(fam: Family, key: str, name: str) -> str:
     """An unknown parameter: the closest valid name, and what the family takes."""
     valid = ["rel"] * fam.uses_level + list(fam.params) + ["judged_only"]
+    valid += ["straddle"] * fam.cutoff
     takes = ", ".join(valid[:-1]) + f" and {valid[-1]}" if len(valid) > 1 else valid[0]
     return (
         f"metric {name!r}: unknown parameter {key!r}{suggest(key, valid)} ({fam.name} takes "

@@ -201,6 +201,15 @@ JUDGED_ONLY = Param(
     reference="Sakai, SIGIR 2007",
 )
 """``judged_only=``, which every family takes (its value read here, never guessed)."""
+STRADDLE = Param(
+    str,
+    "exclude",
+    choices=("exclude", "include", "partial"),
+    description="at a context budget (@1024tok): the chunk straddling the budget's end is "
+    "left out, included whole, or (evidence metrics) kept to the part that fits",
+    reference="ranklens, docs/chunking.md",
+)
+"""``straddle=``, which every family with a cutoff takes at a budget."""
 LEVEL = Param(
     int,
     1,

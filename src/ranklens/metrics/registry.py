@@ -62,7 +62,9 @@ class Family:
     [0, 1], or >= 0 for a family aggregated by sum, a count), shown by ``docs/metrics.md``
     and checked on random inputs for every family by ``tests/metrics/test_every_metric.py``.
     ``lower_is_better``: a rate of something unwanted (``outdated@k``): reports mark the
-    lower mean as the better one.
+    lower mean as the better one. ``partial_budget``: at a context budget the family takes
+    ``straddle=partial`` (the straddling chunk's part within the budget counted exactly:
+    the evidence metrics, whose per-rank amounts are character or token counts).
 
     >>> from ranklens.metrics import precision
     >>> fam = Family("my_p", precision, aliases=("mp",), trec_name="my_P")
@@ -85,6 +87,7 @@ class Family:
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
     values: Range | None = None
     lower_is_better: bool = False
+    partial_budget: bool = False
 
     def __post_init__(self) -> None:
         if self.aggregate not in ("mean", "sum", "gmean"):
@@ -311,11 +314,12 @@ for _family in [
     Family("strec", diversity.subtopic_recall,
            aliases=("StRecall", "s_recall", "s-recall", "subtopic_recall")),
     Family("evidence_recall", evidence.evidence_recall, aliases=("token_recall", "char_recall"),
-           uses_level=False),
+           uses_level=False, partial_budget=True),
     Family("evidence_precision", evidence.evidence_precision,
-           aliases=("token_precision", "char_precision"), uses_level=False),
+           aliases=("token_precision", "char_precision"), uses_level=False,
+           partial_budget=True),
     Family("evidence_iou", evidence.evidence_iou, aliases=("iou", "token_iou", "char_iou"),
-           uses_level=False),
+           uses_level=False, partial_budget=True),
     Family("evidence_chars", evidence.evidence_chars, cutoff=False, aggregate="sum",
            uses_level=False),
     Family("precision_omega", evidence.precision_omega, aliases=("omega",), cutoff=False,
