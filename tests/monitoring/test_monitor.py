@@ -16,7 +16,14 @@ import pytest
 import ranklens
 from ranklens import Recorder, Retrieval
 from ranklens.app.demo_data import load
-from ranklens.monitoring import Monitor, OTelExporter, PrometheusExporter
+from ranklens.monitoring import (
+    DriftTests,
+    ModelJudge,
+    Monitor,
+    OTelExporter,
+    PrometheusExporter,
+    Windowing,
+)
 
 T0 = 1_800_000_000.0  # a quarter-hour boundary
 
@@ -27,6 +34,10 @@ class Clock:
 
     def __call__(self) -> float:
         return self.t
+
+
+BY_HAND = Windowing(background=False)
+"""No thread: the test flushes (or replays) itself."""
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +66,9 @@ def traffic(ds, rng, n, start, step, good=True, fail=0.0):
 
 def test_time_windows_baseline_and_a_drift_alert(ds, caplog):
     clock, alerts = Clock(), []
-    m = Monitor(window="1m", labels=ds, metrics=["ndcg@10", "recall@10"], background=False,
-                clock=clock, on_alert=alerts.append, lateness="5s")  # fmt: skip
+    m = Monitor(window="1m", labels=ds, metrics=["ndcg@10", "recall@10"],
+                windowing=Windowing(background=False, clock=clock, lateness="5s"),
+                on_alert=alerts.append)  # fmt: skip
     rng = np.random.default_rng(0)
     with caplog.at_level(logging.WARNING, logger="ranklens"):
         for minute in range(6):
@@ -87,12 +99,12 @@ def test_time_windows_baseline_and_a_drift_alert(ds, caplog):
 
 def test_count_windows_and_replay_with_out_of_order_and_skewed_records(ds):
     rng = np.random.default_rng(1)
-    m = Monitor(window=100, labels=ds, metrics=["ndcg@10"], background=False)
+    m = Monitor(window=100, labels=ds, metrics=["ndcg@10"], windowing=BY_HAND)
     closed = m.replay(traffic(ds, rng, 350, T0, 1.0))
     assert [w.retrievals for w in closed] == [100, 100, 100, 50] and closed[-1].partial
     # event time: a record older than its closed window is late, counted, and kept
     clock = Clock(T0 + 3600)
-    t = Monitor(window="1m", background=False, clock=clock, lateness="10s")
+    t = Monitor(window="1m", windowing=Windowing(background=False, clock=clock, lateness="10s"))
     batch = traffic(ds, rng, 60, T0, 1.0)
     late_one = batch.pop(5)
     skewed = traffic(ds, rng, 1, T0 + 10**6, 1.0)  # a clock 11 days ahead
@@ -106,7 +118,7 @@ def test_count_windows_and_replay_with_out_of_order_and_skewed_records(ds):
 
 def test_the_request_path_only_appends_and_drops_are_counted(ds):
     rec = Recorder(max_records=10, spill=False)
-    m = Monitor(rec, window=5, queue_size=20, background=False)
+    m = Monitor(rec, window=5, windowing=Windowing(queue_size=20, background=False))
     for i in range(50):
         rec.record(f"question {i}", [("d1", 1.0)], latency_ms=1.0)
     assert m.status()["queued"] == 20 and m.dropped == 30
@@ -119,7 +131,7 @@ def test_the_request_path_only_appends_and_drops_are_counted(ds):
 
 def test_a_spilling_recorder_loses_nothing_for_the_monitor(ds, tmp_path):
     rec = Recorder(max_records=8, spill=tmp_path / "spill.jsonl")
-    m = Monitor(rec, window=25, background=False)
+    m = Monitor(rec, window=25, windowing=BY_HAND)
     for i in range(50):
         rec.record(f"q{i}", [(f"d{i}", 1.0)], latency_ms=2.0)
     m.flush()
@@ -138,7 +150,7 @@ def test_failing_exporters_and_callbacks_are_counted_never_raised(ds, caplog):
         raise RuntimeError("pager offline")
 
     rng = np.random.default_rng(2)
-    m = Monitor(window=200, labels=ds, background=False, exporters=[Broken()],
+    m = Monitor(window=200, labels=ds, windowing=BY_HAND, exporters=[Broken()],
                 on_alert=bad_alert, metrics=["ndcg@10"])  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="ranklens"):
         m.replay(traffic(ds, rng, 400, T0, 1.0) + traffic(ds, rng, 200, T0 + 400, 1.0, False))
@@ -150,7 +162,7 @@ def test_failing_exporters_and_callbacks_are_counted_never_raised(ds, caplog):
 
 def test_a_background_monitor_on_a_live_recorder(ds):
     rec = Recorder()
-    with Monitor(rec, window=10, interval=0.01) as m:
+    with Monitor(rec, window=10, windowing=Windowing(interval=0.01)) as m:
         for i in range(30):
             rec.record(f"q{i}", [("d", 1.0)], latency_ms=1.0)
         for _ in range(200):
@@ -174,8 +186,8 @@ def test_a_sampled_model_judge_and_a_pluggable_estimator(ds):
         return 0.5, 0.4, 0.6
 
     rng = np.random.default_rng(4)
-    m = Monitor(window=100, labels=ds, metrics=["ndcg@10"], background=False, judge=judge,
-                judge_rate=0.3, estimator=estimator)  # fmt: skip
+    m = Monitor(window=100, labels=ds, metrics=["ndcg@10"], windowing=BY_HAND,
+                judge=ModelJudge(judge, rate=0.3, estimator=estimator))  # fmt: skip
     recs = traffic(ds, rng, 100, T0, 1.0)
     texts = {d: f"{v['title']}. {v['text']}" for d, v in ds.corpus.items()}
     for r in recs:
@@ -188,18 +200,18 @@ def test_a_sampled_model_judge_and_a_pluggable_estimator(ds):
 
 def test_bad_settings_are_errors_naming_the_fix(ds):
     with pytest.raises(ranklens.InputError, match="duration"):
-        Monitor(window="fortnight", background=False)
+        Monitor(window="fortnight", windowing=BY_HAND)
     with pytest.raises(ranklens.InputError, match="signals must name signals available here"):
-        Monitor(window=10, signals=["ndcg@10"], background=False)
+        Monitor(window=10, drift=DriftTests(signals=["ndcg@10"]), windowing=BY_HAND)
     with pytest.raises(ranklens.InputError, match="Recorder"):
-        Monitor(object(), background=False)
+        Monitor(object(), windowing=BY_HAND)
     with pytest.raises(ranklens.MetricNameError):
-        Monitor(window=10, labels=ds, metrics=["ndgc@10"], background=False)
+        Monitor(window=10, labels=ds, metrics=["ndgc@10"], windowing=BY_HAND)
 
 
 def _stream(ds, exporters):
     rng = np.random.default_rng(5)
-    m = Monitor(window=200, labels=ds, metrics=["ndcg@10"], background=False,
+    m = Monitor(window=200, labels=ds, metrics=["ndcg@10"], windowing=BY_HAND,
                 exporters=exporters, name="shop")  # fmt: skip
     m.replay(
         traffic(ds, rng, 400, T0, 1.0, fail=0.05) + traffic(ds, rng, 200, T0 + 400, 1.0, False)

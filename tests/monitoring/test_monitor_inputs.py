@@ -19,9 +19,11 @@ from ranklens import Recorder, Retrieval
 from ranklens.declared import DECLARED, ParameterError
 from ranklens.monitoring import (
     CascadeUser,
+    DriftTests,
     Monitor,
     OTelExporter,
     PrometheusExporter,
+    Windowing,
     interleave,
     interleaving_result,
 )
@@ -44,8 +46,11 @@ def impressions():
              "teams": [0, 1], "clicks": [0]}]  # fmt: skip
 
 
+BY_HAND = Windowing(background=False)
+
+
 def monitor(**kw):
-    return Monitor(**{"background": False, **kw})
+    return Monitor(**{"windowing": BY_HAND, **kw})
 
 
 # -- every declared option of the room, each bad value, through its public callable ------
@@ -94,7 +99,7 @@ def test_every_entry_point_of_the_room_is_declared():
 
     sig = inspect.signature(m.Monitor.__init__)
     assert set(sig.parameters) - {"self", "flat"} == set(DECLARED["Monitor"].options) - set(FLAT)
-    assert len(sig.parameters) - 2 <= 17  # grouped: the flat keywords of 0.2 in **flat
+    assert len(sig.parameters) - 2 <= 15  # grouped: the flat keywords of 0.2 in **flat
     assert set(FLAT) <= set(DECLARED["Monitor"].options)  # still declared, still checked
     for table in CALLERS:
         for name, option in DECLARED[table].options.items():
@@ -135,12 +140,12 @@ def test_each_bad_value_is_a_parameter_error_naming_it(table, name, bad):
         (lambda: monitor(interval=0), "Monitor: interval must be"),
         (lambda: monitor(history=0), "Monitor: history must be"),
         (lambda: monitor(min_samples=1), "Monitor: min_samples must be"),
-        (lambda: monitor(samples=10), "DriftTests: samples must be at least min_samples"),
+        (lambda: monitor(drift=DriftTests(samples=10)), "DriftTests: samples must be at least"),
         (lambda: monitor(judge_depth=0), "Monitor: judge_depth must be"),
         (lambda: monitor(judge_timeout=-1), "Monitor: judge_timeout must be"),
         (lambda: monitor(relevance_level=1.5), "Monitor: relevance_level must be"),
         (lambda: monitor(metrics="ndcg@10", labels=QRELS, corpus="abc"), "Monitor: corpus"),
-        (lambda: monitor(signals=["latncy"]), "did you mean 'latency'"),
+        (lambda: monitor(drift=DriftTests(signals=["latncy"])), "did you mean 'latency'"),
         (lambda: monitor(match="txt"), "did you mean 'text'"),
         (lambda: monitor(match="text", labels=QRELS), "Monitor: labels must be a Dataset"),
         (lambda: monitor(key="idd"), "Monitor: key must be .*did you mean 'id'"),
@@ -181,8 +186,9 @@ def test_named_refusals(call, match):
 def test_good_settings_still_read_as_before():
     assert monitor(window="90s").size == 90 and monitor(window=timedelta(minutes=2)).size == 120
     assert monitor(window=np.int64(7)).count == 7  # a numpy whole number counts retrievals
-    m = monitor(window="1m", lateness=0, exporters=[lambda w: None], on_alert=print,
-                corpus={"d1": {}, "d2": {}}, signals="latency")  # fmt: skip
+    m = monitor(window="1m", windowing=Windowing(background=False, lateness=0),
+                exporters=[lambda w: None], on_alert=print, corpus={"d1": {}, "d2": {}},
+                drift=DriftTests(signals="latency"))  # fmt: skip
     assert m.lateness == 0 and m.known == {"d1", "d2"} and m.signals == ["latency"]
     assert len(m.on_alert) == 1 and len(m.exporters) == 1
     assert interleave(ranker, other, "TDI").method == "team-draft"
@@ -290,7 +296,7 @@ def test_a_replay_record_without_a_time_before_any_timed_one_is_rejected_not_a_c
 )  # fmt: skip
 def test_the_recorder_path_counts_malformed_fields(query, latency, reason):
     rec = Recorder(spill=False)
-    m = Monitor(rec, window=2, background=False)
+    m = Monitor(rec, window=2, windowing=BY_HAND)
     rec.record(query, [("d1", 1.0)], latency_ms=latency)
     rec.record("q", [("d1", 1.0)], latency_ms=3.0)
     m.flush()

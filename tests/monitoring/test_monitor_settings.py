@@ -27,6 +27,8 @@ from ranklens.monitoring import (
 from ranklens.settings import Calling, Statistics
 
 T0 = 1_800_000_000.0
+BY_HAND = Windowing(background=False)
+"""No thread: the test flushes (or replays) itself."""
 QRELS = {"q1": {"d1": 1, "d2": 2}, "q2": {"d3": 2}}
 
 
@@ -45,7 +47,9 @@ def day(n: int = 400, shift: int = 200) -> list[Retrieval]:
 
 
 def replayed(**kw) -> Monitor:
-    m = Monitor(window=50, labels=QRELS, metrics=["ndcg@10"], background=False, **kw)
+    if not set(kw) & set(Windowing.__dataclass_fields__):  # none of its flat keywords
+        kw.setdefault("windowing", BY_HAND)
+    m = Monitor(window=50, labels=QRELS, metrics=["ndcg@10"], **kw)
     m.replay(day())
     return m
 
@@ -56,14 +60,15 @@ def test_the_monitor_takes_settings_objects_without_a_warning():
         warnings.simplefilter("error")
         m = Monitor(
             window=10,
-            background=False,
             stats=Statistics(alpha=0.01, seed=3),
-            drift=DriftTests(signals=["latency"], min_samples=20, samples=500),
+            drift=DriftTests(signals=["latency"], min_samples=20, samples=500, baseline=3),
             judge=ModelJudge(lambda q, p: 1, rate=0.5, depth=2, calls=Calling(timeout=5.0)),
-            windowing=Windowing(lateness="10s", history=5, queue_size=20, interval=0.5),
-        )
+            windowing=Windowing(lateness="10s", history=5, queue_size=20, interval=0.5,
+                                background=False),
+        )  # fmt: skip
     assert m.stats.alpha == 0.01 and m.stats.seed == 3
-    assert m.signals == ["latency"] and m.drift.samples == 500
+    assert m.signals == ["latency"] and m.drift.samples == 500 and m._baseline_windows == 3
+    assert m._thread is None  # no background thread
     assert m.judge is not None and m.judge.rate == 0.5 and m.judge.calls.timeout == 5.0
     assert m.lateness == 10.0 and m.windows.maxlen == 5 and m.windowing.queue_size == 20
     m.close()
@@ -73,16 +78,22 @@ def test_a_judge_given_as_its_callable_is_its_model_judge():
     def grade(q, p):
         return 1
 
-    m = Monitor(window=10, background=False, judge=grade)
+    m = Monitor(window=10, windowing=BY_HAND, judge=grade)
     assert m.judge == ModelJudge(grade)
     assert m.judge.calls == Calling(concurrency=4, timeout=30.0)
 
 
-def test_no_public_callable_of_the_room_takes_over_seventeen_parameters():
+def test_no_public_callable_of_the_room_takes_over_fifteen_parameters():
     for fn in (Monitor.__init__, interleaving_result, DriftTests, ModelJudge, Windowing):
         params = [p for p in inspect.signature(fn).parameters.values()
                   if p.kind is not p.VAR_KEYWORD and p.name != "self"]  # fmt: skip
-        assert len(params) <= 17, fn
+        assert len(params) <= 15, fn
+
+
+def test_the_monitor_closes_its_own_windows():
+    """No base class made for a line count: what closing a window does is the Monitor's."""
+    assert Monitor.__mro__ == (Monitor, object)
+    assert callable(Monitor._close) and Alert.__module__ == "ranklens.monitoring.windows"
 
 
 @pytest.mark.parametrize(
@@ -94,11 +105,11 @@ def test_no_public_callable_of_the_room_takes_over_seventeen_parameters():
         (lambda: ModelJudge(print, calls={"timeout": 1}), "ModelJudge: calls must be a ranklens.C"),
         (lambda: Windowing(lateness="-1s"), "Windowing: lateness must be"),
         (lambda: Windowing(queue_size=0), "Windowing: queue_size must be"),
-        (lambda: Monitor(background=False, stats={"alpha": 0.1}), "Monitor: stats must be a r"),
-        (lambda: Monitor(background=False, drift=DriftTests), "Monitor: drift must be a ranklens"),
-        (lambda: Monitor(background=False, judge=ModelJudge), "Monitor: judge must be"),
-        (lambda: Monitor(background=False, stats=Statistics(test="t")), r"Monitor: stats\.test"),
-        (lambda: Monitor(background=False, alpah=0.1), "'alpah'; did you mean 'alpha'"),
+        (lambda: Monitor(windowing=BY_HAND, stats={"alpha": 0.1}), "Monitor: stats must be a r"),
+        (lambda: Monitor(windowing=BY_HAND, drift=DriftTests), "Monitor: drift must be a ranklens"),
+        (lambda: Monitor(windowing=BY_HAND, judge=ModelJudge), "Monitor: judge must be"),
+        (lambda: Monitor(windowing=BY_HAND, stats=Statistics(test="t")), r"Monitor: stats\.test"),
+        (lambda: Monitor(windowing=BY_HAND, alpah=0.1), "'alpah'; did you mean 'alpha'"),
     ],
 )  # fmt: skip
 def test_settings_are_checked_when_made(call, match):
@@ -111,7 +122,7 @@ def test_settings_are_checked_when_made(call, match):
 
 def test_an_unknown_keyword_is_its_own_error():
     with pytest.raises(UnknownParameterError, match="did you mean 'judge_rate'"):
-        Monitor(background=False, judge_rat=0.1)
+        Monitor(windowing=BY_HAND, judge_rat=0.1)
     with pytest.raises(UnknownParameterError, match="interleaving_result: no parameter 'alfa'"):
         interleaving_result([], alfa=0.1)
 
@@ -126,6 +137,8 @@ def test_an_unknown_keyword_is_its_own_error():
         ({"signals": ["latency"]}, "drift=ranklens.DriftTests(signals=['latency'])"),
         ({"lateness": "10s"}, "windowing=ranklens.Windowing(lateness=10)"),
         ({"queue_size": 5, "history": 3}, "windowing=ranklens.Windowing(queue_size=5, history=3)"),
+        ({"background": False}, "windowing=ranklens.Windowing(background=False)"),
+        ({"baseline": 2}, "drift=ranklens.DriftTests(baseline=2)"),
         (
             {"judge": print, "judge_rate": 0.5, "judge_timeout": 2},
             "judge=ranklens.ModelJudge(rate=0.5, calls=ranklens.Calling(timeout=2.0))",
@@ -133,9 +146,11 @@ def test_an_unknown_keyword_is_its_own_error():
     ],
 )
 def test_each_flat_keyword_warns_once_with_its_new_spelling(flat, spelled):
+    by_hand = {} if set(flat) & set(Windowing.__dataclass_fields__) else {"windowing": BY_HAND}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        Monitor(window=10, background=False, **flat)
+        m = Monitor(window=10, **by_hand, **flat)
+    m.close()
     deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
     assert len(deprecations) == 1, [str(w.message) for w in deprecations]
     assert spelled in str(deprecations[0].message), str(deprecations[0].message)
@@ -154,27 +169,45 @@ def test_each_flat_keyword_warns_once_with_its_new_spelling(flat, spelled):
 )  # fmt: skip
 def test_a_flat_keyword_beside_its_group_is_an_error_naming_both(kw, match):
     with pytest.raises(ParameterError, match=match):
-        Monitor(window=10, background=False, **kw)
+        Monitor(window=10, **{"windowing": BY_HAND, **kw})
 
 
 def test_flat_judge_keywords_without_a_judge_warn_that_they_do_nothing():
     with pytest.warns(DeprecationWarning, match="does nothing without a judge"):
-        m = Monitor(window=10, background=False, judge_rate=0.5)
+        m = Monitor(window=10, windowing=BY_HAND, judge_rate=0.5)
     assert m.judge is None
 
 
 def test_the_flat_keywords_still_validate_before_they_warn():
     with pytest.raises(ParameterError, match="Monitor: judge_timeout must be"):
-        Monitor(background=False, judge_timeout=-1)
+        Monitor(windowing=BY_HAND, judge_timeout=-1)
 
 
 def test_flat_and_grouped_spellings_give_the_same_windows():
     with pytest.warns(DeprecationWarning):
-        flat = replayed(alpha=0.01, min_samples=20, samples=400, seed=5, lateness=0)
-    grouped = replayed(stats=Statistics(alpha=0.01, seed=5), windowing=Windowing(lateness=0),
+        flat = replayed(
+            alpha=0.01, min_samples=20, samples=400, seed=5, lateness=0, background=False
+        )
+    grouped = replayed(stats=Statistics(alpha=0.01, seed=5),
+                       windowing=Windowing(lateness=0, background=False),
                        drift=DriftTests(min_samples=20, samples=400))  # fmt: skip
     assert [w.to_dict() for w in flat.windows] == [w.to_dict() for w in grouped.windows]
     assert flat.alerts and len(flat.alerts) == len(grouped.alerts)
+
+
+def test_a_baseline_log_given_flat_warns_and_equals_set_baseline():
+    log = day(100, shift=100)
+    with pytest.warns(DeprecationWarning, match=r"monitor.set_baseline\(records\)") as caught:
+        flat = Monitor(window=50, labels=QRELS, metrics=["ndcg@10"], windowing=BY_HAND,
+                       baseline=log)  # fmt: skip
+    assert caught[0].filename == __file__
+    now = Monitor(window=50, labels=QRELS, metrics=["ndcg@10"], windowing=BY_HAND)
+    now.set_baseline(log)
+    assert flat.baseline is not None and now.baseline is not None
+    assert flat.baseline.counts == now.baseline.counts
+    assert np.array_equal(flat.baseline.top_score, now.baseline.top_score)
+    a, b = flat.replay(day()[200:]), now.replay(day()[200:])
+    assert [w.to_dict() for w in a] == [w.to_dict() for w in b] and a[0].alert
 
 
 def test_interleaving_result_takes_statistics():

@@ -7,13 +7,12 @@ The Monitor's settings come in groups (:class:`DriftTests`, :class:`ModelJudge`,
 :class:`Windowing`, and :class:`ranklens.Statistics` for its false-alarm rate and seed)."""
 
 from .clicks import INFORMATIONAL, NAVIGATIONAL, CascadeUser
-from .closing import Alert
 from .exporters import MlflowExporter, OTelExporter, PrometheusExporter
 from .groups import DriftTests, ModelJudge, Windowing
 from .interleaving import Interleaving, interleave
 from .monitor import Monitor
 from .preference import InterleavingResult, interleaving_result
-from .windows import Drift, Window, windows_frame
+from .windows import Alert, Drift, Window, windows_frame
 
 __all__ = [
     "INFORMATIONAL", "NAVIGATIONAL", "Alert", "CascadeUser", "Drift", "DriftTests",

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..comparison.stats import correct
+from ..comparison import stats
 from .windows import DISTRIBUTION_SIGNALS, RATE_SIGNALS, Drift, Samples
 
 
@@ -119,7 +119,7 @@ def family(
     for i, row in enumerate(p):
         tested = ~np.isnan(row)
         if tested.any():
-            adjusted[i, tested] = correct(row[tested], method)
+            adjusted[i, tested] = stats.correct(row[tested], method)
     return adjusted, np.nan_to_num(adjusted, nan=1.0) <= alpha
 
 

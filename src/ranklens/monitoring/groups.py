@@ -2,13 +2,16 @@
 :class:`ranklens.Calling` group the shared ones: each a frozen dataclass whose fields are
 declared (:mod:`ranklens.declared`) and checked once, when it is made.
 
-* :class:`DriftTests`: which signals are tested and the samples behind the tests;
+* :class:`DriftTests`: which signals are tested, against how many baseline windows, and
+  the samples behind the tests;
 * :class:`ModelJudge`: the model judge, the share of retrievals it grades, how deep, how it
   is called (:class:`~ranklens.Calling`) and the estimate of its share of relevant hits;
-* :class:`Windowing`: how windows are filled, closed and kept (the queue before them, the
-  flush interval, the clock, the lateness allowed, the history kept).
+* :class:`Windowing`: how windows are filled, closed and kept (by a background thread or
+  by ``flush()``, the queue before them, the flush interval, the clock, the lateness
+  allowed, the history kept).
 
-``Monitor(alpha=..., judge_rate=..., lateness=...)`` (the flat keywords of 0.2) still work
+``Monitor(alpha=..., judge_rate=..., lateness=..., baseline=..., background=...)`` (the
+flat keywords of 0.2) still work
 for one release: :func:`regrouped` applies them with a ``DeprecationWarning`` that shows the
 new spelling, and refuses a flat keyword beside its group's object.
 
@@ -39,6 +42,7 @@ from ..declared import (
     Range,
     count,
     declare,
+    flag,
     function,
     names,
     number,
@@ -58,6 +62,8 @@ DRIFT_TESTS = declare("DriftTests", {
                          "tested"),
     "samples": count(2000, AT_LEAST_ONE, "reservoir size of each window's samples (at least "
                      "min_samples)"),
+    "baseline": count(1, AT_LEAST_ONE, "windows with traffic that form the baseline (a log "
+                      "of retrievals: Monitor.set_baseline)"),
 })  # fmt: skip
 """Every field of :class:`DriftTests`."""
 
@@ -82,6 +88,7 @@ WINDOWING = declare("Windowing", {
     "queue_size": count(10_000, AT_LEAST_ONE, "records queued before new ones are dropped"),
     "interval": number(1.0, POSITIVE, "seconds between the background thread's flushes"),
     "clock": function("the wall clock, () -> seconds since the epoch"),
+    "background": flag(True, "a thread flushes every interval (False: call flush())"),
 })  # fmt: skip
 """Every field of :class:`Windowing`."""
 
@@ -92,13 +99,17 @@ class DriftTests:
     """Which signals each window tests against the baseline, and the samples behind the
     tests: ``signals`` (None: every one the monitor can compute), ``min_samples`` (values
     on each side before a distribution is tested), ``samples`` (each window's reservoir of
-    latencies, top scores, labelled and judged retrievals; at least ``min_samples``). The
+    latencies, top scores, labelled and judged retrievals; at least ``min_samples``),
+    ``baseline`` (how many windows with traffic form the baseline the others are tested
+    against; a baseline from a log of retrievals known to be good is
+    :meth:`Monitor.set_baseline(records) <ranklens.Monitor.set_baseline>`). The
     false-alarm rate and the seed are the monitor's ``stats=Statistics(alpha=..., seed=...)``.
     """
 
     signals: tuple[str, ...] | None = None
     min_samples: int = 30
     samples: int = 2000
+    baseline: int = 1
 
     def __post_init__(self) -> None:
         if self.signals is not None:
@@ -141,13 +152,17 @@ class Windowing:
     window of time waits for late records: ``"30s"``, a ``timedelta`` or seconds),
     ``history`` (closed windows and alerts kept), ``queue_size`` (records queued in the
     request path before new ones are dropped and counted), ``interval`` (seconds between
-    the background thread's flushes) and ``clock`` (``() -> seconds since the epoch``)."""
+    the background thread's flushes), ``clock`` (``() -> seconds since the epoch``) and
+    ``background`` (a thread flushes every ``interval`` and closes the windows that are
+    due; ``False``: no thread, call :meth:`~ranklens.Monitor.flush` yourself, as tests and
+    replays do)."""
 
     lateness: float | str | timedelta = "30s"
     history: int = 672
     queue_size: int = 10_000
     interval: float = 1.0
     clock: Callable[[], float] = field(default=time.time)
+    background: bool = True
 
     def __post_init__(self) -> None:  # the default's text in seconds, as a given one is
         object.__setattr__(self, "lateness", float(WINDOWING.value("lateness", self.lateness)))
@@ -168,6 +183,7 @@ FLAT: dict[str, tuple[str, str]] = {
     "signals": ("drift", "signals"),
     "min_samples": ("drift", "min_samples"),
     "samples": ("drift", "samples"),
+    "baseline": ("drift", "baseline"),
     "judge_rate": ("judge", "rate"),
     "judge_depth": ("judge", "depth"),
     "judge_concurrency": ("judge", "calls.concurrency"),
@@ -178,6 +194,7 @@ FLAT: dict[str, tuple[str, str]] = {
     "queue_size": ("windowing", "queue_size"),
     "interval": ("windowing", "interval"),
     "clock": ("windowing", "clock"),
+    "background": ("windowing", "background"),
 }
 """The Monitor's flat keywords of 0.2: ``name -> (group keyword, field)`` (``calls.x``: the
 field of the judge's :class:`~ranklens.Calling`)."""
@@ -186,6 +203,7 @@ FLAT_OPTIONS = {
     "signals": DRIFT_TESTS["signals"],
     "min_samples": DRIFT_TESTS["min_samples"],
     "samples": DRIFT_TESTS["samples"],
+    "baseline": DRIFT_TESTS["baseline"],
     "judge_rate": MODEL_JUDGE["rate"],
     "judge_depth": MODEL_JUDGE["depth"],
     "judge_concurrency": renamed_option(CALLING["concurrency"], default=4,

@@ -16,8 +16,7 @@ import numbers
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..capture import Hit, Retrieval, key_function
-from ..capture.record_tuple import ERROR, LATENCY, QUERY, QUERY_ID, T0, light_of
+from ..capture import Hit, RecordSlots, Retrieval, key_function, light_of
 from .windows import Event
 
 QUERY_NOT_TEXT = "query not a text"
@@ -126,11 +125,12 @@ class Intake:
         """The event of a Recorder's record tuple."""
         if not isinstance(raw, tuple) or len(raw) < 10:
             raise Rejected("not a ranklens record")
-        t = self._time(raw[T0] + self.offset if _real(raw[T0]) else None)
-        query, qid = self._query(raw[QUERY]), self._query_id(raw[QUERY_ID])
-        latency = self._latency(raw[LATENCY])
-        if raw[ERROR] is not None:
-            return Event(t, query, qid, latency, str(raw[ERROR][0]), [], None)
+        at = RecordSlots
+        t = self._time(raw[at.T0] + self.offset if _real(raw[at.T0]) else None)
+        query, qid = self._query(raw[at.QUERY]), self._query_id(raw[at.QUERY_ID])
+        latency = self._latency(raw[at.LATENCY])
+        if raw[at.ERROR] is not None:
+            return Event(t, query, qid, latency, str(raw[at.ERROR][0]), [], None)
         try:
             light = light_of(raw)
             top = self._score(light[0][1]) if light else None

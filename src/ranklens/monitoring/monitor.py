@@ -7,7 +7,7 @@ the queue every ``interval`` seconds, assigns each to its window by the time the
 retrieval started, and closes a window once the clock has passed its end (plus
 ``lateness`` for retrievals that end after it): then it scores the labelled retrievals,
 lets a model judge grade a sample, compares every signal with the baseline
-(:mod:`.drift`, Holm over the signals), raises an :class:`Alert` (callbacks and a log
+(:mod:`.drift`, Holm over the signals), raises an :class:`~.windows.Alert` (callbacks and a log
 line) when one moved, and hands the window to the exporters. Nothing the monitor does
 can raise into the app: its faults, the callbacks' and the exporters' are counted
 (:meth:`Monitor.status`) and logged once.
@@ -20,6 +20,7 @@ import itertools
 import logging
 import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
@@ -29,11 +30,11 @@ import numpy as np
 
 from ..capture import Recorder, Retrieval
 from ..settings import Statistics
-from .closing import Alert, WindowCloser
+from .drift import compare
 from .groups import DriftTests, ModelJudge, Windowing
 from .intake import BAD_TIME, Intake, Rejected
 from .options import each_record, rule
-from .quality import Estimator, labelled_values, uncalibrated
+from .quality import Estimator, judged_values, labelled_values, uncalibrated
 from .setup import (
     CLOSE,
     FLUSH,
@@ -47,12 +48,21 @@ from .setup import (
     grouped,
     window_of,
 )
-from .windows import Event, Samples, Window, WindowState, windows_frame
+from .windows import (
+    JUDGED,
+    Alert,
+    Event,
+    Samples,
+    Window,
+    WindowState,
+    signals_of,
+    windows_frame,
+)
 
 log = logging.getLogger("ranklens")
 
 
-class Monitor(WindowCloser):
+class Monitor:
     """Watch live retrievals in windows; see the module docstring and docs/monitoring.md.
 
     ``source``: a :class:`~ranklens.Recorder`, an Instrumentation a hook returned, or None
@@ -61,24 +71,25 @@ class Monitor(WindowCloser):
     aligned to the epoch) or an int (windows of that many retrievals). ``labels``: a
     Dataset or qrels: the share of labelled queries, ``metrics`` on the labelled
     retrievals (binary ones counting grades from ``relevance_level``), and (with a corpus)
-    the ids the index should know (``corpus=`` ids otherwise). ``baseline``: how many
-    windows with traffic form the baseline (or retrievals: a baseline read from a log).
+    the ids the index should know (``corpus=`` ids otherwise).
     ``stats``: a :class:`~ranklens.Statistics` whose ``alpha`` is the family-wise
     false-alarm rate per window over its signals (default 0.001) and ``seed`` the
-    sampling seed. ``drift``: a :class:`~.groups.DriftTests` (the signals tested, the
-    samples behind the tests). ``judge``: a :class:`~.groups.ModelJudge` (or its
+    sampling seed. ``drift``: a :class:`~.groups.DriftTests` (the signals tested, how many
+    windows with traffic form the baseline, the samples behind the tests; a baseline from
+    a log of retrievals: :meth:`set_baseline`). ``judge``: a :class:`~.groups.ModelJudge` (or its
     ``(query, passage) -> grade`` callable) grading the top hits of a sample of
-    retrievals. ``windowing``: a :class:`~.groups.Windowing` (lateness, history, queue
-    size, flush interval, clock). ``on_alert``: callables taking an :class:`Alert`.
+    retrievals. ``windowing``: a :class:`~.groups.Windowing` (a background thread or
+    :meth:`flush` by hand, lateness, history, queue size, flush interval, clock;
+    ``Windowing(background=False)``: no thread, call :meth:`flush` yourself, as tests and
+    replays do). ``on_alert``: callables taking an :class:`~.windows.Alert`.
     ``exporters``: objects with ``export(window, monitor)`` (and optionally
-    ``observe(event)``, ``close()``), or callables ``f(window)``. ``background=False``: no
-    thread; call :meth:`flush` yourself (tests, replays).
+    ``observe(event)``, ``close()``), or callables ``f(window)``.
 
     The flat keywords of 0.2 (``alpha=``, ``seed=``, ``signals=``, ``min_samples=``,
-    ``samples=``, ``judge_rate=``, ``judge_depth=``, ``judge_concurrency=``,
+    ``samples=``, ``baseline=``, ``judge_rate=``, ``judge_depth=``, ``judge_concurrency=``,
     ``judge_timeout=``, ``estimator=``, ``lateness=``, ``history=``, ``queue_size=``,
-    ``interval=``, ``clock=``) still work for one release, with a ``DeprecationWarning``
-    showing the new spelling; one beside its group's object is a
+    ``interval=``, ``clock=``, ``background=``) still work for one release, with a
+    ``DeprecationWarning`` showing the new spelling; one beside its group's object is a
     :class:`~ranklens.declared.ParameterError` naming both.
 
     Every parameter is declared in :data:`~.setup.MONITOR` and checked when the monitor is
@@ -100,19 +111,17 @@ class Monitor(WindowCloser):
         key: Any = None,
         match: str = "auto",
         relevance_level: int = 1,
-        baseline: int | Iterable[Retrieval] = 1,
         stats: Statistics | None = None,
         drift: DriftTests | None = None,
         judge: ModelJudge | Callable[..., Any] | None = None,
         windowing: Windowing | None = None,
         on_alert: Callable[[Alert], Any] | Sequence[Callable[[Alert], Any]] = (),
         exporters: Sequence[Any] = (),
-        background: bool = True,
         name: str = "ranklens",
         **flat: Any,
     ):
         self.name = name
-        self.stats, self.drift, self.judge, self.windowing = grouped(
+        self.stats, self.drift, self.judge, self.windowing, logged = grouped(
             stats, drift, judge, windowing, flat
         )
         if source is None:
@@ -145,30 +154,28 @@ class Monitor(WindowCloser):
         self._queue_size = self.windowing.queue_size
         self._drops = itertools.count()
         self._lock = threading.RLock()
-        self._closed_now = []
+        self._closed_now: list[Window] = []
         self._open: dict[int, WindowState] = {}
         now = self.clock()
         self._next = 0 if self.count else int(now // self._span)
-        self.windows = deque(maxlen=self.windowing.history)
-        self.alerts = deque(maxlen=self.windowing.history)
+        self.windows: deque[Window] = deque(maxlen=self.windowing.history)
+        self.alerts: deque[Alert] = deque(maxlen=self.windowing.history)
         self.counters = dict.fromkeys(
             ("retrievals", "late", "skewed", "windows", "alerts", "alert_failures",
              "internal_errors", "skipped_windows", "rejected"), 0,
         )  # fmt: skip
         self.rejected: dict[str, int] = {}
-        self.export_failures = {}
-        self._warned = set()
-        self._baseline_parts = []
-        self._baseline_windows = 0
-        self.baseline = None
-        if isinstance(baseline, int):
-            self._baseline_windows = baseline
-        else:
-            self.set_baseline(baseline)
+        self.export_failures: dict[str, int] = {}
+        self._warned: set[str] = set()
+        self._baseline_parts: list[Samples] = []
+        self.baseline: Samples | None = None
+        self._baseline_windows = self.drift.baseline
+        if logged is not None:  # the deprecated Monitor(baseline=records)
+            self.set_baseline(logged)
         self._unsubscribe = rec.subscribe(self._offer)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        if background:
+        if self.windowing.background:
             self._thread = threading.Thread(
                 target=self._run, args=(self.windowing.interval,),
                 name=f"ranklens-monitor-{name}", daemon=True,
@@ -310,6 +317,110 @@ class Monitor(WindowCloser):
         return WindowState(idx, idx * self._span, (idx + 1) * self._span, 0, self._rng)
 
     # ------------------------------------------------------------ closing a window
+    def _fault(self, what: str, exc: BaseException, counter: str = "internal_errors") -> None:
+        self.counters[counter] = self.counters.get(counter, 0) + 1
+        if what not in self._warned:
+            self._warned.add(what)
+            log.warning("ranklens Monitor %r: %s failed (%s: %s); counted, the app goes on",
+                        self.name, what, type(exc).__name__, exc)  # fmt: skip
+
+    def _close(self, st: WindowState, partial: bool = False) -> Window:
+        counts = dict(st.counts)
+        lat, scores = st.latency_ms.array(), st.top_score.array()
+        values: dict[str, np.ndarray] = {}
+        metrics: dict[str, float] = {}
+        if self.labels is not None and self.labels.metrics:
+            items = st.labelled.items
+            counts["labelled_scored"] = len(items)
+            if items:
+                try:
+                    values.update(
+                        labelled_values(
+                            self.labels.qrels, items, self.labels.metrics, self.relevance_level
+                        )
+                    )
+                except Exception as exc:
+                    self._fault("scoring the labelled retrievals", exc)
+            metrics = {m: float(values[m].mean()) if m in values else math.nan
+                       for m in self.labels.metrics}  # fmt: skip
+        judged = (self._judge(self.judge, st, values)
+                  if self.judge is not None and st.judge.items else None)  # fmt: skip
+        start = st.start if st.start is not None else st.first_time
+        end = st.end if st.end is not None else st.last_time
+        sig = signals_of(counts, lat, scores, {JUDGED: values[JUDGED]} if JUDGED in values else {})
+        w = Window(st.index, start, end, counts, sig, dict(st.error_types), metrics=metrics,
+                   partial=partial, judged=judged)  # fmt: skip
+        w.samples = Samples(counts, lat, scores, values)
+        if self.baseline is not None:
+            w.role = "tested"
+            w.drift = compare(w.samples, self.baseline, self.signals, self.stats.alpha,
+                              self.drift.min_samples)  # fmt: skip
+        elif counts["retrievals"] and self._baseline_windows:
+            w.role = "baseline"
+            self._baseline_parts.append(w.samples)
+            if len(self._baseline_parts) >= self._baseline_windows:
+                self.baseline = Samples.pooled(self._baseline_parts)
+                self._baseline_parts = []
+        w.samples = None
+        w.label = (f"{_clock_text(start)}-{_clock_text(end)}" if self.size
+                   else f"{self.counters['windows'] + 1}")  # fmt: skip
+        self.windows.append(w)
+        self._closed_now.append(w)
+        self.counters["windows"] += 1
+        if w.alert:
+            self._raise(w)
+        for exp in self.exporters:
+            try:
+                exp.export(w, self) if hasattr(exp, "export") else exp(w)
+            except Exception as exc:
+                self._export_fault(exp, exc)
+        return w
+
+    def _judge(self, judge: ModelJudge, st: WindowState,
+               values: dict[str, np.ndarray]) -> dict[str, float] | None:  # fmt: skip
+        try:
+            j, h, failed = judged_values(
+                judge.judge, st.judge.items, self.labels.graded if self.labels else None,
+                relevance_level=self.relevance_level, calls=judge.calls,
+            )  # fmt: skip
+        except Exception as exc:
+            self._fault("the model judge", exc)
+            return None
+        ok = ~np.isnan(j)
+        both = ok & ~np.isnan(h)
+        values[JUDGED] = j[ok]
+        try:
+            est, lo, hi = self.estimator(j[ok], j[both], h[both])
+        except Exception as exc:
+            self._fault("the estimator", exc)
+            est = lo = hi = math.nan
+        return {"estimate": float(est), "low": float(lo), "high": float(hi),
+                "judged": int(ok.sum()), "labelled": int(both.sum()), "failed": failed}  # fmt: skip
+
+    def _raise(self, w: Window) -> None:
+        drifted = w.drifted
+        message = (
+            f"ranklens Monitor {self.name!r}: drift in window {w.label} ({w.retrievals} "
+            "retrievals): " + "; ".join(d.describe() for d in drifted)
+        )
+        alert = Alert(self.name, w, drifted, message)
+        self.alerts.append(alert)
+        self.counters["alerts"] += 1
+        log.warning(message)
+        for fn in self.on_alert:
+            try:
+                fn(alert)
+            except Exception as exc:
+                self._fault("an alert callback", exc, "alert_failures")
+
+    def _export_fault(self, exp: Any, exc: BaseException) -> None:
+        name = getattr(exp, "name", None) or type(exp).__name__
+        self.export_failures[name] = self.export_failures.get(name, 0) + 1
+        if name not in self._warned:
+            self._warned.add(name)
+            log.warning("ranklens Monitor %r: exporter %s failed (%s: %s); counted, the app "
+                        "goes on", self.name, name, type(exc).__name__, exc)  # fmt: skip
+
     @SET_BASELINE.checks
     def set_baseline(self, source: int | Iterable[Retrieval] = 1) -> None:
         """Start a new baseline: the next ``source`` windows with traffic (after an
@@ -435,3 +546,7 @@ for _table, _method in (
     (CLOSE, Monitor.close),
 ):
     _table.target = _method
+
+
+def _clock_text(t: float) -> str:
+    return time.strftime("%H:%M", time.localtime(t)) if math.isfinite(t) else "?"

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..comparison.stats import bootstrap_interval, randomization
+from ..comparison import stats as stat_tests
 from ..declared import STATISTICS, UnknownParameterError, data, declare, renamed_option
 from ..errors import InputError, closest
 from ..escape import terminal
@@ -249,8 +249,8 @@ def interleaving_result(
     if n == 0:
         return InterleavingResult(method, names, len(imps), 0, 0, 0, 0, math.nan, math.nan,
                                   1.0, (math.nan, math.nan), alpha, o)  # fmt: skip
-    p = float(randomization(o, n_resamples, seed)[0])
-    lo, hi = bootstrap_interval(o, confidence, n_resamples, seed)
+    p = float(stat_tests.randomization(o, n_resamples, seed)[0])
+    lo, hi = stat_tests.bootstrap_interval(o, confidence, n_resamples, seed)
     delta = (wins + ties / 2) / n - 0.5
     return InterleavingResult(method, names, len(imps), n, wins, losses, ties, float(o.mean()),
                               delta, p, (float(lo[0]), float(hi[0])), alpha, o)  # fmt: skip

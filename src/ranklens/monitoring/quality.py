@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..comparison.stats import t_interval
+from ..comparison import stats
 from ..evaluation import evaluate
 from ..model import Run
 from ..settings import Calling
@@ -123,5 +123,5 @@ def uncalibrated(
     correction of the judge's bias: pass ``estimator=`` for one)."""
     if len(judged) == 0:
         return math.nan, math.nan, math.nan
-    lo, hi = t_interval(judged)
+    lo, hi = stats.t_interval(judged)
     return float(judged.mean()), float(lo[0]), float(hi[0])

@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..capture.matching import label_matcher
+from ..capture import label_matcher
 from ..declared import (
     AT_LEAST_ONE,
     STATISTICS,
@@ -61,21 +61,18 @@ MONITOR = declare("Monitor", {
     "key": key(None, "which hit field names a document (None: the recorder's)", none=True),
     "match": choice("auto", ("auto", "id", "text"), "how a live query finds its labels"),
     "relevance_level": count(1, AT_LEAST_ONE, "the least grade that counts as relevant"),
-    "baseline": count(1, AT_LEAST_ONE, "windows with traffic that form the baseline",
-                      also=RECORDS),
     "stats": group(MONITOR_STATS, (Statistics,), "a ranklens.Statistics", "alpha: false-alarm "
                    "rate per window over its signals (Holm); seed: the sampling seed",
                    none=True),
-    "drift": group(DriftTests(), (DriftTests,), "a ranklens.DriftTests", "the signals tested "
-                   "and the samples behind the tests", none=True),
+    "drift": group(DriftTests(), (DriftTests,), "a ranklens.DriftTests", "the signals tested, "
+                   "the baseline windows and the samples behind the tests", none=True),
     "judge": group(None, (ModelJudge,), "a ranklens.ModelJudge", "a model judge grading a "
                    "sample of retrievals (a callable: ModelJudge(callable))", none=True,
                    callables=True),
-    "windowing": group(Windowing(), (Windowing,), "a ranklens.Windowing", "lateness, history, "
-                       "queue size, flush interval and clock", none=True),
+    "windowing": group(Windowing(), (Windowing,), "a ranklens.Windowing", "background thread, "
+                       "lateness, history, queue size, flush interval and clock", none=True),
     "on_alert": callables((), "callables taking an Alert"),
     "exporters": exporters((), "where closed windows go (OTel, Prometheus, MLflow, f(window))"),
-    "background": flag(True, "a thread flushes every interval (False: call flush())"),
     "name": text("ranklens", "the monitor's name in logs and exported metrics"),
     # the flat keywords of 0.2, still checked (deprecated: each says its new spelling)
     "alpha": renamed_option(STATISTICS["alpha"], default=0.001, description="deprecated: "
@@ -84,6 +81,8 @@ MONITOR = declare("Monitor", {
                            "stats=Statistics(seed=...)"),
     **{name: renamed_option(option, description=f"deprecated: {_new_spelling(name)}")
        for name, option in FLAT_OPTIONS.items()},
+    "baseline": count(1, AT_LEAST_ONE, f"deprecated: {_new_spelling('baseline')}, or "
+                      "monitor.set_baseline(records)", also=RECORDS),
 })  # fmt: skip
 """Every parameter of :class:`~ranklens.Monitor`."""
 
@@ -121,12 +120,20 @@ def grouped(
     judge: ModelJudge | Callable[..., Any] | None,
     windowing: Windowing | None,
     flat: Mapping[str, Any],
-) -> tuple[Statistics, DriftTests, ModelJudge | None, Windowing]:
+) -> tuple[Statistics, DriftTests, ModelJudge | None, Windowing, Any]:
     """The Monitor's settings groups: each given object (or its default) with the
     deprecated flat keywords of ``flat`` applied (:func:`~.groups.regrouped`, the warning
     pointed at the line that made the Monitor); a judge given as its callable is its
-    :class:`~.groups.ModelJudge`."""
+    :class:`~.groups.ModelJudge`. Last, the retrievals of a deprecated
+    ``baseline=records`` (None without), which the Monitor reads as
+    :meth:`~ranklens.Monitor.set_baseline` does."""
     given = flat_keywords(flat)
+    records = None
+    if "baseline" in given and not isinstance(given["baseline"], int):
+        records = given.pop("baseline")
+        warnings.warn("Monitor(baseline=records) is deprecated: write monitor = "
+                      "ranklens.Monitor(...); monitor.set_baseline(records)",
+                      DeprecationWarning, stacklevel=outside_stacklevel())  # fmt: skip
 
     def group_of(attribute: str, obj: G | None, default: G) -> G:
         return regrouped("Monitor", attribute, obj, given, default)
@@ -145,6 +152,7 @@ def grouped(
         group_of("drift", drift, DriftTests()),
         model,
         group_of("windowing", windowing, Windowing()),
+        records,
     )
 
 

@@ -311,3 +311,34 @@ def signals_of(counts: dict[str, int], latency: np.ndarray, scores: np.ndarray,
     for name, v in values.items():
         out[name] = float(v.mean()) if len(v) else math.nan
     return out
+
+
+@dataclass
+class Alert:
+    """Signals of one window that moved away from the baseline: ``monitor`` (the monitor's
+    name), ``window`` (its :class:`~.windows.Window`), ``drifted`` (its drifted
+    :class:`~.windows.Drift` records, most significant first) and ``message``, the log line.
+    :meth:`to_dict` is JSON-ready; :meth:`to_pandas` has a row per drifted signal."""
+
+    monitor: str
+    window: Window
+    drifted: list[Drift]
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The alert, JSON-ready: its window as :meth:`Window.to_dict` gives it."""
+        return {
+            "monitor": self.monitor,
+            "window": self.window.to_dict(),
+            "drifted": [d.to_dict() for d in self.drifted],
+            "message": self.message,
+        }
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame``, one row per drifted signal: the monitor, the window's
+        label, start and end, and the drift test's fields."""
+        import pandas as pd
+
+        head = {"monitor": self.monitor, "window": self.window.label,
+                "start": self.window.start, "end": self.window.end}  # fmt: skip
+        return pd.DataFrame([{**head, **d.to_dict()} for d in self.drifted])
