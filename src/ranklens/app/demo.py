@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from .demo_freshness import freshness_section
 from .demo_nolabels import nolabels_section
 from .demo_spans import spans_section
+from .demo_stages import stages_section
 
 DEMO_METRICS = ["ndcg@10", "recall@10", "mrr@10", "P@5", "map"]
 BASELINE = "llamaindex-bm25"
@@ -135,6 +136,7 @@ def run_demo(
     out.write(_targets_section(dataset, results, baseline))
     out.write(_fusion_section(dataset, results, baseline))
     out.write(_sweep_section(dataset, retrievers))
+    out.write(stages_section(dataset, retrievers, baseline, folder))
     out.write(_holes_section(dataset, results, folder))
     out.write(spans_section())
     out.write(freshness_section())
@@ -154,6 +156,7 @@ def run_demo(
         "  ranklens gate QRELS RUN --baseline base.json -m ndcg@10 --margin 0.02   # CI\n"
         "  ranklens tune-fusion QRELS RUN_A RUN_B -m ndcg@10 --norm min-max   # hybrid\n"
         "  ranklens sweep CONFIG.toml       # a grid of configurations, chosen honestly\n"
+        "  ranklens stages QRELS --stage bm25=A --stage rerank=B   # where evidence is lost\n"
         "  ranklens pool QRELS RUN_A RUN_B --depth 10 -o pool.jsonl   # unjudged, to judge\n"
         "  ranklens synthesize CORPUS -o testset/ && ranklens check testset/   # no labels yet\n"
         "  ranklens estimate DATASET RUN_A RUN_B --judge mod:fn --human human.qrels  # PPI\n"
