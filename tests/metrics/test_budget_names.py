@@ -94,3 +94,17 @@ def test_the_budget_dataclass_refuses_what_a_name_cannot_say():
         Budget(10, "words")
     with pytest.raises(InputError, match="whole number"):
         Budget(1.5, "char")  # type: ignore[arg-type]
+
+
+def test_explain_gives_the_budgets_formula_and_computes_it_on_the_example():
+    from ranklens.app.explain import budget_lines, explain, format_explanation
+
+    assert budget_lines("recall@10") == []
+    text = "\n".join(budget_lines("ndcg(straddle=include)@2000characters"))
+    assert "ndcg(straddle=include)@2000char is ndcg" in text
+    assert "c_q = max { c : s_1 + ... + s_c <= 2000 }" in text and "c_q + 1" in text
+    ex = explain("recall@20tok")
+    shown = format_explanation(ex, example=True)
+    assert "fit a context of 20 tokens" in shown
+    # the example's budget cuts some list before its end: a different number from recall
+    assert ex.baseline_value != explain("recall@1000").baseline_value

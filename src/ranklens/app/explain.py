@@ -18,6 +18,7 @@ from ..evaluation import evaluate, tie_bounds
 from ..io import coerce_qrels, coerce_run
 from ..judging import Convention, get_convention
 from ..metrics import FAMILIES, fmt_value, parse_metric
+from ..metrics.params import STRADDLE
 from ..model import Qrels, QrelsLike, Run, RunLike
 
 # The tricky case of the reference notes: exact score ties, a negative label, a duplicate
@@ -45,6 +46,15 @@ EXAMPLE_RUN: dict[str, list[tuple[str, float]]] = {
     "q4": [("g1", 0.9), ("g1", 0.8), ("g3", 0.7), ("g2", 0.6)],
     "q6": [("x1", 0.5)],
 }
+
+# each document's text in the example, for budget metrics (recall@20tok): lengths differ so
+# that a budget cuts each list at a different rank
+_LENGTHS = (3, 9, 5, 14, 2, 7, 11, 4)
+EXAMPLE_TEXTS: dict[str, str] = {
+    doc: " ".join([f"{doc}:"] + ["word"] * _LENGTHS[i % len(_LENGTHS)])
+    for i, doc in enumerate(sorted({d for q in EXAMPLE_QRELS.values() for d in q}
+                                   | {d for q in EXAMPLE_RUN.values() for d, _ in q}))
+}  # fmt: skip
 
 
 @dataclass
@@ -84,7 +94,8 @@ def explain(
     """Compute ``metric`` under each convention and attribute each difference from the first
     (baseline) convention to the switches that cause it. Without qrels and run, the built-in
     tricky example is used."""
-    parse_metric(metric)
+    if parse_metric(metric).budget is not None and qrels is None and "texts" not in options:
+        options = {**options, "texts": EXAMPLE_TEXTS}  # the example's documents' sizes
     Q = coerce_qrels(EXAMPLE_QRELS if qrels is None else qrels)
     R = coerce_run(EXAMPLE_RUN if run is None else run)
     convs = [get_convention(c) for c in conventions]
@@ -189,8 +200,57 @@ def format_explanation(ex: Explanation, example: bool) -> str:
         "Each line under a convention is one of its switches applied alone to the "
         "baseline; switches that leave the number unchanged here are not shown."
     )
+    lines += budget_lines(ex.metric)
     lines += parameter_lines(ex.metric)
     return "\n".join(lines) + "\n"
+
+
+def budget_lines(metric: str) -> list[str]:
+    """For a metric at a context budget, what the budget means: the cutoff's formula, the
+    sizes it reads and what the straddling chunk counts for (nothing for other metrics).
+
+    >>> for line in budget_lines("recall@1024tok"):  # doctest: +ELLIPSIS
+    ...     print(line)
+    <BLANKLINE>
+    recall@1024tok is recall at each query's own cutoff c_q, the number of leading chunks
+    that fit a context of 1024 tokens:
+        c_q = max { c : s_1 + ... + s_c <= 1024 }
+    ...
+    """
+    mt = parse_metric(metric)
+    b = mt.budget
+    if b is None:
+        return []
+    size = (
+        "its characters (the run's chunk lengths, the chunk's text, or texts={doc id: text})"
+        if b.unit == "char"
+        else "its tokens under budget_tokenizer (default: the span judging's tokenizer when "
+        "given, else 'words'), counted on the chunk's text or texts={doc id: text}"
+    )
+    straddle = {
+        "exclude": "the chunk straddling the budget's end is left out (straddle=exclude)",
+        "include": "the chunk straddling the budget's end is read whole (straddle=include: "
+        "c_q + 1 when it exists)",
+        "partial": f"the straddling chunk's first {b.amount} - (s_1 + ... + s_c) {b.words} "
+        "are read, and the evidence in them counted exactly (straddle=partial)",
+    }[mt.straddle]
+    lines = [
+        "",
+        *textwrap.wrap(
+            f"{mt.canonical()} is {mt.family} at each query's own cutoff c_q, the number of "
+            f"leading chunks that fit a context of {b.amount} {b.words}:",
+            88,
+        ),
+        f"    c_q = max {{ c : s_1 + ... + s_c <= {b.amount} }}",
+    ]
+    lines += textwrap.wrap(
+        f"with s_r the size of the chunk at rank r: {size}; {straddle}. A query whose first "
+        f"chunk is larger than the budget scores 0 at it, and the notes count it.",
+        88,
+    )
+    lines += textwrap.wrap(STRADDLE.summary("straddle"), 88, initial_indent="  ",
+                           subsequent_indent="     ")  # fmt: skip
+    return lines
 
 
 def parameter_lines(metric: str) -> list[str]:
