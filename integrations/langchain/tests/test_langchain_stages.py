@@ -370,6 +370,81 @@ def test_the_staged_run_is_judged_per_stage(parts):
     assert counts["filtered"] + counts["cut by rank"] == dropped
 
 
+# ------------------------------------------------------------------ BM25 only (no torch)
+def bm25_parts():
+    """An ensemble of two BM25 retrievers under a compression pipeline (cut, reorder)."""
+    a = BM25sRetriever.from_documents(corpus(), k=6)
+    b = BM25sRetriever.from_documents(corpus(), k=4, stopwords=None)
+    ensemble = EnsembleRetriever(retrievers=[a, b], weights=[0.7, 0.3])
+    cut, reorder = TopK(k=3), LongContextReorder()
+    pipeline = ContextualCompressionRetriever(
+        base_retriever=ensemble,
+        base_compressor=DocumentCompressorPipeline(transformers=[cut, reorder]),
+    )
+    return a, b, ensemble, cut, reorder, pipeline
+
+
+@pytest.mark.parametrize("mode", ["batch", "abatch", "instrument"])
+def test_live_bm25_pipeline_stages_equal_direct_calls(mode):
+    from ranklens_langchain import instrument
+
+    a, b, ensemble, cut, reorder, pipeline = bm25_parts()
+    watched = observe(pipeline)
+    items = list(QUERIES.items())
+    texts = [t for _, t in items]
+    if mode == "instrument":
+        configs = [{"metadata": {"query_id": q}, "max_concurrency": 3} for q, _ in items]
+        with instrument(ranklens.Recorder(), stages=True) as rec:
+            watched.batch(texts, configs)
+    else:
+        cls = RanklensCallbackHandler if mode == "batch" else AsyncRanklensCallbackHandler
+        handler = cls(stages=True)
+        configs = [{"callbacks": [handler], "metadata": {"query_id": q}, "max_concurrency": 3}
+                   for q, _ in items]  # fmt: skip
+        if mode == "batch":
+            watched.batch(texts, configs)
+        else:
+            asyncio.run(watched.abatch(texts, configs))
+        rec = handler.recorder
+    assert rec.total == len(items) and rec.errors == 0
+    for r in rec.records():
+        first, second = a.invoke(r.query), b.invoke(r.query)
+        fused = ensemble.weighted_reciprocal_rank([first, second])
+        kept = cut.compress_documents(fused, r.query)
+        final = reorder.transform_documents(kept)
+        want = [first, second, fused, kept, final, final]
+        got = [(s.name, s.kind, s.doc_ids) for s in r.stages]
+        assert got == [
+            (n, k, [d.id for d in w])
+            for n, k, w in zip(
+                ["BM25sRetriever", "BM25sRetriever_2", "EnsembleRetriever", "TopK",
+                 "LongContextReorder", "ContextualCompressionRetriever"],
+                ["retriever", "retriever", "fusion", "compressor", "transformer", "postprocessor"],
+                want,
+            )
+        ]  # fmt: skip
+        assert r.stages[0].scores == [d.metadata["score"] for d in first]
+        assert r.stages[2].scores == [None] * len(fused)
+        assert r.doc_ids == [d.id for d in final]
+    assert rec.staged().names[0] == "BM25sRetriever"
+    offline = run(pipeline, QUERIES, calls=QUIET)  # the runner: the same stages
+    live = {r.query_id: [(s.name, s.doc_ids, s.scores) for s in r.stages] for r in rec.records()}
+    assert {
+        r.query_id: [(s.name, s.doc_ids, s.scores) for s in r.stages] for r in offline.records
+    } == live
+
+
+def test_stage_options_are_checked():
+    from ranklens.declared import ParameterError
+
+    with pytest.raises(ParameterError, match="names"):
+        RanklensCallbackHandler(stages=True, names={"BM25sRetriever": 3})
+    with pytest.raises(ParameterError, match="stages"):
+        RanklensCallbackHandler(stages="yes")
+    with pytest.raises(ParameterError, match="names"):
+        run(BM25sRetriever.from_documents(corpus()), QUERIES, names=["bm25"], calls=QUIET)
+
+
 # ------------------------------------------------------------------ what callbacks cannot see
 def bm25_pipeline(*steps: Any, k: int = 5) -> ContextualCompressionRetriever:
     return ContextualCompressionRetriever(
@@ -423,7 +498,8 @@ def test_a_failing_step_fails_the_query_with_the_stage_named():
     assert r.stages[2].error == {"type": "TimeoutError", "message": "reranker timed out"}
     assert r.stages[1].error is None and len(r.stages[1].doc_ids) == 3
     assert handler._open == {} and handler._trees == {}  # nothing left in flight
-    offline = run(pipeline, {"q": "cat", "q2": "dogs"}, calls=QUIET)
+    with pytest.warns(ranklens.errors.RunFailuresWarning, match="reranker timed out"):
+        offline = run(pipeline, {"q": "cat", "q2": "dogs"}, calls=QUIET)
     assert len(offline.failed) == 2
     assert "reranker timed out" in offline.failed[0].error["message"]
 

@@ -40,7 +40,7 @@ from ranklens.capture import Instrumentation, LightHit, Recorder, recorder_or_ne
 from ranklens.declared import data, declare, flag, mapping, text
 
 from .adapter import SCORE_KEYS, to_light
-from .stages import StageTree, recorded_stages, warn_unseen
+from .stages import StageTree, as_is, recorded_stages, warn_unseen
 
 
 def _later(needs: frozenset[str]) -> Any:
@@ -203,9 +203,10 @@ class RanklensCallbackHandler(BaseCallbackHandler):
         for run in tree.run_ids:
             self._trees.pop(run, None)
         warn_unseen(tree, self._warned)
-        stages = recorded_stages(tree.stages(documents, error), rec.needs, to_light)
+        stages = recorded_stages(tree.stages(documents, error), rec.needs, to_light, True)
         rec.record(query, (), query_id=qid, latency_ms=latency, error=error, trace_id=trace,
-                   parent_trace_id=parent, source=name, stages=stages)  # fmt: skip
+                   parent_trace_id=parent, source=name, convert=as_is,
+                   stages=stages)  # fmt: skip
 
 
 class AsyncRanklensCallbackHandler(AsyncCallbackHandler):

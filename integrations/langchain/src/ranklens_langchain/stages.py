@@ -47,7 +47,7 @@ from langchain_core.callbacks import (
 from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
 from pydantic import ConfigDict
 
-from ranklens.capture import Converter, Hit, Stage
+from ranklens.capture import Converter, Hit, LightHit, Stage
 from ranklens.errors import InputError
 
 KIND_KEY = "ranklens_kind"
@@ -198,12 +198,17 @@ def _kind_of(node: _Run) -> str:
 
 
 def recorded_stages(
-    collected: Sequence[CollectedStage], needs: frozenset[str], convert: Converter
+    collected: Sequence[CollectedStage],
+    needs: frozenset[str],
+    convert: Converter,
+    light_hits: bool = False,
 ) -> list[Stage]:
     """The core's :class:`~ranklens.capture.Stage` records of collected stages, each hit
     read from its Document by ``convert`` (the package's ``to_light``) with ``needs``; a
     fusion stage's scores dropped (its Documents carry their child stages' scores). The
-    runner or the recorder maps the hits with its ``key``."""
+    runner or the recorder maps the hits with its ``key``. ``light_hits``: the hits as
+    light tuples (for ``Recorder.record`` with :func:`as_is`), else
+    :class:`~ranklens.Hit` objects (the runner's)."""
     out = []
     for c in collected:
         light = [convert(d, needs) for d in c.documents]
@@ -211,9 +216,14 @@ def recorded_stages(
             light = [(t[0], None, *t[2:]) for t in light]
         error = None if c.error is None else {"type": type(c.error).__name__,
                                               "message": str(c.error)[:500]}  # fmt: skip
-        out.append(Stage(c.name, hits=[Hit.from_light(t) for t in light],
-                         latency_ms=c.latency_ms, error=error, kind=c.kind))  # fmt: skip
+        hits = light if light_hits else [Hit.from_light(t) for t in light]
+        out.append(Stage(c.name, hits=hits, latency_ms=c.latency_ms, error=error, kind=c.kind))
     return out
+
+
+def as_is(light: LightHit, needs: frozenset[str]) -> LightHit:
+    """The converter of hits that are light tuples already."""
+    return light
 
 
 class StageCollector(BaseCallbackHandler):
