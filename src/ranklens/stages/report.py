@@ -37,7 +37,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -45,14 +45,36 @@ from ..declared import AT_LEAST_ONE, Range, count, data, declare, flag, text
 from ..escape import html as esc
 from ..escape import markdown as md
 from ..escape import terminal as term
-from ..judging.stages import FATES
+from ..judging.stages import FATES, Attribution
 from ..render import svg
 from ..render.html import styled
 from ..render.table_cells import fmt, fmt_p
+from ..settings import Statistics
 from ..text import clip
 
-if TYPE_CHECKING:
-    from .evaluate import StageEvaluation
+
+class StageResult(Protocol):
+    """What the renderers read of a :class:`~ranklens.stages.StageEvaluation` (named here
+    so that this module need not import the one whose methods call it)."""
+
+    name: str
+    stages: tuple[str, ...]
+    evaluations: dict[str, Any]
+    attribution: Attribution
+    losses: tuple[Any, ...]
+    latency: dict[str, dict[str, float]]
+    counts: dict[str, dict[str, int]]
+    budget: str | None
+    straddle: str
+    stats: Statistics
+
+    @property
+    def metrics(self) -> list[str]: ...
+
+    def table_rows(self) -> list[dict[str, Any]]: ...
+
+    def query(self, query_id: str) -> list[dict[str, Any]]: ...
+
 
 DIGITS = count(4, Range(1, 10), "decimals of the values shown")
 EVALUATION = data("a StageEvaluation (ranklens.evaluate_stages)")
@@ -105,7 +127,7 @@ class Step:
     added: float
 
 
-def waterfall(ev: StageEvaluation) -> list[Step]:
+def waterfall(ev: StageResult) -> list[Step]:
     """The waterfall's columns (see the module docstring): one per stage, and the context
     with a budget. Shares are means over the queries with a relevant unit of per-query
     shares, so ``held`` equals the stage table's and the losses' ``held_before/after``."""
@@ -142,21 +164,21 @@ def waterfall(ev: StageEvaluation) -> list[Step]:
 
 
 # ---------------------------------------------------------------------------- the numbers
-def _fates_shown(ev: StageEvaluation) -> list[str]:
+def _fates_shown(ev: StageResult) -> list[str]:
     """The fate columns of the stage table: every loss, "outside the budget" with a budget."""
     return [f for f in FATES if f != "found" and (ev.budget or f != "outside the budget")]
 
 
-def _has_latency(ev: StageEvaluation) -> bool:
+def _has_latency(ev: StageResult) -> bool:
     return any(ev.latency.get(s) for s in ev.stages)
 
 
-def _stage_header(ev: StageEvaluation) -> list[str]:
+def _stage_header(ev: StageResult) -> list[str]:
     head = ["stage", *ev.metrics, "held", *_fates_shown(ev), "added"]
     return head + (["p50 ms", "p95 ms"] if _has_latency(ev) else [])
 
 
-def _stage_cells(ev: StageEvaluation, digits: int) -> list[list[str]]:
+def _stage_cells(ev: StageResult, digits: int) -> list[list[str]]:
     """The stage table's cells (user text raw: each renderer escapes it)."""
     rows = []
     latency = _has_latency(ev)
@@ -178,7 +200,7 @@ LOSS_HEADER = ["transition", "held before", "held after", "Δ", "interval", "p",
                "units lost", "added", "queries"]  # fmt: skip
 
 
-def _loss_cells(ev: StageEvaluation, digits: int) -> list[list[str]]:
+def _loss_cells(ev: StageResult, digits: int) -> list[list[str]]:
     return [
         [f"{loss.before} → {loss.stage}", fmt(loss.held_before, digits),
          fmt(loss.held_after, digits), f"{loss.delta:+.{digits}f}",
@@ -188,7 +210,7 @@ def _loss_cells(ev: StageEvaluation, digits: int) -> list[list[str]]:
     ]  # fmt: skip
 
 
-def _notes(ev: StageEvaluation) -> list[str]:
+def _notes(ev: StageResult) -> list[str]:
     """The lines under the tables: what the columns mean and what was counted."""
     q = ev.counts.get("queries", {})
     total, without = q.get("total", len(ev.attribution.query_ids)), q.get("without relevant", 0)
@@ -224,7 +246,7 @@ def _notes(ev: StageEvaluation) -> list[str]:
 
 # ---------------------------------------------------------------------------- terminal
 @TERMINAL.checks
-def terminal(ev: StageEvaluation, digits: int = 4, color: bool | None = None) -> str:
+def terminal(ev: StageResult, digits: int = 4, color: bool | None = None) -> str:
     """The stage table and the losses as text (rich tables; colours only when ``color``,
     by default when standard output is a terminal)."""
     from rich.console import Console
@@ -273,7 +295,7 @@ def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 @MARKDOWN.checks
-def markdown(ev: StageEvaluation, digits: int = 4) -> str:
+def markdown(ev: StageResult, digits: int = 4) -> str:
     """The stage table, the losses and the notes as Markdown (every cell escaped)."""
     chain = " → ".join(md(s) for s in ev.stages) + (f" → {CONTEXT}" if ev.budget else "")
     lines = [f"**{md(ev.name)}**: {chain}", ""]
@@ -290,7 +312,7 @@ def _rank(r: int | None) -> str:
 
 
 @QUERY.checks
-def query_text(ev: StageEvaluation, query_id: str) -> str:
+def query_text(ev: StageResult, query_id: str) -> str:
     """One query's drill-down as text: each relevant unit's rank at every stage and its
     fate (:meth:`StageEvaluation.query`), a line each."""
     units = ev.query(query_id)
@@ -308,7 +330,7 @@ PLOT_H = svg.H - svg.TOP - svg.BOTTOM
 """The chart's plot height in pixels: a share v is a bar ``v * PLOT_H`` tall."""
 
 
-def waterfall_svg(ev: StageEvaluation) -> str:
+def waterfall_svg(ev: StageResult) -> str:
     """The waterfall as an inline SVG chart (see :func:`waterfall`): per place a bar of
     the share held (``rect.held``, ``data-stage``; the part the stage added on its top,
     ``rect.added``), before it the drop from the previous level stacked by what happened
@@ -380,7 +402,7 @@ def _html_table(head: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "
     return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>'
 
 
-def _waterfall_table(ev: StageEvaluation) -> str:
+def _waterfall_table(ev: StageResult) -> str:
     steps = waterfall(ev)
     shown = [f for f in DROPS if any(st.drops.get(f, 0) > 0 for st in steps)]
     head = ["place", "held before", *shown, "added", "held"]
@@ -389,7 +411,7 @@ def _waterfall_table(ev: StageEvaluation) -> str:
     return _html_table(head, rows, "waterfall")
 
 
-def _query_rows(ev: StageEvaluation, max_queries: int) -> tuple[list[int], int]:
+def _query_rows(ev: StageResult, max_queries: int) -> tuple[list[int], int]:
     """The queries of the drill-down (indices into the attribution's queries): those with a
     relevant unit, the most units lost first, at most ``max_queries``; and how many there
     are in all."""
@@ -401,7 +423,7 @@ def _query_rows(ev: StageEvaluation, max_queries: int) -> tuple[list[int], int]:
     return [int(i) for i in order[:max_queries]], len(with_units)
 
 
-def _drill(ev: StageEvaluation, uid: str, max_queries: int) -> str:
+def _drill(ev: StageResult, uid: str, max_queries: int) -> str:
     """The per-query drill-down: a sortable, filterable list of the queries, and each
     query's relevant units (rank per stage, fate) in a ``<details>`` section."""
     att = ev.attribution
@@ -461,7 +483,7 @@ def _drill(ev: StageEvaluation, uid: str, max_queries: int) -> str:
     )
 
 
-def _trail(ev: StageEvaluation, uid: str, i: int, qid: str, units: list[dict[str, Any]]) -> str:
+def _trail(ev: StageResult, uid: str, i: int, qid: str, units: list[dict[str, Any]]) -> str:
     lost = sum(u["fate"] != "found" for u in units)
     head = ["unit", "grade", *ev.stages, "fate", "where"]
     ths = "".join(f'<th class="{"t" if h in ("unit", "fate", "where") else ""}">{esc(h)}</th>'
@@ -537,7 +559,7 @@ def _report_js() -> str:
 
 
 @HTML.checks
-def html(ev: StageEvaluation, title: str | None = None, max_queries: int = 2000) -> str:
+def html(ev: StageResult, title: str | None = None, max_queries: int = 2000) -> str:
     """The stage evaluation as one self-contained HTML page: the stage table, the waterfall
     (inline SVG, with its numbers as a table), the losses, and the per-query drill-down
     (filter by query id or fate, sort by any column, click a query for its units)."""
@@ -571,6 +593,7 @@ def html(ev: StageEvaluation, title: str | None = None, max_queries: int = 2000)
 
 __all__ = [
     "DROPS",
+    "StageResult",
     "Step",
     "html",
     "markdown",
