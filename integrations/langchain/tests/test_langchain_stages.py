@@ -434,6 +434,27 @@ def test_live_bm25_pipeline_stages_equal_direct_calls(mode):
     } == live
 
 
+def test_run_names_name_stages_and_spilled_records_keep_them():
+    a, b, _, cut, reorder, _ = bm25_parts()
+    pipeline = ContextualCompressionRetriever(
+        base_retriever=EnsembleRetriever(
+            retrievers=[a.with_config(run_name="bm25"), b.with_config(run_name="bm25-raw")]
+        ),
+        base_compressor=DocumentCompressorPipeline(
+            transformers=[ObservedStep(cut, name="top3"), reorder]
+        ),
+    ).with_config(run_name="rag")
+    handler = RanklensCallbackHandler(ranklens.Recorder(max_records=2), stages=True)
+    for q, t in QUERIES.items():
+        observe(pipeline).invoke(t, config={"callbacks": [handler], "metadata": {"query_id": q}})
+    records = list(handler.recorder.records())  # four of six read back from the spill file
+    assert len(records) == len(QUERIES) and all(r.stages for r in records)
+    staged = handler.recorder.staged(chunks=True)
+    assert staged.names == ("bm25", "bm25-raw", "EnsembleRetriever", "top3",
+                            "LongContextReorder", "rag")  # fmt: skip
+    assert staged["bm25"].to_lists() == {q: [d.id for d in a.invoke(t)] for q, t in QUERIES.items()}
+
+
 def test_stage_options_are_checked():
     from ranklens.declared import ParameterError
 
