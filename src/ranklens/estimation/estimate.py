@@ -38,11 +38,12 @@ from .inputs import (
     degenerate_why,
     finite_or_none,
     grade_scale,
+    label_pairs,
     outside_scale,
     runs_of,
     value_range,
 )
-from .labels import COMBINE, human_labels, judge_labels, per_query, top_pairs
+from .labels import COMBINE, human_labels, judge_labels, per_query, top_keys, top_pairs
 from .ppi import INTERVALS, Interval, calibrated, correlation
 from .quality import quality
 from .records import (
@@ -249,13 +250,14 @@ def _estimate(
     queries = sorted(dataset.queries)
     human_q = human_labels(human, dataset, seed)
     scale = grade_scale(grades, human_q, dataset.qrels)
-    pairs = top_pairs(dataset, run_map, depth, texts=judged is None)
+    found = top_keys(dataset, run_map, depth)
+    judged_keys = found.keys()
     members: list[Assessment] = []
     if judged is not None:
         judge_q = coerce_qrels(judged.qrels if hasattr(judged, "failures") else judged)
         outside_scale(judge_q, scale, "judged")
-        given = {(str(q), str(d)) for q, docs in judge_q.to_dict().items() for d in docs}
-        if not given & {(p.query_id, p.doc_id) for p in pairs}:
+        judge_pairs = label_pairs(judge_q)
+        if judge_pairs.keys().isdisjoint(judged_keys):
             raise InputError(
                 f"estimate: the judged labels share no (query, document) pair with the runs' "
                 f"top {depth}: there is nothing of the judge's to calibrate (judge those "
@@ -264,7 +266,9 @@ def _estimate(
         source = "given labels"
     else:
         js = [judge] if judge is not None else list(judges or [])
+        pairs = top_pairs(dataset, found, texts=True)
         judge_q, members = judge_labels(pairs, js, combine, calls, grades=scale, config=config)
+        judge_pairs = label_pairs(judge_q)
         source = members[0].source if len(members) == 1 else f"ensemble of {len(js)} ({combine})"
     population = set(queries)
     labelled = sorted(set(map(str, human_q.query_ids)) & population)
@@ -274,9 +278,9 @@ def _estimate(
             "the human sample shares no query with the dataset's queries: it cannot "
             "calibrate the judge (label some of these queries' retrieved passages)"
         )
-    human_pairs = {(q, d) for q, docs in human_q.to_dict().items() for d in docs}
-    judged_keys = {(p.query_id, p.doc_id) for p in pairs}
-    if not human_pairs & judged_keys:
+    human_all = label_pairs(human_q)
+    human_pairs = human_all.keys()
+    if human_pairs.isdisjoint(judged_keys):
         raise InputError(
             f"the human labels share no (query, document) pair with the runs' top {depth}: "
             "they cannot calibrate the judge. Label the pairs the runs retrieve (ranklens "
@@ -325,11 +329,12 @@ def _estimate(
         )
         for c, (target, kind, metric) in enumerate(targets)
     ]
-    judge_keys = {(q, d) for q, docs in judge_q.to_dict().items() for d in docs}
-    retrieved_h = {(p.query_id, p.doc_id) for p in pairs if p.query_id in set(labelled)}
+    in_sample = set(labelled)
+    retrieved_h = {key for key in judged_keys if key[0] in in_sample}
+    human_sample = {key: g for key, g in human_all.items() if key[0] in in_sample}
     counts = EstimateCounts(
         judge_failures=sum(len(a.failures) for a in members),
-        unjudged_pairs=len(judged_keys - judge_keys),
+        unjudged_pairs=len(judged_keys - judge_pairs.keys()),
         human_holes=len(retrieved_h - human_pairs),
         retrieved_in_human_queries=len(retrieved_h),
         human_outside=outside,
@@ -341,10 +346,11 @@ def _estimate(
             if r.degenerate is not None
         ],
     )
-    judge_info = quality(human_q, judge_q, source)
+    judge_info = quality(human_sample, judge_pairs, source)
     if len(members) > 1:
         judge_info = replace(
-            judge_info, members=[quality(human_q, a.qrels, a.source) for a in members]
+            judge_info,
+            members=[quality(human_sample, label_pairs(a.qrels), a.source) for a in members],
         )
     result = EstimateResult(
         rows=rows,

@@ -49,12 +49,44 @@ def grade_scale(grades: Sequence[int] | None, human: Qrels, labels: Qrels) -> fr
 
 
 def _grades(qrels: Qrels) -> set[int]:
-    return {int(g) for docs in qrels.to_dict().values() for g in docs.values()}
+    return set(doc_grades(qrels).tolist())
+
+
+def doc_grades(qrels: Qrels) -> np.ndarray:
+    """Each labelled (query, document)'s grade as :meth:`Qrels.to_dict` gives it (a
+    document in several groups or intents: its highest), computed on the label columns."""
+    return _per_pair(qrels)[1]
+
+
+def _per_pair(qrels: Qrels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each labelled (query, document): a row holding it, its query code and its
+    highest grade over its rows (one sort of the label columns)."""
+    if not len(qrels.q):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    q, d = qrels.q.astype(np.int64), qrels.d.astype(np.int64)
+    key = q * (int(d.max()) + 1) + d
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    grades = np.maximum.reduceat(np.asarray(qrels.grade)[order], starts)
+    return order[starts], grades, q[order[starts]]
+
+
+def label_pairs(qrels: Qrels) -> dict[tuple[str, str], int]:
+    """``{(query, document): grade}``, the pairs and grades of :meth:`Qrels.to_dict`
+    (a document's highest grade), made from the label columns at once."""
+    rows, grades, q = _per_pair(qrels)
+    qs = qrels.query_ids[q].tolist()
+    ds = qrels.doc_ids[qrels.d[rows]].tolist()
+    return dict(zip(zip(map(str, qs), ds), grades.tolist()))
 
 
 def outside_scale(labels: Qrels, scale: frozenset[int], what: str) -> None:
     """A named error when ``labels`` hold a grade outside ``scale`` (the pair, the value,
     the scale, how many)."""
+    if not (set(doc_grades(labels).tolist()) - scale):
+        return
     bad = [(q, d, g) for q, docs in labels.to_dict().items() for d, g in docs.items()
            if g not in scale]  # fmt: skip
     if bad:

@@ -26,19 +26,38 @@ from ..settings import Calling
 COMBINE = ("majority", "mean", "median")
 
 
-def top_pairs(
-    dataset: Any, runs: Mapping[str, Run], depth: int, texts: bool = True
-) -> list[PoolPair]:
+def top_keys(
+    dataset: Any, runs: Mapping[str, Run], depth: int
+) -> dict[tuple[str, str], dict[str, int]]:
     """Every (query, document) pair in any run's top ``depth`` for the dataset's queries,
-    with both texts. ``texts``: the judge will read the pairs, so a retrieved document
-    without text is an error naming it; False (labels given, no judge asked): a document
-    without text is kept with ``text=None``."""
+    with its rank in each run that retrieved it."""
     found: dict[tuple[str, str], dict[str, int]] = {}
+    queries = dataset.queries
     for name, run in runs.items():
-        for q, docs in run.top(depth).to_lists().items():
-            if q in dataset.queries:
-                for rank, d in enumerate(docs, 1):
-                    found.setdefault((q, d), {})[name] = rank
+        top = run.top(depth)
+        order = top.order()  # ranking order, each query's rows together
+        q = top.q[order]
+        first = np.r_[True, q[1:] != q[:-1]] if len(q) else np.zeros(0, dtype=bool)
+        at = np.arange(len(q))
+        ranks = at - np.maximum.accumulate(np.where(first, at, 0)) + 1
+        qs = top.query_ids[q].tolist()
+        ds = top.doc_ids[top.d[order]].tolist()
+        for key, rank in zip(zip(qs, ds), ranks.tolist()):
+            if key[0] in queries:
+                got = found.get(key)
+                if got is None:
+                    found[key] = {name: rank}
+                else:
+                    got[name] = rank
+    return found
+
+
+def top_pairs(
+    dataset: Any, found: Mapping[tuple[str, str], dict[str, int]], texts: bool = True
+) -> list[PoolPair]:
+    """The pairs of :func:`top_keys` with both texts. ``texts``: the judge will read the
+    pairs, so a retrieved document without text is an error naming it; False (labels
+    given, no judge asked): a document without text is kept with ``text=None``."""
     corpus = dataset.corpus or {}
     missing = [d for _, d in found if d not in corpus]
     if missing and texts:

@@ -67,18 +67,20 @@ def per_grade(
 
 
 def quality(
-    human: Any, judge: Any, source: str, names: tuple[str, str] = ("human", "judge")
+    human: Mapping[tuple[str, str], int],
+    judge: Mapping[tuple[str, str], int],
+    source: str,
+    names: tuple[str, str] = ("human", "judge"),
 ) -> JudgeAgreement:
-    """Agreement of ``judge`` (named ``source``) with ``human`` labels (Qrels-like) on the
-    pairs both graded (see the module docstring); ``n`` 0 when they share no pair."""
-    try:
-        a = agreement(human, judge, names=names)
-    except Exception:  # no shared pair
+    """Agreement of ``judge`` (named ``source``) with ``human`` labels, each
+    ``{(query, document): grade}``, on the pairs both graded (see the module docstring);
+    ``n`` 0 when they share no pair."""
+    common = human.keys() & judge.keys()
+    if not common:
         return JudgeAgreement(source, 0)
-    from ..io import coerce_qrels
-
-    h = {(q, d): g for q, docs in coerce_qrels(human).to_dict().items() for d, g in docs.items()}
-    j = {(q, d): g for q, docs in coerce_qrels(judge).to_dict().items() for d, g in docs.items()}
+    h = {k: human[k] for k in common}
+    j = {k: judge[k] for k in common}
+    a = agreement(_nested(h), _nested(j), names=names)  # on the shared pairs only
     return JudgeAgreement(
         source,
         a.n,
@@ -89,6 +91,13 @@ def quality(
         confusion=a.confusion,
         grades=a.grades,
     )
+
+
+def _nested(pairs: Mapping[tuple[str, str], int]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (q, d), g in pairs.items():
+        out.setdefault(q, {})[d] = g
+    return out
 
 
 @dataclass(frozen=True)
