@@ -53,6 +53,13 @@ def cases(draw):
     return labels, stages
 
 
+def cut_or_filtered(prev, cur, r):
+    """A unit at rank r of ``prev`` that ``cur`` left out: cut by rank when ``cur`` kept
+    fewer documents than r and none that ``prev`` ranked below r, else filtered."""
+    deepest = max((prev.index(d) + 1 for d in cur if d in prev), default=0)
+    return "cut by rank" if r > len(cur) and r > deepest else "filtered"
+
+
 def brute(labels, stages, cutoff=None):
     """The numbers a report shows, walked unit by unit: per place the mean share held and
     the shares dropped by kind and added (the waterfall), per place the units whose fate
@@ -77,7 +84,7 @@ def brute(labels, stages, cutoff=None):
             prev = lists[s - 1]
             for d in rel:
                 if d in prev and d not in L:
-                    kind = "cut by rank" if prev.index(d) + 1 > len(L) else "filtered"
+                    kind = cut_or_filtered(prev, L, prev.index(d) + 1)
                     drops[names[s]][kind] += 1 / n
                 if d not in prev and d in L:
                     drops[names[s]]["added"] += 1 / n
@@ -94,7 +101,7 @@ def brute(labels, stages, cutoff=None):
                 fates[names[0]]["never retrieved"] += 1
                 continue
             s = losses[-1]
-            kind = "cut by rank" if lists[s - 1].index(d) + 1 > len(lists[s]) else "filtered"
+            kind = cut_or_filtered(lists[s - 1], lists[s], lists[s - 1].index(d) + 1)
             fates[names[s]][kind] += 1
         if cutoff is not None:
             last = lists[-1]

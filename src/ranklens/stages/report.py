@@ -13,9 +13,11 @@ recomputed apart:
 * the **waterfall** (:func:`waterfall`): from all relevant units (1) down to what the last
   stage (or the context) holds, each transition's drop split by what happened there,
   ``H_s = H_{s−1} − cut_s − filtered_s + added_s`` per query and so in the mean
-  (``cut_s``: the share present at s−1 at a rank beyond stage s's list length, ``filtered_s``:
-  present at s−1 within it and absent at s; ``added_s``: absent at s−1, present at s; for
-  the context, ``outside the budget``; for the first stage, what it did not retrieve). A unit
+  (``cut_s``: the share present at s−1 at a rank r, absent at s, with r beyond both stage
+  s's list length n_s and m_s, the deepest rank at s−1 of a document s kept: the rule of
+  :mod:`ranklens.judging.stages`; ``filtered_s``: the other units absent at s; ``added_s``:
+  absent at s−1, present at s; for the context, ``outside the budget``; for the first
+  stage, what it did not retrieve). A unit
   dropped and brought back later is in both a drop and a rise here, while the fates count it
   at its last loss only.
 
@@ -143,13 +145,17 @@ def waterfall(ev: StageResult) -> list[Step]:
         return float((np.bincount(att.unit_q[mask], minlength=n_q)[has] / R_has).mean())
 
     present = att.rank > 0
+    kept = getattr(att, "kept", None)
     start = 1.0 if has.any() else 0.0
     steps = [
         Step(ev.stages[0], start, share(present[:, 0]), {NOT_RETRIEVED: share(~present[:, 0])}, 0.0)
     ]
     for s in range(1, len(ev.stages)):
         dropped = present[:, s - 1] & ~present[:, s]
-        cut = dropped & (att.rank[:, s - 1] > att.lens[att.unit_q, s])
+        room = att.lens[att.unit_q, s]
+        if kept is not None:  # the deepest rank at s-1 of a document s kept
+            room = np.maximum(room, kept[att.unit_q, s])
+        cut = dropped & (att.rank[:, s - 1] > room)
         steps.append(Step(
             ev.stages[s], steps[-1].held, share(present[:, s]),
             {"cut by rank": share(cut), "filtered": share(dropped & ~cut)},
@@ -223,7 +229,7 @@ def _notes(ev: StageResult) -> list[str]:
         "held: the mean share of each query's relevant units in the stage's list; the fate "
         "columns count relevant units where their fate happened (never retrieved: not in "
         "the first stage; cut by rank: below the stage's cut; filtered: removed while the "
-        "stage kept as many documents as its rank"
+        "stage kept as many documents as its rank, or one ranked below it"
         + ("; outside the budget: beyond the context's cutoff" if ev.budget else "")
         + "); added: relevant units no earlier stage had.",
     ]  # fmt: skip
