@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# Haystack's usage telemetry would try the network when a pipeline runs (.ci/run sets this
+# too); read when haystack is first imported.
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
 import pytest
 from haystack import Document
 from haystack.document_stores.in_memory import InMemoryDocumentStore

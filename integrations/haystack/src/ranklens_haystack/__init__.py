@@ -1,6 +1,7 @@
 """ranklens for Haystack: run a retriever component or a whole Pipeline over a labelled
-query set (:mod:`.adapter`), record live retrievals through the tracer (:mod:`.hooks`), and
-recorder and evaluator components for pipelines (:mod:`.components`)."""
+query set (:mod:`.adapter`), record live retrievals through the tracer (:mod:`.hooks`), a
+pipeline's stages as the tracer sees them (:mod:`.stages`), and recorder and evaluator
+components for pipelines (:mod:`.components`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from .adapter import PLUGIN, HaystackRetriever, run, to_hit, to_light
 from .components import RanklensEvaluator, RanklensRecorder
 from .hooks import RanklensTracer, instrument
 from .interleaving import InterleavedRetriever
+from .stages import UnseenStagesWarning, unseen_stages
 
 __version__ = "0.2.0"
 
@@ -23,9 +25,11 @@ __all__ = [
     "RanklensEvaluator",
     "RanklensRecorder",
     "RanklensTracer",
+    "UnseenStagesWarning",
     "document_to_hit",
     "instrument",
     "run",
     "to_hit",
     "to_light",
+    "unseen_stages",
 ]

@@ -1,11 +1,16 @@
 """The Haystack adapter: :class:`HaystackRetriever` (a component or a Pipeline), hits from
 Documents (:func:`to_hit`, :func:`to_light`), :func:`run`, and :data:`PLUGIN`, registered
 in the ``ranklens.adapters`` entry-point group so that ``ranklens.run_retriever(component)`` wraps a
-retriever component (a Pipeline needs ``component=``: use :func:`run`)."""
+retriever component (a Pipeline needs ``component=``: use :func:`run`).
+
+A Pipeline's call is watched through Haystack's tracer (:mod:`.stages`), so each record
+keeps the pipeline's stages (every component that returned Documents, up to the one named
+``component=``) as the live hooks record them: ``RunResult.staged()``."""
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,9 +25,12 @@ from ranklens.capture import (
     LightHit,
     RetrieverAdapter,
     RunResult,
+    Staged,
     state_digest,
 )
 from ranklens.errors import InputError
+
+from .stages import PipelineCall, UnseenStagesWarning, collecting, stage_records, unseen_stages
 
 QUERY_SOCKETS = ("query", "text")
 """Pipeline inputs that receive the query text by default."""
@@ -78,7 +86,10 @@ class HaystackRetriever(RetrieverAdapter):
     For a Pipeline, ``inputs`` builds the run data from the query: a function
     ``(query, k) -> data``, or None to send the query to every pipeline input named
     ``query`` or ``text`` (and ``k`` to the named component's ``top_k``). ``run_async`` is
-    used when the component or Pipeline has it.
+    used when the component or Pipeline has it. ``stages`` (a Pipeline's): record each
+    component that returned Documents, up to ``component``, as a stage of the record
+    (``RunResult.staged()``); a component that calls other components itself is named once
+    (:class:`~ranklens_haystack.stages.UnseenStagesWarning`): only its output is seen.
     """
 
     def __init__(
@@ -89,10 +100,12 @@ class HaystackRetriever(RetrieverAdapter):
         inputs: Callable[[str, int | None], dict[str, Any]] | None = None,
         name: str | None = None,
         use_async: bool | None = None,
+        stages: bool = True,
     ):
         self.target = target
         self.name = name
         self.inputs = inputs
+        self.stages = stages and isinstance(target, Pipeline)
         if isinstance(target, Pipeline):
             names = [n for n, _ in target.walk()]
             if component is None or component not in names:
@@ -113,6 +126,17 @@ class HaystackRetriever(RetrieverAdapter):
                     "no pipeline input named 'query' or 'text' to send the query to; pass inputs="
                 )
             comp = target.get_component(component)
+            if self.stages:
+                for holder, held in unseen_stages(target):
+                    warnings.warn(
+                        f"component {holder!r} calls other components itself "
+                        f"({', '.join(held)}): Haystack's tracer sees only its output, one "
+                        "stage. To measure each step, add them to the pipeline as components "
+                        "of their own (connected in order), or return ranklens.capture.Staged "
+                        "hits from a retriever of your own",
+                        UnseenStagesWarning,
+                        stacklevel=2,
+                    )
             self._takes_top_k = "top_k" in inspect.signature(comp.run).parameters
             has_async = hasattr(target, "run_async")
         else:
@@ -155,16 +179,56 @@ class HaystackRetriever(RetrieverAdapter):
     def retrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
         if self.component is None:
             return self._documents(self.target.run(**self._component_kwargs(query, k)))
-        out = self.target.run(self._data(query, k), include_outputs_from={self.component})
-        return self._documents(out)
+        if not self.stages:
+            out = self.target.run(self._data(query, k), include_outputs_from={self.component})
+            return self._documents(out)
+        with collecting(to_hit) as calls:
+            try:
+                out = self.target.run(self._data(query, k), include_outputs_from={self.component})
+            except Exception as exc:
+                raise self._failed(exc, calls) from None
+        return self._staged(out, calls)
 
     async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
         if self.component is None:
             return self._documents(await self.target.run_async(**self._component_kwargs(query, k)))
-        out = await self.target.run_async(
-            self._data(query, k), include_outputs_from={self.component}
-        )
-        return self._documents(out)
+        data = self._data(query, k)
+        if not self.stages:
+            out = await self.target.run_async(data, include_outputs_from={self.component})
+            return self._documents(out)
+        with collecting(to_hit) as calls:
+            try:
+                out = await self.target.run_async(data, include_outputs_from={self.component})
+            except Exception as exc:
+                raise self._failed(exc, calls) from None
+        return self._staged(out, calls)
+
+    def _stage_runs(self, calls: list[PipelineCall]) -> list[Any]:
+        """The stages of this query's pipeline call, up to the component read."""
+        if not calls:
+            return []
+        runs = calls[0].stages()
+        last = max((i for i, r in enumerate(runs) if r.name == self.component), default=None)
+        return runs if last is None else runs[: last + 1]
+
+    def _staged(self, out: Mapping[str, Any], calls: list[PipelineCall]) -> Staged:
+        return Staged(self._documents(out), stage_records(self._stage_runs(calls)))
+
+    def _failed(self, exc: Exception, calls: list[PipelineCall]) -> Exception:
+        """The failing component's own exception (Haystack wraps it in a
+        PipelineRuntimeError), marked with its stage and the stages before it, so the
+        runner names the stage, keeps the stages and retries a transient failure."""
+        runs = self._stage_runs(calls)
+        failed = next((r for r in runs if r.error is not None), None)
+        if failed is None:
+            return exc
+        error = failed.error if isinstance(failed.error, Exception) else exc
+        try:  # the runner's markers of a failing stage (ranklens.capture.stages)
+            error.ranklens_stage = failed.stage  # type: ignore[attr-defined]
+            error.ranklens_stages = stage_records(runs)  # type: ignore[attr-defined]
+        except AttributeError:
+            return exc
+        return error
 
     def config(self) -> dict[str, Any]:
         if self.component is None:
@@ -185,6 +249,7 @@ class HaystackRetriever(RetrieverAdapter):
             # document-store index names that are random per instance).
             "components": {n: type(c).__name__ for n, c in self.target.walk()},
             "connections": sorted(str(e[:2]) for e in self.target.graph.edges),
+            **({"stages": True} if self.stages else {}),
         }
 
     def index_info(self) -> dict[str, Any] | None:
@@ -205,12 +270,14 @@ def run(
     component: str | None = None,
     name: str | None = None,
     calls: Calling | None = None,
+    stages: bool = True,
     **kwargs: Any,
 ) -> RunResult:
     """:func:`ranklens.run_retriever` on a Haystack component or Pipeline (same keyword
     arguments: ``calls=ranklens.Calling(concurrency=..., cache=...)`` says how it is
-    called)."""
-    adapter = HaystackRetriever(target, component=component, name=name)
+    called). A Pipeline's records keep its stages (``stages=False``: only the named
+    component's documents), ``result.staged()`` gives them as runs."""
+    adapter = HaystackRetriever(target, component=component, name=name, stages=stages)
     return ranklens.run_retriever(adapter, queries, name=name, calls=calls, **kwargs)
 
 
