@@ -18,6 +18,7 @@ from .hooks import (
     instrument,
 )
 from .interleaving import InterleavedRetriever
+from .stages import UnseenStageWarning
 
 __version__ = "0.2.0"
 
@@ -31,6 +32,7 @@ __all__ = [
     "RanklensCallbackHandler",
     "RanklensEventHandler",
     "RanklensSpanHandler",
+    "UnseenStageWarning",
     "instrument",
     "node_to_hit",
     "run",

@@ -10,6 +10,7 @@ the same through the legacy ``CallbackManager``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from llama_index.core.callbacks.base_handler import BaseCallbackHandler
@@ -29,9 +30,19 @@ from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryBundle
 from pydantic import ConfigDict, PrivateAttr
 
-from ranklens.capture import Instrumentation, Recorder, recorder_or_new
+from ranklens.capture import Instrumentation, LightHit, Recorder, recorder_or_new
+from ranklens.declared import data, declare, flag
 
-from .adapter import to_light
+from .nodes import to_light
+from .stages import (
+    PipelineCall,
+    StageEvents,
+    StageTracker,
+    final_nodes,
+    stage_namer,
+    stage_records,
+    unseen_stage,
+)
 
 
 def _query_text(q: Any) -> str:
@@ -98,8 +109,25 @@ class RanklensSpanHandler(BaseSpanHandler[Any]):
         return None
 
 
+INSTRUMENT = declare("ranklens_llamaindex.instrument", {
+    "recorder": data("the Recorder to fill (None: a new one from the other keywords)"),
+    "dispatcher": data("the instrumentation dispatcher (None: the root one, which sees every "
+                       "retriever)"),
+    "stages": flag(False, "record one retrieval per pipeline call with every stage's output "
+                   "(retrievers, fusion, node postprocessors) instead of one per retriever"),
+    "names": data("stage names: {component or class name: name} or (component, name) pairs "
+                  "(default: class names, _2 added to a repeated one)"),
+}, register=False)  # fmt: skip
+
+
+@INSTRUMENT.checks
 def instrument(
-    recorder: Recorder | None = None, *, dispatcher: Any = None, **recorder_kwargs: Any
+    recorder: Recorder | None = None,
+    *,
+    dispatcher: Any = None,
+    stages: bool = False,
+    names: Any = None,
+    **recorder_kwargs: Any,
 ) -> Instrumentation:
     """Record every LlamaIndex retrieval from now on (until ``detach()``)::
 
@@ -109,10 +137,16 @@ def instrument(
 
     ``recorder``: the recorder to fill (a new one from ``recorder_kwargs`` when None);
     ``dispatcher``: the instrumentation dispatcher (default: the root one, which sees every
-    retriever).
+    retriever). ``stages=True``: one record per pipeline call (a query engine's query, your
+    function decorated with ``get_dispatcher(__name__).span``, or a retrieval alone), its
+    hits what the call returned and its stages every retriever and node postprocessor in it
+    (:mod:`ranklens_llamaindex.stages`); ``Recorder.staged()`` gives them as a
+    :class:`ranklens.StagedRun`. ``names``: the stages' names.
     """
     rec = recorder_or_new(recorder, **recorder_kwargs)
     dispatcher = dispatcher or get_dispatcher()
+    if stages:
+        return _instrument_stages(rec, dispatcher, stage_namer(names))
     event_handler = RanklensEventHandler(recorder=rec)
     span_handler = RanklensSpanHandler(rec)
     dispatcher.add_event_handler(event_handler)
@@ -127,6 +161,49 @@ def instrument(
     return Instrumentation(
         rec, detach, dispatcher=dispatcher, event_handler=event_handler, span_handler=span_handler
     )
+
+
+def _instrument_stages(
+    rec: Recorder, dispatcher: Any, namer: Callable[[Any], str | None]
+) -> Instrumentation:
+    needs = rec.needs
+
+    def on_call(call: PipelineCall, result: Any, err: BaseException | None) -> None:
+        found = call.stages(namer)
+        if not found:
+            return
+        found = unseen_stage(tracker.once, found, final_nodes(result), needs)
+        final = [] if err is not None else found[-1].hits
+        rec.record(
+            call.query or "",
+            final,
+            query_id=call.query_id,
+            latency_ms=call.latency_ms(),
+            error=err,
+            trace_id=call.key,
+            source="llamaindex",
+            convert=_as_is,
+            stages=stage_records(found),
+        )
+
+    tracker = StageTracker(on_call, needs)
+    events = StageEvents(tracker=tracker)
+    dispatcher.add_span_handler(tracker)
+    dispatcher.add_event_handler(events)
+
+    def detach() -> None:
+        if events in dispatcher.event_handlers:
+            dispatcher.event_handlers.remove(events)
+        if tracker in dispatcher.span_handlers:
+            dispatcher.span_handlers.remove(tracker)
+
+    return Instrumentation(
+        rec, detach, dispatcher=dispatcher, event_handler=events, span_handler=tracker
+    )
+
+
+def _as_is(light: LightHit, needs: frozenset[str]) -> LightHit:
+    return light
 
 
 class RanklensCallbackHandler(BaseCallbackHandler):
