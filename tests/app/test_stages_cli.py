@@ -121,6 +121,26 @@ def test_html_is_written_to_output(capsys, files, tmp_path):
     assert held == ["bm25", "rerank", "dedup"]
 
 
+def test_a_budget_counts_the_texts_of_a_corpus(capsys, files, tmp_path):
+    """--budget 8char with --texts: rerank keeps b (10 characters: nothing fits) for q1 and
+    e (5), d (5) for q2 (e fits, d is past 8); f (3) fits for q3."""
+    qrels, runs = files
+    corpus = tmp_path / "corpus.jsonl"
+    sizes = {"a": 10, "b": 10, "c": 30, "d": 5, "e": 5, "f": 3, "g": 4, "x": 10, "y": 3, "z": 2}
+    corpus.write_text("".join(json.dumps({"_id": d, "text": "w" * n}) + "\n"
+                              for d, n in sizes.items()))  # fmt: skip
+    two = {k: runs[k] for k in ("bm25", "rerank")}
+    code, out, _ = run_cli(capsys, "stages", qrels, *stage_args(two), "--budget", "8char",
+                           "--texts", corpus, "--format", "json", "--resamples", 200)  # fmt: skip
+    assert code == 0
+    got = json.loads(out)
+    assert got["budget"] == "8char"
+    assert got["fates"]["outside the budget"] == 2  # b of q1, d of q2
+    assert got["losses"][-1]["stage"] == "context"
+    # held in the context: q1 0 of 3, q2 1 of 2, q3 1 of 1
+    assert got["losses"][-1]["held_after"] == pytest.approx((0 + 1 / 2 + 1) / 3)
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [

@@ -5,7 +5,6 @@ error, one bar per stage, the drill-down filtered and opened)."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -16,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ranklens import Statistics, evaluate_stages
-from ranklens.judging.stages import Attribution
+from ranklens.escape import html as esc
 from ranklens.stages.report import (
     PLOT_H,
     html,
@@ -29,6 +28,9 @@ from ranklens.stages.report import (
 from ranklens.text import visible
 
 DOCS = [f"d{i}" for i in range(12)]
+TEXTS = {d: "x" * (2 + 3 * i) for i, d in enumerate(DOCS)}
+"""Each document's text: a context budget counts its characters."""
+STRADDLE = ("exclude", "include")
 METRICS = ["recall", "ndcg@5"]
 STATS = Statistics(n_resamples=200, test="t", ci="t")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -50,7 +52,20 @@ def cases(draw):
         }
         for s in range(draw(st.integers(1, 4)))
     }
-    return labels, stages
+    budget = draw(st.one_of(st.none(), st.tuples(st.integers(1, 40), st.sampled_from(STRADDLE))))
+    return labels, stages, budget
+
+
+def context_cutoff(docs, chars, straddle):
+    """The ranks of ``docs`` whose texts fit ``chars`` characters together (the straddling
+    one too under ``include``)."""
+    used, n = 0, 0
+    for d in docs:
+        used += len(TEXTS[d])
+        if used > chars:
+            return n + (straddle == "include")
+        n += 1
+    return n
 
 
 def cut_or_filtered(prev, cur, r):
@@ -172,16 +187,24 @@ def check_stage_table(head, rows, ev, mean_held, fates):
 @settings(max_examples=40, deadline=None)
 @given(cases())
 def test_every_rendering_shows_the_walked_numbers(case):
-    labels, stages = case
-    ev = evaluate_stages(labels, stages, METRICS, stats=STATS)
-    mean_held, shares, fates, found = brute(labels, stages)
+    labels, stages, budget = case
+    cutoff = None
+    if budget is None:
+        ev = evaluate_stages(labels, stages, METRICS, stats=STATS)
+    else:
+        chars, straddle = budget
+        ev = evaluate_stages(labels, stages, METRICS, stats=STATS, budget=f"{chars}char",
+                             straddle=straddle, texts=TEXTS)  # fmt: skip
+        last = stages[ev.stages[-1]]
+        cutoff = {q: context_cutoff(docs, chars, straddle) for q, docs in last.items()}
+    mean_held, shares, fates, found = brute(labels, stages, cutoff)
     assert ev.attribution.fate_counts()["found"] == found
     # Markdown: the stage table and the losses
     tables = md_rows(markdown(ev))
     check_stage_table(tables[0][0], tables[0][2:], ev, mean_held, fates)
-    if len(stages) > 1:
+    if len(stages) > 1 or budget:
         losses = tables[1][2:]
-        assert len(losses) == len(stages) - 1
+        assert len(losses) == len(stages) - 1 + (budget is not None)
         for row, loss in zip(losses, ev.losses):
             assert row[0] == f"{loss.before} → {loss.stage}"
             assert float(row[1]) == pytest.approx(mean_held[loss.before], abs=5e-5)
@@ -194,13 +217,13 @@ def test_every_rendering_shows_the_walked_numbers(case):
     steps = waterfall(ev)
     got = bars(waterfall_svg(ev))
     held_bars = [k for k in got if k[0] == "held"]
-    assert [k[1] for k in held_bars] == list(stages)
+    assert [k[1] for k in held_bars] == list(stages) + (["context"] if budget else [])
     for step in steps:
         assert step.held == pytest.approx(mean_held[step.place])
         assert step.before - sum(step.drops.values()) + step.added == pytest.approx(step.held)
         assert got[("held", step.place, None)] == pytest.approx(mean_held[step.place], abs=1e-4)
         want = shares[step.place]
-        for kind in ("not retrieved", "cut by rank", "filtered"):
+        for kind in ("not retrieved", "cut by rank", "filtered", "outside the budget"):
             height = got.get(("drop", step.place, kind), 0.0)
             assert height == pytest.approx(want.get(kind, 0.0), abs=1e-4), (step.place, kind)
         assert got.get(("added", step.place, None), 0.0) == pytest.approx(
@@ -208,37 +231,8 @@ def test_every_rendering_shows_the_walked_numbers(case):
         )
 
 
-def test_a_budget_shows_the_context_column_and_its_drop():
-    """The context after the last stage: held within the cutoff, the drop "outside the
-    budget" (the attribution given a cutoff per query, as evaluate_stages gives it)."""
-    labels = {"q1": {"a": 1, "b": 1, "c": 1}, "q2": {"d": 2, "e": 1}, "q3": {"f": 1}}
-    stages = {
-        "bm25": {"q1": ["a", "x", "b", "c"], "q2": ["d", "e", "y"], "q3": ["f"]},
-        "rerank": {"q1": ["x", "b", "a"], "q2": ["e", "y", "d"], "q3": ["f"]},
-    }
-    ev = evaluate_stages(labels, stages, METRICS, stats=STATS)
-    cut = {"q1": 2, "q2": 1, "q3": 0}
-    a = ev.attribution
-    cutoff = np.array([cut[str(q)] for q in a.query_ids])
-    att = Attribution(a.stages, a.query_ids, a.unit_q, a.unit_k, a.grade, a.rank, a.lens,
-                      a.evaluated, cutoff)  # fmt: skip
-    ev = dataclasses.replace(ev, attribution=att, budget="20char")
-    mean_held, shares, fates, found = brute(labels, stages, cut)
-    assert att.fate_counts()["found"] == found == 2  # b in q1, e in q2
-    tables = md_rows(markdown(ev))
-    check_stage_table(tables[0][0], tables[0][2:], ev, mean_held, fates)
-    heads, ttables = term_rows(terminal(ev, color=False))
-    check_stage_table(heads[0], ttables[0], ev, mean_held, fates)
-    got = bars(waterfall_svg(ev))
-    assert [k[1] for k in got if k[0] == "held"] == ["bm25", "rerank", "context"]
-    assert got[("held", "context", None)] == pytest.approx(mean_held["context"], abs=1e-4)
-    assert got[("drop", "context", "outside the budget")] == pytest.approx(
-        shares["context"]["outside the budget"], abs=1e-4
-    )
-    assert "20char" in markdown(ev)
-
-
 HOSTILE_STAGE = "<script>window.__pwned_stage=1</script>"
+MARKUP_STAGE = "new\nline `tick` [bold]b[/bold]"
 HOSTILE_QUERY = '"><img src=x onerror="window.__pwned_query=1">|`q`'
 HOSTILE_DOC = "doc|with`ticks`\nand a [bold]tag[/bold]\x1b[31m"
 
@@ -249,9 +243,10 @@ def hostile():
     stages = {
         "bm25 | first": {HOSTILE_QUERY: [HOSTILE_DOC, "x", "b"], "plain": ["c", "d", "e", "z"]},
         HOSTILE_STAGE: {HOSTILE_QUERY: ["b"], "plain": ["d", "c", "z"]},
-        "new\nline `tick`": {HOSTILE_QUERY: ["b"], "plain": ["z", "d"]},
+        MARKUP_STAGE: {HOSTILE_QUERY: ["b"], "plain": ["z", "d"]},
     }
-    return evaluate_stages(labels, stages, METRICS, stats=STATS, name="<b>pipe</b>|line")
+    name = "<b>pipe</b>|line\x1b[31m"
+    return evaluate_stages(labels, stages, METRICS, stats=STATS, name=name)
 
 
 def test_hostile_names_are_escaped_in_markdown(hostile):
@@ -260,17 +255,24 @@ def test_hostile_names_are_escaped_in_markdown(hostile):
     tables = md_rows(text)
     head = tables[0][0]
     assert all(len(r) == len(head) for r in tables[0])  # no name split a row
-    assert [r[0] for r in tables[0][2:]] == ["bm25 | first", HOSTILE_STAGE, "new line `tick`"]
+    assert [r[0] for r in tables[0][2:]] == [
+        "bm25 | first",
+        HOSTILE_STAGE,
+        MARKUP_STAGE.replace("\n", " "),
+    ]
     assert "\\`tick\\`" in text  # backticks escaped: no code span
     q = query_text(hostile, HOSTILE_QUERY)
     assert "\x1b" not in q and "\\x1b" in q  # the escape sequence shown, not sent
 
 
 def test_hostile_names_are_text_in_the_terminal(hostile):
-    out = terminal(hostile, color=True)
-    assert "[bold]" not in out  # no markup was read (nothing names it here)
+    out = terminal(hostile, color=False)
+    assert "[bold]b[/bold]" in out  # shown, not read as markup
+    assert "\x1b" not in out and "\\x1b[31m" in out  # the name's escape shown, not sent
     assert "\x1b[31m" not in query_text(hostile, HOSTILE_QUERY)
     assert HOSTILE_STAGE in out
+    coloured = terminal(hostile, color=True)
+    assert "\x1b[" in coloured and "[bold]b[/bold]" in coloured
 
 
 def test_hostile_names_are_escaped_in_html(hostile):
@@ -328,3 +330,13 @@ def test_the_page_in_chromium(browser, tmp_path, hostile):
     with_filtered = {q for q in ("plain", HOSTILE_QUERY)
                      if any(u["fate"] == "filtered" for u in hostile.query(q))}  # fmt: skip
     assert {r.get_attribute("data-q") for r in _visible(browser, "tr.qrow")} == with_filtered
+
+
+def test_the_drill_down_keeps_the_queries_with_most_lost(hostile):
+    page = html(hostile, max_queries=1)
+    assert page.count('class="qrow"') == 1 and page.count('class="trail"') == 1
+    lost = {
+        q: sum(u["fate"] != "found" for u in hostile.query(q)) for q in ("plain", HOSTILE_QUERY)
+    }
+    top = max(lost, key=lost.get)
+    assert f'data-q="{esc(top)}"' in page and "The 1 query with the most" in page

@@ -470,7 +470,8 @@ def _drill(ev: StageResult, uid: str, max_queries: int) -> str:
     options += [f'<option value="at:{s}">with a unit lost at {esc(p)}</option>'
                 for s, p in enumerate(places)]  # fmt: skip
     capped = (
-        f'<p class="note">The {len(shown)} queries with the most relevant units lost, of '
+        f'<p class="note">The {len(shown)} quer{"y" if len(shown) == 1 else "ies"} with the '
+        "most relevant units lost, of "
         f"{total} with a relevant unit (to_html(max_queries=...) shows more).</p>"
         if len(shown) < total else ""
     )  # fmt: skip
