@@ -613,11 +613,11 @@ def test_a_stage_latency_is_its_own_time_outside_its_children(span, kids):
     """own_ms equals counting the unit cells of the run's interval no child covers."""
     from uuid import uuid4
 
-    from ranklens_langchain.stages import _Run
+    from ranklens_langchain.stages import RunNode
 
-    node = _Run(uuid4(), "p", None, (0, 0), float(span[0]), t1=float(span[1]))
+    node = RunNode(uuid4(), "p", None, (0, 0), float(span[0]), t1=float(span[1]))
     for a, b in kids:
-        node.children.append(_Run(uuid4(), "c", None, (0, 0), float(a), t1=float(b)))
+        node.children.append(RunNode(uuid4(), "c", None, (0, 0), float(a), t1=float(b)))
     free = sum(1 for x in range(span[0], span[1]) if not any(a <= x < b for a, b in kids))
     assert node.own_ms() == pytest.approx(free * 1000)
 

@@ -73,7 +73,11 @@ class CollectedStage:
 
 
 @dataclass(slots=True)
-class _Run:
+class RunNode:
+    """One retriever run of a pipeline call: its name and kind, sibling order, start and
+    end (``perf_counter``), the Documents it returned or its error, the runs nested in
+    it."""
+
     run_id: UUID
     name: str
     kind: str | None
@@ -82,7 +86,7 @@ class _Run:
     t1: float = math.nan
     documents: list[Any] | None = None
     error: BaseException | None = None
-    children: list[_Run] = field(default_factory=list)
+    children: list[RunNode] = field(default_factory=list)
 
     def own_ms(self) -> float:
         """Wall milliseconds of this run outside its children's (the union of their
@@ -113,8 +117,8 @@ class StageTree:
     __slots__ = ("_lock", "_runs", "_seq", "root")
 
     def __init__(self, root: UUID, name: str, t0: float = math.nan) -> None:
-        self.root = _Run(root, name, None, (0, 0), t0)
-        self._runs: dict[UUID, _Run] = {root: self.root}
+        self.root = RunNode(root, name, None, (0, 0), t0)
+        self._runs: dict[UUID, RunNode] = {root: self.root}
         self._seq = 0
         self._lock = threading.Lock()
 
@@ -129,7 +133,7 @@ class StageTree:
         kind = serialized.get(KIND_KEY) if isinstance(serialized, dict) else None
         with self._lock:
             self._seq += 1
-            node = _Run(run_id, name, kind, _order(tags, self._seq), time.perf_counter())
+            node = RunNode(run_id, name, kind, _order(tags, self._seq), time.perf_counter())
             self._runs[run_id] = node
             self._runs[parent].children.append(node)
 
@@ -177,7 +181,7 @@ class StageTree:
         out: list[CollectedStage] = []
         seen: dict[str, int] = {}
 
-        def visit(node: _Run) -> None:
+        def visit(node: RunNode) -> None:
             for child in sorted(node.children, key=lambda c: c.order):
                 visit(child)
             kind = node.kind or _kind_of(node)
@@ -190,7 +194,7 @@ class StageTree:
         return out
 
 
-def _kind_of(node: _Run) -> str:
+def _kind_of(node: RunNode) -> str:
     retrievers = [c for c in node.children if c.kind is None]
     if len(retrievers) >= 2:
         return "fusion"
@@ -429,13 +433,13 @@ def warn_unseen(tree: StageTree, warned: set[str], stacklevel: int = 2) -> None:
         warned.update(names)
     for name in names:
         warnings.warn(
-            f"ranklens: {name!r} wraps one retriever and changes its output in steps "
-            "LangChain's callbacks do not report (document compressors and transformers "
-            "emit none): its retriever's output and its own are recorded as stages, "
-            "nothing between. To record each step, run "
-            "ranklens_langchain.observe(retriever) instead of the retriever (the same "
-            "results, each compressor's output reported), or wrap a step in "
-            "ranklens_langchain.ObservedStep(step=...).",
+            f"ranklens: {name!r} wraps one retriever, and what it does to that retriever's "
+            "output is not reported to LangChain's callbacks (document compressors and "
+            "transformers emit none): its retriever's output and its own are recorded as "
+            "stages, nothing between. To record each step, call "
+            "ranklens_langchain.observe(retriever) in its place (the same results, each "
+            "compressor's output reported), or wrap a step in "
+            "ranklens_langchain.ObservedStep(step, name=...).",
             UnseenStagesWarning,
             stacklevel=stacklevel,
         )
