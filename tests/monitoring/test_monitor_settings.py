@@ -7,6 +7,7 @@ group's object is an error naming both; windows and alerts are typed records who
 from __future__ import annotations
 
 import inspect
+import time
 import warnings
 
 import numpy as np
@@ -155,6 +156,48 @@ def test_each_flat_keyword_warns_once_with_its_new_spelling(flat, spelled):
     assert len(deprecations) == 1, [str(w.message) for w in deprecations]
     assert spelled in str(deprecations[0].message), str(deprecations[0].message)
     assert deprecations[0].filename == __file__  # points at the caller's line
+
+
+FLAT_VALUES = {
+    "alpha": 0.01, "seed": 7, "signals": ["latency"], "min_samples": 20, "samples": 100,
+    "baseline": 2, "judge_rate": 0.5, "judge_depth": 2, "judge_concurrency": 2,
+    "judge_timeout": 2.0, "estimator": lambda judged, both, labels: (0.5, 0.4, 0.6),
+    "lateness": "10s", "history": 3, "queue_size": 5, "interval": 0.5, "clock": time.time,
+    "background": False,
+}  # fmt: skip
+
+
+def test_every_flat_keyword_of_0_2_is_walked_here():
+    from ranklens.monitoring.groups import FLAT
+
+    assert set(FLAT_VALUES) == set(FLAT)
+
+
+@pytest.mark.parametrize("name", sorted(FLAT_VALUES))
+def test_every_flat_keyword_warns_with_its_group_and_field(name):
+    from ranklens.monitoring.groups import FLAT
+
+    group, field = FLAT[name]
+    kw = {name: FLAT_VALUES[name], **({"judge": print} if group == "judge" else {})}
+    if group != "windowing":
+        kw["windowing"] = BY_HAND
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = Monitor(window=10, **kw)
+    m.close()
+    (warned,) = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+    message = str(warned.message)
+    assert f"{group}=ranklens." in message and f"{field.split('.')[-1]}=" in message, message
+    assert warned.filename == __file__
+    got = getattr(m, "windowing" if group == "windowing" else group)
+    for part in field.split("."):
+        got = getattr(got, part)
+    expected = FLAT_VALUES[name]
+    if name == "lateness":
+        expected = 10.0
+    elif name == "signals":
+        expected = ("latency",)
+    assert got == expected or (name == "alpha" and got == pytest.approx(expected))
 
 
 @pytest.mark.parametrize(
