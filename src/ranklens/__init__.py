@@ -116,6 +116,8 @@ _LAZY = {
     "StageEvaluation": "stages",
     "StageLoss": "stages",
     "StagedRun": "model.stages",
+    "Pipeline": "capture",
+    "Stage": "capture",
     # use-case profiles: declarations (profiles), verdicts against targets and the planner
     # (comparison); ranklens.evaluate is evaluation's, plus profile=/targets= verdicts
     "evaluate": "comparison.targets",

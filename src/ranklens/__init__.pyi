@@ -4,10 +4,12 @@
 
 from .capture import AdapterPlugin as AdapterPlugin
 from .capture import Hit as Hit
+from .capture import Pipeline as Pipeline
 from .capture import Recorder as Recorder
 from .capture import Retrieval as Retrieval
 from .capture import RetrieverAdapter as RetrieverAdapter
 from .capture import RunResult as RunResult
+from .capture import Stage as Stage
 from .capture import arun_retriever as arun_retriever
 from .capture import register_adapter as register_adapter
 from .capture import run_retriever as run_retriever

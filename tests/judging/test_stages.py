@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranklens import judge
+from ranklens import Run, judge
 from ranklens.judging.stages import FATES, attribute, trail
 from ranklens.model.spans import SpanLabels
 
@@ -40,8 +40,10 @@ def brute(units, stages, cutoff=None):
                     fate, where = "never retrieved", 0
                 else:
                     s = losses[-1]
-                    kept = len(stages[s].get(q, []))
-                    fate = "cut by rank" if ranks[s - 1] > kept else "filtered"
+                    now, before = stages[s].get(q, []), stages[s - 1].get(q, [])
+                    deepest = max((before.index(x) + 1 for x in now if x in before), default=0)
+                    r = ranks[s - 1]
+                    fate = "cut by rank" if r > len(now) and r > deepest else "filtered"
                     where = s
             rows.append((ranks, fate, where))
         out[q] = rows
@@ -92,7 +94,8 @@ def test_ids_equal_brute_force(case):
     labels, stages = case
     queries = sorted(labels)
     judged = [judge(labels, s, require_shared=False) for s in stages]
-    att = attribute([f"s{i}" for i in range(len(stages))], judged)
+    runs = [Run.from_dict(s) for s in stages]
+    att = attribute([f"s{i}" for i in range(len(stages))], judged, runs=runs)
     units = {
         q: [(lambda x, d=d: x == d) for d in sorted(d for d, g in labels[q].items() if g >= 1)]
         for q in queries
@@ -106,7 +109,8 @@ def test_groups_equal_brute_force(case):
     labels, stages = case
     queries = sorted(labels)
     judged = [judge(labels, s, require_shared=False) for s in stages]
-    att = attribute([f"s{i}" for i in range(len(stages))], judged)
+    runs = [Run.from_dict(s) for s in stages]
+    att = attribute([f"s{i}" for i in range(len(stages))], judged, runs=runs)
     units = {q: [(lambda x, g=tuple(g): x in g) for g in labels[q]] for q in queries}
     check(att, brute(units, stages), queries)
 
@@ -120,7 +124,8 @@ def test_budget_cutoff_marks_outside(case, data):
     last = judged[-1]
     cut = {q: data.draw(st.integers(0, 8)) for q in queries}
     cutoff = np.array([cut[str(q)] for q in last.query_ids])
-    att = attribute([f"s{i}" for i in range(len(stages))], judged, cutoff=cutoff)
+    runs = [Run.from_dict(s) for s in stages]
+    att = attribute([f"s{i}" for i in range(len(stages))], judged, cutoff=cutoff, runs=runs)
     units = {
         q: [(lambda x, d=d: x == d) for d in sorted(d for d, g in labels[q].items() if g >= 1)]
         for q in queries
@@ -187,10 +192,9 @@ def test_spans_equal_brute_force(case):
     spans, stages = case
     labels = span_objects(spans)
     queries = sorted(spans)
-    judged = []
-    for stage in stages:
-        judged.append(judge(labels, chunk_run(stage), require_shared=False))
-    att = attribute([f"s{i}" for i in range(len(stages))], judged)
+    runs = [chunk_run(stage) for stage in stages]
+    judged = [judge(labels, run, require_shared=False) for run in runs]
+    att = attribute([f"s{i}" for i in range(len(stages))], judged, runs=runs)
     order = {q: sorted(rows, key=lambda r: (r[0], r[1])) for q, rows in spans.items()}
 
     def covers(span):
@@ -206,7 +210,8 @@ def test_trail_and_counts_name_each_fate():
     bm25 = {"q": ["a", "x", "b", "y", "c", "d"]}
     rerank = {"q": ["c", "a", "e", "x"]}  # b filtered (rank 3 <= 4 kept), d cut (rank 6 > 4)
     judged = [judge(labels, bm25), judge(labels, rerank)]
-    att = attribute(["bm25", "rerank"], judged, cutoff=np.array([2]))
+    runs = [Run.from_dict(bm25), Run.from_dict(rerank)]
+    att = attribute(["bm25", "rerank"], judged, cutoff=np.array([2]), runs=runs)
     rows = {r["unit"]: r for r in trail(att, "q", labels=list("abcde"))}
     assert rows["a"]["fate"] == "found" and rows["a"]["where"] is None
     assert rows["b"]["fate"] == "filtered" and rows["b"]["where"] == "rerank"
@@ -221,3 +226,14 @@ def test_trail_and_counts_name_each_fate():
     assert counts["found"]["found"] == 2
     with pytest.raises(KeyError):
         att.units_of("nope")
+
+
+def test_a_declared_filter_filters_even_a_prefix():
+    labels = {"q": {"a": 1, "b": 1}}
+    first, second = {"q": ["x", "a", "b"]}, {"q": ["x"]}
+    judged = [judge(labels, first), judge(labels, second)]
+    runs = [Run.from_dict(first), Run.from_dict(second)]
+    as_cut = attribute(["bm25", "sim"], judged, runs=runs)
+    as_filter = attribute(["bm25", "sim"], judged, runs=runs, kinds=["retriever", "filter"])
+    assert as_cut.fate_counts()["cut by rank"] == 2
+    assert as_filter.fate_counts()["filtered"] == 2

@@ -10,17 +10,23 @@ for u's query, each unit gets one fate, read from its last loss:
 * **found**: in the last stage's list (and within the context budget when one is given);
 * **outside the budget**: in the last stage's list, below the budget's cutoff c_q (the
   ranks whose chunks fit the budget: :mod:`ranklens.judging.budget`);
-* **filtered** at stage s: in stage s−1 at rank r ≤ n_s and not in stage s: the stage kept
-  at least r documents and still left it out (a filter, de-duplication, or a reranker that
-  moved it below the cut);
-* **cut by rank** at stage s: in stage s−1 at rank r > n_s: a cut to n_s documents drops it
-  whatever the order (a top-n after a stage that ranked it too low);
+* **cut by rank** at stage s: in stage s−1 at rank r, with r > n_s and r > m_s, where m_s
+  is the deepest rank in stage s−1 of any document stage s kept: the stage kept fewer
+  documents than its rank and nothing from below it, so a cut to the top of the list drops
+  it whatever the stage thought of it (a top-n after a stage that ranked it too low);
+* **filtered** at stage s: in stage s−1 and not in stage s otherwise: the stage had room
+  for it (r ≤ n_s) or kept a document ranked below it (r ≤ m_s), so it was left out on its
+  merits (a filter, de-duplication, or a reranker that preferred others);
 * **never retrieved**: in no stage's list.
 
 A unit that is absent at s−1 and present at s is **added** by stage s (fusion, or a
 reranker that brings documents no earlier stage had): allowed, counted per stage. A unit
 lost, added back and lost again is attributed to its last loss, so the fates partition the
 relevant units: ``Σ_fates count = Σ_q R_q`` (R_q the relevant units of query q).
+
+Without the runs (``kept`` not given), m_s is taken as 0 and the rule reads r > n_s alone.
+A stage declared a filter (its kind is one of :data:`FILTER_KINDS`: a filter keeps what
+passes, however the result looks) has every loss "filtered".
 
 ``lost_at`` is the stage index where the unit's fate happened: 0 for never retrieved (the
 first stage did not find it), s for filtered or cut at s, ``n_stages`` for outside the
@@ -40,11 +46,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..model import Run
 from .judged import Judged
+from .options import JudgeOptions
 
 FATES = ("found", "outside the budget", "filtered", "cut by rank", "never retrieved")
 """The fates of a relevant unit, in the order reports show them."""
 FOUND, OUTSIDE, FILTERED, CUT, NEVER = range(5)
+FILTER_KINDS = frozenset({"filter", "dedup", "deduplication"})
+"""Stage kinds whose every loss is "filtered" (the stage removes by content, never by rank)."""
 
 
 @dataclass(eq=False)
@@ -60,6 +70,9 @@ class Attribution:
       has no list at that stage); ``evaluated`` (queries x stages): whether the stage's
       judging evaluated the query (a query a convention skips at a stage is not);
     * ``cutoff``: per query the budget's cutoff on the last stage (None without a budget);
+    * ``kept`` (queries x stages): m_s, the deepest rank in stage s−1 of a document stage s
+      kept (0 at the first stage; None when the runs were not given); ``filters`` (per
+      stage): whether the stage is declared a filter;
     * ``fate`` (codes into :data:`FATES`) and ``lost_at`` per unit.
     """
 
@@ -72,11 +85,15 @@ class Attribution:
     lens: np.ndarray
     evaluated: np.ndarray
     cutoff: np.ndarray | None
+    kept: np.ndarray | None = None
+    filters: np.ndarray | None = None
     fate: np.ndarray = field(init=False)
     lost_at: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        self.fate, self.lost_at = _walk(self.rank, self.lens, self.unit_q, self.cutoff)
+        self.fate, self.lost_at = _walk(
+            self.rank, self.lens, self.unit_q, self.cutoff, self.kept, self.filters
+        )
 
     @property
     def n_stages(self) -> int:
@@ -155,7 +172,12 @@ class Attribution:
 
 
 def _walk(
-    rank: np.ndarray, lens: np.ndarray, unit_q: np.ndarray, cutoff: np.ndarray | None
+    rank: np.ndarray,
+    lens: np.ndarray,
+    unit_q: np.ndarray,
+    cutoff: np.ndarray | None,
+    kept: np.ndarray | None = None,
+    filters: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each unit's fate and the stage where it happened (vectorised over units)."""
     n_u, n_s = rank.shape
@@ -173,8 +195,13 @@ def _walk(
     lost = has_drop & ~at_end
     s = last[lost]
     r_before = rank[lost, s - 1]
-    kept = lens[unit_q[lost], s]
-    fate[lost] = np.where(r_before > kept, CUT, FILTERED)
+    room = lens[unit_q[lost], s]
+    if kept is not None:
+        room = np.maximum(room, kept[unit_q[lost], s])
+    cut = r_before > room
+    if filters is not None:
+        cut &= ~np.asarray(filters, dtype=bool)[s]
+    fate[lost] = np.where(cut, CUT, FILTERED)
     lost_at[lost] = s
     fate[at_end] = FOUND
     lost_at[at_end] = -1
@@ -190,6 +217,8 @@ def attribute(
     judged: Sequence[Judged],
     cutoff: np.ndarray | None = None,
     level: int | None = None,
+    runs: Sequence[Run] | None = None,
+    kinds: Sequence[str | None] | None = None,
 ) -> Attribution:
     """The :class:`Attribution` of a pipeline from its stages' judged pairs (one per stage,
     in pipeline order, all judged against the same labels with the same options).
@@ -197,7 +226,8 @@ def attribute(
     ``cutoff``: per query of the last stage's judging (its ``query_ids`` order), the
     context budget's cutoff rank (:meth:`Judged.budget_cutoffs`); units of the last stage
     below it are "outside the budget". ``level``: the relevance level ℓ (default: the
-    options' level, at least 1).
+    options' level, at least 1). ``runs``: the stages' runs, for m_s
+    (:func:`kept_depths`); ``kinds``: each stage's kind, for the filters.
     """
     if len(stages) != len(judged) or not judged:
         raise InputError("attribute() needs one judged pair per stage, in pipeline order")
@@ -246,7 +276,58 @@ def attribute(
             )
         cut = np.zeros(n_q, dtype=np.int64)
         cut[np.searchsorted(query_ids, np.asarray(last.query_ids).astype(str))] = cutoff
-    return Attribution(tuple(stages), query_ids, unit_q, unit_k, grade, rank, lens, evaluated, cut)
+    kept = None if runs is None else kept_depths(runs, query_ids, judged[0].options)
+    filters = None
+    if kinds is not None:
+        filters = np.array([str(k).lower() in FILTER_KINDS if k else False for k in kinds])
+    return Attribution(
+        tuple(stages), query_ids, unit_q, unit_k, grade, rank, lens, evaluated, cut, kept, filters
+    )
+
+
+def kept_depths(runs: Sequence[Run], query_ids: np.ndarray, options: JudgeOptions) -> np.ndarray:
+    """(queries x stages) m_s: per query, the deepest rank in stage s−1's list of a document
+    (or chunk) that stage s's list also holds; 0 at the first stage and where s keeps none.
+    Ranks follow judging's order (score descending, ties as the options say, or the given
+    order under ``ordering="given"``), a repeated document at its first rank; documents are
+    matched by their ids' 64-bit hashes within a query."""
+    n_q, n_s = len(query_ids), len(runs)
+    out = np.zeros((n_q, n_s), dtype=np.int64)
+    keys = [_ranked_keys(r, query_ids, options) for r in runs]
+    for s in range(1, n_s):
+        pq, pkey, prank = keys[s - 1]
+        _, ckey, _ = keys[s]
+        held = np.isin(pkey, ckey)
+        np.maximum.at(out[:, s], pq[held], prank[held])
+    return out
+
+
+def _ranked_keys(
+    run: Run, query_ids: np.ndarray, options: JudgeOptions
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of ``run`` in judging's order (rows of queries outside ``query_ids`` left
+    out): the query's index, a (query, document) key, and its rank (a repeat at its first)."""
+    if options.convention.ordering == "given":
+        order = np.arange(len(run.q))
+    else:
+        order = run.row_order(options.score_precision, options.ties).apply(np.arange(len(run.q)))
+    q_codes = run.q[order]
+    at = np.searchsorted(query_ids, np.asarray(run.query_ids).astype(str))
+    at = np.minimum(at, max(len(query_ids) - 1, 0))
+    known = query_ids[at] == np.asarray(run.query_ids).astype(str) if len(query_ids) else at < 0
+    rows = known[q_codes] if len(q_codes) else np.zeros(0, dtype=bool)
+    qi = at[q_codes][rows].astype(np.int64)
+    h = run.docs.hashes()[order][rows]
+    key = h ^ (qi.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    first = np.unique(key, return_index=True)[1]
+    firsts = np.zeros(len(key), dtype=bool)
+    firsts[first] = True
+    if options.convention.duplicates == "first":  # judging drops the repeats: ranks close up
+        qi, key, firsts = qi[firsts], key[firsts], firsts[firsts]
+    # rank within the query (judging's ranks count every row it keeps)
+    starts = np.r_[0, np.flatnonzero(np.diff(qi)) + 1] if len(qi) else np.zeros(0, np.int64)
+    rank = np.arange(len(qi)) - np.repeat(starts, np.diff(np.r_[starts, len(qi)])) + 1
+    return qi[firsts], key[firsts], rank[firsts]
 
 
 def trail(
@@ -269,4 +350,4 @@ def trail(
     return rows
 
 
-__all__ = ["FATES", "Attribution", "attribute", "trail"]
+__all__ = ["FATES", "FILTER_KINDS", "Attribution", "attribute", "kept_depths", "trail"]

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from ..judging.stages import FATES, Attribution
 from ..model.stages import StagedRun
-from .evaluate import EVALUATE_STAGES, StageEvaluation, StageLoss, evaluate_stages
+from . import report
+from .evaluate import EVALUATE_STAGES, SHOWN, StageEvaluation, StageLoss, evaluate_stages
+
+SHOWN.update(terminal=report.terminal, markdown=report.markdown, html=report.html,
+             query=report.query_text)  # fmt: skip
 
 __all__ = [
     "EVALUATE_STAGES",

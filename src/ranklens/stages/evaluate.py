@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,18 @@ EVALUATE_STAGES = declare("evaluate_stages", {
 })  # fmt: skip
 
 STATS = Statistics()
+
+SHOWN: dict[str, Callable[..., str]] = {}
+"""How a :class:`StageEvaluation` is shown (``terminal``, ``markdown``, ``html``,
+``query``): registered by :mod:`.report` through the room's front door."""
+
+
+def _shown(kind: str) -> Callable[..., str]:
+    if kind not in SHOWN:  # the front door registers them; importing it does
+        import importlib
+
+        importlib.import_module("ranklens.stages")
+    return SHOWN[kind]
 
 
 @dataclass(frozen=True)
@@ -153,6 +166,30 @@ class StageEvaluation:
         """Where each relevant unit of one query went: its rank at every stage (None where
         absent), its fate and where it happened."""
         return trail(self.attribution, str(query_id), self.labels or None)
+
+    def table(self, digits: int = 4, color: bool | None = None) -> str:
+        """The stage table and the losses for a terminal (colours when ``color``, by
+        default when standard output is a terminal)."""
+        return _shown("terminal")(self, digits=digits, color=color)
+
+    def to_markdown(self, digits: int = 4) -> str:
+        """The stage table, the losses and the notes as Markdown."""
+        return _shown("markdown")(self, digits=digits)
+
+    def to_html(self, path: str | Path | None = None, title: str | None = None) -> str:
+        """One self-contained HTML page: the waterfall, the stage table, the losses and the
+        per-query drill-down; written to ``path`` when given."""
+        page = _shown("html")(self, title=title)
+        if path is not None:
+            Path(path).write_text(page, encoding="utf-8")
+        return page
+
+    def query_text(self, query_id: str) -> str:
+        """One query's drill-down as text: each relevant unit's rank at every stage."""
+        return _shown("query")(self, str(query_id))
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: stages, metrics per stage, fates, losses, latency and counts."""
@@ -318,16 +355,17 @@ def evaluate_stages(
     parsed = parse_metrics(metrics)
     cut = None if budget is None else _budget_cut(budget, straddle)
     rows = sum(len(r.q) for r in pipeline.runs)
+    kinds = [pipeline.kinds.get(n) for n in pipeline.names]
     limit = DEFAULT_MEMORY if memory is None else memory
     limit = float(limit) if isinstance(limit, (int, float)) else parse_bytes(limit)
     shards = shard_count(rows, limit)
     if shards > 1 or backend == "ray":
         on_ray = dict(ray or {}) if backend == "ray" else None
         evaluations, att = sharded(Q, pipeline.names, pipeline.runs, parsed, judge_options, cut,
-                                   None, shards, on_ray)  # fmt: skip
+                                   None, shards, on_ray, kinds)  # fmt: skip
     else:
         whole = judge_shard(Q, pipeline.names, pipeline.runs, parsed, judge_options, cut,
-                            keep=True)  # fmt: skip
+                            keep=True, kinds=kinds)  # fmt: skip
         evaluations = dict(zip(pipeline.names, whole.evaluations or []))
         att = whole.attribution
     level = max(int(next(iter(evaluations.values())).judged.options.relevance_level), 1)

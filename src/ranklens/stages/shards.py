@@ -66,10 +66,12 @@ def judge_shard(
     cut: Callable[[Any], np.ndarray] | None,
     level: int | None = None,
     keep: bool = False,
+    kinds: Sequence[str | None] | None = None,
 ) -> ShardResult:
     """Judge, score and attribute one shard's stages (the runs already cut to its
     queries); ``cut`` gives the budget's cutoffs on the last stage's judged pair;
-    ``keep``: keep each stage's :class:`~ranklens.Evaluation` (with its judged arrays)."""
+    ``keep``: keep each stage's :class:`~ranklens.Evaluation` (with its judged arrays);
+    ``kinds``: each stage's kind (a filter's losses are all "filtered")."""
     judged = []
     values = []
     counts = []
@@ -86,7 +88,7 @@ def judge_shard(
         counts.append(j.counts)
         judged.append(j)
     cutoff = cut(judged[-1]) if cut is not None else None
-    att = attribute(names, judged, cutoff, level)
+    att = attribute(names, judged, cutoff, level, runs=runs, kinds=kinds)
     return ShardResult(values, counts, att, judged[0].options, kept if keep else None)
 
 
@@ -107,6 +109,8 @@ def join_attributions(parts: Sequence[Attribution]) -> Attribution:
         np.concatenate([p.lens for p in parts]),
         np.concatenate([p.evaluated for p in parts]),
         cut,
+        None if parts[0].kept is None else np.concatenate([p.kept for p in parts]),
+        parts[0].filters,
     )
 
 
@@ -120,6 +124,7 @@ def sharded(
     level: int | None,
     shards: int,
     ray: dict[str, Any] | None = None,
+    kinds: Sequence[str | None] | None = None,
 ) -> tuple[dict[str, Evaluation], Attribution]:
     """Every stage's evaluation and the pipeline's attribution, judged in ``shards`` shards
     of the labelled queries (on Ray when ``ray`` gives its options: ``address``,
@@ -129,7 +134,7 @@ def sharded(
 
     def inputs(piece: np.ndarray) -> tuple[Any, ...]:
         return (Q.subset(piece), names, [r.subset(piece) for r in runs], metrics,
-                judge_options, cut, level)  # fmt: skip
+                judge_options, cut, level, False, kinds)  # fmt: skip
 
     results: list[ShardResult] = []
     if ray is not None:
