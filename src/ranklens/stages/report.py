@@ -398,14 +398,21 @@ def waterfall_svg(ev: StageResult) -> str:
     return svg.frame(title, body, "waterfall", legend, solid=True)
 
 
+def _thead(head: Sequence[str], left: Sequence[int] = (0,)) -> str:
+    """A table's head row, the columns ``left`` aligned left (text), the others right."""
+    th = "".join(
+        f'<th class="{"t" if i in left else ""}">{esc(h)}</th>' for i, h in enumerate(head)
+    )
+    return f"<thead><tr>{th}</tr></thead>"
+
+
 def _html_table(head: Sequence[str], rows: Sequence[Sequence[str]], cls: str = "") -> str:
-    th = "".join(f'<th class="{"t" if i == 0 else ""}">{esc(h)}</th>' for i, h in enumerate(head))
     trs = "".join(
         "<tr>" + "".join(f'<td class="{"t" if i == 0 else ""}">{esc(c)}</td>'
                          for i, c in enumerate(r)) + "</tr>"
         for r in rows
     )  # fmt: skip
-    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>'
+    return f'<table class="{cls}">{_thead(head)}<tbody>{trs}</tbody></table>'
 
 
 def _waterfall_table(ev: StageResult) -> str:
@@ -436,10 +443,9 @@ def _drill(ev: StageResult, uid: str, max_queries: int) -> str:
     per = att.per_query()
     held = att.recall()
     places = [*ev.stages, *([CONTEXT] if ev.budget and att.cutoff is not None else [])]
-    fates = [f for f in FATES if f != "found" and (ev.budget or f != "outside the budget")]
+    fates = _fates_shown(ev)
     shown, total = _query_rows(ev, max_queries)
     head = ["query", "relevant", *(f"held at {p}" for p in places), "found", *fates]
-    ths = "".join(f'<th class="{"t" if i == 0 else ""}">{esc(h)}</th>' for i, h in enumerate(head))
     rows, trails = [], []
     for i in shown:
         qid = str(att.query_ids[i])
@@ -484,7 +490,7 @@ def _drill(ev: StageResult, uid: str, max_queries: int) -> str:
         f'<select class="fate-filter" aria-label="fate">{"".join(options)}</select> '
         f'<span class="shown-count">{len(shown)} of {len(shown)} queries</span></div>'
         f"{capped}"
-        f'<div class="scroll"><table class="sortable queries"><thead><tr>{ths}</tr></thead>'
+        f'<div class="scroll"><table class="sortable queries">{_thead(head)}'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         f'<div class="trails">{"".join(trails)}</div>'
     )
@@ -493,8 +499,6 @@ def _drill(ev: StageResult, uid: str, max_queries: int) -> str:
 def _trail(ev: StageResult, uid: str, i: int, qid: str, units: list[dict[str, Any]]) -> str:
     lost = sum(u["fate"] != "found" for u in units)
     head = ["unit", "grade", *ev.stages, "fate", "where"]
-    ths = "".join(f'<th class="{"t" if h in ("unit", "fate", "where") else ""}">{esc(h)}</th>'
-                  for h in head)  # fmt: skip
     trs = []
     for u in units:
         ranks = "".join(f"<td>{esc(_rank(r))}</td>" for r in u["ranks"].values())
@@ -507,7 +511,8 @@ def _trail(ev: StageResult, uid: str, i: int, qid: str, units: list[dict[str, An
     return (
         f'<details class="trail" id="{uid}-q{i}" data-i="{i}" data-q="{esc(qid)}">'
         f'<summary><span class="doc">{esc(qid)}</span>: {len(units)} relevant, {lost} lost'
-        f"</summary><table><thead><tr>{ths}</tr></thead><tbody>{''.join(trs)}</tbody>"
+        f"</summary><table>{_thead(head, (0, len(head) - 2, len(head) - 1))}"
+        f"<tbody>{''.join(trs)}</tbody>"
         "</table></details>"
     )
 
