@@ -426,7 +426,12 @@ def test_live_bm25_pipeline_stages_equal_direct_calls(mode):
         assert r.stages[0].scores == [d.metadata["score"] for d in first]
         assert r.stages[2].scores == [None] * len(fused)
         assert r.doc_ids == [d.id for d in final]
-    assert rec.staged().names[0] == "BM25sRetriever"
+    staged = rec.staged()
+    assert staged.names[0] == "BM25sRetriever" and staged.latency_ms is not None
+    assert all(  # each stage's own wall time, per query
+        len(per_query) == len(QUERIES) and all(v >= 0 for v in per_query.values())
+        for per_query in staged.latency_ms.values()
+    )
     offline = run(pipeline, QUERIES, calls=QUIET)  # the runner: the same stages
     live = {r.query_id: [(s.name, s.doc_ids, s.scores) for s in r.stages] for r in rec.records()}
     assert {
