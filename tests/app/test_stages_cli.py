@@ -105,6 +105,14 @@ def test_markdown_and_terminal_show_the_stage_table(capsys, files):
     assert code == 0 and "bm25 → rerank" in out and "\x1b[" not in out  # no colour in a pipe
 
 
+def test_a_small_memory_budget_gives_the_same_numbers(capsys, files):
+    qrels, runs = files
+    args = ["stages", qrels, *stage_args(runs), "--format", "json", "--resamples", 200]
+    _, whole, _ = run_cli(capsys, *args)
+    code, sharded, _ = run_cli(capsys, *args, "--memory", "2K")
+    assert code == 0 and json.loads(sharded) == json.loads(whole)
+
+
 def test_html_is_written_to_output(capsys, files, tmp_path):
     qrels, runs = files
     path = tmp_path / "out" / "stages.html"
@@ -159,6 +167,8 @@ def test_a_budget_counts_the_texts_of_a_corpus(capsys, files, tmp_path):
         (["--stage", "a={bm25}", "--texts", "{tmp}/none.jsonl", "--budget", "10char"],
          "--texts"),
         (["--stage", "a={bm25}", "-m", "nosuch@3"], "nosuch"),
+        (["--stage", "a={bm25}", "--memory", "12"], "ranklens stages --memory: memory"),
+        (["--stage", "a={bm25}", "--memory", "lots"], "ranklens stages --memory: memory"),
     ],
 )  # fmt: skip
 def test_bad_input_exits_2_naming_it(capsys, files, tmp_path, args, said):

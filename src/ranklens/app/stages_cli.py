@@ -3,7 +3,8 @@ command line (:func:`ranklens.evaluate_stages`).
 
 ``ranklens stages LABELS --stage bm25=bm25.txt --stage rerank=rerank.txt [--stage
 NAME=RUN ...] [-m recall -m ndcg@10] [--budget 1024tok --straddle include] [--texts
-CORPUS] [--format terminal|markdown|json|html] [--output PATH] [--query QID]``: each stage's
+CORPUS] [--memory 2G] [--format terminal|markdown|json|html] [--output PATH] [--query
+QID]``: each stage's
 metrics, the share of relevant units it holds, where each unit was lost (never retrieved,
 cut by rank, filtered, outside the budget) and the recall each transition loses, with its
 interval and p-value. Stages are given in pipeline order, one run file each (TREC, JSON,
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..declared import STATISTICS, declare
+from ..declared import STATISTICS, ParameterError, declare
 from ..declared import path as path_option
 from ..errors import InputError, RanklensError
 from ..stages.evaluate import EVALUATE_STAGES
@@ -34,6 +35,7 @@ STAGES_CLI = declare("ranklens stages", {
     **{k: STATISTICS[k] for k in ("test", "correction", "ci", "confidence", "n_resamples",
                                   "seed")},
     "budget": EVALUATE_STAGES["budget"],
+    "memory": EVALUATE_STAGES["memory"],
     "straddle": EVALUATE_STAGES["straddle"],
     "output": path_option(None, "write the output to this file (default: standard output)",
                           none=True),
@@ -81,6 +83,12 @@ def add_stages_command(sub: Any) -> None:
         help="the chunk straddling the budget: exclude (default) or include",
     )  # fmt: skip
     STAGES_CLI.add_argument(p, "texts", metavar="CORPUS")
+    p.add_argument(  # checked by its declaration in memory_budget (a size text or a number)
+        "--memory",
+        metavar="BYTES",
+        help="the memory budget (e.g. 2G, 500M; default about 2 GB): a pipeline too large to "
+        "judge whole within it is judged in shards of whole queries, with the same numbers",
+    )
     STAGES_CLI.add_argument(p, "test", default="randomization")
     STAGES_CLI.add_argument(p, "correction", default="holm")
     STAGES_CLI.add_argument(p, "ci", default="bootstrap")
@@ -144,6 +152,21 @@ def check_budget(budget: str) -> None:
         )
 
 
+def memory_budget(raw: str | None) -> Any:
+    """``--memory``: a number of bytes or a size text (``2G``), checked by its declaration
+    (an error naming the flag)."""
+    if raw is None:
+        return None
+    try:
+        value: Any = float(raw)
+    except ValueError:
+        value = raw.strip()
+    try:
+        return STAGES_CLI.value("memory", value, "ranklens stages --memory")
+    except ParameterError as exc:
+        raise InputError(str(exc)) from None
+
+
 def _texts(path: str) -> dict[str, str]:
     """``{doc id: text}`` from a BEIR corpus file or a dataset folder."""
     from ..io import read_dataset
@@ -196,6 +219,7 @@ def cmd_stages(args: argparse.Namespace) -> int:
         args.metrics or list(DEFAULT_METRICS),
         budget=args.budget,
         straddle=args.straddle,
+        memory=memory_budget(args.memory),
         stats=Statistics(
             test=args.test,
             correction=args.correction,
