@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import itertools
 import logging
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,7 +31,10 @@ from haystack.components.retrievers.in_memory import (
     InMemoryEmbeddingRetriever,
 )
 from haystack.document_stores.in_memory import InMemoryDocumentStore
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ranklens_haystack import HaystackRetriever, UnseenStagesWarning, instrument, run
+from ranklens_haystack.stages import ComponentRun, PipelineCall
 
 import ranklens
 
@@ -37,6 +42,7 @@ logging.getLogger("haystack").setLevel(logging.ERROR)
 LEXICAL = ["bm25", "rank", "litm"]
 HYBRID = ["bm25", "dense", "join", "rank", "litm"]
 QUIET = ranklens.Calling(progress=False, retries=0)
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @pytest.fixture(scope="module")
@@ -426,3 +432,41 @@ def test_hybrid_pipeline_with_minilm_live_and_offline(dense_store, minilm, queri
     assert {n: live.evaluations[n]["recall@20"] for n in HYBRID} == {
         n: ev.evaluations[n]["recall@20"] for n in HYBRID
     }
+
+
+# ------------------------------------------------------------------ the order of stages
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_stage_order_is_the_smallest_topological_order(data):
+    """``PipelineCall.ordered`` equals a brute force over every permutation: the
+    lexicographically smallest order of component names in which each component comes
+    after its senders, whatever order the runs ended in; a repeated visit is ``name#2``."""
+    n = data.draw(st.integers(1, 6))
+    names = data.draw(st.lists(st.sampled_from("abcdefgh"), min_size=n, max_size=n, unique=True))
+    senders = {
+        name: data.draw(st.sets(st.sampled_from(names[:i]))) if i else set()
+        for i, name in enumerate(names)
+    }  # a DAG: each component fed only by components drawn before it
+    visits = {name: data.draw(st.integers(1, 2)) for name in names}
+    runs = [
+        ComponentRun(name=name, type="x.Y", senders=tuple(sorted(senders[name])),
+                     takes_documents=False, gives_documents=True, inputs={}, hits=[])
+        for name in names for _ in range(visits[name])
+    ]  # fmt: skip
+    ended = data.draw(st.permutations(runs))
+    call = PipelineCall(runs=list(ended))
+    valid = [
+        order for order in itertools.permutations(names)
+        if all(order.index(s) < order.index(m) for m in order for s in senders[m])
+    ]  # fmt: skip
+    want = [
+        name if v == 1 else f"{name}#{v}" for name in min(valid) for v in range(1, visits[name] + 1)
+    ]
+    assert [r.stage for r in call.ordered()] == want
+
+
+def test_the_readme_example_runs():
+    text = README.read_text()
+    section = text.split("## Pipelines stage by stage", 1)[1]
+    code = section.split("```python", 1)[1].split("```", 1)[0]
+    exec(compile(code, str(README), "exec"), {"__name__": "readme"})
