@@ -340,3 +340,14 @@ def test_the_drill_down_keeps_the_queries_with_most_lost(hostile):
     }
     top = max(lost, key=lost.get)
     assert f'data-q="{esc(top)}"' in page and "The 1 query with the most" in page
+
+
+def test_the_evaluation_shows_itself_through_these_renderers(hostile, tmp_path):
+    assert hostile.table(color=False) == terminal(hostile, color=False)
+    assert hostile.to_markdown() == markdown(hostile)
+    path = tmp_path / "page.html"
+    page = hostile.to_html(path)
+    assert path.read_text(encoding="utf-8") == page and page.startswith("<!DOCTYPE html>")
+    div = html(hostile, fragment=True)
+    assert div.startswith('<div class="rl-report">') and "<!DOCTYPE" not in div
+    assert hostile.query_text("plain") == query_text(hostile, "plain")

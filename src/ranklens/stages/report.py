@@ -89,6 +89,7 @@ MARKDOWN = declare("StageEvaluation.to_markdown", {"ev": EVALUATION, "digits": D
 HTML = declare("StageEvaluation.to_html", {
     "ev": EVALUATION,
     "title": text(None, "the page's title (None: the pipeline's name)", none=True),
+    "fragment": flag(False, "a <div> for notebooks instead of a whole page"),
     "max_queries": count(2000, AT_LEAST_ONE, "queries in the drill-down (those with the most "
                          "units lost first)"),
 })  # fmt: skip
@@ -571,10 +572,13 @@ def _report_js() -> str:
 
 
 @HTML.checks
-def html(ev: StageResult, title: str | None = None, max_queries: int = 2000) -> str:
+def html(
+    ev: StageResult, title: str | None = None, fragment: bool = False, max_queries: int = 2000
+) -> str:
     """The stage evaluation as one self-contained HTML page: the stage table, the waterfall
     (inline SVG, with its numbers as a table), the losses, and the per-query drill-down
-    (filter by query id or fate, sort by any column, click a query for its units)."""
+    (filter by query id or fate, sort by any column, click a query for its units); with
+    ``fragment``, the same as one ``<div>`` for a notebook."""
     uid = f"rl-stages-{next(_ids)}"
     title = title or f"ranklens stages: {ev.name}"
     chain = " → ".join([*ev.stages, *([CONTEXT] if ev.budget else [])])
@@ -596,6 +600,8 @@ def html(ev: StageResult, title: str | None = None, max_queries: int = 2000) -> 
         f"<script>(function(ROOT_ID){{\n{_report_js()}\n{SCRIPT}}})({json.dumps(uid)});"
         "</script></div>"
     )
+    if fragment:
+        return styled(body)
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
