@@ -81,10 +81,13 @@ def sweep(
     :mod:`ranklens.sweeps.execute`), held by one process at a time
     (:mod:`ranklens.sweeps.lock`). ``execution=Execution(...)``: ``lock_timeout``
     (seconds a second process waits for the folder, then stops naming the first),
-    ``retry_failed`` (failed queries asked again on resuming), ``backend="ray"`` (each
-    configuration's queries in shards on Ray actors, each actor building the retriever;
-    ``ray_options``: ``actors``, ``num_cpus``, ``address``...). ``config``: facts naming
-    what ``build`` closes over (``{"corpus": "v3"}``), kept in every log.
+    ``retry_failed`` (failed queries asked again on resuming), ``backend="ray"`` (the
+    configurations in parallel, one Ray task each, a ``query_params`` build made once in the
+    cluster and shared, a killed worker's configuration resumed from its log:
+    :mod:`ranklens.sweeps.on_ray`; ``ray_options``: ``num_cpus`` per configuration,
+    ``actors`` (at most that many at once), ``max_retries``, ``address``, ``num_gpus``).
+    ``config``: facts naming what ``build`` closes over (``{"corpus": "v3"}``), kept in
+    every log.
 
     Selection (:mod:`ranklens.sweeps.select`), ``selection=Selection(...)``: per metric,
     ``folds``-fold cross-validation over queries for the held-out estimate; the chosen

@@ -2,10 +2,11 @@
 and run through the runner, with its own run log under one sweep folder.
 
 * The folder (``calls=Calling(cache=...)``, :mod:`.folder`) holds one runner log per
-  configuration (``<name>-<hash of its parameters>.jsonl``; with ``backend="ray"`` a
-  folder of shard logs and ``builds.jsonl``, each actor's own build timed) and
+  configuration (``<name>-<hash of its parameters>.jsonl``, on either backend) and
   ``sweep.jsonl``, one line per build and per configuration built (build time, index
   size, a build's error).
+* ``Execution(backend="ray")``: the configurations run in parallel, one Ray task each,
+  a shared build made once in the cluster (:mod:`.on_ray`).
 * One process at a time: the folder's ``sweep.lock`` (:mod:`.lock`) is held while the
   configurations run, so a second process never asks the queries a first one is asking.
 * Resuming: a configuration whose log answers every query (failed queries are asked
@@ -22,10 +23,7 @@ and run through the runner, with its own run log under one sweep folder.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
-import tempfile
 import time
 import weakref
 from collections.abc import Callable, Mapping
@@ -40,6 +38,7 @@ from ..escape import terminal
 from .folder import Folder, finished
 from .grid import Config
 from .groups import Execution
+from .on_ray import run_on_ray
 
 
 @dataclass
@@ -106,32 +105,6 @@ def _error(exc: BaseException) -> dict[str, str]:
     return {"type": type(exc).__name__, "message": str(exc)[:500] or "(no message)"}
 
 
-class BuiltRetriever:
-    """A configuration's retriever made where it runs (each Ray actor): ``build`` on its
-    build parameters, then the factory it returned on its query parameters, each call
-    timed and, with ``report`` (a file the driver reads), written there as one line with
-    the index's info."""
-
-    def __init__(self, build: Callable[..., Any], cfg: Config, report: str | None = None):
-        self.build, self.cfg, self.report = build, cfg, report
-        self.__name__ = cfg.name
-
-    def __call__(self) -> Any:
-        t0 = time.perf_counter()
-        built = self.build(**self.cfg.build_params)
-        t1 = time.perf_counter()
-        made = built(**self.cfg.query_params) if self.cfg.query_params else built
-        if self.report is not None:
-            fact: dict[str, Any] = {"seconds": round(t1 - t0, 6), "index": None}
-            if self.cfg.query_params:
-                fact["factory_seconds"] = round(time.perf_counter() - t1, 6)
-            with contextlib.suppress(Exception):  # the runner names what is wrong with it
-                fact["index"] = as_retriever(made).index_info()
-            with open(self.report, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(plain(fact), default=str) + "\n")
-        return made
-
-
 def execute(
     configs: list[Config],
     build: Callable[..., Any],
@@ -169,10 +142,11 @@ def execute(
         }
 
     try:
+        todo: list[tuple[str, list[Config]]] = []
         for key, group in groups.items():
             pending = []
             for cfg in group:
-                path = folder.log_path(cfg, ray)
+                path = folder.log_path(cfg, False)
                 found = finished(path, ident(cfg), settings, queries, execution.retry_failed)
                 if found is None:
                     pending.append(cfg)
@@ -197,30 +171,43 @@ def execute(
                 if say is not None:
                     name = terminal(cfg.name)
                     say(f"[{done}/{len(configs)}] {name}: read from its log (finished)")
-            if not pending:
-                continue
+            if pending:
+                todo.append((key, pending))
+        if ray:
+
+            def arrived(cfg: Config, result: RunResult | None, info: dict[str, Any],
+                        index: dict[str, Any] | None) -> None:  # fmt: skip
+                nonlocal done
+                path = folder.log_path(cfg, False)
+                out = Outcome(cfg, result, build=info, index=index,
+                              log=str(path) if path is not None else None)  # fmt: skip
+                outcomes[cfg.name] = out
+                done += 1
+                if say is not None:
+                    say(_line(out, done, len(configs)))
+
+            run_on_ray(todo, build, queries, folder, ident, run_options, ray_options, arrived)
+        for key, pending in todo if not ray else ():
+            group = groups[key]
             built: Any = None
             info: dict[str, Any] = {"shared_by": [c.name for c in group]}
-            if not ray:
-                t0 = time.perf_counter()
-                try:
-                    built = build(**group[0].build_params)
-                    info["seconds"] = round(time.perf_counter() - t0, 6)
-                except Exception as exc:  # recorded for each configuration; the sweep goes on
-                    info.update(seconds=round(time.perf_counter() - t0, 6), error=_error(exc))
-                folder.record(
-                    {"type": "build", "key": key, "params": group[0].build_params, **info}
-                )
-                if built is not None and group[0].query_params and not callable(built):
-                    info["error"] = {
-                        "type": "InputError",
-                        "message": f"with query_params=, build must return a function of "
-                        f"{', '.join(group[0].query_params)} returning the retriever; it "
-                        f"returned a {type(built).__name__}",
-                    }
+            t0 = time.perf_counter()
+            try:
+                built = build(**group[0].build_params)
+                info["seconds"] = round(time.perf_counter() - t0, 6)
+            except Exception as exc:  # recorded for each configuration; the sweep goes on
+                info.update(seconds=round(time.perf_counter() - t0, 6), error=_error(exc))
+            folder.record({"type": "build", "key": key, "params": group[0].build_params, **info})
+            if built is not None and group[0].query_params and not callable(built):
+                info["error"] = {
+                    "type": "InputError",
+                    "message": f"with query_params=, build must return a function of "
+                    f"{', '.join(group[0].query_params)} returning the retriever; it "
+                    f"returned a {type(built).__name__}",
+                }
             for cfg in pending:
-                out = _run_one(cfg, built, dict(info), build, folder, identity, queries,
-                               ident(cfg), run_options, ray, ray_options)  # fmt: skip
+                out = _run_one(cfg, built, dict(info), folder, identity, queries, ident(cfg),
+                               run_options)  # fmt: skip
                 outcomes[cfg.name] = out
                 done += 1
                 if say is not None:
@@ -247,23 +234,18 @@ def _run_one(
     cfg: Config,
     built: Any,
     info: dict[str, Any],
-    build: Callable[..., Any],
     folder: Folder,
     identity: Identity,
     queries: dict[str, str],
     ident: dict[str, Any],
     run_options: dict[str, Any],
-    ray: bool,
-    ray_options: Mapping[str, Any],
 ) -> Outcome:
     """One configuration: its retriever from the shared build, then the runner."""
-    path = folder.log_path(cfg, ray)
+    path = folder.log_path(cfg, False)
     log = str(path) if path is not None else None
     if info.get("error"):
         folder.record({"type": "config", "key": cfg.key, "name": cfg.name, "build": info})
         return Outcome(cfg, None, build=info, log=log)
-    if ray:
-        return _run_on_ray(cfg, info, build, folder, path, queries, ident, run_options, ray_options)
     retriever = built
     if cfg.query_params:
         t0 = time.perf_counter()
@@ -301,43 +283,6 @@ def _run_one(
 def _with_cache(run_options: dict[str, Any], path: Path | None) -> dict[str, Any]:
     """The runner's keywords with this configuration's log as the calls' cache."""
     return {**run_options, "calls": replace(run_options["calls"], cache=path)}
-
-
-def _run_on_ray(
-    cfg: Config,
-    info: dict[str, Any],
-    build: Callable[..., Any],
-    folder: Folder,
-    path: Path | None,
-    queries: dict[str, str],
-    ident: dict[str, Any],
-    run_options: dict[str, Any],
-    ray_options: Mapping[str, Any],
-) -> Outcome:
-    """One configuration on Ray actors, each building its own retriever and reporting the
-    build's time and index (:class:`BuiltRetriever`; the slowest build counts), or saying
-    that no report reached the driver."""
-    with tempfile.TemporaryDirectory() as spare:
-        report = (path or Path(spare)) / "builds.jsonl"
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.unlink(missing_ok=True)  # this run's builds only
-        result = run_retriever(
-            None, queries, backend="ray", retriever_factory=BuiltRetriever(build, cfg, str(report)),
-            name=cfg.name, config=ident, **_with_cache(run_options, path), **ray_options,
-        )  # fmt: skip
-        facts = [json.loads(x) for x in report.read_text().splitlines()] if report.exists() else []
-    info.update(on="ray actors (built on each)", shared_by=[cfg.name], actor_builds=len(facts))
-    info.update({k: max(f[k] for f in facts if k in f) for k in ("seconds", "factory_seconds")
-                 if any(k in f for f in facts)})  # fmt: skip
-    if not facts:
-        info["not_measured"] = (
-            "build time and index size not measured: no Ray actor's report reached the "
-            "driver (a cache= folder that the actors' nodes share brings them)"
-        )
-    index = facts[0]["index"] if facts else None
-    folder.record({"type": "config", "key": cfg.key, "name": cfg.name, "build": info,
-                   "index": index})  # fmt: skip
-    return Outcome(cfg, result, build=info, index=index, log=str(path) if path else None)
 
 
 def _line(out: Outcome, done: int, total: int) -> str:

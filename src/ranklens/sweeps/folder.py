@@ -1,8 +1,8 @@
 """The sweep folder (``cache=``): one runner log per configuration
-(``<name>-<hash of its parameters>.jsonl``; with ``backend="ray"`` a folder of shard logs
-and ``builds.jsonl``) and ``sweep.jsonl``, one line per build and per configuration built
-(:class:`Folder`); a configuration's log read back when it answers every query
-(:func:`finished`), refused when another configuration wrote it."""
+(``<name>-<hash of its parameters>.jsonl``, on either backend) and ``sweep.jsonl``, one
+line per build and per configuration built (:class:`Folder`); a configuration's log read
+back when it answers every query (:func:`finished`), refused when another configuration
+wrote it."""
 
 from __future__ import annotations
 

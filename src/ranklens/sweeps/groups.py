@@ -71,9 +71,10 @@ class Costs:
 @declare("Execution", EXECUTING).checks
 @dataclass(frozen=True)
 class Execution:
-    """Where and how a sweep's configurations run: ``backend`` (``"local"`` or ``"ray"``:
-    each configuration's queries in shards on Ray actors, each building the retriever) with
-    ``ray_options`` (``actors``, ``num_cpus``, ``address``...); ``lock_timeout``: seconds
+    """Where and how a sweep's configurations run: ``backend`` (``"local"``, one after
+    another, or ``"ray"``: in parallel, one Ray task each, shared builds made once in the
+    cluster) with ``ray_options`` (``num_cpus`` per configuration, ``actors``: at most that
+    many at once, ``max_retries``, ``address``, ``num_gpus``); ``lock_timeout``: seconds
     to wait for another process's sweep in the same folder; ``retry_failed``: ask failed
     queries again when resuming a log."""
 

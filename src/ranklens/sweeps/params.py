@@ -110,7 +110,10 @@ PRICING: dict[str, Option] = {
 EXECUTING: dict[str, Option] = {
     "backend": choice("local", ("local", "ray"), "where the queries run"),
     "ray_options": mapping(
-        None, "the Ray backend's options (actors, num_cpus, ...)", none=True, empty=True
+        None,
+        "the Ray backend's options (num_cpus, actors, max_retries, address, num_gpus)",
+        none=True,
+        empty=True,
     ),
     "lock_timeout": number(
         0.0,
