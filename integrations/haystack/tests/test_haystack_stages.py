@@ -37,6 +37,7 @@ from ranklens_haystack import HaystackRetriever, UnseenStagesWarning, instrument
 from ranklens_haystack.stages import ComponentRun, PipelineCall
 
 import ranklens
+from ranklens.errors import InputError
 
 logging.getLogger("haystack").setLevel(logging.ERROR)
 LEXICAL = ["bm25", "rank", "litm"]
@@ -224,6 +225,14 @@ def test_stages_false_records_each_retriever_alone(documents, queries):
     assert r.source == "bm25" and r.stages is None and len(r.doc_ids) == 30
     plain = run(p, queries, component="bm25", calls=QUIET, stages=False)
     assert all(r.stages is None for r in plain.records)
+
+    # components= keeps the named ones as stages, in the pipeline's order.
+    with instrument(components={"litm", "bm25"}) as rec:
+        p.run({"bm25": {"query": text}})
+    (r,) = rec.records()
+    assert [s.name for s in r.stages] == ["bm25", "litm"] and len(r.doc_ids) == 8
+    with pytest.raises(InputError, match="instrument: stages must be True or False"):
+        instrument(stages="yes")
 
 
 # ------------------------------------------------------------------ what the tracer cannot see

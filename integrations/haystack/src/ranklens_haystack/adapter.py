@@ -28,6 +28,7 @@ from ranklens.capture import (
     Staged,
     state_digest,
 )
+from ranklens.capture.stages import STAGE_KEY, STAGES_KEY
 from ranklens.errors import InputError
 
 from .stages import PipelineCall, UnseenStagesWarning, collecting, stage_records, unseen_stages
@@ -216,17 +217,20 @@ class HaystackRetriever(RetrieverAdapter):
 
     def _failed(self, exc: Exception, calls: list[PipelineCall]) -> Exception:
         """The failing component's own exception (Haystack wraps it in a
-        PipelineRuntimeError), marked with its stage and the stages before it, so the
-        runner names the stage, keeps the stages and retries a transient failure."""
+        PipelineRuntimeError), marked as the runner reads a failing stage
+        (``ranklens.capture.stages.STAGE_KEY``/``STAGES_KEY``: its name, and the stages up to
+        it), so that the record names the stage and keeps the stages before it, and a
+        transient failure (a ConnectionError...) is retried as the runner retries any."""
         runs = self._stage_runs(calls)
-        failed = next((r for r in runs if r.error is not None), None)
-        if failed is None:
+        at = next((i for i, r in enumerate(runs) if r.error is not None), None)
+        if at is None:
             return exc
-        error = failed.error if isinstance(failed.error, Exception) else exc
-        try:  # the runner's markers of a failing stage (ranklens.capture.stages)
-            error.ranklens_stage = failed.stage  # type: ignore[attr-defined]
-            error.ranklens_stages = stage_records(runs)  # type: ignore[attr-defined]
-        except AttributeError:
+        error = runs[at].error
+        error = error if isinstance(error, Exception) else exc
+        try:
+            setattr(error, STAGE_KEY, runs[at].stage)
+            setattr(error, STAGES_KEY, stage_records(runs[: at + 1]))
+        except AttributeError:  # an exception type without attributes: Haystack's own names it
             return exc
         return error
 

@@ -172,11 +172,9 @@ class PipelineCall:
 
     def stages(self, components: Collection[str] | None = None) -> list[ComponentRun]:
         """The stages in order: every run that returned Documents (or failed where it
-        would have), or the runs of the ``components`` named."""
+        would have), of the ``components`` named when given."""
         runs = self.ordered()
-        if components is None:
-            return [r for r in runs if r.is_stage]
-        return [r for r in runs if r.name in components]
+        return [r for r in runs if r.is_stage and (components is None or r.name in components)]
 
     def query(self) -> str | None:
         """The query text of the call: the ``query`` input of the first component (in
