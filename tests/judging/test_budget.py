@@ -260,3 +260,17 @@ def test_ordinary_metrics_never_read_sizes():
     # no text anywhere: only a budget metric asks for one
     ev = ranklens.evaluate({"q": {"a": 1}}, {"q": ["a", "b"]}, ["recall@1", "ndcg@10"])
     assert ev["recall@1"] == 1.0
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(id_cases())
+def test_holes_of_a_budget_metric_are_the_metric_at_each_querys_cutoff(case):
+    # compare() asks holes() for the judged-only and the unjudged-as-relevant values
+    qrels, run, texts, amount, unit, _ = case
+    name = f"recall@{amount}{unit}"
+    h = ranklens.holes(qrels, run, [name], texts=texts)
+    for qi, q in enumerate(h.query_ids):
+        c = cutoff([size_of(texts[d], unit) for d in run.get(q, [])], amount)
+        cond = alone(qrels, run, q, f"recall(judged_only=true)@{c}", texts=texts) if c else 0.0
+        assert h.per_query["judged_only"][name][qi] == pytest.approx(cond, abs=1e-12)
+        assert 0.0 <= h.per_query["as_relevant"][name][qi] <= 1.0  # computed, at the same cutoffs

@@ -229,9 +229,8 @@ def judge(
             )
         if opts.judged_only:
             joined = condense(joined)
-        judged = build(joined, opts)
-        judged.budget_inputs = inputs
-        return judged
+        joined.budget = inputs
+        return build(joined, opts)
     finally:
         if paused:
             gc.enable()

@@ -332,10 +332,6 @@ def partial_pair(judged: Judged, budget: Budget) -> Judged:
             "straddle=partial counts the evidence in part of a chunk: it needs span labels "
             "and a run of chunks (ranklens.SpanLabels, docs/spans.md)"
         )
-    key = ("partial", budget)
-    if key in inputs.cache:
-        hit: Judged = inputs.cache[key]
-        return hit
     _refuse(judged)
     in_tokens = inputs.span_tokenizer is not None
     if in_tokens != (budget.unit == "tok") or (in_tokens and not _judged_in_tokens(inputs)):
@@ -365,8 +361,8 @@ def partial_pair(judged: Judged, budget: Budget) -> Judged:
         c, new=new[sel], length=length[sel], counted=counted[sel], q=row_q[sel],
         rank=row_rank[sel], a=None, b=None, doc=None, ev_spans=None,
     )  # fmt: skip
-    out = replace(judged, chars=chars, _views={}, condensed_cache=None, filled_cache=None)
-    inputs.cache[key] = out
+    out: Judged = replace(judged, chars=chars, _views={}, condensed_cache=None,
+                          filled_cache=None)  # fmt: skip
     return out
 
 

@@ -14,7 +14,7 @@ from ..model import Qrels, Run
 from ..model import segments as seg
 from ..model.spans import SpanLabels
 from ..model.vocab import translate
-from .budget import RankedRows
+from .budget import BudgetInputs, RankedRows
 from .docmatch import match_documents
 from .freshness import FreshInput, judge_versions
 from .options import JudgeOptions
@@ -48,7 +48,9 @@ class Join:
     * with document versions: ``fresh`` (:class:`~.freshness.FreshRanks`), each ranked
       row's status and the ranks of each versioned evidence group's versions;
     * ``ranked`` (:class:`~.budget.RankedRows`): the kept ranked rows by reference, read
-      only when a context budget asks for the chunks' sizes (None on the dict join).
+      only when a context budget asks for the chunks' sizes (None on the dict join), and
+      ``budget`` (:class:`~.budget.BudgetInputs`), what else a budget reads (set by
+      :func:`~ranklens.judging.judge`).
     """
 
     query_ids: np.ndarray
@@ -82,6 +84,7 @@ class Join:
     chars: SpanChars | None = None
     fresh: Any = None
     ranked: RankedRows | None = None
+    budget: BudgetInputs | None = None
 
 
 def join_columnar(

@@ -52,9 +52,8 @@ class Judged:
     * with document versions, ``fresh`` (:class:`~ranklens.judging.freshness.FreshRanks`):
       each ranked row's status as of its query's time and the ranks of each versioned
       evidence group's current and outdated versions (the freshness metrics read these);
-    * ``budget_inputs`` (:class:`~ranklens.judging.budget.BudgetInputs`): what context
-      budgets read (the chunks' sizes are computed only when one is asked for:
-      :meth:`budget_cutoffs`).
+    * context budgets read the join's ``budget`` (:attr:`budget_inputs`; the chunks'
+      sizes are computed only when one is asked for: :meth:`budget_cutoffs`).
     """
 
     query_ids: np.ndarray
@@ -95,7 +94,6 @@ class Judged:
     join: Join | None = field(default=None, repr=False)
     chars: SpanChars | None = field(default=None, repr=False)
     fresh: FreshRanks | None = field(default=None, repr=False)
-    budget_inputs: BudgetInputs | None = field(default=None, repr=False)
     _views: dict[int, LevelView] = field(default_factory=dict, repr=False)
     condensed_cache: Judged | None = field(default=None, repr=False)
     filled_cache: Judged | None = field(default=None, repr=False)
@@ -126,6 +124,12 @@ class Judged:
     def depth(self, k: int | None) -> np.ndarray:
         """Documents in the top k of each query (the list length without k)."""
         return self.lens if k is None else np.minimum(self.lens, k)
+
+    @property
+    def budget_inputs(self) -> BudgetInputs | None:
+        """What context budgets read besides these arrays (kept on the join, so the pairs
+        made from it, condensed or with the unjudged filled in, read the same chunks)."""
+        return None if self.join is None else self.join.budget
 
     def budget_cutoffs(self, budget: Budget, straddle: str = "exclude") -> np.ndarray:
         """Per evaluated query, the rank cutoff of a context ``budget``: the number of

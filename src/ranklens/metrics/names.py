@@ -147,11 +147,11 @@ class Metric:
         """Per-query values on a :class:`~ranklens.judging.Judged` pair (the family's
         implementation for the pair's variant)."""
         fam = self.spec
-        if self.judged_only:
-            judged = condensed_pair(judged)
         kwargs = {(fam.params[k].arg or k): v for k, v in self.params}
         if self.budget is not None:
             return self._at_budget(judged, self.budget, kwargs)
+        if self.judged_only:
+            judged = condensed_pair(judged)
         view = judged.view(self.level)
         return fam.implementation(judged.variant)(view, self.k, **kwargs)
 
@@ -159,13 +159,17 @@ class Metric:
         """Per query the metric at its budget's cutoff ``c_q``: the family at each distinct
         cutoff, each query taking its own (``c_q = 0``: 0); under ``straddle="partial"``
         the family with no cutoff on the pair whose straddling chunk is cut at the budget
-        (:meth:`~ranklens.judging.Judged.budget_partial`)."""
+        (:meth:`~ranklens.judging.Judged.budget_partial`). With ``judged_only`` (what
+        :func:`ranklens.holes` asks), the condensed list at the cutoffs of the full one:
+        ``metric(judged_only)@c_q``."""
         fn = self.spec.implementation(judged.variant)
-        if self.straddle == "partial":
+        if self.straddle == "partial":  # evidence metrics, which condensed lists leave be
             cut_pair = judged.budget_partial(budget)
             values: np.ndarray = fn(cut_pair.view(self.level), None, **kwargs)
             return values
         cut = judged.budget_cutoffs(budget, self.straddle)
+        if self.judged_only:  # (holes' view) the condensed list at the same cutoffs
+            judged = condensed_pair(judged)
         view = judged.view(self.level)
         out = np.zeros(judged.n_queries, dtype=np.float64)
         for c in np.unique(cut[cut > 0]).tolist():
