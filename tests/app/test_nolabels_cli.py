@@ -166,7 +166,8 @@ def test_demo_section_shows_the_leak_and_the_calibrated_estimate(tmp_path):
         "llamaindex-bm25-sentences": word_overlap(demo.corpus, 0.4),
     }
     results = {
-        n: ranklens.run_retriever(r, demo, k=10, progress=False) for n, r in retrievers.items()
+        n: ranklens.run_retriever(r, demo, k=10, calls=ranklens.Calling(progress=False))
+        for n, r in retrievers.items()
     }
     report = ranklens.compare(demo, results, ["ndcg@10"])
     html = tmp_path / "report.html"

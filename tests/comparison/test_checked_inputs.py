@@ -28,11 +28,19 @@ CHAIN = [
 
 
 def _report():
-    return ranklens.compare(QRELS, RUNS, ["P@1"], n_resamples=50, curves=False)
+    return ranklens.compare(
+        QRELS,
+        RUNS,
+        ["P@1"],
+        stats=ranklens.Statistics(n_resamples=50),
+        contents=ranklens.ReportContents(curves=False),
+    )
 
 
 def _snapshots():
-    return ranklens.compare_snapshots(QRELS, SNAPS, ["P@1"], n_resamples=50)
+    return ranklens.compare_snapshots(
+        QRELS, SNAPS, ["P@1"], stats=ranklens.Statistics(n_resamples=50)
+    )
 
 
 def _profile(**kw):
@@ -154,7 +162,9 @@ def test_targets_as_texts_are_read_in_evaluate_and_compare():
     assert [str(v.metric) for v in ev.verdicts] == ["P@1"]
     one = ranklens.evaluate(QRELS, RUN_A, targets="mrr@10>=0.5")
     assert one.verdicts[0].metric == "mrr@10" and one.verdicts[0].target == 0.5
-    rep = ranklens.compare(QRELS, RUNS, ["P@1"], targets=["P@1 <= 0.9"], n_resamples=50)
+    rep = ranklens.compare(
+        QRELS, RUNS, ["P@1"], targets=["P@1 <= 0.9"], stats=ranklens.Statistics(n_resamples=50)
+    )
     assert rep.metadata["targets"]["profile"]["targets"][0]["op"] == "<="
 
 
@@ -166,7 +176,9 @@ def test_targets_as_texts_are_read_in_evaluate_and_compare():
 def test_bad_targets_are_named_errors(targets):
     for call in (
         lambda: ranklens.evaluate(QRELS, RUN_A, targets=targets),
-        lambda: ranklens.compare(QRELS, RUNS, ["P@1"], targets=targets, n_resamples=50),
+        lambda: ranklens.compare(
+            QRELS, RUNS, ["P@1"], targets=targets, stats=ranklens.Statistics(n_resamples=50)
+        ),
         lambda: ranklens.get_profile("faq", targets),
         lambda: ranklens.plan_queries(targets, expected=0.9),
     )[
@@ -383,7 +395,10 @@ def _live_markdown(text: str) -> list[str]:
 def test_snapshots_show_hostile_system_names_as_text(name):
     runs = {name: RUN_A, "b": RUN_B}
     snaps = ranklens.compare_snapshots(
-        QRELS, {"s1": runs, "s2": {name: RUN_B, "b": RUN_A}}, ["P@1"], n_resamples=20
+        QRELS,
+        {"s1": runs, "s2": {name: RUN_B, "b": RUN_A}},
+        ["P@1"],
+        stats=ranklens.Statistics(n_resamples=20),
     )
     md = snaps.to_markdown()
     assert not _live_markdown(md), md
@@ -406,8 +421,13 @@ def test_a_user_profiles_text_is_escaped_in_markdown_and_shown_as_text(text):
     assert "\x1b" not in md and "\x1b" not in describe(p)
     ev = ranklens.evaluate(QRELS, RUN_A, profile=p)
     assert all("\x1b" not in v.line() for v in ev.verdicts)
-    report = ranklens.compare(QRELS, {text: RUN_A, "b": RUN_B}, ["P@1"], profile=p,
-                              n_resamples=20)  # fmt: skip
+    report = ranklens.compare(
+        QRELS,
+        {text: RUN_A, "b": RUN_B},
+        ["P@1"],
+        profile=p,
+        stats=ranklens.Statistics(n_resamples=20),
+    )
     lines = [v.line() for vs in ranklens.comparison.verdict.report_verdicts(report).values()
              for v in vs]  # fmt: skip
     assert lines and all("\x1b" not in line for line in lines)

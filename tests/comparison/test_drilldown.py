@@ -20,21 +20,38 @@ HOSTILE_TEXT = "</script><script>window.__pwned=2</script> & text"
 def test_compare_keeps_each_runs_top_k_labels_and_ranks():
     qrels = {"q1": {"a": 2, "b": 0}, "q2": [["c", "d"], ["e"]]}
     runs = {"r1": {"q1": ["x", "a", "y"], "q2": ["d", "z"]}, "r2": {"q1": ["a"], "q2": ["z", "e"]}}
-    rep = ranklens.compare(ranklens.Qrels.coerce({"q1": {"a": 2, "b": 0}}), runs, ["P@2"],
-                           test="t", drilldown=2)  # fmt: skip
+    rep = ranklens.compare(
+        ranklens.Qrels.coerce({"q1": {"a": 2, "b": 0}}),
+        runs,
+        ["P@2"],
+        stats=ranklens.Statistics(test="t"),
+        contents=ranklens.ReportContents(drilldown=2),
+    )
     dd = rep.metadata["drilldown"]
     docs = dd["docs"]
     i = rep.query_ids.index("q1")
     assert [docs[d] for d in dd["top"]["r1"][i]] == ["x", "a"]  # cut at depth 2
     assert {docs[d]: r for d, r in dd["found"]["r1"][i]} == {"a": 2}
     assert sorted((docs[d], g) for d, g, _ in dd["labels"][i]) == [("a", 2), ("b", 0)]
-    grouped = ranklens.compare(ranklens.Qrels.from_groups({"q2": qrels["q2"]}),
-                               runs, ["P@2"], test="t")  # fmt: skip
+    grouped = ranklens.compare(
+        ranklens.Qrels.from_groups({"q2": qrels["q2"]}),
+        runs,
+        ["P@2"],
+        stats=ranklens.Statistics(test="t"),
+    )
     labels = {grouped.metadata["drilldown"]["docs"][d]: grp
               for d, _, grp in grouped.metadata["drilldown"]["labels"][0]}  # fmt: skip
     assert labels == {"c": 0, "d": 0, "e": 1}
-    assert "drilldown" not in ranklens.compare({"q1": ["a"]}, runs, ["P@2"], test="t",
-                                               drilldown=None).metadata  # fmt: skip
+    assert (
+        "drilldown"
+        not in ranklens.compare(
+            {"q1": ["a"]},
+            runs,
+            ["P@2"],
+            stats=ranklens.Statistics(test="t"),
+            contents=ranklens.ReportContents(drilldown=None),
+        ).metadata
+    )
 
 
 def test_the_drilldown_in_chromium(browser, tmp_path, demo_bm25):
@@ -44,7 +61,9 @@ def test_the_drilldown_in_chromium(browser, tmp_path, demo_bm25):
     runs["bm25"][q0] = {HOSTILE_DOC: 99.0, **runs["bm25"][q0]}  # a hostile id ranked first
     queries = dict(ds.queries)
     queries[q0] = HOSTILE_TEXT
-    rep = ranklens.compare(ds, runs, ["ndcg@10", "P@5"], test="t", queries=queries)
+    rep = ranklens.compare(
+        ds, runs, ["ndcg@10", "P@5"], queries=queries, stats=ranklens.Statistics(test="t")
+    )
     path = tmp_path / "report.html"
     rep.to_html(path)
     browser.get(path.as_uri())
@@ -107,7 +126,9 @@ def test_the_drilldown_stays_small_for_10k_queries(tmp_path):
                for i in range(n_q)}
         for name in ("bm25", "dense")
     }  # fmt: skip
-    rep = ranklens.compare(qrels, runs, ["ndcg@10", "recall@100"], test="t", ci="t")
+    rep = ranklens.compare(
+        qrels, runs, ["ndcg@10", "recall@100"], stats=ranklens.Statistics(test="t", ci="t")
+    )
     html = rep.to_html(tmp_path / "big.html")
     data = html.split('class="drill-data">', 1)[1].split("</script>", 1)[0]
     size = len(data.encode())

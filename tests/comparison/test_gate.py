@@ -225,7 +225,7 @@ def test_compare_reports_show_the_detectable_effect():
         labelled_set(50),
         {"a": retrieval(50, 0.6, 1), "b": retrieval(50, 0.5, 2)},
         ["ndcg@10", "num_ret"],
-        n_resamples=200,
+        stats=ranklens.Statistics(n_resamples=200),
     )
     pw = rep.metadata["power"]
     assert set(pw["mde"]) == {"ndcg@10"} and pw["n"] == 50

@@ -122,7 +122,7 @@ def test_verdicts_equal_those_of_gating_the_complement(base, table, test, rate, 
     """With no undated document, current@10 = 1 − outdated@10 per query: gating one is
     gating the other, with every number mirrored (exactly: the shares are in eighths)."""
     run = stale_run(rate, seed, noise=0.1)
-    kw = {"margin": margin, "test": test, "n_resamples": 2000}
+    kw = {"margin": margin, "stats": ranklens.Statistics(test=test, n_resamples=2000)}
     low, high = _gate(base, run, table, **kw), _gate(base, run, table, "current@10", **kw)
     (o,), (c,) = low.verdicts, high.verdicts
     assert o.status == c.status, (o, c)

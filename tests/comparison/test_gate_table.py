@@ -93,6 +93,7 @@ REFUSED = [
     ("inconclusive-misspelled", ["--inconclusive", "ok"], {"inconclusive": "ok"}),
 ]  # fmt: skip
 RUNS = ["same", "total", "better", "mixed"]
+STATISTICS = ("test", "correction", "alpha", "n_resamples", "ci", "confidence", "seed")
 ROW = re.compile(r"^(\S+)\s+(PASS|FAIL|INCONCLUSIVE)\s")
 
 
@@ -118,9 +119,11 @@ def files(tmp_path_factory):
 
 
 def _python(files, kind, kwargs):
+    given = {"n_resamples": 2000, **kwargs}
+    stats = ranklens.Statistics(**{k: given.pop(k) for k in STATISTICS if k in given})
     result = ranklens.gate(
         str(files / "qrels"), str(files / f"{kind}.run"), files / "base.json", METRICS,
-        **{"n_resamples": 2000, **kwargs},
+        stats=stats, **given,
     )  # fmt: skip
     return result
 

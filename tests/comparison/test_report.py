@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+import ranklens
 from ranklens import Report, compare, evaluate, load_report
 from ranklens.app.cli import main
 from ranklens.app.demo import demo_paths
@@ -53,7 +54,7 @@ METRICS = ["ndcg@3", "mrr", "P@2", "recall@3", "num_rel_ret"]
 
 @pytest.fixture
 def fixed_report() -> Report:
-    rep = compare(QRELS, RUNS, METRICS, test="t", ci="t", dataset="toy")
+    rep = compare(QRELS, RUNS, METRICS, dataset="toy", stats=ranklens.Statistics(test="t", ci="t"))
     rep.metadata["created"] = "2026-01-01T00:00:00+00:00"
     rep.metadata["versions"] = {"ranklens": "test"}
     return rep
@@ -122,7 +123,7 @@ def test_baseline_markers_and_significance():
 def test_skipped_missing_queries_pair_on_the_common_ones():
     runs = {"a": {"q1": ["d1"], "q2": ["x"]}, "b": {"q1": ["x"], "q3": ["d6"]}}
     qrels = {"q1": ["d1"], "q2": ["d4"], "q3": ["d6"]}
-    rep = compare(qrels, runs, ["P@1"], missing="skip", test="t")
+    rep = compare(qrels, runs, ["P@1"], missing="skip", stats=ranklens.Statistics(test="t"))
     assert rep.query_ids == ["q1", "q2", "q3"]
     assert np.isnan(rep.per_query["a"]["P@1"][2])
     assert rep.summary["a"]["P@1"]["n"] == 2
@@ -132,7 +133,12 @@ def test_skipped_missing_queries_pair_on_the_common_ones():
 
 def test_inputs_and_errors(tmp_path):
     p = demo_paths()
-    rep = compare(p["qrels"], [p["bm25"], p["bm25-short-chunks"]], ["ndcg@10"], test="t")
+    rep = compare(
+        p["qrels"],
+        [p["bm25"], p["bm25-short-chunks"]],
+        ["ndcg@10"],
+        stats=ranklens.Statistics(test="t"),
+    )
     assert rep.runs == ["demo_run_bm25", "demo_run_bm25-short-chunks"]
     ev = evaluate(p["qrels"], p["bm25"], ["map"])
     rep2 = compare(p["qrels"], {"from-eval": ev}, ["ndcg@10"])
@@ -150,7 +156,7 @@ def test_dataset_gives_query_texts():
     from ranklens import Dataset, Qrels
 
     ds = Dataset(queries={q: f"text {q}" for q in QRELS}, qrels=Qrels.from_dict(QRELS), name="toy")
-    rep = compare(ds, RUNS, ["mrr"], test="t")
+    rep = compare(ds, RUNS, ["mrr"], stats=ranklens.Statistics(test="t"))
     assert rep.queries["q3"] == "text q3"
     assert rep.metadata["dataset"] == "toy"
     html = rep.to_html()
@@ -210,7 +216,7 @@ def test_pandas(fixed_report):
 
 def test_escaping_in_text_outputs():
     runs = {"a|b_<x>": RUNS["bm25"], "50% & $x$": RUNS["dense"]}
-    rep = compare(QRELS, runs, ["mrr"], test="t")
+    rep = compare(QRELS, runs, ["mrr"], stats=ranklens.Statistics(test="t"))
     assert r"a\|b\_\<x\>" in rep.to_markdown()
     assert r"50\% \& \$x\$" in rep.to_latex()
     html = rep.to_html()

@@ -49,10 +49,17 @@ def test_snapshots_compare_each_snapshot_and_say_what_changed(tmp_path):
         "2024": {"d0": "the old text", "d1": {"title": "t", "text": "same"}, "d2": "gone"},
         "2025": {"d0": "the new text", "d1": {"title": "t", "text": "same"}, "d9": "new"},
     }
-    s = ranklens.compare_snapshots(qrels, snaps, ["ndcg@5", "P@5"], corpora=corpora,
-                                   n_resamples=2000)  # fmt: skip
+    s = ranklens.compare_snapshots(
+        qrels,
+        snaps,
+        ["ndcg@5", "P@5"],
+        corpora=corpora,
+        stats=ranklens.Statistics(n_resamples=2000),
+    )
     for name, runs in snaps.items():  # each snapshot: the report compare gives
-        alone = ranklens.compare(qrels, runs, ["ndcg@5", "P@5"], n_resamples=2000)
+        alone = ranklens.compare(
+            qrels, runs, ["ndcg@5", "P@5"], stats=ranklens.Statistics(n_resamples=2000)
+        )
         for system in runs:
             assert s.reports[name].value(system, "ndcg@5") == alone.value(system, "ndcg@5")
     for m in ("ndcg@5", "P@5"):
@@ -81,9 +88,12 @@ def test_snapshots_take_versions_and_lower_is_better_metrics():
     qrels = {f"q{i}": {"p2": 1} for i in range(10)}
     stale, fresh = ({q: ["p1", "p2"] for q in qrels}, {q: ["p2", "p1"] for q in qrels})
     s = ranklens.compare_snapshots(
-        qrels, {"a": {"x": stale, "y": fresh}, "b": {"x": fresh, "y": stale}},
-        ["outdated@1"], versions=versions, n_resamples=500,
-    )  # fmt: skip
+        qrels,
+        {"a": {"x": stale, "y": fresh}, "b": {"x": fresh, "y": stale}},
+        ["outdated@1"],
+        versions=versions,
+        stats=ranklens.Statistics(n_resamples=500),
+    )
     (row,) = s.agreement
     assert row.tau == -1.0
     ((swap),) = row.swaps
@@ -164,8 +174,13 @@ def test_the_command_line_gives_what_the_api_gives(tmp_path, capsys):
     saved = tmp_path / "s.json"
     assert main([*argv, "-m", "P@5", "--resamples", "500", "--json", str(saved)]) == 0
     out = capsys.readouterr().out
-    api = ranklens.compare_snapshots(str(tmp_path / "qrels.txt"), snaps, ["P@5"],
-                                     corpora=corpora, n_resamples=500)  # fmt: skip
+    api = ranklens.compare_snapshots(
+        str(tmp_path / "qrels.txt"),
+        snaps,
+        ["P@5"],
+        corpora=corpora,
+        stats=ranklens.Statistics(n_resamples=500),
+    )
     assert out.strip() == str(api).strip()
     assert json.loads(saved.read_text())["agreement"] == json.loads(api.to_json())["agreement"]
     assert "2024 vs 2025: Kendall's tau" in out and "20 labels in 20 queries" in out

@@ -19,8 +19,12 @@ def case():
     labels, texts, queries = evidence_labels()
     items = chunks(texts, 400, 100)
     retrieve = bm25_retriever(items, k=20)
-    good = ranklens.run_retriever(lambda q: retrieve(q)[:10], queries, name="now", progress=False)
-    worse = ranklens.run_retriever(lambda q: retrieve(q)[4:14], queries, name="now", progress=False)
+    good = ranklens.run_retriever(
+        lambda q: retrieve(q)[:10], queries, name="now", calls=ranklens.Calling(progress=False)
+    )
+    worse = ranklens.run_retriever(
+        lambda q: retrieve(q)[4:14], queries, name="now", calls=ranklens.Calling(progress=False)
+    )
     return labels, texts, good, worse
 
 

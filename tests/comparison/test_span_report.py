@@ -23,8 +23,9 @@ def chunked():
     chunks (a quarter overlapping)."""
     labels, texts, queries = evidence_labels()
     results = {
-        f"c{size}": ranklens.run_retriever(bm25_retriever(chunks(texts, size, size // 4)), queries,
-                                 name=f"c{size}", progress=False)
+        f"c{size}": ranklens.run_retriever(bm25_retriever(chunks(texts, size, size // 4)),
+                                           queries, name=f"c{size}",
+                                           calls=ranklens.Calling(progress=False))
         for size in (200, 600)
     }  # fmt: skip
     return labels, texts, queries, results
@@ -38,7 +39,9 @@ def _found_in_top(dd, run, i, k):
 def test_compare_judges_each_results_chunks_and_the_drilldown_agrees(chunked, overlap):
     labels, texts, queries, results = chunked
     metrics = [*EVIDENCE, "recall@5", "ndcg@10"]
-    rep = ranklens.compare(labels, results, metrics, test="t", overlap=overlap)
+    rep = ranklens.compare(
+        labels, results, metrics, overlap=overlap, stats=ranklens.Statistics(test="t")
+    )
     for name, result in results.items():  # the chunks judged, as evaluate judges them
         ev = ranklens.evaluate(labels, result, metrics, overlap=overlap)
         assert rep.summary[name]["evidence_recall@5"]["value"] == ev["evidence_recall@5"]
@@ -120,7 +123,9 @@ def _hostile_case():
 
 def test_the_span_drilldown_in_chromium(browser, tmp_path):
     labels, texts, runs, (evidence, second) = _hostile_case()
-    rep = ranklens.compare(labels, runs, ["evidence_recall@5", "ndcg@10"], test="t", ci="t")
+    rep = ranklens.compare(
+        labels, runs, ["evidence_recall@5", "ndcg@10"], stats=ranklens.Statistics(test="t", ci="t")
+    )
     path = tmp_path / "spans.html"
     rep.to_html(path)
     browser.get(path.as_uri())
@@ -172,7 +177,9 @@ def test_the_span_drilldown_in_chromium(browser, tmp_path):
 
 def test_a_span_report_renders_everywhere_and_round_trips(tmp_path):
     labels, _, runs, _ = _hostile_case()
-    rep = ranklens.compare(labels, runs, ["evidence_recall@5", "ndcg@10", "P@5"], test="t")
+    rep = ranklens.compare(
+        labels, runs, ["evidence_recall@5", "ndcg@10", "P@5"], stats=ranklens.Statistics(test="t")
+    )
     counts = rep.counts["hostile <img src=x onerror=window.__pwned=3>"]
     assert counts["chunks_unlocated"] == 1 and counts["chunks_relocated"] == 1
     assert counts["span_alternatives"] == 1
@@ -200,7 +207,9 @@ def test_a_span_report_renders_everywhere_and_round_trips(tmp_path):
 
 def test_a_saved_span_drilldown_of_the_wrong_shape_is_named(tmp_path):
     labels, _, runs, _ = _hostile_case()
-    data = ranklens.compare(labels, runs, ["evidence_recall@5"], test="t").to_dict()
+    data = ranklens.compare(
+        labels, runs, ["evidence_recall@5"], stats=ranklens.Statistics(test="t")
+    ).to_dict()
     data["metadata"]["drilldown"]["pieces"]["0"] = [[0, 7]]  # a piece's text not a string
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
@@ -260,9 +269,15 @@ def test_the_span_drilldown_keeps_each_text_once_and_stays_cheap(n_q, n_docs):
     labels, texts, runs = _shaped(n_q, n_docs, depth=30 if n_q < 10_000 else 100)
     metrics = ["evidence_recall@10", "ndcg@10"]
     t0 = time.process_time()
-    ranklens.compare(labels, runs, metrics, test="t", ci="t", drilldown=None)
+    ranklens.compare(
+        labels,
+        runs,
+        metrics,
+        stats=ranklens.Statistics(test="t", ci="t"),
+        contents=ranklens.ReportContents(drilldown=None),
+    )
     t1 = time.process_time()
-    rep = ranklens.compare(labels, runs, metrics, test="t", ci="t")
+    rep = ranklens.compare(labels, runs, metrics, stats=ranklens.Statistics(test="t", ci="t"))
     t2 = time.process_time()
     dd = rep.metadata["drilldown"]
     kept = 0

@@ -122,7 +122,7 @@ def test_diversity_measures_have_no_as_relevant_value_and_an_evaluation_is_reuse
 def test_compare_reports_the_hole_range_and_the_queries_with_most_holes(tmp_path):
     qrels = {"q1": ["a"], "q2": ["b"]}
     runs = {"full": {"q1": ["a"], "q2": ["b"]}, "holey": {"q1": ["x", "y", "a"], "q2": ["b", "z"]}}
-    rep = ranklens.compare(qrels, runs, ["P@2", "rr"], test="t", ci="t")
+    rep = ranklens.compare(qrels, runs, ["P@2", "rr"], stats=ranklens.Statistics(test="t", ci="t"))
     assert "as_relevant" not in rep.summary["full"]["P@2"]
     s = rep.summary["holey"]["P@2"]
     assert (s["value"], s["as_relevant"], s["judged_only"]) == (0.25, 1.0, 0.5)
@@ -135,5 +135,11 @@ def test_compare_reports_the_hole_range_and_the_queries_with_most_holes(tmp_path
     rep.to_json(tmp_path / "rep.json")
     again = ranklens.load_report(tmp_path / "rep.json")
     assert again.summary["holey"]["P@2"]["as_relevant"] == 1.0
-    plain = ranklens.compare(qrels, runs, ["P@2"], test="t", ci="t", hole_range=False)
+    plain = ranklens.compare(
+        qrels,
+        runs,
+        ["P@2"],
+        stats=ranklens.Statistics(test="t", ci="t"),
+        contents=ranklens.ReportContents(hole_range=False),
+    )
     assert "holes" not in plain.metadata

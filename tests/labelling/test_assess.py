@@ -86,7 +86,9 @@ def test_pool_reads_hit_text_from_a_runner_result_and_refuses_bad_input(tmp_path
     def retriever(query):
         return [ranklens.Hit("a", 2.0, text="alpha text"), ranklens.Hit("b", 1.0, text="beta")]
 
-    result = ranklens.run_retriever(retriever, {"q": "question"}, progress=False)
+    result = ranklens.run_retriever(
+        retriever, {"q": "question"}, calls=ranklens.Calling(progress=False)
+    )
     p = pool({"q": ["a"]}, {"fn": result}, depth=3, queries={"q": "question"})
     assert [(x.doc_id, x.text, x.query) for x in p] == [("b", "beta", "question")]
     with pytest.raises(InputError, match="depth"):
@@ -114,7 +116,7 @@ def test_assess_records_each_failure_and_goes_on():
         return 2 if query in passage else 0.5
 
     with pytest.warns(ranklens.RanklensWarning, match="2 of 3 pairs could not be judged"):
-        a = assess(small_pool(), judge, progress=False)
+        a = assess(small_pool(), judge, calls=ranklens.Calling(progress=False))
     assert a.grades == {("q1", "a"): 2}
     assert a.failures[("q1", "b")]["type"] == "TypeError"
     assert "integer grade" in a.failures[("q1", "b")]["message"]
@@ -124,7 +126,9 @@ def test_assess_records_each_failure_and_goes_on():
 
 def test_assess_allowed_grades_timeout_retries_and_async():
     with pytest.warns(ranklens.RanklensWarning):
-        a = assess(small_pool(), lambda q, p: 5, grades=[0, 1], progress=False)
+        a = assess(
+            small_pool(), lambda q, p: 5, grades=[0, 1], calls=ranklens.Calling(progress=False)
+        )
     message = a.failures[("q1", "a")]["message"]
     assert not a.grades and "grade 5" in message and "[0, 1]" in message
 
@@ -142,7 +146,11 @@ def test_assess_allowed_grades_timeout_retries_and_async():
 
     try:
         with pytest.warns(ranklens.RanklensWarning, match="1 of 3"):
-            a = assess(small_pool(), flaky, timeout=0.5, retries=1, backoff=0.01, progress=False)
+            a = assess(
+                small_pool(),
+                flaky,
+                calls=ranklens.Calling(timeout=0.5, retries=1, backoff=0.01, progress=False),
+            )
         assert not returned  # assess returned while the slow call was still running
     finally:
         release.set()
@@ -152,7 +160,7 @@ def test_assess_allowed_grades_timeout_retries_and_async():
     async def ajudge(query, passage):
         return int(query in passage)
 
-    b = assess(small_pool(), ajudge, source="llm:test", progress=False)
+    b = assess(small_pool(), ajudge, source="llm:test", calls=ranklens.Calling(progress=False))
     assert b.grades == {("q1", "a"): 1, ("q1", "b"): 0, ("q2", "c"): 1}
     assert set(b.qrels.sources.values()) == {"llm:test"}
 
@@ -166,16 +174,20 @@ def test_assess_resumes_from_its_log_and_refuses_another_judge(tmp_path):
         return int(query in passage)
 
     cfg = {"judge": "substring v1"}  # the closure's call list changes: name the configuration
-    first = assess(small_pool(), judge, cache=log, progress=False, config=cfg)
+    first = assess(
+        small_pool(), judge, config=cfg, calls=ranklens.Calling(cache=log, progress=False)
+    )
     assert len(calls) == 3
-    again = assess(small_pool(), judge, cache=log, progress=False, config=cfg)
+    again = assess(
+        small_pool(), judge, config=cfg, calls=ranklens.Calling(cache=log, progress=False)
+    )
     assert len(calls) == 3 and again.grades == first.grades and again.resumed == 3
 
     def other(query, passage):
         return 1
 
     with pytest.raises(InputError, match="another configuration"):
-        assess(small_pool(), other, cache=log, progress=False, config=cfg)
+        assess(small_pool(), other, config=cfg, calls=ranklens.Calling(cache=log, progress=False))
 
 
 def test_merge_keeps_provenance_and_resolves_conflicts():
@@ -248,7 +260,7 @@ def test_rescore_names_the_conclusions_that_changed():
     after = {"q1": {"a": 1, "x": 1}, "q2": {"b": 1, "y": 1}, "q3": {"c": 1, "z": 1}}
     runs = {"old": {"q1": ["a", "n"], "q2": ["b", "n"], "q3": ["c", "n"]},
             "new": {"q1": ["x", "a"], "q2": ["y", "b"], "q3": ["z", "c"]}}  # fmt: skip
-    r = rescore(before, after, runs, ["P@1", "P@2"], test="t", ci="t")
+    r = rescore(before, after, runs, ["P@1", "P@2"], stats=ranklens.Statistics(test="t", ci="t"))
     changed = {c.describe() for c in r.changed()}
     assert "best on P@1: old -> old, new" in changed
     assert "new P@2: 0.5000 -> 1.0000 (+0.5000)" in changed
@@ -291,7 +303,11 @@ def test_a_real_small_model_judges_the_demo_pool(minilm, tmp_path, demo_bm25):
         sim = float(np.dot(q, d))
         return 2 if sim > 0.6 else 1 if sim > 0.4 else 0
 
-    a = assess(p, minilm_judge, concurrency=2, cache=tmp_path / "minilm.jsonl", progress=False)
+    a = assess(
+        p,
+        minilm_judge,
+        calls=ranklens.Calling(concurrency=2, cache=tmp_path / "minilm.jsonl", progress=False),
+    )
     assert not a.failures and len(a.grades) == len(p)
     assert set(a.grades.values()) <= {0, 1, 2} and len(set(a.grades.values())) > 1
     merged = Qrels.merge(ds.qrels, a, sources=["demo", a.source])

@@ -94,7 +94,9 @@ def test_binary_grades_and_navigation(browser, tmp_path):
 
 def test_the_whole_loop_on_the_demo_set(browser, tmp_path, demo_bm25):
     ds, runs = demo_bm25
-    before = ranklens.compare(ds, runs, ["P@10", "ndcg@10"], test="t", ci="t")
+    before = ranklens.compare(
+        ds, runs, ["P@10", "ndcg@10"], stats=ranklens.Statistics(test="t", ci="t")
+    )
     assert before.metadata["holes"]["bm25"]["unjudged"] > 0
     p = pool(ds, runs, depth=10, max_pairs=12)
     assert len(p) == 12 and p.info["left_out_by_budget"] > 0
@@ -105,7 +107,7 @@ def test_the_whole_loop_on_the_demo_set(browser, tmp_path, demo_bm25):
     def overlap_judge(query, passage):
         return int(len(words(query) & words(passage)) >= 2)
 
-    model = assess(model_part, overlap_judge, progress=False)
+    model = assess(model_part, overlap_judge, calls=ranklens.Calling(progress=False))
     page = tmp_path / "judge.html"
     judging_page(human_part, page, grades="binary")
     open_page(browser, page)
@@ -116,14 +118,18 @@ def test_the_whole_loop_on_the_demo_set(browser, tmp_path, demo_bm25):
     merged = Qrels.merge(ds.qrels, human, model, sources=["demo", "human", model.source])
     assert {v for v in merged.sources.values()} == {"demo", "human", "model:overlap_judge"}
     after = ranklens.compare(
-        merged, runs, ["P@10", "ndcg@10"], test="t", ci="t", queries=ds.queries
+        merged,
+        runs,
+        ["P@10", "ndcg@10"],
+        queries=ds.queries,
+        stats=ranklens.Statistics(test="t", ci="t"),
     )
     for name in runs:  # the six human "relevant" grades raise P@10 of whichever run found them
         assert (
             after.metadata["holes"][name]["unjudged"] < before.metadata["holes"][name]["unjudged"]
         )
     assert any(after.value(r, "P@10") > before.value(r, "P@10") for r in runs)
-    r = rescore(ds, merged, runs, ["P@10", "ndcg@10"], test="t", ci="t")
+    r = rescore(ds, merged, runs, ["P@10", "ndcg@10"], stats=ranklens.Statistics(test="t", ci="t"))
     assert any(c.kind == "value" for c in r.changed())
     html = after.to_html(tmp_path / "after.html")
     assert "if relevant, " in html

@@ -84,18 +84,15 @@ def report(names: tuple[str, ...]) -> ranklens.Report:
     queries, qrels = _labels(names)
     runs = {n: {q: _rank(i, j, names) for j, q in enumerate(queries)} for i, n in enumerate(names)}
     rep = ranklens.compare(
-        qrels,
-        runs,
-        ["ndcg@3", "P@2"],
-        baseline=names[0],
+        qrels, runs, ["ndcg@3", "P@2"], baseline=names[0],
         queries={q: f"text of {names[i % len(names)]}" for i, q in enumerate(queries)},
         dataset=" ".join(names),
-        n_resamples=200,
         run_info={n: {"latency_ms": {"p50": 1.0, "p95": 2.0}, "concurrency": 1} for n in names},
         profile=ranklens.Profile(
             name=" ".join(names), title=names[1], metrics=["ndcg@3"],
             targets=[ranklens.Target("ndcg@3", 0.5, why=names[2], source=names[3])],
         ),
+        stats=ranklens.Statistics(n_resamples=200),
     )  # fmt: skip
     data = json.loads(json.dumps(rep.to_dict()).replace('"P@2"', json.dumps(names[5])))
     return ranklens.Report.from_dict(data)
@@ -110,8 +107,17 @@ def gate(names: tuple[str, ...], tmp: str) -> object:
     labels = ranklens.Dataset(texts, ranklens.Qrels.from_dict(qrels), name=" ".join(names))
     Path(tmp).mkdir(parents=True, exist_ok=True)
     path = Path(tmp) / "baseline.json"
-    ranklens.gate(labels, good, path, ["ndcg@3"], update_baseline=True, n_resamples=200)
-    return ranklens.gate(labels, bad, path, ["ndcg@3"], n_resamples=200, show=len(names))
+    ranklens.gate(
+        labels,
+        good,
+        path,
+        ["ndcg@3"],
+        update_baseline=True,
+        stats=ranklens.Statistics(n_resamples=200),
+    )
+    return ranklens.gate(
+        labels, bad, path, ["ndcg@3"], show=len(names), stats=ranklens.Statistics(n_resamples=200)
+    )
 
 
 @functools.cache
@@ -126,8 +132,9 @@ def snapshots(names: tuple[str, ...]) -> object:
         f"snap {names[0]}": {"d1": "old text", "d2": "same", "d3": "gone"},
         f"snap {names[1]}": {"d1": "new text", "d2": "same"},
     }
-    return ranklens.compare_snapshots(qrels, snaps, ["ndcg@3"], corpora=corpora,
-                                      n_resamples=200)  # fmt: skip
+    return ranklens.compare_snapshots(
+        qrels, snaps, ["ndcg@3"], corpora=corpora, stats=ranklens.Statistics(n_resamples=200)
+    )
 
 
 @functools.cache
@@ -145,8 +152,14 @@ def sweep(names: tuple[str, ...]) -> object:
 
         return retrieve
 
-    return ranklens.sweep(build, {"setting": list(names)}, dataset, ["ndcg@3"],
-                          n_resamples=200, progress=False, concurrency=1)  # fmt: skip
+    return ranklens.sweep(
+        build,
+        {"setting": list(names)},
+        dataset,
+        ["ndcg@3"],
+        stats=ranklens.Statistics(n_resamples=200),
+        calls=ranklens.Calling(progress=False, concurrency=1),
+    )
 
 
 @functools.cache
@@ -162,8 +175,14 @@ def estimate(names: tuple[str, ...]) -> object:
     def judge(query: str, passage: str) -> int:
         return 1 if passage.endswith(("d1", "d2")) else 0
 
-    return ranklens.estimate(dataset, runs, judge=judge, human=10, metrics=["P@3"],
-                             progress=False, concurrency=1)  # fmt: skip
+    return ranklens.estimate(
+        dataset,
+        runs,
+        judge=judge,
+        human=10,
+        metrics=["P@3"],
+        calls=ranklens.Calling(progress=False, concurrency=1),
+    )
 
 
 @functools.cache
@@ -176,7 +195,11 @@ def tunings(names: tuple[str, ...]) -> tuple[object, ...]:
     for g in groups:
         runs = {n: {q: _rank(i + len(out), j, names) for j, q in enumerate(queries)}
                 for i, n in enumerate(g)}  # fmt: skip
-        out.append(ranklens.tune_fusion(qrels, runs, "wsum", "ndcg@3", n_resamples=200))
+        out.append(
+            ranklens.tune_fusion(
+                qrels, runs, "wsum", "ndcg@3", stats=ranklens.Statistics(n_resamples=200)
+            )
+        )
     return tuple(out)
 
 
@@ -187,7 +210,7 @@ def rescoring(names: tuple[str, ...]) -> object:
     queries, qrels = _labels(names)
     after = {q: {**v, f"doc {names[0]}": 2} for q, v in qrels.items()}
     runs = {n: {q: _rank(i, j, names) for j, q in enumerate(queries)} for i, n in enumerate(names)}
-    return rescore(qrels, after, runs, ["P@2"], n_resamples=200)
+    return rescore(qrels, after, runs, ["P@2"], stats=ranklens.Statistics(n_resamples=200))
 
 
 @functools.cache
@@ -205,6 +228,20 @@ def evaluation(names: tuple[str, ...]) -> object:
     queries, qrels = _labels(names)
     return ranklens.evaluate(qrels, {q: _rank(0, j, names) for j, q in enumerate(queries)},
                              ["P@2"])  # fmt: skip
+
+
+@functools.cache
+def stage_evaluation(names: tuple[str, ...]) -> object:
+    """A pipeline of three stages, each named by a name, on queries and documents named by
+    them: the first retrieves, the second keeps three, the last keeps one."""
+    queries, qrels = _labels(names)
+    first = {q: _rank(0, j, names) for j, q in enumerate(queries)}
+    staged = {
+        f"stage {names[0]}": first,
+        f"stage {names[1]}": {q: dict(list(first[q].items())[:3]) for q in queries},
+        f"stage {names[2]}": {q: dict(list(first[q].items())[:1]) for q in queries},
+    }
+    return ranklens.evaluate_stages(qrels, staged, ["recall@5", "P@1"], name=" ".join(names))
 
 
 def judging_page(names: tuple[str, ...]) -> str:
@@ -302,7 +339,8 @@ OUTPUTS = [
     Output("fusion-html", "html", lambda n, t: _all(x._repr_html_() for x in tunings(n)),
            ("fusion.tuning:FusionTuning._repr_html_", "renderer:fusion_html")),
     Output("fusion-report-html", "html",
-           lambda n, t: _all(x.report(_labels(n)[1], n_resamples=200).to_html()
+           lambda n, t: _all(x.report(_labels(n)[1],
+                                      stats=ranklens.Statistics(n_resamples=200)).to_html()
                              for x in tunings(n))),
     Output("rescore-text", "terminal", lambda n, t: rescoring(n).to_text(),
            ("labelling.rescore:Rescoring.to_text",)),
@@ -313,6 +351,12 @@ OUTPUTS = [
            ("judging.reanchored:Reanchored.to_text",)),
     Output("reanchored-markdown", "markdown", lambda n, t: reanchored(n).to_markdown(),
            ("judging.reanchored:Reanchored.to_markdown",)),
+    Output("stages-markdown", "markdown", lambda n, t: stage_evaluation(n).to_markdown(),
+           ("stages.evaluate:StageEvaluation.to_markdown",)),
+    Output("stages-html", "html", lambda n, t: stage_evaluation(n).to_html(title=" ".join(n)),
+           ("stages.evaluate:StageEvaluation.to_html",)),
+    Output("stages-fragment", "html", lambda n, t: stage_evaluation(n)._repr_html_(),
+           ("stages.evaluate:StageEvaluation._repr_html_",)),
     Output("evaluation-html", "html", lambda n, t: evaluation(n)._repr_html_(),
            ("evaluation:Evaluation._repr_html_",)),
     Output("evaluation-table", "terminal", lambda n, t: evaluation(n).to_table(per_query=True)),

@@ -38,7 +38,9 @@ def _artifacts(client, run_id):
 
 
 def test_a_report_logs_metrics_params_and_artifacts(store):
-    rep = ranklens.compare(QRELS, RUNS, ["ndcg@10", "mrr@10", "num_ret"], n_resamples=200)
+    rep = ranklens.compare(
+        QRELS, RUNS, ["ndcg@10", "mrr@10", "num_ret"], stats=ranklens.Statistics(n_resamples=200)
+    )
     run_id = rep.log_mlflow(run_name="retrievers")
     got = store.get_run(run_id)
     metrics = got.data.metrics
@@ -60,7 +62,9 @@ def test_a_report_logs_metrics_params_and_artifacts(store):
 
 
 def test_an_active_run_receives_the_report_and_stays_open(store):
-    rep = ranklens.compare(QRELS, {"bm25": RUNS["bm25"]}, ["P@1"], n_resamples=100)
+    rep = ranklens.compare(
+        QRELS, {"bm25": RUNS["bm25"]}, ["P@1"], stats=ranklens.Statistics(n_resamples=100)
+    )
     with mlflow.start_run() as active:
         assert rep.log_mlflow(artifacts=False) == active.info.run_id
         assert mlflow.active_run() is not None

@@ -20,7 +20,7 @@ def report():
         "r": {"q1": ["a"], "q2": ["x"], "q3": ["c"]},
         "s": {"q1": ["x"], "q2": ["b"], "q3": ["y"]},
     }
-    return ranklens.compare(qrels, runs, ["P@1"], n_resamples=100)
+    return ranklens.compare(qrels, runs, ["P@1"], stats=ranklens.Statistics(n_resamples=100))
 
 
 BAD = [

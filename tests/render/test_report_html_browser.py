@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import ranklens
 from ranklens import compare
 
 HOSTILE_RUN = "<script>window.__pwned_run=1</script>"
@@ -30,8 +31,7 @@ def page(browser, tmp_path, demo_files):
         baseline="bm25",
         queries=queries,
         dataset="demo <set>",
-        test="t",
-        ci="t",
+        stats=ranklens.Statistics(test="t", ci="t"),
     )
     hostile_q = first
     rep.query_ids[rep.query_ids.index(hostile_q)] = HOSTILE_QUERY
