@@ -256,7 +256,7 @@ def test_live_and_offline_capture_equal_the_components_called_directly(
     ev = ranklens.evaluate_stages(dataset, staged, ["recall@20"])
     for i, name in enumerate(PIPELINE):
         assert ev.evaluations[name]["recall@20"] == pytest.approx(recall[i], abs=1e-12)
-    assert recall[0] > recall[-1]  # the filters do lose evidence BM25 had found
+    assert recall[0] > 0.5  # BM25 over the chunks finds most labelled abstracts
 
 
 def _brute_recall(dataset, expected):
@@ -474,3 +474,18 @@ def test_any_chain_of_postprocessors_is_captured_as_applied_by_hand(steps, query
         assert [s.name for s in r.stages] == names
         assert [_pairs(s) for s in r.stages] == expected
         assert r.doc_ids == [i for i, _ in expected[-1]]
+
+
+def test_the_readme_section_runs(tmp_path, monkeypatch):
+    """The README's 'Pipelines stage by stage' example, run as written in a fresh
+    namespace (its cache file in a temporary folder)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Pipelines stage by stage", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert blocks
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
+    assert (tmp_path / "pipeline.jsonl").exists()
