@@ -237,3 +237,86 @@ def test_a_declared_filter_filters_even_a_prefix():
     as_filter = attribute(["bm25", "sim"], judged, runs=runs, kinds=["retriever", "filter"])
     assert as_cut.fate_counts()["cut by rank"] == 2
     assert as_filter.fate_counts()["filtered"] == 2
+
+
+def brute_dag(units, stages, reads):
+    """The walk over stages that read several others (parallel retrievers fused)."""
+    out = {}
+    for q, qunits in units.items():
+        rows = []
+        for holds in qunits:
+            ranks = [
+                next((i + 1 for i, x in enumerate(st.get(q, [])) if holds(x)), 0) for st in stages
+            ]
+            before = [
+                min((ranks[i] for i in reads[s] if ranks[i]), default=0) for s in range(len(stages))
+            ]
+            drops = [s for s in range(len(stages)) if before[s] and not ranks[s]]
+            if ranks[-1]:
+                fate, where = "found", -1
+            elif not drops:
+                fate, where = "never retrieved", 0
+            else:
+                s = drops[-1]
+                now = stages[s].get(q, [])
+                deepest = max(
+                    (
+                        stages[i][q].index(x) + 1
+                        for i in reads[s]
+                        for x in now
+                        if x in stages[i].get(q, [])
+                    ),
+                    default=0,
+                )
+                r = before[s]
+                fate = "cut by rank" if r > len(now) and r > deepest else "filtered"
+                where = s
+            added = [s for s in range(len(stages)) if reads[s] and ranks[s] and not before[s]]
+            rows.append((ranks, fate, where, added))
+        out[q] = rows
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(pipelines(), st.data())
+def test_parallel_retrievers_fused_equal_brute_force(case, data):
+    labels, stages = case
+    queries = sorted(labels)
+    second = {q: data.draw(lists) for q in queries}  # a second retriever beside the first
+    fused = {q: data.draw(lists) for q in queries}
+    stages = [stages[0], second, fused, *stages[1:]]
+    reads = [(), (), (0, 1), *[(s - 1,) for s in range(3, len(stages))]]
+    judged = [judge(labels, s, require_shared=False) for s in stages]
+    runs = [Run.from_dict(s) for s in stages]
+    names = [f"s{i}" for i in range(len(stages))]
+    att = attribute(names, judged, runs=runs, inputs=reads)
+    units = {
+        q: [(lambda x, d=d: x == d) for d in sorted(d for d, g in labels[q].items() if g >= 1)]
+        for q in queries
+    }
+    want = brute_dag(units, stages, reads)
+    for q in queries:
+        us = att.units_of(q)
+        got = sorted(
+            (list(map(int, att.rank[u])), FATES[att.fate[u]], int(att.lost_at[u]),
+             [int(s) for s in np.flatnonzero(att.added[u])])
+            for u in us
+        )  # fmt: skip
+        assert got == sorted(want[q]), q
+
+
+def test_fusion_reads_the_retrievers_listed_before_it():
+    from ranklens import StagedRun
+
+    staged = StagedRun(
+        {
+            "bm25": {"q": ["a"]},
+            "dense": {"q": ["b"]},
+            "fused": {"q": ["a", "b"]},
+            "cut": {"q": ["a"]},
+        },
+        kinds={"bm25": "retriever", "dense": "retriever", "fused": "fusion"},
+    )
+    assert staged.inputs == {"bm25": (), "dense": (), "fused": ("bm25", "dense"), "cut": ("fused",)}
+    with pytest.raises(Exception, match="comes after"):
+        StagedRun({"a": {"q": ["x"]}, "b": {"q": ["x"]}}, inputs={"a": ["b"]})

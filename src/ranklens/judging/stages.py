@@ -72,7 +72,8 @@ class Attribution:
     * ``cutoff``: per query the budget's cutoff on the last stage (None without a budget);
     * ``kept`` (queries x stages): m_s, the deepest rank in stage s−1 of a document stage s
       kept (0 at the first stage; None when the runs were not given); ``filters`` (per
-      stage): whether the stage is declared a filter;
+      stage): whether the stage is declared a filter; ``inputs`` (per stage): the stages it
+      reads (default: the stage before it; parallel retrievers read by a fusion stage);
     * ``fate`` (codes into :data:`FATES`) and ``lost_at`` per unit.
     """
 
@@ -87,13 +88,31 @@ class Attribution:
     cutoff: np.ndarray | None
     kept: np.ndarray | None = None
     filters: np.ndarray | None = None
+    inputs: tuple[tuple[int, ...], ...] | None = None
     fate: np.ndarray = field(init=False)
     lost_at: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        self.fate, self.lost_at = _walk(
-            self.rank, self.lens, self.unit_q, self.cutoff, self.kept, self.filters
-        )
+        if self.inputs is None:
+            self.inputs = tuple(() if s == 0 else (s - 1,) for s in range(len(self.stages)))
+        self.fate, self.lost_at = _walk(self)
+
+    @property
+    def before(self) -> np.ndarray:
+        """(units x stages) the unit's best rank in the stages each stage reads (0: in none
+        of them, or the stage reads none)."""
+        out = np.zeros_like(self.rank)
+        for s, read in enumerate(self.inputs or ()):
+            if read:
+                r = self.rank[:, list(read)]
+                out[:, s] = np.where(r > 0, r, np.iinfo(np.int64).max).min(axis=1)
+        out[out == np.iinfo(np.int64).max] = 0
+        return out
+
+    @property
+    def roots(self) -> np.ndarray:
+        """Per stage, whether it reads no stage (a first-stage retriever)."""
+        return np.array([not read for read in self.inputs or ()], dtype=bool)
 
     @property
     def n_stages(self) -> int:
@@ -106,11 +125,9 @@ class Attribution:
 
     @property
     def added(self) -> np.ndarray:
-        """(units x stages) whether the stage brought the unit (absent from the stage
-        before, present here; always False at the first stage)."""
-        p = self.present
-        out = np.zeros_like(p)
-        out[:, 1:] = p[:, 1:] & ~p[:, :-1]
+        """(units x stages) whether the stage brought the unit (absent from every stage it
+        reads, present here; never at a first stage, which reads none)."""
+        out: np.ndarray = self.present & (self.before == 0) & ~self.roots[None, :]
         return out
 
     def counts(self) -> dict[str, dict[str, int]]:
@@ -163,6 +180,21 @@ class Attribution:
         held = np.stack(cols, axis=1).astype(np.float64) if cols else np.zeros((n_q, 0))
         return np.divide(held, R[:, None], out=np.zeros_like(held), where=R[:, None] > 0)
 
+    def held_before(self) -> np.ndarray:
+        """(queries x stages) the share of each query's relevant units held by at least one
+        of the stages each stage reads (0 for a stage that reads none)."""
+        n_q = len(self.query_ids)
+        R = np.bincount(self.unit_q, minlength=n_q).astype(np.float64)
+        b = self.before > 0
+        held: np.ndarray = np.stack(
+            [np.bincount(self.unit_q[b[:, s]], minlength=n_q) for s in range(self.n_stages)],
+            axis=1,
+        ).astype(np.float64) if self.n_stages else np.zeros((n_q, 0))  # fmt: skip
+        share: np.ndarray = np.divide(
+            held, R[:, None], out=np.zeros_like(held), where=R[:, None] > 0
+        )
+        return share
+
     def units_of(self, query_id: str) -> np.ndarray:
         """The indices of one query's relevant units."""
         hit = np.flatnonzero(self.query_ids == str(query_id))
@@ -171,42 +203,36 @@ class Attribution:
         return np.flatnonzero(self.unit_q == hit[0])
 
 
-def _walk(
-    rank: np.ndarray,
-    lens: np.ndarray,
-    unit_q: np.ndarray,
-    cutoff: np.ndarray | None,
-    kept: np.ndarray | None = None,
-    filters: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+def _walk(att: Attribution) -> tuple[np.ndarray, np.ndarray]:
     """Each unit's fate and the stage where it happened (vectorised over units)."""
+    rank, lens, unit_q = att.rank, att.lens, att.unit_q
     n_u, n_s = rank.shape
     fate = np.full(n_u, NEVER, dtype=np.int64)
     lost_at = np.zeros(n_u, dtype=np.int64)
     if n_u == 0 or n_s == 0:
         return fate, lost_at
     present = rank > 0
-    # the last loss: the largest s >= 1 with present[s-1] and not present[s]
-    drops = np.zeros_like(present)
-    drops[:, 1:] = present[:, :-1] & ~present[:, 1:]
+    before = att.before
+    # the last loss: the latest stage that reads the unit and does not hold it
+    drops = (before > 0) & ~present
     has_drop = drops.any(axis=1)
     last = n_s - 1 - np.argmax(drops[:, ::-1], axis=1)
     at_end = present[:, -1]
     lost = has_drop & ~at_end
     s = last[lost]
-    r_before = rank[lost, s - 1]
+    r_before = before[lost, s]
     room = lens[unit_q[lost], s]
-    if kept is not None:
-        room = np.maximum(room, kept[unit_q[lost], s])
+    if att.kept is not None:
+        room = np.maximum(room, att.kept[unit_q[lost], s])
     cut = r_before > room
-    if filters is not None:
-        cut &= ~np.asarray(filters, dtype=bool)[s]
+    if att.filters is not None:
+        cut &= ~np.asarray(att.filters, dtype=bool)[s]
     fate[lost] = np.where(cut, CUT, FILTERED)
     lost_at[lost] = s
     fate[at_end] = FOUND
     lost_at[at_end] = -1
-    if cutoff is not None:
-        out = at_end & (rank[:, -1] > cutoff[unit_q])
+    if att.cutoff is not None:
+        out = at_end & (rank[:, -1] > att.cutoff[unit_q])
         fate[out] = OUTSIDE
         lost_at[out] = n_s
     return fate, lost_at
@@ -219,6 +245,7 @@ def attribute(
     level: int | None = None,
     runs: Sequence[Run] | None = None,
     kinds: Sequence[str | None] | None = None,
+    inputs: Sequence[Sequence[int]] | None = None,
 ) -> Attribution:
     """The :class:`Attribution` of a pipeline from its stages' judged pairs (one per stage,
     in pipeline order, all judged against the same labels with the same options).
@@ -227,7 +254,8 @@ def attribute(
     context budget's cutoff rank (:meth:`Judged.budget_cutoffs`); units of the last stage
     below it are "outside the budget". ``level``: the relevance level ℓ (default: the
     options' level, at least 1). ``runs``: the stages' runs, for m_s
-    (:func:`kept_depths`); ``kinds``: each stage's kind, for the filters.
+    (:func:`kept_depths`); ``kinds``: each stage's kind, for the filters; ``inputs``: per
+    stage the positions of the stages it reads (default: the stage before).
     """
     if len(stages) != len(judged) or not judged:
         raise InputError("attribute() needs one judged pair per stage, in pipeline order")
@@ -276,29 +304,43 @@ def attribute(
             )
         cut = np.zeros(n_q, dtype=np.int64)
         cut[np.searchsorted(query_ids, np.asarray(last.query_ids).astype(str))] = cutoff
-    kept = None if runs is None else kept_depths(runs, query_ids, judged[0].options)
+    reads = (
+        tuple(tuple(int(i) for i in r) for r in inputs)
+        if inputs is not None
+        else tuple(() if s == 0 else (s - 1,) for s in range(n_s))
+    )
+    kept = None if runs is None else kept_depths(runs, query_ids, judged[0].options, reads)
     filters = None
     if kinds is not None:
         filters = np.array([str(k).lower() in FILTER_KINDS if k else False for k in kinds])
     return Attribution(
-        tuple(stages), query_ids, unit_q, unit_k, grade, rank, lens, evaluated, cut, kept, filters
-    )
+        tuple(stages), query_ids, unit_q, unit_k, grade, rank, lens, evaluated, cut, kept,
+        filters, reads,
+    )  # fmt: skip
 
 
-def kept_depths(runs: Sequence[Run], query_ids: np.ndarray, options: JudgeOptions) -> np.ndarray:
-    """(queries x stages) m_s: per query, the deepest rank in stage s−1's list of a document
-    (or chunk) that stage s's list also holds; 0 at the first stage and where s keeps none.
+def kept_depths(
+    runs: Sequence[Run],
+    query_ids: np.ndarray,
+    options: JudgeOptions,
+    inputs: Sequence[Sequence[int]] | None = None,
+) -> np.ndarray:
+    """(queries x stages) m_s: per query, the deepest rank in a stage that s reads (default:
+    stage s−1) of a document (or chunk) that stage s's list also holds; 0 for a stage that
+    reads none and where s keeps none.
     Ranks follow judging's order (score descending, ties as the options say, or the given
     order under ``ordering="given"``), a repeated document at its first rank; documents are
     matched by their ids' 64-bit hashes within a query."""
     n_q, n_s = len(query_ids), len(runs)
     out = np.zeros((n_q, n_s), dtype=np.int64)
     keys = [_ranked_keys(r, query_ids, options) for r in runs]
-    for s in range(1, n_s):
-        pq, pkey, prank = keys[s - 1]
+    reads = inputs if inputs is not None else [[s - 1] if s else [] for s in range(n_s)]
+    for s in range(n_s):
         _, ckey, _ = keys[s]
-        held = np.isin(pkey, ckey)
-        np.maximum.at(out[:, s], pq[held], prank[held])
+        for i in reads[s]:
+            pq, pkey, prank = keys[i]
+            held = np.isin(pkey, ckey)
+            np.maximum.at(out[:, s], pq[held], prank[held])
     return out
 
 

@@ -27,6 +27,8 @@ STAGED_RUN = declare("StagedRun", {
     "name": text("pipeline", "the pipeline's name"),
     "kinds": mapping(None, "{stage: kind} ('retriever', 'reranker', ...)", none=True, empty=True),
     "latency_ms": mapping(None, "{stage: {query id: milliseconds}}", none=True, empty=True),
+    "inputs": mapping(None, "{stage: [the stages it reads]} (default: the stage before)",
+                      none=True, empty=True),
 })  # fmt: skip
 
 
@@ -39,7 +41,11 @@ class StagedRun:
     to :func:`ranklens.evaluate_stages`, which reads them). ``name``: the pipeline's name.
     ``kinds``: what each stage is (``"retriever"``, ``"reranker"``, ``"filter"``, ...),
     when known. ``latency_ms``: per stage, ``{query id: wall milliseconds}`` of its calls,
-    when captured.
+    when captured. ``inputs``: ``{stage: [stages it reads]}`` where the pipeline is not a
+    chain (parallel retrievers fused: ``{"fused": ["bm25", "dense"], "dense": []}``); a stage
+    not named reads the stage before it, the first stage nothing. Without ``inputs``, the
+    retrievers listed right before a ``"fusion"`` stage (by ``kinds``) are read as its
+    parallel inputs, each reading what the first of them reads.
 
     A stage name given twice, an empty pipeline, or a name that is not a non-empty
     string is an :class:`~ranklens.errors.InputError`. A query absent from a stage's run
@@ -47,7 +53,7 @@ class StagedRun:
     records the query's retrieval as failed (``Run.failures``).
     """
 
-    __slots__ = ("kinds", "latency_ms", "name", "names", "runs")
+    __slots__ = ("inputs", "kinds", "latency_ms", "name", "names", "runs")
 
     @STAGED_RUN.checks
     def __init__(
@@ -57,6 +63,7 @@ class StagedRun:
         name: str = "pipeline",
         kinds: Mapping[str, str | None] | None = None,
         latency_ms: Mapping[str, Mapping[str, float]] | None = None,
+        inputs: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         items = list(stages.items()) if isinstance(stages, Mapping) else list(stages)
         if not items:
@@ -91,6 +98,7 @@ class StagedRun:
         self.runs: tuple[Run, ...] = tuple(runs)
         self.name = str(name)
         unknown = sorted(set(kinds or {}) - set(names)) + sorted(set(latency_ms or {}) - set(names))
+        unknown += sorted(set(inputs or {}) - set(names))
         if unknown:
             raise InputError(
                 f"kinds/latency_ms name a stage the pipeline does not have: {unknown[0]!r}"
@@ -101,6 +109,13 @@ class StagedRun:
             if latency_ms
             else None
         )
+
+        self.inputs: dict[str, tuple[str, ...]] = _inputs(self.names, self.kinds, inputs)
+
+    @property
+    def input_indices(self) -> tuple[tuple[int, ...], ...]:
+        """Per stage, the positions of the stages it reads."""
+        return tuple(tuple(self.names.index(i) for i in self.inputs[n]) for n in self.names)
 
     @property
     def final(self) -> Run:
@@ -130,6 +145,41 @@ class StagedRun:
 
     def __repr__(self) -> str:
         return f"StagedRun({self.name!r}: {' -> '.join(self.names)})"
+
+
+def _inputs(
+    names: tuple[str, ...],
+    kinds: Mapping[str, str | None],
+    given: Mapping[str, Sequence[str]] | None,
+) -> dict[str, tuple[str, ...]]:
+    """Each stage's inputs: as given, else the stage before (fusion's retrievers parallel)."""
+    out: dict[str, tuple[str, ...]] = {
+        n: (() if i == 0 else (names[i - 1],)) for i, n in enumerate(names)
+    }
+    if given is None:
+        for i, n in enumerate(names):
+            if (kinds.get(n) or "") != "fusion":
+                continue
+            j = i
+            while j > 0 and (kinds.get(names[j - 1]) or "") == "retriever":
+                j -= 1
+            if i - j >= 2:  # two or more retrievers right before: parallel inputs
+                out[n] = names[j:i]
+                for r in names[j + 1 : i]:
+                    out[r] = out[names[j]]
+        return out
+    for n, read in given.items():
+        read = (read,) if isinstance(read, str) else tuple(read)
+        for r in read:
+            if r not in names:
+                raise InputError(f"inputs: stage {n!r} reads {r!r}, which is not a stage")
+            if names.index(r) >= names.index(n):
+                raise InputError(
+                    f"inputs: stage {n!r} reads {r!r}, which comes after it; list the stages "
+                    "in pipeline order"
+                )
+        out[n] = read
+    return out
 
 
 __all__ = ["StagedRun"]

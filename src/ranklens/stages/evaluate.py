@@ -356,16 +356,17 @@ def evaluate_stages(
     cut = None if budget is None else _budget_cut(budget, straddle)
     rows = sum(len(r.q) for r in pipeline.runs)
     kinds = [pipeline.kinds.get(n) for n in pipeline.names]
+    reads = pipeline.input_indices
     limit = DEFAULT_MEMORY if memory is None else memory
     limit = float(limit) if isinstance(limit, (int, float)) else parse_bytes(limit)
     shards = shard_count(rows, limit)
     if shards > 1 or backend == "ray":
         on_ray = dict(ray or {}) if backend == "ray" else None
         evaluations, att = sharded(Q, pipeline.names, pipeline.runs, parsed, judge_options, cut,
-                                   None, shards, on_ray, kinds)  # fmt: skip
+                                   None, shards, on_ray, kinds, reads)  # fmt: skip
     else:
         whole = judge_shard(Q, pipeline.names, pipeline.runs, parsed, judge_options, cut,
-                            keep=True, kinds=kinds)  # fmt: skip
+                            keep=True, kinds=kinds, inputs=reads)  # fmt: skip
         evaluations = dict(zip(pipeline.names, whole.evaluations or []))
         att = whole.attribution
     level = max(int(next(iter(evaluations.values())).judged.options.relevance_level), 1)
@@ -429,15 +430,29 @@ def _cutoffs(last: Any, spec: Any, straddle: str) -> np.ndarray:
 def _losses(
     att: Attribution, stages: Sequence[str], budget: bool, stats: Statistics
 ) -> tuple[StageLoss, ...]:
-    """One :class:`StageLoss` per transition, tested and corrected together."""
-    held = att.recall()
+    """One :class:`StageLoss` per transition (each stage that reads others, from what they
+    held together to what it holds; with a budget, the last stage to the context), tested
+    and corrected together."""
     has_rel = np.bincount(att.unit_q, minlength=len(att.query_ids)) > 0
-    held = held[has_rel]
-    places = [*stages, *(["context"] if budget else [])]
-    n_t = len(places) - 1
+    held = att.recall()[has_rel]
+    before = att.held_before()[has_rel]
+    reads = att.inputs or ()
+    pairs = [(s, " + ".join(stages[i] for i in reads[s])) for s in range(len(stages)) if reads[s]]
+    cols_before = [before[:, s] for s, _ in pairs]
+    cols_after = [held[:, s] for s, _ in pairs]
+    places = [stages[s] for s, _ in pairs]
+    names_before = [b for _, b in pairs]
+    if budget:
+        cols_before.append(held[:, len(stages) - 1])
+        cols_after.append(held[:, len(stages)])
+        places.append("context")
+        names_before.append(stages[-1])
+    n_t = len(places)
     if n_t == 0:
         return ()
-    diffs = np.ascontiguousarray(held[:, 1:] - held[:, :-1])
+    b = np.stack(cols_before, axis=1)
+    a = np.stack(cols_after, axis=1)
+    diffs = np.ascontiguousarray(a - b)
     if len(diffs) >= 2:
         p = cstats.paired_test(diffs, stats.test, stats.n_resamples, stats.seed)
         p = cstats.correct(p, stats.correction)
@@ -453,12 +468,12 @@ def _losses(
     counts = att.counts()
     out = []
     for t in range(n_t):
-        place = places[t + 1]
+        place = places[t]
         lost = sum(n for f, n in counts[place].items() if f in FATES)
         out.append(StageLoss(
-            stage=place, before=places[t],
-            held_before=float(held[:, t].mean()) if len(held) else 0.0,
-            held_after=float(held[:, t + 1].mean()) if len(held) else 0.0,
+            stage=place, before=names_before[t],
+            held_before=float(b[:, t].mean()) if len(b) else 0.0,
+            held_after=float(a[:, t].mean()) if len(a) else 0.0,
             delta=float(diffs[:, t].mean()) if len(diffs) else 0.0,
             ci_low=float(lo[t]), ci_high=float(hi[t]), p_value=float(p[t]),
             units_lost=int(lost), units_added=int(counts[place].get("added", 0)),

@@ -67,11 +67,13 @@ def judge_shard(
     level: int | None = None,
     keep: bool = False,
     kinds: Sequence[str | None] | None = None,
+    inputs: Sequence[Sequence[int]] | None = None,
 ) -> ShardResult:
     """Judge, score and attribute one shard's stages (the runs already cut to its
     queries); ``cut`` gives the budget's cutoffs on the last stage's judged pair;
     ``keep``: keep each stage's :class:`~ranklens.Evaluation` (with its judged arrays);
-    ``kinds``: each stage's kind (a filter's losses are all "filtered")."""
+    ``kinds``: each stage's kind (a filter's losses are all "filtered"); ``inputs``: per
+    stage the positions of the stages it reads."""
     judged = []
     values = []
     counts = []
@@ -88,7 +90,7 @@ def judge_shard(
         counts.append(j.counts)
         judged.append(j)
     cutoff = cut(judged[-1]) if cut is not None else None
-    att = attribute(names, judged, cutoff, level, runs=runs, kinds=kinds)
+    att = attribute(names, judged, cutoff, level, runs=runs, kinds=kinds, inputs=inputs)
     return ShardResult(values, counts, att, judged[0].options, kept if keep else None)
 
 
@@ -111,6 +113,7 @@ def join_attributions(parts: Sequence[Attribution]) -> Attribution:
         cut,
         None if parts[0].kept is None else np.concatenate([p.kept for p in parts]),
         parts[0].filters,
+        parts[0].inputs,
     )
 
 
@@ -125,6 +128,7 @@ def sharded(
     shards: int,
     ray: dict[str, Any] | None = None,
     kinds: Sequence[str | None] | None = None,
+    inputs: Sequence[Sequence[int]] | None = None,
 ) -> tuple[dict[str, Evaluation], Attribution]:
     """Every stage's evaluation and the pipeline's attribution, judged in ``shards`` shards
     of the labelled queries (on Ray when ``ray`` gives its options: ``address``,
@@ -132,9 +136,9 @@ def sharded(
     qids = np.sort(np.asarray(Q.query_ids).astype(str))
     pieces = [p for p in np.array_split(qids, shards) if len(p)]
 
-    def inputs(piece: np.ndarray) -> tuple[Any, ...]:
+    def shard_args(piece: np.ndarray) -> tuple[Any, ...]:
         return (Q.subset(piece), names, [r.subset(piece) for r in runs], metrics,
-                judge_options, cut, level, False, kinds)  # fmt: skip
+                judge_options, cut, level, False, kinds, inputs)  # fmt: skip
 
     results: list[ShardResult] = []
     if ray is not None:
@@ -142,9 +146,9 @@ def sharded(
         cpus = float(options.pop("cpus_per_task", 1))
         rt = connect(options.pop("address", None), options.pop("num_cpus", None))
         task = rt.remote(num_cpus=cpus, max_retries=2)(judge_shard)
-        results = rt.get([task.remote(*inputs(p)) for p in pieces])
+        results = rt.get([task.remote(*shard_args(p)) for p in pieces])
     else:
-        results = [judge_shard(*inputs(p)) for p in pieces]
+        results = [judge_shard(*shard_args(p)) for p in pieces]
     labelled = set(qids.tolist())
     evaluations: dict[str, Evaluation] = {}
     for s, (stage, run) in enumerate(zip(names, runs)):
