@@ -25,9 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..declared import CALLING, STATISTICS, ParameterError, data, declare, function, mapping, text
-from ..labelling import PoolPair, agreement, assess
+from ..labelling import LabelPool, PoolPair, agreement, assess
 from ..labelling.judges import CALLS, CALLS_OPTION, GRADES
-from ..labelling.pool import LabelPool
 from ..settings import Calling, Statistics, settled
 from .ppi import z_value
 from .records import GradeAgreement, JudgeAgreement, Record

@@ -170,20 +170,20 @@ class EstimateResult:
         return path
 
     def __str__(self) -> str:
-        from ..comparison.renderers import get_renderer
+        from ..comparison import get_renderer
 
         text: str = get_renderer("estimate_text")(self.to_dict())
         return text
 
     def _repr_html_(self) -> str:
-        from ..comparison.renderers import get_renderer
+        from ..comparison import get_renderer
 
         html: str = get_renderer("estimate_html")(self.to_dict())
         return html
 
     def to_html(self, path: str | Path | None = None) -> str:
         """A self-contained page (written to ``path`` when given)."""
-        from ..comparison.renderers import get_renderer
+        from ..comparison import get_renderer
 
         html: str = get_renderer("estimate_html")(self.to_dict(), page=True)
         if path is not None:

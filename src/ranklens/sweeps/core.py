@@ -9,8 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..capture import KeyLike
-from ..capture.hits import check_key
+from ..capture import KeyLike, check_key
 from ..comparison import compare
 from ..declared import ParameterError
 from ..errors import InputError, closest

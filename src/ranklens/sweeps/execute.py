@@ -31,8 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..capture import RunResult, as_retriever, key_name, run_retriever
-from ..capture.identity import fingerprint, plain
+from ..capture import RunResult, as_retriever, fingerprint, key_name, plain, run_retriever
 from ..errors import RunInterrupted
 from ..escape import terminal
 from .folder import Folder, finished

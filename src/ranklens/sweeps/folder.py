@@ -11,9 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..capture.identity import plain
-from ..capture.log import config_diff, read_log
-from ..capture.records import Retrieval
+from ..capture import Retrieval, config_diff, plain, read_log
 from ..errors import InputError
 from .grid import Config
 

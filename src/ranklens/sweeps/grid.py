@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..capture.identity import plain
+from ..capture import plain
 from ..errors import InputError, closest
 
 

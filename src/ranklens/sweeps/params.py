@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..capture.hits import KEY
+from ..capture import KEY
 from ..declared import (
     AT_LEAST_ONE,
     CALLING,

@@ -214,7 +214,7 @@ class SweepResult:
 
     def to_markdown(self) -> str:
         """The summary and the table as Markdown."""
-        from ..comparison.renderers import get_renderer
+        from ..comparison import get_renderer
 
         return str(get_renderer("sweep_markdown")(self.to_dict()))
 
@@ -226,12 +226,12 @@ class SweepResult:
         return page
 
     def __str__(self) -> str:
-        from ..comparison.renderers import get_renderer
+        from ..comparison import get_renderer
 
         return str(get_renderer("sweep_text")(self.to_dict()))
 
     def _repr_html_(self) -> str:
-        from ..comparison.renderers import get_renderer
+        from ..comparison import get_renderer
 
         return str(get_renderer("sweep_html")(self.to_dict()))
 

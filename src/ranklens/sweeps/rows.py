@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..capture.matching import suggest_key
+from ..capture import suggest_key
 from ..comparison import stats
 from ..settings import Statistics
 from .execute import Outcome
