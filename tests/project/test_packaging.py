@@ -257,7 +257,7 @@ def offline_compile(requirements: str, *flags: str) -> str | None:
 
 FLOOR_TEST_DEPS = {
     "llamaindex": ["llama-index-retrievers-bm25"],
-    "langchain": ["langchain-text-splitters"],
+    "langchain": ["langchain-text-splitters", "langchain-classic"],
     "haystack": [],
 }
 
