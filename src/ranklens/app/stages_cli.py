@@ -67,10 +67,12 @@ def add_stages_command(sub: Any) -> None:
         "-m",
         "--metric",
         "--metrics",
-        action="append",
+        action="extend",
+        nargs="+",
         dest="metrics",
         metavar="METRIC",
-        help="metrics computed at every stage, repeatable (default: "
+        help="metrics computed at every stage: -m recall -m ndcg@10, or --metrics recall "
+        "ndcg@10 (default: "
         + ", ".join(DEFAULT_METRICS)
         + "); a budget cutoff works as a rank cutoff: recall@1024tok",
     )

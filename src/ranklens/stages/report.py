@@ -281,7 +281,7 @@ def terminal(ev: StageResult, digits: int = 4, color: bool | None = None) -> str
                       color_system="standard" if color else None)  # fmt: skip
     console.print(table)
     if ev.losses:
-        losses = Table(title="recall lost per transition")
+        losses = Table(title="change per transition (Δ < 0: relevant units lost)")
         for i, h in enumerate(LOSS_HEADER):
             losses.add_column(h, justify="left" if i == 0 else "right", no_wrap=i > 0)
         for loss, cells in zip(ev.losses, _loss_cells(ev, digits)):
@@ -584,7 +584,7 @@ def html(
     chain = " → ".join([*ev.stages, *([CONTEXT] if ev.budget else [])])
     notes = "".join(f'<p class="note">{esc(n)}</p>' for n in _notes(ev))
     losses = (
-        "<h2>Recall lost per transition</h2>" + _html_table(LOSS_HEADER, _loss_cells(ev, 4))
+        "<h2>Change per transition</h2>" + _html_table(LOSS_HEADER, _loss_cells(ev, 4))
         if ev.losses else ""
     )  # fmt: skip
     body = (
