@@ -489,3 +489,39 @@ def test_the_readme_section_runs(tmp_path, monkeypatch):
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
     assert (tmp_path / "pipeline.jsonl").exists()
+
+
+def test_bad_stage_options_are_refused_with_the_fix(corpus):
+    bm25 = BM25Retriever.from_defaults(nodes=corpus[:50], similarity_top_k=3)
+    with pytest.raises(ranklens.InputError, match=r"names= entry 1: give \(component or class"):
+        instrument(Recorder(), stages=True, names=[("BM25Retriever", "")])
+    with pytest.raises(ranklens.InputError, match="names= takes"):
+        LlamaIndexRetriever(bm25, names="bm25")
+    with pytest.raises(ranklens.InputError, match="stages"):
+        instrument(Recorder(), stages="yes")
+    engine = _engine(bm25, [SimilarityPostprocessor(similarity_cutoff=0.0)])
+    with pytest.raises(ranklens.InputError, match="cannot retrieve without synthesis"):
+        from llama_index.core.query_engine import CustomQueryEngine
+
+        class Plain(CustomQueryEngine):
+            def custom_query(self, query_str):
+                return "answer"
+
+        LlamaIndexRetriever(Plain())
+    adapter = LlamaIndexRetriever(engine, names={"BM25Retriever": "bm25"})
+    staged = adapter.retrieve("cell biology", "q", None)
+    assert [s.name for s in staged.stages] == ["bm25", "SimilarityPostprocessor"]
+
+
+def test_a_call_that_cannot_be_recorded_is_counted_and_said(corpus):
+    class Full(Recorder):
+        def record(self, *args, **kwargs):
+            raise OSError("no space left on device")
+
+    bm25 = BM25Retriever.from_defaults(nodes=corpus[:50], similarity_top_k=3)
+    hooks = instrument(Full(), stages=True)
+    with pytest.warns(ranklens.RanklensWarning, match="could not be recorded") as caught, hooks:
+        bm25.retrieve("cell biology")
+        bm25.retrieve("gene expression")  # the app goes on
+    assert hooks.span_handler.unrecorded == 2
+    assert sum("could not be recorded" in str(w.message) for w in caught) == 1

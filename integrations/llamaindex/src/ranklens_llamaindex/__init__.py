@@ -1,5 +1,7 @@
-"""ranklens for LlamaIndex: run any ``BaseRetriever`` over a labelled query set
-(:mod:`.adapter`), and record live retrievals (:mod:`.hooks`).
+"""ranklens for LlamaIndex: run any ``BaseRetriever`` (or a ``RetrieverQueryEngine``) over
+a labelled query set (:mod:`.adapter`), record live retrievals (:mod:`.hooks`), and capture a
+pipeline stage by stage, its retrievers and node postprocessors (:mod:`.stages`:
+``instrument(stages=True)`` live, ``LlamaIndexRetriever(engine)`` offline).
 
 >>> import ranklens                                    # doctest: +SKIP
 >>> result = ranklens.run_retriever(bm25_retriever, dataset, k=10, key="parent", cache="bm25.jsonl")

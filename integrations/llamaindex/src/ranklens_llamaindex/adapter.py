@@ -139,6 +139,7 @@ class LlamaIndexRetriever(RetrieverAdapter):
         self.engine = isinstance(retriever, BaseQueryEngine)
         self.is_async = _truly_async(retriever) if use_async is None else use_async
         self.stages = self.engine if stages is None else stages
+        self.names = names
         self._namer = stage_namer(names)
         self._once = Once()
 

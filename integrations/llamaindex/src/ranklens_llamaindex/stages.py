@@ -254,6 +254,7 @@ class StageTracker(BaseSpanHandler[Any]):
     _spans: dict[str, _Span] = PrivateAttr()
     _calls: dict[str, PipelineCall] = PrivateAttr()
     _once: Once = PrivateAttr()
+    _unrecorded: int = PrivateAttr()
 
     def __init__(
         self,
@@ -268,6 +269,7 @@ class StageTracker(BaseSpanHandler[Any]):
         self._spans = {}
         self._calls = {}
         self._once = Once()
+        self._unrecorded = 0
 
     @classmethod
     def class_name(cls) -> str:
@@ -368,8 +370,17 @@ class StageTracker(BaseSpanHandler[Any]):
             self._finish(call, None, err)
 
     def _finish(self, call: PipelineCall, result: Any, err: BaseException | None) -> None:
-        with contextlib.suppress(Exception):  # recording never raises into the app
+        try:
             self._on_call(call, result, err)
+        except Exception as exc:  # recording never raises into the app: counted and said once
+            self.unrecorded += 1
+            self._once(
+                "unrecorded",
+                f"ranklens: a LlamaIndex pipeline call could not be recorded ({type(exc).__name__}:"
+                f" {exc}); such calls are counted in the instrumentation's span_handler"
+                ".unrecorded. Please report it with the pipeline's components.",
+                RanklensWarning,
+            )
 
     def new_span(self, *args: Any, **kwargs: Any) -> None:
         return None
@@ -391,6 +402,15 @@ class StageTracker(BaseSpanHandler[Any]):
                     span.reranks = True
                 return
             at = self._parents.get(at)
+
+    @property
+    def unrecorded(self) -> int:
+        """Pipeline calls whose recording raised (each said by a warning, the first once)."""
+        return self._unrecorded
+
+    @unrecorded.setter
+    def unrecorded(self, value: int) -> None:
+        self._unrecorded = value
 
     @property
     def once(self) -> Once:
@@ -416,12 +436,14 @@ class Once:
         self._seen: set[str] = set()
         self._lock = threading.Lock()
 
-    def __call__(self, what: str, message: str) -> None:
+    def __call__(
+        self, what: str, message: str, category: type[Warning] = UnseenStageWarning
+    ) -> None:
         with self._lock:
             if what in self._seen:
                 return
             self._seen.add(what)
-        warnings.warn(message, UnseenStageWarning, stacklevel=3)
+        warnings.warn(message, category, stacklevel=3)
 
 
 class StageEvents(BaseEventHandler):
