@@ -313,6 +313,20 @@ version and memory budget (:data:`ranklens.evaluation.options.EVALUATE`) and the
 settings (:data:`VERDICTS`)."""
 
 
+class ProfileLike(Protocol):
+    """A use-case profile as :func:`evaluate` takes one (a :class:`ranklens.Profile`, which
+    the profiles room beside this floor declares): a name, a title and targets."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def targets(self) -> tuple[Any, ...]: ...
+
+
 class VerdictHook(Protocol):
     """What gives :func:`evaluate` its verdicts against a profile's targets: called with
     evaluate's own arguments (``profile``, ``targets``, ``confidence``, ``method``,
@@ -367,7 +381,7 @@ def evaluate(
     run: RunLike,
     metrics: MetricsLike | None = None,
     *,
-    profile: Any = None,
+    profile: str | ProfileLike | Mapping[str, Any] | None = None,
     targets: Mapping[str, Any] | Sequence[str] | str | None = None,
     confidence: float = 0.95,
     method: str = "auto",
