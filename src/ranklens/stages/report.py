@@ -222,7 +222,7 @@ def _notes(ev: StageResult) -> list[str]:
     q = ev.counts.get("queries", {})
     total, without = q.get("total", len(ev.attribution.query_ids)), q.get("without relevant", 0)
     lines = [
-        f"{total} queries"
+        f"{total} quer{'y' if total == 1 else 'ies'}"
         + (f", {without} without a relevant unit (left out of held and the losses)"
            if without else "")
         + (f"; context budget {ev.budget} (straddling chunk: {ev.straddle})" if ev.budget else "")
