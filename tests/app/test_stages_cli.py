@@ -149,6 +149,31 @@ def test_a_budget_counts_the_texts_of_a_corpus(capsys, files, tmp_path):
     assert got["losses"][-1]["held_after"] == pytest.approx((0 + 1 / 2 + 1) / 3)
 
 
+def test_a_dataset_folder_brings_its_corpus_for_the_budget(capsys, files, tmp_path):
+    """LABELS as a BEIR folder: its corpus gives the sizes, as --texts would."""
+    from ranklens import Dataset, read_qrels
+    from ranklens.io.beir import write_beir
+
+    qrels, runs = files
+    corpus = tmp_path / "corpus.jsonl"
+    sizes = {"a": 10, "b": 10, "c": 30, "d": 5, "e": 5, "f": 3, "g": 4, "x": 10, "y": 3, "z": 2}
+    corpus.write_text("".join(json.dumps({"_id": d, "text": "w" * n}) + "\n"
+                              for d, n in sizes.items()))  # fmt: skip
+    labels = read_qrels(qrels)
+    folder = tmp_path / "beir"
+    write_beir(
+        Dataset(qrels=labels, queries={q: q for q in labels.query_ids},
+                corpus={d: {"text": "w" * n} for d, n in sizes.items()}),
+        folder,
+    )  # fmt: skip
+    two = [*stage_args({k: runs[k] for k in ("bm25", "rerank")})]
+    common = ["--budget", "8char", "--format", "json", "--resamples", 200]
+    _, by_texts, _ = run_cli(capsys, "stages", qrels, *two, *common, "--texts", corpus)
+    code, by_folder, _ = run_cli(capsys, "stages", folder, *two, *common)
+    assert code == 0 and json.loads(by_folder)["fates"] == json.loads(by_texts)["fates"]
+    assert json.loads(by_folder)["fates"]["outside the budget"] == 2
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [
