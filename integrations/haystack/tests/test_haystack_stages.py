@@ -273,6 +273,10 @@ def test_what_the_tracer_cannot_see_is_said_once(documents, queries):
     assert len([w for w in said if "'inner' runs a pipeline of its own" in str(w.message)]) == 1
     assert all([s.name for s in r.stages] == ["inner"] for r in rec.records())
     assert rec.total == len(texts)
+    with pytest.warns(UnseenStagesWarning) as said:  # offline: said when the adapter is built
+        result = run(outer, queries, component="inner", calls=QUIET)
+    assert [str(w.message)[:45] for w in said] == ["component 'inner' calls other components itse"]
+    assert not result.failed and result.staged().names == ("inner",)
 
     # instrument() called while a pipeline runs: the rest of that run is outside any call
     # the tracer saw.

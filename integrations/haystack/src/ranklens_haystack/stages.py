@@ -449,6 +449,10 @@ class _CollectingTracer(StageTracer):
         if box is not None:
             box[1].append(call)
 
+    def warn_once(self, what: str, name: str, message: str) -> None:
+        """Nothing: the adapter says what its pipeline hides once, when it is built
+        (:func:`unseen_stages`), not once per query."""
+
 
 _LOCK = threading.Lock()
 _ACTIVE: list[_CollectingTracer] = []  # the installed collecting tracer, while one is
@@ -486,8 +490,6 @@ def unseen_stages(pipeline: Any) -> list[tuple[str, list[str]]]:
     only their output is a stage."""
     out = []
     for name, comp in pipeline.walk():
-        if type(comp).__module__.split(".")[0] == "haystack" and not hasattr(comp, "pipeline"):
-            continue
         held = []
         for attr, value in getattr(comp, "__dict__", {}).items():
             if attr.startswith("__"):
