@@ -98,7 +98,8 @@ QUERY = declare("StageEvaluation.query_text", {
     "query_id": text(None, "the query whose relevant units are shown"),
 })  # fmt: skip
 
-FOUND, OUTSIDE, FILTERED, CUT, NEVER = range(len(FATES))
+FOUND, OUTSIDE = FATES.index("found"), FATES.index("outside the budget")
+"""The fate codes the renderers read (:attr:`Attribution.fate` indexes :data:`FATES`)."""
 NOT_RETRIEVED = "not retrieved"
 """The first stage's drop in the waterfall: relevant units its list does not hold."""
 DROPS = (NOT_RETRIEVED, "cut by rank", "filtered", "outside the budget")
