@@ -313,6 +313,8 @@ def test_fusion_stages_async_and_named(corpus, scifact_slice, dataset):
             assert [s.kind for s in r.stages] == ["retriever", "retriever", "fusion",
                                                   "postprocessor"]  # fmt: skip
             assert [_pairs(s) for s in r.stages] == want
+            for h in r.stages[0].hits:  # the chunks' ranges in their passages kept
+                assert h["start"] == int(h["id"].split("@")[1]) and h["end"] > h["start"]
         # the fusion's latency holds its retrievers'
         assert live.stages[2].latency_ms >= live.stages[0].latency_ms
 
