@@ -527,3 +527,34 @@ def test_a_call_that_cannot_be_recorded_is_counted_and_said(corpus):
         bm25.retrieve("gene expression")  # the app goes on
     assert hooks.span_handler.unrecorded == 2
     assert sum("could not be recorded" in str(w.message) for w in caught) == 1
+
+
+def test_progress_names_the_stage_running(corpus):
+    """What a record of a call abandoned by the runner's timeout can name: the stage
+    running and the stages finished, read while the call runs."""
+    import threading
+
+    release = threading.Event()
+
+    class Slow(BaseNodePostprocessor):
+        def _postprocess_nodes(self, nodes, query_bundle=None):
+            release.wait(30)
+            return nodes[:2]
+
+    bm25 = BM25Retriever.from_defaults(nodes=corpus[:200], similarity_top_k=4)
+    adapter = LlamaIndexRetriever(_engine(bm25, [SimilarityPostprocessor(similarity_cutoff=0.0),
+                                                 Slow()]))  # fmt: skip
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(adapter.retrieve, "cell biology", "q1", None)
+        for _ in range(3000):
+            running, done = adapter.progress("q1")
+            if running == "Slow":
+                break
+            release.wait(0.01)
+        assert running == "Slow"
+        assert [s.name for s in done] == ["BM25Retriever", "SimilarityPostprocessor"]
+        assert [h.id for h in done[0].hits] == [n.node.id_ for n in bm25.retrieve("cell biology")]
+        release.set()
+        staged = future.result(30)
+    assert [s.name for s in staged.stages] == ["BM25Retriever", "SimilarityPostprocessor", "Slow"]
+    assert adapter.progress("q1") == (None, [])

@@ -25,6 +25,7 @@ from ranklens.capture import (
     Hit,
     RetrieverAdapter,
     RunResult,
+    Stage,
     Staged,
     array_bytes,
     fingerprint,
@@ -36,6 +37,7 @@ from ranklens.errors import InputError
 from .nodes import to_hit, to_light
 from .stages import (
     ALL_NEEDS,
+    UNFINISHED,
     Once,
     PipelineCall,
     StageCall,
@@ -43,6 +45,7 @@ from .stages import (
     collecting,
     failed_stage,
     stage_namer,
+    stage_records,
     staged_hits,
     traced,
     unseen_stage,
@@ -142,6 +145,7 @@ class LlamaIndexRetriever(RetrieverAdapter):
         self.names = names
         self._namer = stage_namer(names)
         self._once = Once()
+        self._inflight: dict[str, PipelineCall] = {}
 
     def _call(self, query: str) -> list[NodeWithScore]:
         nodes: list[NodeWithScore] = self.retriever.retrieve(
@@ -160,10 +164,13 @@ class LlamaIndexRetriever(RetrieverAdapter):
             if not self.stages:
                 return [to_hit(n) for n in self._call(query)]
             with collecting(query, query_id) as call:
+                self._inflight[query_id] = call
                 try:
                     nodes = traced(self._call, query)
                 except Exception as exc:
                     raise failed_stage(exc, call.stages(self._namer)) from None
+                finally:
+                    self._done(query_id, call)
             return self._staged(call, nodes)
 
     async def aretrieve(self, query: str, query_id: str, k: int | None) -> list[Hit]:
@@ -171,11 +178,31 @@ class LlamaIndexRetriever(RetrieverAdapter):
             if not self.stages:
                 return [to_hit(n) for n in await self._acall(query)]
             with collecting(query, query_id) as call:
+                self._inflight[query_id] = call
                 try:
                     nodes = await atraced(self._acall, query)
                 except Exception as exc:
                     raise failed_stage(exc, call.stages(self._namer)) from None
+                finally:
+                    self._done(query_id, call)
             return self._staged(call, nodes)
+
+    def _done(self, query_id: str, call: PipelineCall) -> None:
+        if self._inflight.get(query_id) is call:  # not a later attempt's
+            del self._inflight[query_id]
+
+    def progress(self, query_id: str) -> tuple[str | None, list[Stage]]:
+        """The stage running for ``query_id`` (the innermost, None when no call is in
+        flight) and the stages it has finished, as :class:`ranklens.Pipeline.progress`
+        gives them: what a record of a call the runner's timeout abandoned can name and
+        keep."""
+        call = self._inflight.get(query_id)
+        if call is None:
+            return None, []
+        found = call.stages(self._namer)
+        running = [s.name for s in found if s.error is not None and s.error["type"] == UNFINISHED]
+        done = [s for s in found if s.error is None or s.error["type"] != UNFINISHED]
+        return (running[0] if running else None), stage_records(done, Hit.from_light)
 
     def stage_calls(self, call: PipelineCall, nodes: list[NodeWithScore]) -> list[StageCall]:
         """The stages of one call in pipeline order; a last ``"unseen"`` stage when what

@@ -74,6 +74,9 @@ FILTERS = frozenset({"SimilarityPostprocessor", "KeywordNodePostprocessor"})
 
 ALL_NEEDS = ALL_FIELDS  # every hit keeps its parent, range and metadata
 
+UNFINISHED = "Unfinished"
+"""The error type of a stage still running when its call ended (or was looked at)."""
+
 _RETRIEVE = ("retrieve", "aretrieve")
 _POSTPROCESS = ("_postprocess_nodes", "_apostprocess_nodes")
 
@@ -177,7 +180,7 @@ class PipelineCall:
             name = base if seen[base] == 1 else f"{base}_{seen[base]}"
             error = span.error
             if error is None and math.isnan(span.t1):
-                error = {"type": "Unfinished", "message": "still running when the call ended"}
+                error = {"type": UNFINISHED, "message": "still running when the call ended"}
             latency = (span.t1 - span.t0) * 1000
             out.append(StageCall(name, _kind(span), span.hits, latency, error, span.component))
         return out
