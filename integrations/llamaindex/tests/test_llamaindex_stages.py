@@ -275,7 +275,8 @@ def _brute_recall(dataset, expected):
 def test_fusion_stages_async_and_named(corpus, scifact_slice, dataset):
     """QueryFusionRetriever over BM25 on chunks and BM25 on whole passages (its own
     retrievals are stages, before the fusion), then a reorder; names given by component
-    and by class; live through aquery and offline through the async adapter."""
+    and by class; live through concurrent aquery calls and offline through the async
+    adapter."""
     passages = [TextNode(id_=d, text=v["text"]) for d, v in scifact_slice.corpus.items()]
     chunks = BM25Retriever.from_defaults(nodes=corpus, similarity_top_k=20)
     whole = BM25Retriever.from_defaults(nodes=passages, similarity_top_k=10)
@@ -293,10 +294,12 @@ def test_fusion_stages_async_and_named(corpus, scifact_slice, dataset):
         out.append([(n.node.id_, n.score) for n in LongContextReorder().postprocess_nodes(fused)])
         return out
 
-    async def ask_all():
-        for qid, q in items:
-            with instrument_tags({"query_id": qid}):
-                await engine.aquery(q)
+    async def ask(qid, q):
+        with instrument_tags({"query_id": qid}):
+            await engine.aquery(q)
+
+    async def ask_all():  # concurrently: each call's stages stay its own
+        await asyncio.gather(*(ask(qid, q) for qid, q in items))
 
     with instrument(Recorder(key="parent"), stages=True, names=names) as rec:
         asyncio.run(ask_all())
