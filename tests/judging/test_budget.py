@@ -230,8 +230,10 @@ def test_a_ranked_document_without_a_size_is_named():
                           texts={"a": "abc"})  # fmt: skip
     msg = str(err.value)
     assert "query 'q', rank 2" in msg and "'zz'" in msg and "texts={doc id: text}" in msg
-    with pytest.raises(InputError, match="query 'q', rank 1"):
+    with pytest.raises(InputError, match=r"carries no text or length: give texts=\{doc id: text\}"):
         ranklens.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["recall@10tok"])
+    # a run of ids judged without texts keeps nothing of the run for budgets
+    assert ranklens.judge({"q": {"a": 1}}, ranklens.Run.coerce({"q": ["a"]})).join.ranked is None
 
 
 def test_a_failing_or_empty_tokenizer_is_named_with_the_row():

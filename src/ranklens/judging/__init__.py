@@ -213,13 +213,15 @@ def judge(
             joined = join_columnar(Q, R, opts, name, table, fresh)
             if joined.chars is not None:
                 joined.chars.unlocated, joined.chars.relocated = placed
-        else:  # the dict join keeps no ranked rows: a budget joins again, in columns
+        elif inputs.texts is not None:  # the dict join keeps no rows: a budget joins again
             at = opts
 
             def rejoin() -> RankedRows | None:
                 return join_columnar(coerce_qrels(qrels), coerce_run(run), at, name).ranked
 
             inputs.rejoin = rejoin
+        if joined.ranked is not None and joined.ranked.run.spans is None and inputs.texts is None:
+            joined.ranked = None  # a run of ids without texts= has no sizes: keep nothing of it
         inputs.ranked = joined.ranked
         if name is not None:
             joined.run_name = name

@@ -115,6 +115,8 @@ class BudgetInputs:
     char_spans: Any = None
     ranked: RankedRows | None = None
     rejoin: Callable[[], RankedRows | None] | None = None
+    """(Kept only when something can size the rows: a run of chunks, or ``texts``; a run
+    of ids without texts keeps no reference to the run.)"""
     cache: dict[Any, Any] = field(default_factory=dict)
 
 
@@ -142,8 +144,10 @@ def _ranked(judged: Judged, inputs: BudgetInputs) -> RankedRows:
         inputs.ranked = inputs.rejoin()
     if inputs.ranked is None:
         raise InputError(
-            f"run {judged.run_name!r}: this judged pair keeps no ranked rows; judge the run "
-            "again with ranklens.judge to evaluate budget metrics"
+            f"run {judged.run_name!r}: a budget needs the size of every ranked document, and "
+            "this run of ids carries no text or length: give texts={doc id: text} to "
+            "evaluate (or judge), or a run of chunks (ranklens.Run.from_chunks, a runner's "
+            "result)"
         )
     return inputs.ranked
 
