@@ -162,13 +162,13 @@ def test_span_metrics_at_a_budget_are_the_metric_at_each_querys_cutoff(case, uni
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(span_cases())
-def test_partial_evidence_metrics_equal_a_character_set_brute_force(case):
+@given(span_cases(), st.sampled_from(["union", "summed"]))
+def test_partial_evidence_metrics_equal_a_character_set_brute_force(case, total):
     labels, run, texts, amount = case
     spans = ranklens.SpanLabels.from_spans(labels, texts=texts)
     fams = ["evidence_recall", "evidence_precision", "evidence_iou"]
     names = [f"{f}(straddle=partial)@{amount}char" for f in fams]
-    ev = ranklens.evaluate(spans, ranklens.Run.from_chunks(run), names)
+    ev = ranklens.evaluate(spans, ranklens.Run.from_chunks(run), names, evidence_total=total)
     for qi, q in enumerate(ev.query_ids):
         evidence = {(d, i) for d, a, b in labels[q] for i in range(a, b)}
         covered, read, left = set(), 0, amount
@@ -179,10 +179,14 @@ def test_partial_evidence_metrics_equal_a_character_set_brute_force(case):
             covered |= {(c["doc_id"], i) for i in range(c["start"], c["start"] + take)}
             read, left = read + take, left - take
         hit = len(evidence & covered)
+        # "summed": a character labelled by m spans counts m times in the evidence total
+        each = [{(d, i) for i in range(a, b)} for d, a, b in labels[q]]
+        total_e = sum(map(len, each)) if total == "summed" else len(evidence)
+        held = sum(len(e & covered) for e in each) if total == "summed" else hit
         want = {
-            "evidence_recall": hit / len(evidence),
+            "evidence_recall": hit / total_e,
             "evidence_precision": hit / read if read else 0.0,
-            "evidence_iou": hit / (read + len(evidence) - hit) if read else 0.0,
+            "evidence_iou": hit / (read + total_e - held) if read else 0.0,
         }
         for f, name in zip(fams, names):
             assert ev.per_query[name][qi] == pytest.approx(want[f], abs=1e-12), (name, q)
@@ -276,3 +280,16 @@ def test_holes_of_a_budget_metric_are_the_metric_at_each_querys_cutoff(case):
         cond = alone(qrels, run, q, f"recall(judged_only=true)@{c}", texts=texts) if c else 0.0
         assert h.per_query["judged_only"][name][qi] == pytest.approx(cond, abs=1e-12)
         assert 0.0 <= h.per_query["as_relevant"][name][qi] <= 1.0  # computed, at the same cutoffs
+
+
+def test_a_budget_cuts_the_order_the_ties_option_chose():
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0, "c": 0.5}}
+    texts = {"a": "x" * 10, "b": "y" * 10, "c": "z" * 4}
+    got = {
+        ties: ranklens.evaluate(qrels, run, ["recall@10char"], texts=texts, ties=ties)[
+            "recall@10char"
+        ]
+        for ties in ("best", "worst", "trec")
+    }
+    # trec orders ties by id descending: b before a
+    assert got == {"best": 1.0, "worst": 0.0, "trec": 0.0}
