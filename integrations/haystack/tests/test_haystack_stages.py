@@ -310,6 +310,56 @@ def test_what_the_tracer_cannot_see_is_said_once(documents, queries):
     assert rec.total == 0
 
 
+@component
+class KeepLong:
+    """A filter whose one output of Documents is not named ``documents``."""
+
+    @component.output_types(kept=list[Document])
+    def run(self, documents: list[Document]):
+        return {"kept": [d for d in documents if d.meta["words"] >= 150]}
+
+
+def test_the_output_that_holds_documents_is_the_stage(documents, queries):
+    from haystack.components.routers import MetadataRouter
+
+    store = store_with(documents)
+    p = Pipeline()
+    p.add_component("bm25", InMemoryBM25Retriever(store, top_k=20))
+    p.add_component("long", KeepLong())
+    p.connect("bm25.documents", "long.documents")
+    text = next(iter(queries.values()))
+    expected = [d.id for d in p.get_component("bm25").run(query=text)["documents"]
+                if d.meta["words"] >= 150]  # fmt: skip
+    assert 0 < len(expected) < 20
+    with instrument() as rec:
+        p.run({"bm25": {"query": text}})
+    (r,) = rec.records()
+    assert [s.name for s in r.stages] == ["bm25", "long"]
+    assert r.stages[1].kind == "postprocessor" and r.doc_ids == expected
+
+    # A router sends Documents down two branches: not a stage, and said once.
+    routes = {
+        "short": {"field": "meta.words", "operator": "<", "value": 150},
+        "long": {"field": "meta.words", "operator": ">=", "value": 150},
+    }
+    branches = Pipeline()
+    branches.add_component("bm25", InMemoryBM25Retriever(store, top_k=20))
+    branches.add_component("route", MetadataRouter(rules=routes))
+    branches.add_component("rank_short", LostInTheMiddleRanker(top_k=3))
+    branches.add_component("rank_long", LostInTheMiddleRanker(top_k=3))
+    branches.connect("bm25.documents", "route.documents")
+    branches.connect("route.short", "rank_short.documents")
+    branches.connect("route.long", "rank_long.documents")
+    with pytest.warns(UnseenStagesWarning) as said, instrument() as rec:
+        for t in list(queries.values())[:3]:
+            branches.run({"bm25": {"query": t}})
+    (w,) = said
+    assert str(w.message).startswith(
+        "component 'route' returns Documents on several outputs (short, long)"
+    )
+    assert all("route" not in [s.name for s in r.stages] for r in rec.records())
+
+
 def test_an_indexing_pipeline_is_not_a_retrieval(documents):
     p = Pipeline()
     p.add_component("split", DocumentSplitter(split_by="word", split_length=50))

@@ -6,9 +6,11 @@ Haystack opens a ``haystack.pipeline.run`` span for each call of ``Pipeline.run`
 inputs and outputs (``set_content_tag``, called whether or not content tracing is on).
 :class:`StageTracer` wraps the active tracer, groups the component runs of one pipeline
 call by that parent span into a :class:`PipelineCall` and, when the call ends, hands it to
-:meth:`StageTracer.finished`. Each component run whose output holds a list of Documents is
-a *stage*; the documents are copied (by the tracer's ``convert``) as the component returned
-them, before a later component can change their scores in place.
+:meth:`StageTracer.finished`. Each component run that returns a list of Documents is a
+*stage* (its ``documents`` output, else its one output typed ``list[Document]``, else the
+one such output connected onward: :func:`document_socket`); the documents are copied (by
+the tracer's ``convert``) as the component returned them, before a later component can
+change their scores in place.
 
 Stage order is the pipeline's graph: a topological order of the components that ran (each
 component's senders read from the span's ``input_spec`` tag), ties broken by component
@@ -17,10 +19,11 @@ sync or async (where parallel branches may finish in any order). A component vis
 in a loop is a stage of its own, ``name#2``.
 
 What the tracer cannot see, said once per tracer (:class:`UnseenStagesWarning`): a
-component that runs a pipeline of its own (a ``SuperComponent``, an ``Agent``: its inner
-components are not separate stages), a component run outside any pipeline call the tracer
-saw, and (for a :class:`~haystack.Pipeline` at hand, :func:`unseen_stages`) a custom
-component that calls other components itself, whose inner steps emit no spans.
+component that runs a pipeline of its own (a ``SuperComponent``: its inner components are
+not separate stages), a component run outside any pipeline call the tracer saw, a
+component sending Documents down several branches (a router: not a stage), and (for a
+:class:`~haystack.Pipeline` at hand, :func:`unseen_stages`) a custom component that calls
+other components itself, whose inner steps emit no spans.
 """
 
 from __future__ import annotations
@@ -91,17 +94,40 @@ def stage_kind(qualified_type: str, takes_documents: bool) -> str:
     return "postprocessor" if takes_documents else "retriever"
 
 
-def documents_of(outputs: Any) -> list[Document] | None:
-    """The Documents a component returned: its ``documents`` output, else the first output
-    that is a list of Documents; None when it returned none (not a stage)."""
-    if not isinstance(outputs, Mapping):
+def document_socket(out_spec: Mapping[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+    """Which output of a component is its stage, from the span's ``output_spec`` tag:
+    ``documents`` when it has one, else its one output typed as a list of Documents, else
+    the one such output connected to a receiver; ``(None, candidates)`` when several could
+    be (a router's routes: no stage, and said)."""
+    typed = tuple(
+        name for name, spec in out_spec.items()
+        if isinstance(spec, Mapping) and _is_documents(str(spec.get("type", "")))
+    )  # fmt: skip
+    if "documents" in out_spec:
+        return "documents", ()
+    if len(typed) <= 1:
+        return (typed[0] if typed else None), ()
+    connected = tuple(n for n in typed if out_spec[n].get("receivers"))
+    if len(connected) == 1:
+        return connected[0], ()
+    return None, connected or typed
+
+
+def _is_documents(type_name: str) -> bool:
+    """A socket type naming a list of Documents (``list[haystack...Document]``)."""
+    return type_name.replace("typing.", "").lower().startswith("list[") and type_name.endswith(
+        ("Document]", "Document]]")
+    )
+
+
+def documents_of(outputs: Any, socket: str | None) -> list[Document] | None:
+    """The Documents a component returned on ``socket``; None when it returned none there
+    (not a stage)."""
+    if socket is None or not isinstance(outputs, Mapping):
         return None
-    docs = outputs.get("documents")
+    docs = outputs.get(socket)
     if isinstance(docs, list) and all(isinstance(d, Document) for d in docs):
         return docs
-    for value in outputs.values():
-        if isinstance(value, list) and value and all(isinstance(d, Document) for d in value):
-            return value
     return None
 
 
@@ -115,6 +141,8 @@ class ComponentRun:
     takes_documents: bool
     gives_documents: bool
     inputs: Mapping[str, Any]
+    socket: str | None = None
+    ambiguous: tuple[str, ...] = ()
     hits: list[Any] | None = None
     latency_ms: float = float("nan")
     error: BaseException | None = None
@@ -358,10 +386,11 @@ class StageTracer(Tracer):
             str(s) for spec in in_spec.values() if isinstance(spec, Mapping)
             for s in spec.get("senders") or ()
         )  # fmt: skip
+        socket, ambiguous = document_socket(out_spec)
         run = ComponentRun(
             name=name, type=str(tags.get(_TYPE) or ""), senders=senders,
-            takes_documents="documents" in in_spec, gives_documents="documents" in out_spec,
-            inputs={},
+            takes_documents="documents" in in_spec, gives_documents=socket is not None,
+            inputs={}, socket=socket, ambiguous=ambiguous,
         )  # fmt: skip
         token = self._component.set(name)
         with self.inner.trace(COMPONENT_RUN, tags=tags, parent_span=parent) as inner:
@@ -382,7 +411,15 @@ class StageTracer(Tracer):
     def _ended(self, run: ComponentRun, span: _ComponentSpan, call: PipelineCall | None) -> None:
         run.inputs = span.inputs if isinstance(span.inputs, Mapping) else {}
         run.span_id, run.trace_id = trace_ids(span.inner)
-        docs = documents_of(span.outputs)
+        docs = documents_of(span.outputs, run.socket)
+        if run.ambiguous and isinstance(span.outputs, Mapping):
+            self.warn_once(
+                "sockets", run.name,
+                f"component {run.name!r} returns Documents on several outputs "
+                f"({', '.join(run.ambiguous)}), each to a branch of its own: it is not a "
+                "stage, as the stages of one query follow one path. Measure each branch "
+                "with run(..., component=...) on a pipeline of that branch",
+            )  # fmt: skip
         if docs is not None:
             try:
                 run.hits = self.copy(docs)
@@ -450,8 +487,15 @@ class _CollectingTracer(StageTracer):
             box[1].append(call)
 
     def warn_once(self, what: str, name: str, message: str) -> None:
-        """Nothing: the adapter says what its pipeline hides once, when it is built
+        """What only a run shows (a component sending Documents down several branches),
+        once per process; the adapter says what its pipeline hides once, when it is built
         (:func:`unseen_stages`), not once per query."""
+        if what == "sockets" and name not in _SAID:
+            _SAID.add(name)
+            warnings.warn(message, UnseenStagesWarning, stacklevel=4)
+
+
+_SAID: set[str] = set()
 
 
 _LOCK = threading.Lock()
