@@ -16,15 +16,8 @@ from hypothesis import strategies as st
 
 from ranklens import Statistics, evaluate_stages
 from ranklens.escape import html as esc
-from ranklens.stages.report import (
-    PLOT_H,
-    html,
-    markdown,
-    query_text,
-    terminal,
-    waterfall,
-    waterfall_svg,
-)
+from ranklens.stages.report import markdown, query_text, terminal, waterfall
+from ranklens.stages.report_html import PLOT_H, html, waterfall_svg
 from ranklens.text import visible
 
 DOCS = [f"d{i}" for i in range(12)]

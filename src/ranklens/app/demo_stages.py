@@ -80,7 +80,6 @@ def stages_section(
     from ..capture import Pipeline, run_retriever
     from ..settings import Calling, Statistics
     from ..stages import evaluate_stages
-    from ..stages.report import html, query_text, terminal
 
     if baseline not in retrievers:
         return ""
@@ -109,10 +108,10 @@ def stages_section(
     page = ""
     if folder is not None:
         path = folder / "stages.html"
-        path.write_text(html(ev), encoding="utf-8")
+        ev.to_html(path)
         page = f"The waterfall and every question's path: {path.resolve()}\n"
-    tail = f"One question's path (StageEvaluation.query):\n{query_text(ev, shown)}{page}"
+    tail = f"One question's path (StageEvaluation.query):\n{ev.query_text(shown)}{page}"
     return (
-        "\n" + "\n".join(textwrap.wrap(head, 92)) + "\n\n" + terminal(ev, color=False)
+        "\n" + "\n".join(textwrap.wrap(head, 92)) + "\n\n" + ev.table(color=False)
         + "\n" + tail
     )  # fmt: skip

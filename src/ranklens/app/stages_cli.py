@@ -198,7 +198,6 @@ def cmd_stages(args: argparse.Namespace) -> int:
     from ..io import read_dataset
     from ..settings import Statistics
     from ..stages import evaluate_stages
-    from ..stages.report import html, markdown, query_text, terminal
 
     out_path = Path(args.output) if args.output else None
     if out_path is not None and not out_path.parent.is_dir():  # before the work, not after
@@ -238,16 +237,16 @@ def cmd_stages(args: argparse.Namespace) -> int:
             raise InputError(f"--query {qid!r}: no such query among the stages' queries")
     if args.format == "terminal":
         color = out_path is None and sys.stdout.isatty()
-        text = terminal(ev, color=color) + "".join("\n" + query_text(ev, q) for q in args.query)
+        text = ev.table(color=color) + "".join("\n" + ev.query_text(q) for q in args.query)
     elif args.format == "markdown":
         # an indented code block: a query's text cannot close it
-        shown = ["\n" + "".join(f"    {line}\n" for line in query_text(ev, q).splitlines())
+        shown = ["\n" + "".join(f"    {line}\n" for line in ev.query_text(q).splitlines())
                  for q in args.query]  # fmt: skip
-        text = markdown(ev) + "".join(shown)
+        text = ev.to_markdown() + "".join(shown)
     elif args.format == "json":
         text = json.dumps(_plain(ev.to_dict()), indent=1, ensure_ascii=False) + "\n"
     else:
-        text = html(ev)
+        text = ev.to_html()
     if out_path is not None:
         out_path.write_text(text, encoding="utf-8")
         sys.stderr.write(f"wrote {out_path}\n")

@@ -12,7 +12,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-from ..declared import Option, choice, count, data, declare, flag, mapping
+from ..declared import Option, ParameterError, choice, count, data, declare, flag, mapping
 from ..declared import path as path_option
 from ..errors import InputError
 from ..judging.options import JUDGING
@@ -47,6 +47,13 @@ class MemoryOption(Option):
             f"a finite number >= {MIN_MEMORY} (bytes), a size such as '500M' or '2G', "
             "or inf (never stream)"
         )
+
+    def parse(self, raw: str, name: str, where: str) -> Any:
+        """A command-line text: a number of bytes, or a size such as ``2G``."""
+        try:
+            return super().parse(raw, name, where)
+        except ParameterError:
+            return self.validate(raw.strip(), name, where)
 
     def _accepts(self, value: Any) -> tuple[bool, Any]:
         if isinstance(value, str):

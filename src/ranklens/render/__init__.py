@@ -10,3 +10,11 @@ Each renderer is registered under a name in the ``ranklens.renderers`` entry-poi
 (see the core's ``pyproject.toml``) and reached through
 :func:`ranklens.comparison.get_renderer`; nothing below this floor imports it.
 """
+
+from __future__ import annotations
+
+from . import svg
+from .html import asset, styled
+from .table_cells import fmt, fmt_p
+
+__all__ = ["asset", "fmt", "fmt_p", "styled", "svg"]

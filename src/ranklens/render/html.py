@@ -52,6 +52,12 @@ def _asset(name: str) -> str:
     return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
 
 
+def asset(name: str) -> str:
+    """A file of ``ranklens/render/assets`` (the report's stylesheet and scripts), for pages
+    other rooms assemble."""
+    return _asset(name)
+
+
 def _summary_table(report: Report) -> str:
     cs = cells(report, 4)
     short = cells(report, 3)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from ..judging.stages import FATES, Attribution
 from ..model.stages import StagedRun
-from . import report
+from . import report, report_html
 from .evaluate import EVALUATE_STAGES, SHOWN, StageEvaluation, StageLoss, evaluate_stages
 
-SHOWN.update(terminal=report.terminal, markdown=report.markdown, html=report.html,
+SHOWN.update(terminal=report.terminal, markdown=report.markdown, html=report_html.html,
              query=report.query_text)  # fmt: skip
 
 __all__ = [

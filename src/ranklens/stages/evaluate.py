@@ -176,10 +176,13 @@ class StageEvaluation:
         """The stage table, the losses and the notes as Markdown."""
         return _shown("markdown")(self, digits=digits)
 
-    def to_html(self, path: str | Path | None = None, title: str | None = None) -> str:
+    def to_html(
+        self, path: str | Path | None = None, title: str | None = None, max_queries: int = 2000
+    ) -> str:
         """One self-contained HTML page: the waterfall, the stage table, the losses and the
-        per-query drill-down; written to ``path`` when given."""
-        page = _shown("html")(self, title=title)
+        per-query drill-down (``max_queries`` of them, those with the most units lost
+        first); written to ``path`` when given."""
+        page = _shown("html")(self, title=title, max_queries=max_queries)
         if path is not None:
             Path(path).write_text(page, encoding="utf-8")
         return page
@@ -189,7 +192,7 @@ class StageEvaluation:
         return _shown("query")(self, str(query_id))
 
     def _repr_html_(self) -> str:
-        return self.to_html()
+        return _shown("html")(self, fragment=True)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: stages, metrics per stage, fates, losses, latency and counts."""
