@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import ranklens
 from ranklens import Statistics, evaluate_stages
 from ranklens.escape import html as esc
 from ranklens.stages.report import markdown, query_text, terminal, waterfall
@@ -348,3 +349,25 @@ def test_the_evaluation_shows_itself_through_these_renderers(hostile, tmp_path):
     div = html(hostile, fragment=True)
     assert div.startswith('<div class="rl-report">') and "<!DOCTYPE" not in div
     assert hostile.query_text("plain") == query_text(hostile, "plain")
+
+
+def test_a_fused_stage_starts_from_what_its_retrievers_held_together():
+    staged = ranklens.StagedRun(
+        {
+            "bm25": {"q": ["a", "x"], "r": ["c"]},
+            "dense": {"q": ["b"], "r": ["y"]},
+            "fused": {"q": ["a", "b", "x"], "r": ["y", "c"]},
+            "cut": {"q": ["b"], "r": ["y"]},
+        },
+        kinds={"bm25": "retriever", "dense": "retriever", "fused": "fusion"},
+    )
+    ev = evaluate_stages({"q": {"a": 1, "b": 1}, "r": {"c": 1}}, staged, ["recall"], stats=STATS)
+    steps = {s.place: s for s in waterfall(ev)}
+    assert steps["dense"].before == 1.0  # a retriever of its own: from all relevant units
+    assert steps["fused"].before == pytest.approx(1.0)  # a and b (q), c (r): all held together
+    assert steps["fused"].added == 0.0
+    for s in steps.values():
+        assert s.held == pytest.approx(s.before - sum(s.drops.values()) + s.added)
+    (bm25_to_dense,) = [x for x in ev.losses if x.stage == "dense"] or [None]
+    assert bm25_to_dense is None  # parallel retrievers are not a transition
+    assert [x.before for x in ev.losses] == ["bm25 + dense", "fused"]
