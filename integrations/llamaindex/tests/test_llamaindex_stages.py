@@ -561,3 +561,23 @@ def test_progress_names_the_stage_running(corpus):
         staged = future.result(30)
     assert [s.name for s in staged.stages] == ["BM25Retriever", "SimilarityPostprocessor", "Slow"]
     assert adapter.progress("q1") == (None, [])
+
+
+def test_hooks_attached_inside_a_running_call_still_record_it(corpus):
+    """The span holding the pipeline began before the hooks were attached: its end still
+    closes the call, which is recorded with its stages."""
+    bm25 = BM25Retriever.from_defaults(nodes=corpus[:200], similarity_top_k=4)
+    floor = SimilarityPostprocessor(similarity_cutoff=0.0)
+    rec = Recorder()
+    hooks = []
+
+    @dispatcher.span
+    def answer(q):
+        hooks.append(instrument(rec, stages=True))  # attached mid-call
+        return floor.postprocess_nodes(bm25.retrieve(q), query_str=q)
+
+    nodes = answer("cell biology")
+    hooks[0].detach()
+    (r,) = list(rec.records())
+    assert [s.name for s in r.stages] == ["BM25Retriever", "SimilarityPostprocessor"]
+    assert r.doc_ids == [n.node.id_ for n in nodes] and r.query == "cell biology"

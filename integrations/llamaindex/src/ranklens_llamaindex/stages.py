@@ -126,13 +126,11 @@ class StageCall:
 class _Span:
     """An open (then finished) stage span of one call."""
 
-    __slots__ = ("call", "children", "component", "error", "hits", "kind", "method",
-                 "outer", "query", "reranks", "seq", "t0", "t1")  # fmt: skip
+    __slots__ = ("call", "children", "component", "error", "hits", "method", "outer",
+                 "reranks", "seq", "t0", "t1")  # fmt: skip
 
-    def __init__(self, call: PipelineCall, component: Any, method: str, outer: _Span | None,
-                 query: Any):  # fmt: skip
+    def __init__(self, call: PipelineCall, component: Any, method: str, outer: _Span | None):
         self.call, self.component, self.method, self.outer = call, component, method, outer
-        self.query = query
         self.children: list[_Span] = []
         self.seq = next(_SEQ)
         self.t0 = time.perf_counter()
@@ -140,7 +138,6 @@ class _Span:
         self.hits: list[LightHit] = []
         self.error: dict[str, str] | None = None
         self.reranks = False
-        self.kind = ""
 
     @property
     def retrieval(self) -> bool:
@@ -313,7 +310,7 @@ class StageTracker(BaseSpanHandler[Any]):
             key = parent_id if parent_id is not None else id_
             call = PipelineCall(key, _query_text(query), (tags or {}).get("query_id"))
             self._calls[key] = call
-        span = _Span(call, instance, method, outer, query)
+        span = _Span(call, instance, method, outer)
         if outer is not None:
             outer.children.append(span)
         else:
@@ -344,8 +341,8 @@ class StageTracker(BaseSpanHandler[Any]):
     def span_exit(
         self, id_: str, bound_args: Any, instance: Any = None, result: Any = None, **kwargs: Any
     ) -> None:
-        if self._parents.pop(id_, 0) == 0:
-            return  # a span entered before the tracker was attached, or not tracked
+        if self._parents.pop(id_, 0) == 0 and not self._calls:
+            return  # not tracked (entered before the tracker was attached, or offline)
         span = self._spans.pop(id_, None)
         if span is not None:
             span.t1 = time.perf_counter()
@@ -362,7 +359,7 @@ class StageTracker(BaseSpanHandler[Any]):
         self, id_: str, bound_args: Any, instance: Any = None, err: BaseException | None = None,
         **kwargs: Any,
     ) -> None:  # fmt: skip
-        if self._parents.pop(id_, 0) == 0:
+        if self._parents.pop(id_, 0) == 0 and not self._calls:
             return
         span = self._spans.pop(id_, None)
         if span is not None:
