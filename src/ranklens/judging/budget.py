@@ -204,10 +204,31 @@ def _fill(judged: Judged, inputs: BudgetInputs, R: Run, spans: Any, rows: np.nda
     """Sizes from texts: a chunk's own text (whole), its range of its document's text, or
     the option ``texts`` by the row's id; else an error naming the row."""
     tokenizer = budget_tokenizer(inputs)
-    ids = R.docs.strings(rows[todo])
     rk = _ranked(judged, inputs)
     labels = inputs.label_texts or {}
     given = inputs.texts or {}
+    if spans is None:  # a run of ids: each distinct document sized once
+        codes, vocab = R.docs.codes()
+        present, inv = np.unique(codes[rows[todo]], return_inverse=True)
+        inv = inv.reshape(-1)
+        first = np.full(len(present), len(todo), dtype=np.int64)
+        np.minimum.at(first, inv, np.arange(len(todo), dtype=np.int64))
+        per = np.zeros(len(present), dtype=np.int64)
+        for u in np.argsort(first, kind="stable").tolist():  # errors name the first row
+            i, doc = int(todo[first[u]]), str(vocab[present[u]])
+            text = given.get(doc)
+            qid = str(judged.query_ids[int(rk.ev[i])])
+            what = f"document {doc!r}"
+            if text is None:
+                raise InputError(_no_size(judged.run_name, qid, int(ranks[i]), what))
+            per[u] = (
+                len(text)
+                if unit == "char"
+                else count_tokens(tokenizer, text, judged.run_name, qid, int(ranks[i]), what)
+            )
+        sizes[todo] = per[inv]
+        return
+    ids = R.docs.strings(rows[todo])
     memo: dict[str, int] = {}
     for j, i in enumerate(todo.tolist()):
         row, rid = int(rows[i]), ids[j]
@@ -229,12 +250,7 @@ def _fill(judged: Judged, inputs: BudgetInputs, R: Run, spans: Any, rows: np.nda
                 text = given.get(str(doc))
         qid = str(judged.query_ids[int(rk.ev[i])])
         if text is None:
-            raise InputError(
-                f"run {judged.run_name!r}: query {qid!r}, rank {int(ranks[i])}: the budget needs "
-                f"the length of {_what(spans, rid, doc)}, and neither the run nor the judging "
-                "options give it: give the chunks' texts or offsets in the run (hits with "
-                "text= or start=/end=), or texts={doc id: text} to evaluate"
-            )
+            raise InputError(_no_size(judged.run_name, qid, int(ranks[i]), _what(spans, rid, doc)))
         if unit == "char":
             sizes[i] = len(text)
             continue
@@ -243,6 +259,15 @@ def _fill(judged: Judged, inputs: BudgetInputs, R: Run, spans: Any, rows: np.nda
             continue
         sizes[i] = memo[text] = count_tokens(tokenizer, text, judged.run_name, qid,
                                              int(ranks[i]), _what(spans, rid, doc))  # fmt: skip
+
+
+def _no_size(run: str, qid: str, rank: int, what: str) -> str:
+    return (
+        f"run {run!r}: query {qid!r}, rank {rank}: the budget needs the length of {what}, "
+        "and neither the run nor the judging options give it: give the chunks' texts or "
+        "offsets in the run (hits with text= or start=/end=), or texts={doc id: text} to "
+        "evaluate"
+    )
 
 
 def _what(spans: Any, rid: str, doc: Any) -> str:
