@@ -254,7 +254,7 @@ def _fill(judged: Judged, inputs: BudgetInputs, R: Run, spans: Any, rows: np.nda
         if unit == "char":
             sizes[i] = len(text)
             continue
-        if spans is None and text in memo:
+        if text in memo:  # the same text (a chunk retrieved for several queries)
             sizes[i] = memo[text]
             continue
         sizes[i] = memo[text] = count_tokens(tokenizer, text, judged.run_name, qid,
