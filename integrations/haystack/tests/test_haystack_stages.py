@@ -361,13 +361,19 @@ def test_the_output_that_holds_documents_is_the_stage(documents, queries):
 
 
 def test_an_indexing_pipeline_is_not_a_retrieval(documents):
+    from haystack.components.converters import TextFileToDocument
+    from haystack.dataclasses import ByteStream
+
     p = Pipeline()
+    p.add_component("convert", TextFileToDocument())
     p.add_component("split", DocumentSplitter(split_by="word", split_length=50))
+    p.connect("convert.documents", "split.documents")
+    sources = [ByteStream.from_string(d.content) for d in documents[:3]]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing to say either
         with instrument() as rec:
-            p.run({"split": {"documents": documents[:3]}})
-    assert rec.total == 0
+            out = p.run({"convert": {"sources": sources}})
+    assert len(out["split"]["documents"]) > 3 and rec.total == 0
 
 
 # ------------------------------------------------------------------ chunks and span labels

@@ -32,7 +32,14 @@ from ranklens.capture import Instrumentation, LightHit, Recorder, recorder_or_ne
 from ranklens.declared import declare, flag, mapping, names
 
 from .adapter import to_light
-from .stages import ComponentRun, PipelineCall, StageTracer, stage_records, trace_ids
+from .stages import (
+    ComponentRun,
+    PipelineCall,
+    StageTracer,
+    is_retriever,
+    stage_records,
+    trace_ids,
+)
 
 __all__ = ["RanklensTracer", "instrument", "trace_ids"]
 
@@ -71,7 +78,7 @@ class RanklensTracer(StageTracer):
             return
         query = call.query()
         if query is None:  # an indexing pipeline, unless a retriever ran without a query
-            if any(r.kind == "retriever" for r in runs):
+            if any(is_retriever(r.type) for r in runs):
                 names = ", ".join(r.stage for r in runs)
                 self.warn_once(
                     "query", names,
@@ -82,9 +89,9 @@ class RanklensTracer(StageTracer):
                 )  # fmt: skip
             return
         last = runs[-1]
+        # a stage's exception fails the retrieval; one of a later component (a generator)
+        # does not: the retrieval itself was made
         error = next((r.error for r in runs if r.error is not None), None)
-        if error is None and call.error is not None and not last.hits:
-            error = call.error
         start = min(r.started for r in runs)
         end = max(r.started + r.latency_ms / 1000 for r in runs)
         self.recorder.record(

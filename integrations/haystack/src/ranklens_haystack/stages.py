@@ -70,18 +70,24 @@ def trace_ids(span: Span | None) -> tuple[Any, Any]:
     return corr.get("span_id"), corr.get("trace_id")
 
 
+def is_retriever(qualified_type: str) -> bool:
+    """A retriever by its class: Haystack's ``retrievers`` or a class named ``...Retriever``."""
+    module, _, cls = qualified_type.rpartition(".")
+    return "retrievers" in module.split(".") or cls.endswith("Retriever")
+
+
 def stage_kind(qualified_type: str, takes_documents: bool) -> str:
     """What a component is to the stage model, from its class's module and name: a
-    retriever (Haystack's ``retrievers``, or a class named ``...Retriever``), ``fusion``
-    (``joiners``), ``reranker`` (``rankers``), ``filter`` (``routers``, ``...Filter``),
-    ``postprocessor`` (``preprocessors``), ``packer`` (``LostInTheMiddleRanker``, which
-    orders and cuts documents for the prompt); any other component is a retriever when it
-    takes no documents and a postprocessor when it does."""
+    retriever (:func:`is_retriever`), ``fusion`` (``joiners``), ``reranker`` (``rankers``),
+    ``filter`` (``routers``, ``...Filter``), ``postprocessor`` (``preprocessors``,
+    ``converters``, ``embedders``...), ``packer`` (``LostInTheMiddleRanker``, which orders and
+    cuts documents for the prompt); any other component is a retriever when it takes no
+    documents and a postprocessor when it does."""
     module, _, cls = qualified_type.rpartition(".")
     parts = set(module.split("."))
     if cls == "LostInTheMiddleRanker":
         return "packer"
-    if "retrievers" in parts or cls.endswith("Retriever"):
+    if is_retriever(qualified_type):
         return "retriever"
     if "joiners" in parts or cls.endswith("Joiner"):
         return "fusion"
@@ -89,7 +95,7 @@ def stage_kind(qualified_type: str, takes_documents: bool) -> str:
         return "reranker"
     if "routers" in parts or cls.endswith(("Filter", "Router")):
         return "filter"
-    if "preprocessors" in parts:
+    if parts & {"preprocessors", "converters", "embedders", "fetchers", "writers"}:
         return "postprocessor"
     return "postprocessor" if takes_documents else "retriever"
 
