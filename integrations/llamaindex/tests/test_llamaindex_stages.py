@@ -320,6 +320,11 @@ def test_fusion_stages_async_and_named(corpus, scifact_slice, dataset):
                 assert h["start"] == int(h["id"].split("@")[1]) and h["end"] > h["start"]
         # the fusion's latency holds its retrievers'
         assert live.stages[2].latency_ms >= live.stages[0].latency_ms
+    # the fusion's two retrievers are read as its parallel inputs when judged
+    staged = result.staged()
+    assert staged.inputs["rrf"] == ("chunks", "passages") and staged.inputs["passages"] == ()
+    ev = ranklens.evaluate_stages(dataset.subset([q for q, _ in items]), staged, ["recall@15"])
+    assert set(ev.evaluations) == set(wanted)
 
 
 def test_what_the_hooks_cannot_see_is_said_once(corpus):
