@@ -216,6 +216,27 @@ def test_a_failing_component_fails_its_query_and_names_the_stage(documents, quer
     assert len(r.stages[0].hits) == 20 and r.stages[1].error["type"] == "ConnectionError"
 
 
+@component
+class BrokenGenerator:
+    """An answer generator whose model is down."""
+
+    @component.output_types(replies=list[str])
+    def run(self, documents: list[Document]):
+        raise TimeoutError("generator timed out")
+
+
+def test_a_failure_after_the_last_stage_keeps_the_retrieval(documents, queries):
+    p = Pipeline()
+    p.add_component("bm25", InMemoryBM25Retriever(store_with(documents), top_k=5))
+    p.add_component("generate", BrokenGenerator())
+    p.connect("bm25.documents", "generate.documents")
+    text = next(iter(queries.values()))
+    with instrument() as rec, pytest.raises(Exception, match="generator timed out"):
+        p.run({"bm25": {"query": text}})
+    (r,) = rec.records()
+    assert r.ok and [s.name for s in r.stages] == ["bm25"] and len(r.doc_ids) == 5
+
+
 def test_stages_false_records_each_retriever_alone(documents, queries):
     p = lexical(store_with(documents))
     text = next(iter(queries.values()))
