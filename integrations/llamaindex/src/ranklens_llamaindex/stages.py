@@ -28,7 +28,8 @@ pipeline call:
 What the hooks cannot see is said, never guessed: when what the call returned (a query
 engine's ``source_nodes``, the list your function returned) differs from the last stage's
 output, a step outside LlamaIndex's spans changed it (a component that overrides
-``postprocess_nodes`` itself, plain code between the retriever and the synthesizer); the
+``postprocess_nodes`` itself, or ``_apostprocess_nodes``, which the dispatcher does not wrap;
+plain code between the retriever and the synthesizer); the
 record gets a last stage named ``"unseen"`` holding what the call really returned, and an
 :class:`UnseenStageWarning` says so once, with what to do. A node postprocessor that runs
 with no enclosing span (``retriever.retrieve`` then ``postprocess_nodes`` from undecorated
