@@ -586,3 +586,25 @@ def test_hooks_attached_inside_a_running_call_still_record_it(corpus):
     (r,) = list(rec.records())
     assert [s.name for s in r.stages] == ["BM25Retriever", "SimilarityPostprocessor"]
     assert r.doc_ids == [n.node.id_ for n in nodes] and r.query == "cell biology"
+
+
+def test_an_async_override_without_a_span_is_unseen(corpus):
+    """LlamaIndex wraps _postprocess_nodes in a span, not an override of
+    _apostprocess_nodes: through aquery such a step is the 'unseen' stage, as said."""
+
+    class AsyncTop2(BaseNodePostprocessor):
+        def _postprocess_nodes(self, nodes, query_bundle=None):
+            return nodes[:2]
+
+        async def _apostprocess_nodes(self, nodes, query_bundle=None):
+            return nodes[:2]
+
+    bm25 = BM25Retriever.from_defaults(nodes=corpus[:200], similarity_top_k=4)
+    engine = _engine(bm25, [AsyncTop2()])
+    with pytest.warns(UnseenStageWarning), instrument(Recorder(), stages=True) as rec:
+        asyncio.run(engine.aquery("cell biology"))
+        engine.query("cell biology")  # the sync path has its span
+    unseen, seen = list(rec.records())
+    assert [s.name for s in unseen.stages] == ["BM25Retriever", "unseen"]
+    assert [s.name for s in seen.stages] == ["BM25Retriever", "AsyncTop2"]
+    assert unseen.doc_ids == seen.doc_ids == seen.stages[0].doc_ids[:2]
