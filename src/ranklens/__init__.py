@@ -116,6 +116,7 @@ _LAZY = {
     "StageEvaluation": "stages",
     "StageLoss": "stages",
     "StagedRun": "model.stages",
+    "Budget": "judging",
     "Pipeline": "capture",
     "Stage": "capture",
     # use-case profiles: declarations (profiles), verdicts against targets and the planner

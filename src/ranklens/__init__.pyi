@@ -56,6 +56,7 @@ from .io import read_versions as read_versions
 from .io import register_format as register_format
 from .io import write_qrels as write_qrels
 from .io import write_run as write_run
+from .judging import Budget as Budget
 from .judging import Convention as Convention
 from .judging import FreshnessRule as FreshnessRule
 from .judging import Judged as Judged

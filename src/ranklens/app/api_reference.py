@@ -75,7 +75,8 @@ GROUPS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "Pipeline stages",
         "Every stage of a RAG pipeline measured, where each relevant unit was lost, and the "
         "recall each stage loses.",
-        ("evaluate_stages", "StageEvaluation", "StageLoss", "StagedRun", "Pipeline", "Stage"),
+        ("evaluate_stages", "StageEvaluation", "StageLoss", "StagedRun", "Pipeline", "Stage",
+         "Budget"),
     ),
     "sweeps": ("Sweeps", "Retriever configurations compared and chosen honestly.",
                ("sweep", "SweepResult", "Selection", "Costs", "Execution")),

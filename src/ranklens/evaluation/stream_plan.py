@@ -121,11 +121,15 @@ class Plan:
     size: int
     work: int = 1 << 30  # the bytes a chunk's judging may hold (size times what a byte costs)
     fresh: StreamVersions | None = None
+    budget: dict[str, Any] = field(default_factory=dict)
+    """What budget metrics size chunks with (``texts``, ``budget_tokenizer``), given to
+    every chunk's judging."""
 
     def judge_kwargs(self, query_ids: Any) -> dict[str, Any]:
-        """What judging a chunk of ``query_ids`` takes besides the options: the versions
-        and those queries' as-of times (nothing without versions)."""
-        return {} if self.fresh is None else self.fresh.judge_kwargs(query_ids)
+        """What judging a chunk of ``query_ids`` takes besides the options: the budget
+        metrics' sizes (``texts``, ``budget_tokenizer``), the versions and those queries'
+        as-of times."""
+        return {**self.budget, **({} if self.fresh is None else self.fresh.judge_kwargs(query_ids))}
 
 
 @dataclass
@@ -153,6 +157,9 @@ def plan(
         raise InputError(f"memory must be at least 1000 bytes, got {memory!r}")
     judge_options, versions, as_of = split_versions(judge_options)
     parsed = versioned_metrics(metrics, version, judge_options)
+    budget_kw: dict[str, Any] = {
+        k: judge_options.pop(k) for k in ("texts", "budget_tokenizer") if k in judge_options
+    }
     opts = JudgeOptions.build(options, **judge_options)
     Q = coerce_qrels(qrels)
     Q, opts, fresh = with_versions(Q, opts, versions, as_of, check_as_of)  # as evaluate refuses
@@ -180,7 +187,7 @@ def plan(
     size = min(max(int(left // per_byte), MIN_CHUNK), largest)
     chunk_opts = replace(opts, convention=replace(opts.convention, missing="skip"))
     work = int(size * per_byte)
-    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size, work, fresh)
+    return Plan(Q, q_str, parsed, opts, chunk_opts, top_grade, size, work, fresh, budget_kw)
 
 
 def score_files(p: Plan, files: list[Path], fmt: str, tmp_dir: str | Path | None = None,
