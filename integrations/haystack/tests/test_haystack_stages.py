@@ -420,13 +420,17 @@ def test_stage_hits_keep_chunk_positions_for_span_labels():
             assert s.hits
             for h in s.hits:
                 assert (h["parent"], h["start"], h["end"]) == place[h["id"]]
-    metrics = ["evidence_recall@8", "recall@8"]
-    live = ranklens.evaluate_stages(labels, rec.staged(labels, chunks=True), metrics)
-    theirs = ranklens.evaluate_stages(labels, offline.staged(chunks=True), metrics)
+    # Judged per stage on the spans, with a context budget read from the chunks' ranges.
+    metrics = ["evidence_recall@8", "recall@8", "evidence_recall@600char"]
+    live = ranklens.evaluate_stages(labels, rec.staged(labels, chunks=True), metrics,
+                                    budget="600char")  # fmt: skip
+    theirs = ranklens.evaluate_stages(labels, offline.staged(chunks=True), metrics,
+                                      budget="600char")  # fmt: skip
     for name in LEXICAL:
         for m in metrics:
             assert live.evaluations[name][m] == theirs.evaluations[name][m]
-    assert 0 < live.evaluations["litm"]["evidence_recall@8"] <= 1
+    recall = live.evaluations["litm"]
+    assert 0 < recall["evidence_recall@600char"] < recall["evidence_recall@8"] <= 1
 
 
 # ------------------------------------------------------------------ hybrid, with MiniLM
