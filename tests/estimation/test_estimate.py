@@ -35,7 +35,9 @@ def setup():
     for q, docs in demo.qrels.to_dict().items():
         for d, g in docs.items():
             judge.by_text[demo.queries[q], demo.corpus[d]["text"]] = g
-    est = ranklens.estimate(demo, runs, judge=judge, human=30, metrics=METRICS, progress=False)
+    est = ranklens.estimate(
+        demo, runs, judge=judge, human=30, metrics=METRICS, calls=ranklens.Calling(progress=False)
+    )
     return demo, runs, judge, est
 
 
@@ -135,7 +137,12 @@ def test_a_judge_that_answers_junk_or_hangs_fails_those_pairs_only(setup):
         return int(any(w in passage for w in query.split()[:3]))
 
     est = ranklens.estimate(
-        demo, runs, judge=client, human=30, metrics=["P@5"], timeout=0.2, retries=0, progress=False
+        demo,
+        runs,
+        judge=client,
+        human=30,
+        metrics=["P@5"],
+        calls=ranklens.Calling(timeout=0.2, retries=0, progress=False),
     )
     assert est.info["judge_failures"] > 0
     assert any("The judge failed on" in n for n in est.notes())
@@ -145,17 +152,23 @@ def test_bad_human_samples_are_named_errors(setup):
     demo, runs, judge, _ = setup
     with pytest.raises(InputError, match="shares no query"):
         ranklens.estimate(
-            demo, runs, judge=judge, human={"elsewhere": {"lh00-light": 1}}, progress=False
+            demo,
+            runs,
+            judge=judge,
+            human={"elsewhere": {"lh00-light": 1}},
+            calls=ranklens.Calling(progress=False),
         )
     unseen = {q: {"no-such-doc": 1} for q in list(demo.queries)[:12]}
     with pytest.raises(InputError, match="share no \\(query, document\\) pair"):
-        ranklens.estimate(demo, runs, judge=judge, human=unseen, progress=False)
+        ranklens.estimate(
+            demo, runs, judge=judge, human=unseen, calls=ranklens.Calling(progress=False)
+        )
     with pytest.raises(InputError, match=r"too small.*at least 10.*plan_labels"):
-        ranklens.estimate(demo, runs, judge=judge, human=5, progress=False)
+        ranklens.estimate(demo, runs, judge=judge, human=5, calls=ranklens.Calling(progress=False))
     with pytest.raises(InputError, match="exactly one of"):
-        ranklens.estimate(demo, runs, human=30, progress=False)
+        ranklens.estimate(demo, runs, human=30, calls=ranklens.Calling(progress=False))
     with pytest.raises(InputError, match="estimate: human must be given"):
-        ranklens.estimate(demo, runs, judge=judge, progress=False)
+        ranklens.estimate(demo, runs, judge=judge, calls=ranklens.Calling(progress=False))
     with pytest.raises(InputError, match="no text in the dataset's corpus"):
         ranklens.estimate(demo, {"r": {"q01": ["not-in-corpus"]}}, judge=judge, human=30)
 
@@ -175,10 +188,17 @@ def test_ensemble_majority_and_members(setup):
         return 0
 
     est = ranklens.estimate(
-        demo, runs, judges=[judge, judge, stingy], human=30, metrics=["P@5"], progress=False
+        demo,
+        runs,
+        judges=[judge, judge, stingy],
+        human=30,
+        metrics=["P@5"],
+        calls=ranklens.Calling(progress=False),
     )
     assert len(est.judge["members"]) == 3
-    same = ranklens.estimate(demo, runs, judge=judge, human=30, metrics=["P@5"], progress=False)
+    same = ranklens.estimate(
+        demo, runs, judge=judge, human=30, metrics=["P@5"], calls=ranklens.Calling(progress=False)
+    )
     assert est.row("bm25", "P@5")["naive"] == same.row("bm25", "P@5")["naive"]
 
 

@@ -88,7 +88,9 @@ def test_estimate_counts_a_seven_on_a_binary_scale_as_a_failure(case):
     def seven(query, passage):
         return 7
 
-    est = ranklens.estimate(ds, runs, judge=seven, human=30, metrics=["P@5"], progress=False)
+    est = ranklens.estimate(
+        ds, runs, judge=seven, human=30, metrics=["P@5"], calls=ranklens.Calling(progress=False)
+    )
     pairs = len(top_pairs(runs, 5))
     assert est.info["judge_failures"] == pairs and est.info["grades"] == [0, 1]
     assert est.value("good", "P@5", "naive") == 0.0  # nothing taken, not 1.0
@@ -122,9 +124,13 @@ def test_a_real_client_mixed_answers_are_each_counted(case):
         return int("light" in passage.lower())
 
     est = ranklens.estimate(
-        ds, runs, judge=client, human=30, metrics=["P@5"], timeout=0.3, retries=1,
-        progress=False,
-    )  # fmt: skip
+        ds,
+        runs,
+        judge=client,
+        human=30,
+        metrics=["P@5"],
+        calls=ranklens.Calling(timeout=0.3, retries=1, progress=False),
+    )
     texts = {(q, d): ds.corpus[d]["text"] for q, d in top_pairs(runs, 5)}
     bad = sum(1 for t in texts.values() if sum(map(ord, t)) % 7 in (1, 2, 3, 4))
     assert est.info["judge_failures"] == bad > 0

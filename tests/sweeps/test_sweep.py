@@ -18,8 +18,24 @@ from ranklens.app.demo_data import load
 from ranklens.errors import InputError, RanklensWarning, RunInterrupted
 from ranklens.fusion import held_out, query_folds
 from ranklens.sweeps import pareto, select
+from ranklens.sweeps.groups import grouped
+from ranklens.sweeps.params import GROUPED
 
 FAST = dict(n_resamples=500, progress=False, concurrency=2)
+
+
+def as_settings(**given):
+    """The sweep's keywords with the flat settings among them grouped into their objects
+    (as a TOML file's keys are, without a warning); settings objects given as they are."""
+    objects = {k: v for k, v in given.items() if k in GROUPED}
+    rest = {k: v for k, v in given.items() if k not in objects}
+    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
+    return {**settings, **rest}
+
+
+def fast_settings(**given):
+    """FAST and ``given`` through :func:`as_settings`."""
+    return as_settings(**{**FAST, **given})
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +70,11 @@ def overlap_build(field: str, boost: int = 0, delay: float = 0.0):
 
 def test_grid_is_expanded_named_and_checked(demo):
     res = ranklens.sweep(
-        overlap_build, {"field": ["text", "title"], "boost": [0, 3]}, demo, ["ndcg@10"], **FAST
+        overlap_build,
+        {"field": ["text", "title"], "boost": [0, 3]},
+        demo,
+        ["ndcg@10"],
+        **fast_settings(),
     )
     assert [r["name"] for r in res.rows] == [
         "field=text, boost=0",
@@ -67,8 +87,7 @@ def test_grid_is_expanded_named_and_checked(demo):
         [{"field": "text"}, {"field": "both", "boost": 1}],
         demo,
         ["ndcg@10"],
-        name=lambda p: "+".join(map(str, p.values())),
-        **FAST,
+        **fast_settings(name=lambda p: "+".join(map(str, p.values()))),
     )
     assert [r["name"] for r in listed.rows] == ["text", "both+1"]
     assert listed.baseline == "text"
@@ -99,7 +118,7 @@ def test_bad_input_is_named_before_anything_runs(demo, grid, kwargs, message):
         return overlap_build(field, boost)
 
     with pytest.raises(InputError, match=message):
-        ranklens.sweep(build, grid, demo, ["ndcg@10"], **kwargs, **FAST)
+        ranklens.sweep(build, grid, demo, ["ndcg@10"], **fast_settings(**kwargs))
     assert calls == []
 
 
@@ -116,7 +135,11 @@ def test_faults_are_recorded_per_configuration_and_the_sweep_goes_on(demo):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RanklensWarning)
         res = ranklens.sweep(
-            build, {"field": ["text", "broken"], "top": [5, 10]}, demo, ["ndcg@10"], **FAST
+            build,
+            {"field": ["text", "broken"], "top": [5, 10]},
+            demo,
+            ["ndcg@10"],
+            **fast_settings(),
         )
     status = {r["name"]: r["status"] for r in res.rows}
     assert status == {
@@ -140,7 +163,7 @@ def test_every_query_failing_is_a_failed_configuration(demo):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RanklensWarning)
         res = ranklens.sweep(
-            build, {"field": ["text", "title"]}, demo, ["ndcg@10"], retries=0, **FAST
+            build, {"field": ["text", "title"]}, demo, ["ndcg@10"], **fast_settings(retries=0)
         )
     assert "every one of its 40 queries failed (40 ValueError)" in res.failed["field=title"]
 
@@ -178,7 +201,9 @@ def test_a_timeout_fails_the_slow_queries_of_one_configuration_and_the_sweep_goe
         {"field": "title", "stalls": False},
     ]
     try:
-        res = ranklens.sweep(build, grid, demo, ["ndcg@10"], timeout=0.3, retries=1, **FAST)
+        res = ranklens.sweep(
+            build, grid, demo, ["ndcg@10"], **fast_settings(timeout=0.3, retries=1)
+        )
         # the sweep returned while every stalled attempt (4 queries x 2) was still stalled:
         # nothing waited for them
         with lock:
@@ -216,7 +241,9 @@ def test_ids_matching_no_label_are_named_with_the_key_fix(demo):
         return lambda q: [{"id": f"{d}#0", "parent": d, "score": s} for d, s in inner(q)]
 
     with pytest.warns(RanklensWarning, match="key='parent' would match"):
-        res = ranklens.sweep(build, {"chunked": [False, True]}, demo, ["ndcg@10"], **FAST)
+        res = ranklens.sweep(
+            build, {"chunked": [False, True]}, demo, ["ndcg@10"], **fast_settings()
+        )
     row = res.row("chunked=True")
     assert (
         row["status"] == "unmatched"
@@ -224,7 +251,9 @@ def test_ids_matching_no_label_are_named_with_the_key_fix(demo):
     )
     assert res.selection["ndcg@10"]["feasible"] == ["chunked=False"]
     assert "chunked=True" not in res.tied
-    fixed = ranklens.sweep(build, {"chunked": [True]}, demo, ["ndcg@10"], key="parent", **FAST)
+    fixed = ranklens.sweep(
+        build, {"chunked": [True]}, demo, ["ndcg@10"], **fast_settings(key="parent")
+    )
     assert fixed.row("chunked=True")["status"] == "ok"
 
 
@@ -247,7 +276,7 @@ def test_query_params_share_one_build_per_index(demo):
         demo,
         ["recall@10"],
         query_params=["top"],
-        **FAST,
+        **fast_settings(),
     )
     assert builds == ["text", "title"]
     assert len(made) == 6
@@ -260,12 +289,14 @@ def test_query_params_share_one_build_per_index(demo):
     assert [e["value"] for e in effect] == ["3", "5", "10"]
     assert effect[0]["ci_low"] <= effect[0]["mean"] <= effect[0]["ci_high"]
     with pytest.raises(InputError, match="does not take 'top'"):
-        ranklens.sweep(build, {"field": ["text"], "top": [3]}, demo, ["ndcg@10"], **FAST)
+        ranklens.sweep(build, {"field": ["text"], "top": [3]}, demo, ["ndcg@10"], **fast_settings())
 
 
 def test_numbers_equal_the_runs_made_by_hand_and_brute_force_cross_validation(demo):
     grid = {"field": ["text", "title", "both"], "boost": [0, 5]}
-    res = ranklens.sweep(overlap_build, grid, demo, ["ndcg@10", "mrr@10"], folds=4, seed=3, **FAST)
+    res = ranklens.sweep(
+        overlap_build, grid, demo, ["ndcg@10", "mrr@10"], **fast_settings(folds=4, seed=3)
+    )
     names = [r["name"] for r in res.rows]
     values = []
     for r in res.rows:
@@ -296,7 +327,7 @@ def test_numbers_equal_the_runs_made_by_hand_and_brute_force_cross_validation(de
     # the family of tests: the chosen one against every other, Holm over them
     from scipy.stats import ttest_rel
 
-    t = ranklens.sweep(overlap_build, grid, demo, ["ndcg@10"], test="t", **FAST)
+    t = ranklens.sweep(overlap_build, grid, demo, ["ndcg@10"], **fast_settings(test="t"))
     chosen = names.index(t.selection["ndcg@10"]["chosen"])
     raw = {n: ttest_rel(v[chosen], v[i]).pvalue for i, n in enumerate(names) if i != chosen}
     raw = {n: 1.0 if math.isnan(p) else p for n, p in raw.items()}
@@ -376,7 +407,9 @@ def test_a_rate_of_the_unwanted_is_chosen_lowest(demo):
 
         return retrieve
 
-    res = ranklens.sweep(build, {"junk": [0, 3, 6]}, demo, ["unj@10", "recall@10"], **FAST)
+    res = ranklens.sweep(
+        build, {"junk": [0, 3, 6]}, demo, ["unj@10", "recall@10"], **fast_settings()
+    )
     sel = res.selection["unj@10"]
     means = dict(zip([r["name"] for r in res.rows], sel["means"]))
     assert min(means, key=means.get) == "junk=0" == sel["chosen"]
@@ -391,7 +424,9 @@ def test_a_rate_of_the_unwanted_is_chosen_lowest(demo):
 
 def test_constraint_and_costs(demo):
     fields = {"field": ["text", "title", "both"]}
-    best = ranklens.sweep(overlap_build, fields, demo, ["recall@10"], **FAST).chosen["field"]
+    best = ranklens.sweep(overlap_build, fields, demo, ["recall@10"], **fast_settings()).chosen[
+        "field"
+    ]
 
     def build(field: str):  # the best configuration made slow
         return overlap_build(field, boost=0, delay=0.03 if field == best else 0.0)
@@ -401,11 +436,12 @@ def test_constraint_and_costs(demo):
         fields,
         demo,
         ["recall@10"],
-        constraint="p95 <= 20 ms",
-        cost=lambda p: 0.002 if p["field"] == best else 0.0,
-        cost_per_token=1e-4,
-        count_tokens=lambda text: len(text.split()),
-        **FAST,
+        **fast_settings(
+            constraint="p95 <= 20 ms",
+            cost=lambda p: 0.002 if p["field"] == best else 0.0,
+            cost_per_token=0.0001,
+            count_tokens=lambda text: len(text.split()),
+        ),
     )
     best = f"field={best}"
     assert res.selection["recall@10"]["chosen"] != best
@@ -415,11 +451,15 @@ def test_constraint_and_costs(demo):
     assert res.row(best)["cost"] == pytest.approx(expected)
     assert "pareto_cost" in res.row(best)
     assert "⊘" in str(res)
-    none = ranklens.sweep(build, fields, demo, ["recall@10"], constraint="p95 <= 0.001", **FAST)
+    none = ranklens.sweep(
+        build, fields, demo, ["recall@10"], **fast_settings(constraint="p95 <= 0.001")
+    )
     assert none.chosen is None and none.cv_estimate is None
     assert "none: none of the 3 measured configurations satisfies the constraint" in str(none)
     with pytest.raises(InputError, match="fields: p50, p95"):
-        ranklens.sweep(build, fields, demo, ["recall@10"], constraint="p95 <= fast", **FAST)
+        ranklens.sweep(
+            build, fields, demo, ["recall@10"], **fast_settings(constraint="p95 <= fast")
+        )
 
 
 def test_interrupted_sweep_resumes_without_rebuilding_or_asking_again(demo, tmp_path):
@@ -441,7 +481,11 @@ def test_interrupted_sweep_resumes_without_rebuilding_or_asking_again(demo, tmp_
     grid = {"field": ["text", "title", "both"]}
     with pytest.raises(RunInterrupted, match="1 of 3 configurations finished") as exc:
         ranklens.sweep(
-            build, grid, demo, ["ndcg@10"], cache=tmp_path, concurrency=1, n_resamples=500
+            build,
+            grid,
+            demo,
+            ["ndcg@10"],
+            **as_settings(cache=tmp_path, concurrency=1, n_resamples=500),
         )
     assert "to resume" in str(exc.value)
     first = list(asked)
@@ -449,7 +493,11 @@ def test_interrupted_sweep_resumes_without_rebuilding_or_asking_again(demo, tmp_
     asked.clear()
     state["stop_at"] = -1
     res = ranklens.sweep(
-        build, grid, demo, ["ndcg@10"], cache=tmp_path, concurrency=1, n_resamples=500
+        build,
+        grid,
+        demo,
+        ["ndcg@10"],
+        **as_settings(cache=tmp_path, concurrency=1, n_resamples=500),
     )
     assert builds == ["title", "both"]  # text was finished: read from its log, not built
     assert len(first) - 1 + len(asked) == 120  # no finished query asked again
@@ -457,7 +505,7 @@ def test_interrupted_sweep_resumes_without_rebuilding_or_asking_again(demo, tmp_
     assert [r["resumed"] for r in res.rows] == [True, False, False]
     assert res.results["field=title"].info["resumed"] == 54 - 40
     by_hand = ranklens.sweep(
-        overlap_build, grid, demo, ["ndcg@10"], n_resamples=500, progress=False
+        overlap_build, grid, demo, ["ndcg@10"], **as_settings(n_resamples=500, progress=False)
     )
     assert [r["metrics"] for r in res.rows] == [r["metrics"] for r in by_hand.rows]
 
@@ -466,13 +514,15 @@ def test_a_log_of_another_build_is_refused(demo, tmp_path):
     def build(field: str):
         return overlap_build(field)
 
-    ranklens.sweep(build, {"field": ["text"]}, demo, ["ndcg@10"], cache=tmp_path, **FAST)
+    ranklens.sweep(build, {"field": ["text"]}, demo, ["ndcg@10"], **fast_settings(cache=tmp_path))
 
     def build(field: str):  # edited: another build
         return overlap_build(field, boost=2)
 
     with pytest.raises(InputError, match="another sweep configuration; differences: sweep_build"):
-        ranklens.sweep(build, {"field": ["text"]}, demo, ["ndcg@10"], cache=tmp_path, **FAST)
+        ranklens.sweep(
+            build, {"field": ["text"]}, demo, ["ndcg@10"], **fast_settings(cache=tmp_path)
+        )
 
 
 def test_outputs(demo, tmp_path):
@@ -481,7 +531,7 @@ def test_outputs(demo, tmp_path):
         {"field": ["text", "title"], "boost": [0, 7]},
         demo,
         ["ndcg@10", "recall@10"],
-        **FAST,
+        **fast_settings(),
     )
     df = res.to_pandas()
     assert list(df.index) == [r["name"] for r in res.rows]
@@ -575,7 +625,12 @@ def test_span_labels_pass_through_to_every_chunking(demo):
 
     metrics = ["ndcg@10", "evidence_recall@10", "evidence_precision@10"]
     res = ranklens.sweep(
-        build, {"size": [40, 120, 400]}, demo, metrics, labels=labels, key="parent", k=None, **FAST
+        build,
+        {"size": [40, 120, 400]},
+        demo,
+        metrics,
+        labels=labels,
+        **fast_settings(key="parent", k=None),
     )
     for size in (40, 120, 400):
         by_hand = ranklens.run_retriever(build(size), demo, key="parent", progress=False)

@@ -11,6 +11,17 @@ import pytest
 
 import ranklens
 from ranklens.app.demo_data import load
+from ranklens.sweeps.groups import grouped
+from ranklens.sweeps.params import GROUPED
+
+
+def as_settings(**given):
+    """The sweep's keywords with the flat settings among them grouped into their objects
+    (as a TOML file's keys are, without a warning); settings objects given as they are."""
+    objects = {k: v for k, v in given.items() if k in GROUPED}
+    rest = {k: v for k, v in given.items() if k not in objects}
+    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
+    return {**settings, **rest}
 
 
 def build(field: str, boost: int, delay: float):
@@ -40,9 +51,9 @@ def sweep_page(browser, tmp_path_factory):
         {"field": ["text", "title", "both"], "boost": [0, 4], "delay": [0.0, 0.004]},
         load(),
         ["ndcg@10", "recall@10"],
-        n_resamples=500,
-        concurrency=1,
-        cost=lambda p: 0.5 if p["field"] == "both" else 0.1,
+        **as_settings(
+            n_resamples=500, concurrency=1, cost=lambda p: 0.5 if p["field"] == "both" else 0.1
+        ),
     )
     path = tmp_path_factory.mktemp("sweep") / "sweep.html"
     res.to_html(path)

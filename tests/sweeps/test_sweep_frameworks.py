@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 
 import ranklens
+from ranklens.sweeps.groups import grouped
+from ranklens.sweeps.params import GROUPED
 
 pytest.importorskip("ranklens_llamaindex")
 pytest.importorskip("ranklens_langchain")
@@ -78,6 +80,15 @@ MERROW_CHILD = textwrap.dedent(
 )
 
 
+def as_settings(**given):
+    """The sweep's keywords with the flat settings among them grouped into their objects
+    (as a TOML file's keys are, without a warning); settings objects given as they are."""
+    objects = {k: v for k, v in given.items() if k in GROUPED}
+    rest = {k: v for k, v in given.items() if k not in objects}
+    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
+    return {**settings, **rest}
+
+
 def query_lines(log: Path) -> list[str]:
     """The query ids a runner log holds, one per answered line (its header skipped)."""
     lines = [json.loads(x) for x in log.read_text().splitlines()[1:] if x.strip()]
@@ -130,7 +141,9 @@ def test_scifact_sweep_killed_midway_resumes_without_rerunning_finished_work(
     monkeypatch.setattr(BM25sRetriever, "_get_relevant_documents", counted)
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", ranklens.RanklensWarning)  # merged sentence chunks
-        res = ranklens.sweep(build_scifact, SCIFACT_GRID, dataset, cache=cache, **SCIFACT_OPTIONS)
+        res = ranklens.sweep(
+            build_scifact, SCIFACT_GRID, dataset, **as_settings(cache=cache, **SCIFACT_OPTIONS)
+        )
     monkeypatch.undo()
     assert any("took over the lock left by pid" in str(w.message) for w in said)  # the kill
 
@@ -191,7 +204,7 @@ def test_merrow_sweep_killed_midway_resumes_without_rerunning_finished_work(tmp_
     dataset = load()
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", ranklens.RanklensWarning)  # merged sentence chunks
-        res = ranklens.sweep(build, GRID, dataset, cache=cache, **OPTIONS)
+        res = ranklens.sweep(build, GRID, dataset, **as_settings(cache=cache, **OPTIONS))
     assert any("took over the lock left by pid" in str(w.message) for w in said)  # the kill
     assert _sweep_case.BUILDS == [("haystack", "passages"), ("haystack", "sentences")]
     assert [r["resumed"] for r in res.rows] == [True] * 8 + [False] * 4

@@ -18,7 +18,9 @@ import pytest
 
 import ranklens
 from ranklens.errors import RanklensWarning
+from ranklens.sweeps.groups import grouped
 from ranklens.sweeps.lock import LOCK, SweepLocked, holder, locked
+from ranklens.sweeps.params import GROUPED
 
 BUILD = textwrap.dedent(
     """
@@ -60,6 +62,15 @@ CHILD = textwrap.dedent(
 )
 
 
+def as_settings(**given):
+    """The sweep's keywords with the flat settings among them grouped into their objects
+    (as a TOML file's keys are, without a warning); settings objects given as they are."""
+    objects = {k: v for k, v in given.items() if k in GROUPED}
+    rest = {k: v for k, v in given.items() if k not in objects}
+    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
+    return {**settings, **rest}
+
+
 @pytest.fixture
 def case(tmp_path, monkeypatch):
     """The build shared by the child process and this one (one module, so one build
@@ -97,9 +108,12 @@ def run(lockcase, cache: Path, **kwargs):
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "asked for k=", RanklensWarning)
         return ranklens.sweep(
-            lockcase.build, {"boost": [0, 1]}, lockcase.DATASET, ["recall@4"], cache=cache,
-            concurrency=1, n_resamples=100, progress=False, **kwargs,
-        )  # fmt: skip
+            lockcase.build,
+            {"boost": [0, 1]},
+            lockcase.DATASET,
+            ["recall@4"],
+            **as_settings(cache=cache, concurrency=1, n_resamples=100, progress=False, **kwargs),
+        )
 
 
 def test_a_second_process_stops_naming_the_holder_or_waits_and_asks_nothing_again(tmp_path, case):

@@ -15,9 +15,26 @@ import pytest
 import ranklens
 from ranklens.declared import ParameterError
 from ranklens.errors import InputError, RanklensWarning
-from ranklens.sweeps.params import SWEEP
+from ranklens.sweeps.groups import grouped
+from ranklens.sweeps.params import GROUPED, SWEEP
 
 FAST = dict(n_resamples=200, progress=False, concurrency=2)
+
+
+def as_settings(**given):
+    """The sweep's keywords with the flat settings among them grouped into their objects
+    (as a TOML file's keys are, without a warning); settings objects given as they are."""
+    objects = {k: v for k, v in given.items() if k in GROUPED}
+    rest = {k: v for k, v in given.items() if k not in objects}
+    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
+    return {**settings, **rest}
+
+
+def fast_settings(**given):
+    """FAST and ``given`` through :func:`as_settings`."""
+    return as_settings(**{**FAST, **given})
+
+
 DOCS = {
     "d1": "red lighthouse on the cliff",
     "d2": "green buoy in the bay",
@@ -99,7 +116,7 @@ def test_every_declared_parameter_refuses_its_bad_values_before_any_work(param, 
 def test_bad_values_are_named_errors_not_tracebacks(kwargs, message):
     build = Calls()
     with pytest.raises(ParameterError, match=message):
-        ranklens.sweep(build, {"boost": [0, 1]}, dataset(), **{**FAST, **kwargs})
+        ranklens.sweep(build, {"boost": [0, 1]}, dataset(), **fast_settings(**kwargs))
     assert build.builds == []
 
 
@@ -120,15 +137,20 @@ def test_bad_values_are_named_errors_not_tracebacks(kwargs, message):
 def test_scoring_names_and_limits_are_checked_before_anything_is_built(kwargs, error, message):
     build = Calls()
     with pytest.raises(error, match=message):
-        ranklens.sweep(build, {"boost": [0, 1]}, dataset(), **{**FAST, **kwargs})
+        ranklens.sweep(build, {"boost": [0, 1]}, dataset(), **fast_settings(**kwargs))
     assert build.builds == []
 
 
 @pytest.mark.parametrize("answer", [math.nan, None, 1, "yes"], ids=repr)
 def test_a_constraint_function_must_answer_true_or_false(answer):
     with pytest.raises(InputError, match=r"constraint must return True or False.*'boost=0'"):
-        quiet_sweep(Calls(), {"boost": [0, 1]}, dataset(), ["recall@3"],
-                    constraint=lambda row: answer, **FAST)  # fmt: skip
+        quiet_sweep(
+            Calls(),
+            {"boost": [0, 1]},
+            dataset(),
+            ["recall@3"],
+            **fast_settings(constraint=lambda row: answer),
+        )
 
 
 def test_a_lone_query_parameter_is_a_list_of_one_never_its_letters():
@@ -138,9 +160,13 @@ def test_a_lone_query_parameter_is_a_list_of_one_never_its_letters():
         return lambda depth: build(boost, depth)
 
     res = quiet_sweep(
-        factory, {"boost": [0], "depth": [1, 3]}, dataset(), ["recall@3"], query_params="depth",
-        **FAST,
-    )  # fmt: skip
+        factory,
+        {"boost": [0], "depth": [1, 3]},
+        dataset(),
+        ["recall@3"],
+        query_params="depth",
+        **fast_settings(),
+    )
     assert [r["name"] for r in res.rows] == ["boost=0, depth=1", "boost=0, depth=3"]
     assert res.rows[0]["shared_build"] == 2
 
@@ -160,9 +186,12 @@ def test_a_function_returning_a_bad_cost_is_named_for_its_configuration(param, b
     extra = {"count_tokens": lambda t: len(t.split())} if param == "cost_per_token" else {}
     with pytest.raises(ParameterError) as exc:
         ranklens.sweep(
-            build, {"boost": [0, 1]}, dataset(), ["recall@3"],
-            **{param: lambda p: prices[p["boost"]]}, **extra, **FAST,
-        )  # fmt: skip
+            build,
+            {"boost": [0, 1]},
+            dataset(),
+            ["recall@3"],
+            **fast_settings(**{param: lambda p: prices[p["boost"]]}, **extra),
+        )
     assert _names_config(str(exc.value), param) and "returned" in str(exc.value)
     assert build.builds == []
 
@@ -185,7 +214,11 @@ def test_costs_are_finite_and_non_negative_in_every_form(param, given, message):
     extra = {"count_tokens": lambda t: len(t.split())} if param == "cost_per_token" else {}
     with pytest.raises(ParameterError, match=rf"^sweep: {param}.*{message}"):
         ranklens.sweep(
-            build, {"boost": [0, 1]}, dataset(), ["recall@3"], **{param: given}, **extra, **FAST
+            build,
+            {"boost": [0, 1]},
+            dataset(),
+            ["recall@3"],
+            **fast_settings(**{param: given}, **extra),
         )
     assert build.builds == []
 
@@ -195,17 +228,23 @@ def test_count_tokens_returning_a_bad_count_is_named_with_the_query(bad):
     build = Calls()
     with pytest.raises(ParameterError, match=r"count_tokens must return a whole number.*query"):
         ranklens.sweep(
-            build, {"boost": [0, 1]}, dataset(), ["recall@3"], cost_per_token=1e-4,
-            count_tokens=lambda t: bad, **FAST,
-        )  # fmt: skip
+            build,
+            {"boost": [0, 1]},
+            dataset(),
+            ["recall@3"],
+            **fast_settings(cost_per_token=0.0001, count_tokens=lambda t: bad),
+        )
     assert build.builds == []
 
 
 def test_a_mapping_of_costs_prices_each_configuration():
     res = quiet_sweep(
-        Calls(), {"boost": [0, 1]}, dataset(), ["recall@3"],
-        cost={"boost=0": 0.002, "boost=1": 0}, **FAST,
-    )  # fmt: skip
+        Calls(),
+        {"boost": [0, 1]},
+        dataset(),
+        ["recall@3"],
+        **fast_settings(cost={"boost=0": 0.002, "boost=1": 0}),
+    )
     assert res.row("boost=0")["cost"] == pytest.approx(2.0)  # per 1,000 queries
     assert res.row("boost=1")["cost"] == 0.0
     assert all(math.isfinite(r["cost"]) for r in res.rows)
@@ -213,7 +252,9 @@ def test_a_mapping_of_costs_prices_each_configuration():
 
 # ------------------------------------------------------------------ the held-out value
 def test_fewer_queries_than_folds_is_leave_one_out_never_the_in_sample_best():
-    res = quiet_sweep(Calls(), {"boost": [0, 1, 2]}, dataset(), ["recall@1"], folds=10, **FAST)
+    res = quiet_sweep(
+        Calls(), {"boost": [0, 1, 2]}, dataset(), ["recall@1"], **fast_settings(folds=10)
+    )
     sel = res.selection["recall@1"]
     assert sel["folds"] == len(LABELLED)  # one query per fold
     assert len(set(sel["fold_choices"])) >= 1 and len(sel["fold_choices"]) == len(LABELLED)
@@ -234,7 +275,7 @@ def test_a_sweep_of_unmatched_configurations_says_why_nothing_was_chosen():
     def build(boost: int):
         return lambda q: [(f"chunk-{boost}", 1.0)]  # ids no label names
 
-    res = quiet_sweep(build, {"boost": [0, 1]}, dataset(), ["recall@3"], **FAST)
+    res = quiet_sweep(build, {"boost": [0, 1]}, dataset(), ["recall@3"], **fast_settings())
     assert res.chosen is None and res.cv_estimate is None
     assert "constraint" not in res.reason
     assert "retrieved ids match a label ('boost=0', 'boost=1')" in res.reason
@@ -245,7 +286,11 @@ def test_a_sweep_of_unmatched_configurations_says_why_nothing_was_chosen():
 
 def test_a_constraint_nothing_satisfies_is_said_as_such():
     res = quiet_sweep(
-        Calls(), {"boost": [0, 1]}, dataset(), ["recall@3"], constraint="p95 <= 0.000001", **FAST
+        Calls(),
+        {"boost": [0, 1]},
+        dataset(),
+        ["recall@3"],
+        **fast_settings(constraint="p95 <= 0.000001"),
     )
     assert res.chosen is None
     assert res.reason == "none of the 2 measured configurations satisfies the constraint " + repr(
@@ -261,13 +306,15 @@ def test_every_configuration_failing_names_the_first_failures():
         return retrieve
 
     with pytest.raises(InputError, match=r"could be measured \(boost=0: AllQueriesFailed"):
-        quiet_sweep(build, {"boost": [0, 1]}, dataset(), ["recall@3"], retries=0, **FAST)
+        quiet_sweep(build, {"boost": [0, 1]}, dataset(), ["recall@3"], **fast_settings(retries=0))
 
 
 # ------------------------------------------------------------------ labelled queries only
 def test_only_labelled_queries_are_asked_and_the_rest_counted_and_said(capsys):
     build = Calls()
-    res = quiet_sweep(build, {"boost": [0, 1]}, dataset(), ["recall@3"], verbose=True, **FAST)
+    res = quiet_sweep(
+        build, {"boost": [0, 1]}, dataset(), ["recall@3"], verbose=True, **fast_settings()
+    )
     assert sorted(set(build.asked)) == sorted(LABELLED.values())
     assert len(build.asked) == 2 * len(LABELLED)
     assert res.queries == {
@@ -277,29 +324,37 @@ def test_only_labelled_queries_are_asked_and_the_rest_counted_and_said(capsys):
     assert said in capsys.readouterr().out
     assert res.notes and said in res.notes[0] and res.to_dict()["notes"] == res.notes
     everything = Calls()
-    all_ = quiet_sweep(everything, {"boost": [0]}, dataset(), ["recall@3"], queries="all", **FAST)
+    all_ = quiet_sweep(
+        everything, {"boost": [0]}, dataset(), ["recall@3"], queries="all", **fast_settings()
+    )
     assert len(everything.asked) == 8 and all_.queries["unlabelled"] == 0 and not all_.notes
     assert (
         all_.row("boost=0")["metrics"]
-        == quiet_sweep(Calls(), {"boost": [0]}, dataset(), ["recall@3"], **FAST).row("boost=0")[
-            "metrics"
-        ]
+        == quiet_sweep(Calls(), {"boost": [0]}, dataset(), ["recall@3"], **fast_settings()).row(
+            "boost=0"
+        )["metrics"]
     )  # the same scores: unlabelled queries are never scored
 
 
 def test_labels_given_apart_choose_the_queries_asked():
     build = Calls()
     labels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q9": {"d9": 1}}
-    res = quiet_sweep(build, {"boost": [0]}, dataset(), ["recall@3"], labels=labels, **FAST)
+    res = quiet_sweep(
+        build, {"boost": [0]}, dataset(), ["recall@3"], labels=labels, **fast_settings()
+    )
     assert sorted(set(build.asked)) == sorted([LABELLED["q1"], LABELLED["q2"]])
     assert res.queries["asked"] == 2 and res.queries["labelled_without_text"] == 1
     with pytest.raises(InputError, match="none of its 8 queries has a label"):
-        ranklens.sweep(Calls(), {"boost": [0]}, dataset(), labels={"x": {"d1": 1}}, **FAST)
+        ranklens.sweep(
+            Calls(), {"boost": [0]}, dataset(), labels={"x": {"d1": 1}}, **fast_settings()
+        )
 
 
 # ------------------------------------------------------------------ results' own lookups
 def test_result_lookups_are_named_with_the_closest():
-    res = quiet_sweep(Calls(), {"boost": [0, 1]}, dataset(), ["recall@3", "mrr@3"], **FAST)
+    res = quiet_sweep(
+        Calls(), {"boost": [0, 1]}, dataset(), ["recall@3", "mrr@3"], **fast_settings()
+    )
     with pytest.raises(ParameterError, match=r"row: name must be a configuration.*'boost=1'"):
         res.row("bost=1")
     with pytest.raises(ParameterError, match="metric must be one of the sweep's metrics"):
@@ -319,9 +374,13 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 def test_user_text_is_escaped_in_every_output(capsys):
     names = {0: HOSTILE, 1: "\x1b[31mred|*x*"}
     res = quiet_sweep(
-        Calls(), {"boost": [0, 1]}, dataset(), ["recall@3"],
-        name=lambda p: names[p["boost"]], verbose=True, **FAST,
-    )  # fmt: skip
+        Calls(),
+        {"boost": [0, 1]},
+        dataset(),
+        ["recall@3"],
+        verbose=True,
+        **fast_settings(name=lambda p: names[p["boost"]]),
+    )
     printed = capsys.readouterr().out
     assert "\x1b" not in printed and "\\x1b" in printed
     md = res.to_markdown()
@@ -387,7 +446,7 @@ def test_on_scifact_only_the_300_labelled_queries_of_1109_are_asked(shared):
     the sweep asks those 300, not 1,109, and says so."""
     data = ranklens.read_dataset(shared("scifact"))
     build = Calls()
-    res = quiet_sweep(build, {"boost": [0]}, data, ["recall@3"], **FAST)
+    res = quiet_sweep(build, {"boost": [0]}, data, ["recall@3"], **fast_settings())
     assert len(build.asked) == 300
     assert set(build.asked) == set(data.labelled_queries.values())
     assert res.queries["asked"] == 300 and res.queries["unlabelled"] == 809
@@ -411,7 +470,12 @@ def test_queries_a_metric_is_undefined_on_are_counted_and_said():
         return answer
 
     res = quiet_sweep(
-        build, {"boost": [0, 1]}, dataset(), ["recall@3"], retries=0, missing="skip", **FAST
+        build,
+        {"boost": [0, 1]},
+        dataset(),
+        ["recall@3"],
+        missing="skip",
+        **fast_settings(retries=0),
     )
     sel = res.selection["recall@3"]
     assert sel["queries_left_out"] == 1 and sel["n_queries"] == len(LABELLED) - 1
@@ -423,7 +487,7 @@ def test_a_matrix_left_out_for_many_configurations_is_said(monkeypatch):
     from ranklens.sweeps import assemble
 
     monkeypatch.setattr(assemble, "MATRIX_LIMIT", 2)
-    res = quiet_sweep(Calls(), {"boost": [0, 1, 2]}, dataset(), ["recall@3"], **FAST)
+    res = quiet_sweep(Calls(), {"boost": [0, 1, 2]}, dataset(), ["recall@3"], **fast_settings())
     assert res.matrices == {}
     assert any("no significance matrix: 3 measured configurations" in n for n in res.notes)
 
@@ -432,5 +496,7 @@ def test_a_cache_that_is_a_file_is_named(tmp_path):
     (tmp_path / "log.jsonl").write_text("")
     build = Calls()
     with pytest.raises(InputError, match=r"cache must be a folder .*log\.jsonl"):
-        ranklens.sweep(build, {"boost": [0]}, dataset(), cache=tmp_path / "log.jsonl", **FAST)
+        ranklens.sweep(
+            build, {"boost": [0]}, dataset(), **fast_settings(cache=tmp_path / "log.jsonl")
+        )
     assert build.builds == []

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..capture import KeyLike, check_key
+from ..capture import check_key
 from ..comparison import compare
 from ..declared import ParameterError
 from ..errors import InputError, closest
@@ -23,7 +23,7 @@ from .assemble import assemble
 from .execute import execute
 from .folder import Folder
 from .grid import Config, configurations, parse_constraint
-from .groups import Costs, Execution, Selection, Settings, grouped
+from .groups import Costs, Execution, Naming, Retrieving, Selection, Settings, grouped
 from .lock import locked
 from .params import SWEEP, check_tokens, resolve_costs
 from .result import SweepResult
@@ -40,17 +40,14 @@ def sweep(
     labels: Any = None,
     queries: str = "labelled",
     query_params: Sequence[str] = (),
-    k: int | None = 10,
-    key: KeyLike = "id",
-    fetch_k: int | None = None,
-    name: Callable[[dict[str, Any]], str] | None = None,
-    config: Mapping[str, Any] | None = None,
     verbose: bool = False,
     stats: Statistics | None = None,
     calls: Calling | None = None,
     selection: Selection | None = None,
     costs: Costs | None = None,
     execution: Execution | None = None,
+    retrieving: Retrieving | None = None,
+    naming: Naming | None = None,
     **options: Any,
 ) -> SweepResult:
     """Build, run and compare every configuration of ``grid``; choose honestly.
@@ -71,8 +68,9 @@ def sweep(
     every query of the dataset. ``metrics``: the first is the primary one (the Pareto
     view).
 
-    Each configuration runs through the runner (``k``, ``key``, ``fetch_k`` as in
-    :func:`ranklens.run_retriever`) with ``calls=ranklens.Calling(...)``: ``concurrency``,
+    Each configuration runs through the runner, its answers read as
+    ``retrieving=Retrieving(k=10, key="id", fetch_k=None)`` says (as in
+    :func:`ranklens.run_retriever`), with ``calls=ranklens.Calling(...)``: ``concurrency``,
     ``timeout``, ``retries``, ``retry_on``, ``backoff``, ``progress`` (without ``calls=``:
     ``Calling(progress=False)``, no bar; a ``Calling`` of your own keeps its
     ``progress=None``, a bar when stderr is a terminal) and ``cache``, the sweep folder:
@@ -85,8 +83,7 @@ def sweep(
     cluster and shared, a killed worker's configuration resumed from its log:
     :mod:`ranklens.sweeps.on_ray`; ``ray_options``: ``num_cpus`` per configuration,
     ``actors`` (at most that many at once), ``max_retries``, ``address``, ``num_gpus``).
-    ``config``: facts naming what ``build`` closes over (``{"corpus": "v3"}``), kept in
-    every log.
+
 
     Selection (:mod:`ranklens.sweeps.select`), ``selection=Selection(...)``: per metric,
     ``folds``-fold cross-validation over queries for the held-out estimate; the chosen
@@ -104,23 +101,26 @@ def sweep(
     configuration before anything runs.
 
     The flat keywords of these settings objects (``cache=``, ``concurrency=``,
-    ``n_resamples=``, ``folds=``, ``constraint=``, ``cost=``, ``backend=``...) still work
+    ``n_resamples=``, ``folds=``, ``constraint=``, ``cost=``, ``backend=``, ``k=``,
+    ``key=``, ``fetch_k=``, ``name=``, ``config=``...) still work
     for one release, with a ``DeprecationWarning`` showing the new spelling; a flat
     keyword beside its settings object is a ``ParameterError`` naming both.
 
-    ``name``: a function of the parameters naming a configuration (default
-    ``"p=v, q=w"``). ``verbose``: a line per configuration as it finishes.
+    ``naming=Naming(name=..., config=...)``: ``name``, a function of the parameters naming
+    a configuration (default ``"p=v, q=w"``); ``config``, facts naming what ``build``
+    closes over (``{"corpus": "v3"}``), kept in every log. ``verbose``: a line per
+    configuration as it finishes.
     ``options``: the scoring options of ``evaluate`` (``relevance_level``,
     ``convention``...).
 
     Returns a :class:`~ranklens.sweeps.result.SweepResult`.
     """
-    given = dict(stats=stats, calls=calls, selection=selection, costs=costs, execution=execution)
+    given = dict(stats=stats, calls=calls, selection=selection, costs=costs,
+                 execution=execution, retrieving=retrieving, naming=naming)  # fmt: skip
     settings = grouped("sweep", given, options)
     return run_sweep(
         build, grid, dataset, metrics, labels=labels, queries=queries,
-        query_params=query_params, k=k, key=key, fetch_k=fetch_k, name=name, config=config,
-        verbose=verbose, settings=settings, judge_options=options,
+        query_params=query_params, verbose=verbose, settings=settings, judge_options=options,
     )  # fmt: skip
 
 
@@ -133,17 +133,14 @@ def run_sweep(
     labels: Any,
     queries: str,
     query_params: Sequence[str],
-    k: int | None,
-    key: KeyLike,
-    fetch_k: int | None,
-    name: Callable[[dict[str, Any]], str] | None,
-    config: Mapping[str, Any] | None,
     verbose: bool,
     settings: Settings,
     judge_options: dict[str, Any],
 ) -> SweepResult:
     """:func:`sweep` once its settings objects are settled."""
-    stats, calls, selection, costs, execution = settings
+    stats, calls, selection, costs, execution, retrieving, naming = settings
+    k, key, fetch_k = retrieving.k, retrieving.key, retrieving.fetch_k
+    name, config = naming.name, naming.config
     configs = configurations(grid, build, query_params, name)
     check = parse_constraint(selection.constraint)
     base = _baseline(configs, selection.baseline)

@@ -6,7 +6,10 @@ when made by its declaration (:mod:`.params`):
 * :class:`Costs`: what a configuration costs (``cost``, ``cost_per_token``,
   ``count_tokens``);
 * :class:`Execution`: where and how the configurations run (``backend``, ``ray_options``,
-  ``lock_timeout``, ``retry_failed``).
+  ``lock_timeout``, ``retry_failed``);
+* :class:`Retrieving`: how each configuration's answers are read (``k``, ``key``,
+  ``fetch_k``);
+* :class:`Naming`: how configurations are named and logged (``name``, ``config``).
 
 :func:`grouped` turns the flat keywords a call gave (still taken for one release) into these
 objects through :func:`ranklens.settings.settled`: each flat keyword warns with its new
@@ -23,9 +26,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple, TypeVar, cast
 
+from ..capture import KeyLike
 from ..declared import declare
 from ..settings import Calling, Statistics, settled
-from .params import EXECUTING, GROUPED, PRICING, SELECTING, SWEEP
+from .params import EXECUTING, GROUPED, NAMING, PRICING, RETRIEVING, SELECTING, SWEEP
 
 Price = float | Mapping[str, float] | Callable[[Mapping[str, Any]], float]
 """A price: a number, a mapping of configuration name to number, or a function of a
@@ -88,6 +92,40 @@ class Execution:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+@declare("Retrieving", RETRIEVING).checks
+@dataclass(frozen=True)
+class Retrieving:
+    """How each configuration's answers are read, as :func:`ranklens.run_retriever` reads
+    them: ``k`` documents kept per query (None: all the retriever returns), ``key`` (which
+    hit field identifies a document in the labels: ``"id"``, ``"parent"``,
+    ``"meta.<field>"``, a function) and ``fetch_k`` (hits asked of the retriever, at least
+    ``k``: more, when ``key`` merges chunks of one document)."""
+
+    k: int | None = 10
+    key: KeyLike = "id"
+    fetch_k: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as keywords."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@declare("Naming", NAMING).checks
+@dataclass(frozen=True)
+class Naming:
+    """How configurations are named and what names them in their logs: ``name``, a
+    function of a configuration's parameters returning its name (default ``"p=v, q=w"``),
+    and ``config``, facts naming what ``build`` closes over (``{"corpus": "v3"}``), kept in
+    every log so that a log of other data is refused."""
+
+    name: Callable[[dict[str, Any]], str] | None = None
+    config: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as keywords."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 STATS = Statistics()
 """A sweep's statistics by default."""
 CALLS = Calling(progress=False)
@@ -102,6 +140,8 @@ class Settings(NamedTuple):
     selection: Selection
     costs: Costs
     execution: Execution
+    retrieving: Retrieving
+    naming: Naming
 
 
 G = TypeVar("G")
@@ -122,7 +162,8 @@ def grouped(
         mine = {n: options.pop(n) for n in list(options) if n in names}
         flat[attribute] = SWEEP.check(mine, where)
     defaults: dict[str, Any] = {"stats": STATS, "calls": CALLS, "selection": Selection(),
-                                "costs": Costs(), "execution": Execution()}  # fmt: skip
+                                "costs": Costs(), "execution": Execution(),
+                                "retrieving": Retrieving(), "naming": Naming()}  # fmt: skip
     out: dict[str, Any] = {}
     for attribute, default in defaults.items():
         if warn:

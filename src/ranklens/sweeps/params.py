@@ -143,12 +143,31 @@ SWEEP_STATISTICS: dict[str, Option] = {
 """The keywords of :class:`~ranklens.Statistics` a sweep took flat (``ci``/``confidence``
 were passed on to ``compare``)."""
 
+RETRIEVING: dict[str, Option] = {
+    "k": count(10, AT_LEAST_ONE, "documents kept per query (None: all)", none=True),
+    "key": KEY,
+    "fetch_k": count(None, AT_LEAST_ONE, "hits asked of the retriever, at least k", none=True),
+}
+"""How each configuration's answers are read (:class:`~ranklens.sweeps.groups.Retrieving`):
+the runner's ``k``, ``key`` and ``fetch_k``."""
+
+NAMING: dict[str, Option] = {
+    "name": function("names a configuration from its parameters", none=True),
+    "config": mapping(
+        None, "facts naming what build closes over, kept in every log", none=True, empty=True
+    ),
+}
+"""How configurations are named and what names them in their logs
+(:class:`~ranklens.sweeps.groups.Naming`)."""
+
 GROUPED: dict[str, dict[str, Option]] = {
     "stats": SWEEP_STATISTICS,
     "calls": SWEEP_CALLING,
     "selection": SELECTING,
     "costs": PRICING,
     "execution": EXECUTING,
+    "retrieving": RETRIEVING,
+    "naming": NAMING,
 }
 """Each settings object of :func:`ranklens.sweep` and the flat keywords it replaces (still
 taken for one release, with a ``DeprecationWarning``; the TOML file's keys)."""
@@ -174,13 +193,6 @@ SWEEP = declare(
         "query_params": names(
             [], "grid parameters that only affect the query", single=True, empty=True
         ),
-        "k": count(10, AT_LEAST_ONE, "documents kept per query (None: all)", none=True),
-        "key": KEY,
-        "fetch_k": count(None, AT_LEAST_ONE, "hits asked of the retriever, at least k", none=True),
-        "name": function("names a configuration from its parameters", none=True),
-        "config": mapping(
-            None, "facts naming what build closes over, kept in every log", none=True, empty=True
-        ),
         "verbose": flag(False, "a line per configuration as it finishes"),
         "stats": data("a ranklens.Statistics: the paired tests and intervals"),
         "calls": data(
@@ -190,11 +202,15 @@ SWEEP = declare(
         "selection": data("a Selection: baseline, constraint, folds"),
         "costs": data("a Costs: cost, cost_per_token, count_tokens"),
         "execution": data("an Execution: backend, ray_options, lock_timeout, retry_failed"),
+        "retrieving": data(
+            "a Retrieving: k, key, fetch_k (how each configuration's hits are read)"
+        ),
+        "naming": data("a Naming: name, config (how configurations are named and logged)"),
         **{n: o for group in GROUPED.values() for n, o in group.items()},
     },
     "Every configuration of a grid built, run and compared; the choice cross-validated. "
-    "The flat keywords of the settings objects (stats, calls, selection, costs, execution) "
-    "still work for one release, with a DeprecationWarning.",
+    "The flat keywords of the settings objects (stats, calls, selection, costs, execution, "
+    "retrieving, naming) still work for one release, with a DeprecationWarning.",
 )
 """The parameters of :func:`ranklens.sweep`."""
 
