@@ -6,9 +6,10 @@ ensembles through ``estimate(judges=[...])``). Each takes its statistics setting
 ``stats=ranklens.Statistics(...)`` and how the judge is called as
 ``calls=ranklens.Calling(...)``; results are typed records (:class:`EstimateRow`,
 :class:`MethodEstimate`, :class:`PlanRow`, :class:`BiasShift`) whose ``to_dict()`` is the
-plain data."""
+plain data. :data:`ESTIMATE`, the declaration of :func:`estimate`, is the door ``ranklens
+estimate`` reads its flags from."""
 
-from .estimate import estimate
+from .estimate import ESTIMATE, estimate
 from .plan import LabelPlan, PlanRow, plan_labels
 from .ppi import Interval, classical, power_tuned_lambda, ppi
 from .quality import BiasCheck, BiasShift, judge_bias
@@ -28,6 +29,7 @@ from .result import (
 )
 
 __all__ = [
+    "ESTIMATE",
     "METHODS",
     "MIN_HUMAN",
     "BiasCheck",
