@@ -177,7 +177,8 @@ def test_a_bm25_rerank_packer_pipeline_with_k_and_the_log(demo, bm25, tmp_path):
 
 # ---------------------------------------------------------------- generated pipelines
 
-OPS = ("table", "cut", "reverse", "drop", "add")
+OPS = ("table", "cut", "reverse", "drop", "add", "rescore")
+FORMS = ("dict", "hit", "pair")
 
 
 def _hits_strategy():
@@ -204,25 +205,53 @@ def pipelines(draw):
             "async": draw(st.booleans()),
         })  # fmt: skip
     k = draw(st.none() | st.integers(1, 4))
-    key = draw(st.sampled_from(["id", "parent"]))
+    form = draw(st.sampled_from(FORMS))
+    key = "id" if form == "pair" else draw(st.sampled_from(["id", "parent"]))
+    for spec in stages:
+        spec["form"] = form
     return qids, stages, k, key
+
+
+def _make_hit(form, d, c, s):
+    if form == "dict":
+        return dict(id=f"{d}#{c}", parent=d, score=s)
+    if form == "hit":
+        return Hit(f"{d}#{c}", s, parent=d)
+    return (f"{d}#{c}", s)
+
+
+def _field(h, name):
+    if isinstance(h, dict):
+        return h[name]
+    if isinstance(h, Hit):
+        return getattr(h, name)
+    return {"id": h[0], "score": h[1], "parent": h[0].split("#")[0]}[name]
 
 
 def _apply(spec, qid, hits):
     """One generated stage's answer, in plain Python (None: the stage returns junk)."""
     if qid in spec["junk"]:
         return None
-    op = spec["op"]
+    op, form = spec["op"], spec["form"]
     if op == "table":
-        return [dict(id=f"{d}#{c}", parent=d, score=s) for d, c, s in spec["table"][qid]]
+        return [_make_hit(form, d, c, s) for d, c, s in spec["table"][qid]]
     if op == "cut":
         return hits[: spec["n"]]
     if op == "reverse":
         return hits[::-1]
     if op == "drop":
-        return [h for h in hits if h["parent"] not in spec["drop"]]
-    extra = [dict(id=f"{d}#{c}", parent=d, score=s) for d, c, s in spec["table"][qid]]
-    return hits + extra  # hits no earlier stage had
+        return [h for h in hits if _field(h, "parent") not in spec["drop"]]
+    if op == "rescore":  # a reranker writing new scores into the same objects where it can
+        if form == "pair":
+            return [(h[0], -h[1]) for h in hits[::-1]]
+        for h in hits:
+            if form == "dict":
+                h["score"] = -h["score"]
+            else:
+                h.score = -h.score
+        return hits[::-1]
+    extra = [_make_hit(form, d, c, s) for d, c, s in spec["table"][qid]]
+    return [*hits, *extra]  # hits no earlier stage had
 
 
 def _make_stage(i, spec, seen):
@@ -257,8 +286,11 @@ def _model(qids, stages, k, key):
                 failed = i
                 break
             hits = _apply(spec, q, hits)
-            names = [h["parent"] if key == "parent" else h["id"] for h in hits]
-            lists.append((list(dict.fromkeys(names)), len(names) - len(set(names))))
+            names = [_field(h, key) for h in hits]
+            scores = [_field(h, "score") for h in hits]  # as they are now, before any later stage
+            first = [names.index(n) for n in dict.fromkeys(names)]
+            lists.append((list(dict.fromkeys(names)), len(names) - len(set(names)),
+                          [scores[i] for i in first], scores))  # fmt: skip
         final = None if failed is not None else lists[-1][0][:k] if k else lists[-1][0]
         out[q] = (lists, failed, final)
     return out
@@ -279,8 +311,10 @@ def test_generated_pipelines_match_a_brute_force_model(spec, concurrency):
     for rec in res.records:
         lists, failed, final = model[rec.query_id]
         ok = [s for s in rec.stages if s.error is None]
-        assert [s.doc_ids for s in ok] == [ids for ids, _ in lists]
-        assert [s.duplicates for s in ok] == [d for _, d in lists]
+        assert [s.doc_ids for s in ok] == [m[0] for m in lists]
+        assert [s.duplicates for s in ok] == [m[1] for m in lists]
+        assert [s.scores for s in ok] == [m[2] for m in lists]
+        assert [[h["score"] for h in s.hits] for s in ok] == [m[3] for m in lists]
         if failed is None:
             assert rec.ok and rec.doc_ids == final and len(rec.stages) == len(stages)
             continue
@@ -528,17 +562,26 @@ def test_empty_stages_and_stages_adding_documents_are_allowed():
 
 def test_hit_objects_changed_in_place_by_a_later_stage_keep_the_earlier_record():
     def first(query):
-        return [Hit("a", 1.0), Hit("b", 0.5)]
+        return [Hit("a", 1.0), Hit("b", 0.5, metadata={"tag": "x"})]
 
     def rescore(query, hits):
         for h in hits:
             h.score = -h.score  # a reranker writing its scores into the same objects
         return hits[::-1]
 
-    res = ranklens.run_retriever(Pipeline([("first", first), ("rescore", rescore)]),
-                                 {"q1": "x"}, calls=QUIET)  # fmt: skip
-    first_stage, second_stage = res.records[0].stages
-    assert first_stage.scores == [1.0, 0.5] and second_stage.scores == [-0.5, -1.0]
+    def tag(query, hits):
+        hits[0].metadata["tag"] = "y"  # the same metadata dict, changed in place
+        return hits
+
+    def keep(query, hits):
+        return hits  # unchanged: the same recorded hits as the stage before
+
+    pipe = Pipeline([("first", first), ("rescore", rescore), ("tag", tag), ("keep", keep)])
+    res = ranklens.run_retriever(pipe, {"q1": "x"}, key="meta.tag", calls=QUIET)
+    one, two, three, four = res.records[0].stages
+    assert one.scores == [0.5] and two.scores == [-0.5] and one.doc_ids == ["x"]
+    assert [h["score"] for h in two.hits] == [-0.5, -1.0]
+    assert three.doc_ids == ["y"] and two.doc_ids == ["x"] and four.hits == three.hits
 
 
 def test_an_adapter_hands_its_stages_over_with_staged_hits():

@@ -158,13 +158,14 @@ class Hit:
         if self.text is not None:
             out["text"] = self.text[:200]
             out["chars"] = len(self.text)
-        ids = {
-            k: v
-            for k, v in list(self.metadata.items())[:20]
-            if isinstance(k, str) and ((isinstance(v, str) and len(v) <= 200) or type(v) is int)
-        }
-        if ids:
-            out["metadata"] = ids
+        if self.metadata:  # (most hits have none: no copy of nothing)
+            ids = {
+                k: v
+                for k, v in list(self.metadata.items())[:20]
+                if isinstance(k, str) and ((isinstance(v, str) and len(v) <= 200) or type(v) is int)
+            }
+            if ids:
+                out["metadata"] = ids
         return out
 
 
@@ -363,6 +364,13 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
     field ``metadata`` holds), so ``key="meta.<field>"`` finds it."""
     if isinstance(item, Hit):
         return item  # checked when made (Hit.__post_init__)
+    t = type(item)
+    if t is tuple and len(item) == 2:  # the usual (id, score) pair, made as Hit() makes it
+        i, sc = item
+        if type(i) is str and i and type(sc) is float and sc - sc == 0:
+            return _plain_hit(i, sc)
+    elif t is str:
+        return _plain_hit(item, None)
     if isinstance(item, str | int):
         return Hit(str(item))
     if isinstance(item, tuple | list) and len(item) == 2:
@@ -394,6 +402,15 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
         f"query {query_id!r}, hit {rank}: expected a Hit, an id, an (id, score) pair or a "
         f"dict with 'id', got {type(item).__name__}"
     )
+
+
+def _plain_hit(id_: str, score: float | None) -> Hit:
+    """``Hit(id_, score)`` for a text id and a finite float or None (nothing to check):
+    a function retriever's hits are made per document."""
+    hit = object.__new__(Hit)
+    hit.__dict__.update(id=id_, score=score, text=None, metadata={}, parent=None, start=None,
+                        end=None)  # fmt: skip
+    return hit
 
 
 TEXT_FIELDS = ("text", "content", "page_content")

@@ -51,7 +51,7 @@ from typing import Any
 from ..declared import data, declare, text
 from ..errors import InputError
 from .contract import RetrieverAdapter, Staged, as_retriever, keywords_taken
-from .hits import Hit, KeyLike, coerce_hit, map_hits
+from .hits import Hit, KeyLike, coerce_hit, key_function
 from .identity import state_digest
 from .records import Stage
 from .threads import DaemonPool
@@ -224,6 +224,7 @@ class Pipeline(RetrieverAdapter):
         self._progress[query_id] = entry
         prev: list[Any] = []
         hits: list[Hit] = []
+        memo: dict[int, tuple[Any, Any, Hit]] = {}
         for i, step in enumerate(self._steps):
             entry[0] = step.name
             t0 = time.perf_counter()
@@ -235,7 +236,7 @@ class Pipeline(RetrieverAdapter):
                 else:
                     out = step.fn(query, prev, **step.kwargs(query_id, k))
                 ms = (time.perf_counter() - t0) * 1000
-                prev, hits = _taken(out, step.name, query_id)
+                prev, hits = _taken(out, step.name, query_id, memo)
             except Exception as exc:
                 raise self._failed(exc, step, stages, t0, query_id, entry) from None
             stages.append(Stage(step.name, hits=hits, latency_ms=ms, kind=step.kind))
@@ -248,13 +249,14 @@ class Pipeline(RetrieverAdapter):
         self._progress[query_id] = entry
         prev: list[Any] = []
         hits: list[Hit] = []
+        memo: dict[int, tuple[Any, Any, Hit]] = {}
         for i, step in enumerate(self._steps):
             entry[0] = step.name
             t0 = time.perf_counter()
             try:
                 out, t0 = await self._acall(step, i, query, query_id, k, prev, t0)
                 ms = (time.perf_counter() - t0) * 1000
-                prev, hits = _taken(out, step.name, query_id)
+                prev, hits = _taken(out, step.name, query_id, memo)
             except Exception as exc:
                 raise self._failed(exc, step, stages, t0, query_id, entry) from None
             stages.append(Stage(step.name, hits=hits, latency_ms=ms, kind=step.kind))
@@ -339,11 +341,21 @@ class Pipeline(RetrieverAdapter):
         return f"Pipeline({self.name!r}: {' -> '.join(self.names)})"
 
 
-def _taken(out: Any, stage: str, query_id: str) -> tuple[list[Any], list[Hit]]:
+_SCALARS = (str, int, float, type(None))
+
+
+def _taken(
+    out: Any, stage: str, query_id: str, memo: dict[int, tuple[Any, Any, Hit]]
+) -> tuple[list[Any], list[Hit]]:
     """A stage's answer: the list passed to the next stage (the one it returned, or its
-    items listed) and the hits recorded (copies of :class:`~ranklens.Hit` objects, which
-    a later stage may change in place). None, a text, a dict or anything that is not a
-    list of hits is an error naming the stage and the query."""
+    items listed) and the hits recorded. None, a text, a dict or anything that is not a
+    list of hits is an error naming the stage and the query.
+
+    The recorded hits are the pipeline's own: a :class:`~ranklens.Hit` the stage returned
+    is copied (a later stage may change it in place). An item an earlier stage of the
+    same call returned too (``memo``: by identity) gives the same recorded hit when it
+    cannot have changed: an id or a tuple of plain values, or a ``Hit`` whose fields and
+    metadata are as they were (compared with a copy taken then); dicts are read anew."""
     if (
         out is None
         or isinstance(out, (str, bytes, bytearray, Mapping))
@@ -355,28 +367,53 @@ def _taken(out: Any, stage: str, query_id: str) -> tuple[list[Any], list[Hit]]:
             "(ids, (id, score) pairs, dicts or ranklens.Hit; [] when it keeps none)"
         )
     given = out if type(out) is list else list(out)
-    hits = [
-        _copy(x) if type(x) is Hit else coerce_hit(x, query_id, r) for r, x in enumerate(given, 1)
-    ]
+    hits = []
+    for r, x in enumerate(given, 1):
+        kept = memo.get(id(x))
+        if kept is not None and kept[0] is x and (kept[1] is None or kept[1] == _state(x)):
+            hits.append(kept[2])
+            continue
+        t = type(x)
+        if t is Hit:
+            hit, snap = _copy(x), _state(x)
+        else:
+            hit = coerce_hit(x, query_id, r)
+            plain = t is str or t is int or (t is tuple and all(type(v) in _SCALARS for v in x))
+            if not plain:
+                hits.append(hit)
+                continue
+            snap = None
+        memo[id(x)] = (x, snap, hit)  # x kept alive: its id stays its own
+        hits.append(hit)
     return given, hits
 
 
+def _state(hit: Hit) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a hit holds now: its fields and a copy of its metadata."""
+    return dict(hit.__dict__), dict(hit.metadata)
+
+
 def _copy(hit: Hit) -> Hit:
+    """A hit as it is now (its metadata copied: a later stage may change that in place)."""
     new = object.__new__(Hit)
     new.__dict__.update(hit.__dict__)
+    new.metadata = dict(hit.metadata)
     return new
 
 
 def map_stages(stages: Sequence[Stage], key: KeyLike, query_id: str) -> list[Stage]:
     """``stages`` with their hits mapped by ``key``: each stage's ``doc_ids``, ``scores``,
     hits' records (``Hit.to_json``: text shortened, chunk positions kept) and the repeats
-    and unmapped hits counted (:func:`~ranklens.capture.hits.map_hits`). A hit that is not
-    a hit, or a raising ``key``, is an error marked with the stage's name (the query's
+    and unmapped hits counted, as :func:`~ranklens.capture.hits.map_hits` maps a ranking
+    (a hit several stages hold, the same object, is read once). A hit that is not a hit,
+    or a raising ``key``, is an error marked with the stage's name (the query's
     failure)."""
+    fn = key_function(key)
+    memo: dict[int, tuple[Any, str | None, dict[str, Any], float | None]] = {}
     out = []
     for st in stages:
         try:
-            out.append(_mapped(st, key, query_id))
+            out.append(_mapped(st, fn, query_id, memo))
         except Exception as exc:
             try:
                 setattr(exc, STAGE_KEY, st.name)
@@ -386,11 +423,35 @@ def map_stages(stages: Sequence[Stage], key: KeyLike, query_id: str) -> list[Sta
     return out
 
 
-def _mapped(st: Stage, key: KeyLike, query_id: str) -> Stage:
-    hits = [x if type(x) is Hit else coerce_hit(x, query_id, r) for r, x in enumerate(st.hits, 1)]
-    m = map_hits(hits, key)
-    return Stage(st.name, m.doc_ids, m.scores, [h.to_json() for h in hits], st.latency_ms,
-                 st.error, st.kind, m.duplicates, m.unmapped)  # fmt: skip
+def _mapped(
+    st: Stage,
+    fn: Callable[[Hit], str | None],
+    query_id: str,
+    memo: dict[int, tuple[Any, str | None, dict[str, Any], float | None]],
+) -> Stage:
+    """One stage mapped (see :func:`map_stages`; first rank wins, as ``map_hits``)."""
+    seen: set[str] = set()
+    doc_ids: list[str] = []
+    scores: list[float | None] = []
+    raw: list[dict[str, Any]] = []
+    duplicates = unmapped = 0
+    for r, x in enumerate(st.hits, 1):
+        kept = memo.get(id(x))
+        if kept is None or kept[0] is not x:
+            h = x if type(x) is Hit else coerce_hit(x, query_id, r)
+            kept = memo[id(x)] = (x, fn(h), h.to_json(), h.score)
+        raw.append(dict(kept[2]))
+        doc = kept[1]
+        if doc is None:
+            unmapped += 1
+        elif doc in seen:
+            duplicates += 1
+        else:
+            seen.add(doc)
+            doc_ids.append(doc)
+            scores.append(kept[3])
+    return Stage(st.name, doc_ids, scores, raw, st.latency_ms, st.error, st.kind,
+                 duplicates, unmapped)  # fmt: skip
 
 
 def stage_failure(
@@ -412,11 +473,12 @@ def stage_failure(
     if stages is None:
         return (str(stage) if stage is not None else None), None
     kept = []
+    fn = key_function(key)
     for st in stages:
         if not isinstance(st, Stage):
             continue
         try:
-            kept.append(_mapped(st, key, query_id))
+            kept.append(_mapped(st, fn, query_id, {}))
         except Exception as err:
             message = f"its hits could not be recorded: {type(err).__name__}: {err}"[:500]
             error = st.error or {"type": type(err).__name__, "message": message}
