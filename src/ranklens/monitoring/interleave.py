@@ -288,6 +288,12 @@ def probabilistic_row(
     table = rank_weights(n_docs, tau)
     weights = []
     for own, other in ((a, b), (b, a)):
+        la = len(own)
+        if own == list(range(la)) and [d for d in other if d >= la] == list(range(la, n_docs)):
+            # documents numbered as the live path numbers them (A's in its order, then B's
+            # new ones in B's): A's rank of each is its number + 1
+            weights.append(table[:n_docs])
+            continue
         w = [0.0] * n_docs
         for r, d in enumerate(own):
             w[d] = table[r]
