@@ -120,7 +120,8 @@ _LAZY = {
     "Pipeline": "capture",
     "Stage": "capture",
     # use-case profiles: declarations (profiles), verdicts against targets and the planner
-    # (comparison); ranklens.evaluate is evaluation's, plus profile=/targets= verdicts
+    # (comparison); ranklens.evaluate is the evaluation floor's one evaluate, reached through
+    # comparison.targets, whose import registers the profile=/targets= verdicts with it
     "evaluate": "comparison.targets",
     "Profile": "profiles",
     "Target": "profiles",

@@ -25,7 +25,13 @@ def test_interleaved_component_in_a_pipeline_with_a_monitor():
     pipeline = Pipeline()
     pipeline.add_component("retriever", inter)
     rec = Recorder()
-    monitor = ranklens.Monitor(rec, window=10, labels=ds, metrics=["ndcg@10"], background=False)
+    monitor = ranklens.Monitor(
+        rec,
+        window=10,
+        labels=ds,
+        metrics=["ndcg@10"],
+        windowing=ranklens.Windowing(background=False),
+    )
     with instrument(rec, components={"retriever"}):
         for qid, text in list(ds.queries.items())[:10]:
             out = pipeline.run({"retriever": {"query": text, "query_id": qid}})

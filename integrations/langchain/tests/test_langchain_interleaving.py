@@ -23,7 +23,13 @@ def test_interleaved_langchain_retriever_and_a_monitor():
     inter = ranklens.interleave(full, title, names=("text", "title"), seed=0)
     assert isinstance(inter, InterleavedRetriever)
     rec = Recorder()
-    monitor = ranklens.Monitor(rec, window=20, labels=ds, metrics=["ndcg@10"], background=False)
+    monitor = ranklens.Monitor(
+        rec,
+        window=20,
+        labels=ds,
+        metrics=["ndcg@10"],
+        windowing=ranklens.Windowing(background=False),
+    )
     handler = RanklensCallbackHandler(rec)
     for qid, text in list(ds.queries.items())[:20]:
         served = inter.invoke(text, {"metadata": {"query_id": qid}, "callbacks": [handler]})

@@ -51,10 +51,12 @@ def test_drift_caught_in_a_live_app(app, monkeypatch):
     alerts = []
     rec = Recorder(spill=False, max_records=500)
     monitor = ranklens.Monitor(
-        rec, window=120, labels=ds, metrics=["ndcg@10"], alpha=0.001, on_alert=alerts.append,
-        signals=["error_rate", "empty_rate", "unknown_rate", "labelled_rate", "top_score",
-                 "ndcg@10"],  # latency left out: this machine's load is not the app's drift
-        background=True, interval=0.05,
+        rec, window=120, labels=ds, metrics=["ndcg@10"], on_alert=alerts.append,
+        stats=ranklens.Statistics(alpha=0.001, seed=0),
+        drift=ranklens.DriftTests(signals=[
+            "error_rate", "empty_rate", "unknown_rate", "labelled_rate", "top_score", "ndcg@10",
+        ]),  # latency left out: this machine's load is not the app's drift
+        windowing=ranklens.Windowing(interval=0.05),
     )  # fmt: skip
 
     def ask(item):
@@ -111,5 +113,5 @@ def test_interleaved_retriever_in_a_query_engine(app, monkeypatch):
     res = inter.result()
     assert res.names == ("passages", "sentences") and res.wins > res.losses
     # the runner takes it too (through the LlamaIndex adapter)
-    out = ranklens.run_retriever(inter, ds, k=10, progress=False)
+    out = ranklens.run_retriever(inter, ds, k=10, calls=ranklens.Calling(progress=False))
     assert len(out.run.to_lists()) == len(ds.queries) and core.counts["impressions"] == 60

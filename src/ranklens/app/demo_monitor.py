@@ -34,10 +34,11 @@ def simulated_day(dataset: Any, run: dict[str, list[str]], seed: int = 0) -> lis
 
 def monitor_section(dataset: Any, results: dict[str, Any], baseline: str) -> str:
     """The section's text (see the module docstring)."""
-    from ..monitoring import NAVIGATIONAL, Monitor, interleave, interleaving_result
+    from ..monitoring import NAVIGATIONAL, Monitor, Windowing, interleave, interleaving_result
 
     run = results[baseline].run.to_lists()
-    monitor = Monitor(window="2h", labels=dataset, metrics=["ndcg@10"], background=False)
+    monitor = Monitor(window="2h", labels=dataset, metrics=["ndcg@10"],
+                      windowing=Windowing(background=False))  # fmt: skip
     monitor.replay(simulated_day(dataset, run))
     alert = monitor.alerts[0] if monitor.alerts else None
     caught = (

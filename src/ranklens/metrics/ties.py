@@ -25,7 +25,6 @@ from __future__ import annotations
 from typing import cast
 
 import numpy as np
-from scipy.special import gammaln
 
 from ..errors import MetricNameError
 from ..judging import LevelView
@@ -112,6 +111,8 @@ def _first_runs(v: LevelView) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 
 
 def _log_comb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    from scipy.special import gammaln  # only ties="expected" needs scipy
+
     out: np.ndarray = gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0)
     return out
 
