@@ -16,8 +16,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import numpy  # noqa: F401 - the core's one dependency: imported here, not in the first call
-
 from .version import __version__
 
 # Library code logs to the "ranklens" logger and prints nothing; only the CLI prints.
