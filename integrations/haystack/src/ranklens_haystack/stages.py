@@ -174,10 +174,13 @@ class PipelineCall:
     data: Any = None
     runs: list[ComponentRun] = field(default_factory=list)
     error: BaseException | None = None
+    _order: tuple[int, list[ComponentRun]] = (-1, [])
 
     def ordered(self) -> list[ComponentRun]:
         """Every run in the graph's order (topological, ties by name; a component visited
         again comes after its earlier visit), each named as a stage (``name``, ``name#2``)."""
+        if self._order[0] == len(self.runs):
+            return self._order[1]
         by_name: dict[str, list[ComponentRun]] = {}
         for r in self.runs:
             by_name.setdefault(r.name, []).append(r)
@@ -202,6 +205,7 @@ class PipelineCall:
             for visit, r in enumerate(by_name[n], 1):
                 r.stage = n if visit == 1 else f"{n}#{visit}"
                 out.append(r)
+        self._order = (len(self.runs), out)
         return out
 
     def stages(self, components: Collection[str] | None = None) -> list[ComponentRun]:
