@@ -669,6 +669,29 @@ def test_the_recorder_keeps_stages_through_spilling(tmp_path):
     assert staged.latency_ms["bm25"]["q0"] == 1.25
 
 
+def test_stages_handed_over_already_mapped_keep_their_rankings():
+    """A stage given with doc_ids (in the labels' id space) is kept as given under any key,
+    never mapped again (key="parent" would find no parent in them and drop them all)."""
+    stages = [
+        Stage("bm25", ["d1", "d2", "d3"], [3.0, 2.0, 1.0], []),
+        Stage("rerank", ["d3", "d1"], [], [Hit("c9", 0.9, parent="d3")]),
+    ]
+    rec = Recorder(key="parent")
+    rec.record("when was the light lit?", query_id="q1", stages=stages)
+    (r,) = rec.records()
+    assert [(s.doc_ids, s.scores) for s in r.stages] == [
+        (["d1", "d2", "d3"], [3.0, 2.0, 1.0]),
+        (["d3", "d1"], [None, None]),
+    ]
+    assert r.stages[1].hits == [{"id": "c9", "score": 0.9, "parent": "d3"}]
+    assert r.doc_ids == ["d3", "d1"]  # no hits given: the last stage's ranking
+    res = ranklens.run_retriever(lambda q: Staged([], stages), {"q1": "x"}, key="parent",
+                                 calls=QUIET)  # fmt: skip
+    assert [s.doc_ids for s in res.records[0].stages] == [["d1", "d2", "d3"], ["d3", "d1"]]
+    with pytest.raises(ParameterError, match="Stage 'a': 1 scores for 2 doc_ids"):
+        Stage("a", ["x", "y"], [1.0])
+
+
 def test_the_recorder_turns_bad_stages_into_the_retrievals_error():
     rec = Recorder()
     rec.record("a", query_id="q1", stages=[("bm25", ["x"])])

@@ -15,7 +15,9 @@ T0, QUERY, QUERY_ID, PARENT, SOURCE, LIGHT, LATER, LATENCY, ERROR, TOKEN, STAGES
 """The slots of a record: start time, query, query id, parent trace id, source hook,
 hits (light tuples), a converter applied when read, latency (ms), error, token; and, on a
 record with a pipeline's stages only (an eleventh slot: the others stay ten slots long),
-the stages as ``(name, light hits, latency ms, error, kind)`` tuples."""
+the stages as ``(name, light hits, latency ms, error, kind, given)`` tuples (``given``:
+``(doc_ids, scores, duplicates, unmapped)`` of a stage handed over already mapped, else
+None)."""
 
 
 class RecordSlots:
@@ -55,9 +57,13 @@ def materialise(raw: RecordTuple, key: KeyLike, clock: float) -> Retrieval:
     hits = [Hit.from_light(t) for t in light]
     stages = None
     try:
-        mapped = map_hits(hits, key)
         if len(raw) > STAGES:
             stages = [_stage(s, key) for s in raw[STAGES]]
+        if stages and raw[LIGHT] is raw[STAGES][-1][1]:  # no hits given: the last stage's
+            last = stages[-1]
+            mapped = Mapped(list(last.doc_ids), list(last.scores), last.duplicates, last.unmapped)
+        else:
+            mapped = map_hits(hits, key)
     except Exception as exc:
         err = (type(exc).__name__, f"key={key_name(key)}: {exc}"[:500])
         mapped = Mapped([], [], 0, 0)
@@ -80,17 +86,22 @@ def materialise(raw: RecordTuple, key: KeyLike, clock: float) -> Retrieval:
 
 
 def _stage(kept: tuple[Any, ...], key: KeyLike) -> Stage:
-    """A :class:`Stage` record of a stage as a record tuple keeps it."""
-    name, light, latency_ms, error, kind = kept
+    """A :class:`Stage` record of a stage as a record tuple keeps it (a stage handed over
+    already mapped keeps its ranking)."""
+    name, light, latency_ms, error, kind, given = kept
     hits = [Hit.from_light(t) for t in light]
+    if given is not None:
+        doc_ids, scores, duplicates, unmapped = given
+        return Stage(name, doc_ids, scores, [h.to_json() for h in hits], latency_ms, error,
+                     kind, duplicates, unmapped)  # fmt: skip
     m = map_hits(hits, key)
     return Stage(name, m.doc_ids, m.scores, [h.to_json() for h in hits], latency_ms,
                  error, kind, m.duplicates, m.unmapped)  # fmt: skip
 
 
 def stages_of(raw: RecordTuple) -> tuple[tuple[Any, ...], ...] | None:
-    """A record's stages as ``(name, light hits, latency ms, error, kind)`` tuples, or
-    None when it has none."""
+    """A record's stages as ``(name, light hits, latency ms, error, kind, given)`` tuples
+    (see :data:`STAGES`), or None when it has none."""
     return raw[STAGES] if len(raw) > STAGES else None
 
 

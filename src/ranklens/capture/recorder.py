@@ -193,8 +193,10 @@ class Recorder(RecordedRetrievals):
         :class:`~ranklens.capture.Stage` records (``Stage("rerank", hits=nodes,
         latency_ms=3.1, kind="reranker")``), their hits converted as ``hits`` are (by
         ``convert``) and mapped by the recorder's ``key`` when read; ``hits`` empty then
-        means the last stage's. A stage that is not a ``Stage`` or holds an unreadable hit
-        is this retrieval's error, as a bad hit is."""
+        means the last stage's (with no hits given at all, a stage handed over already
+        mapped, ``Stage("rerank", doc_ids, scores)``, gives its ``doc_ids`` as the final
+        hits). A stage that is not a ``Stage`` or holds an unreadable hit is this
+        retrieval's error, as a bad hit is."""
         now = time.perf_counter()
         kept = None
         try:
@@ -202,8 +204,8 @@ class Recorder(RecordedRetrievals):
             t0 = now if math.isnan(latency_ms) else now - latency_ms / 1000
             if stages is not None:
                 kept = self._stages(stages, convert)
-                if not light and kept:
-                    light = kept[-1][1]
+                if not light and not hits and kept:  # the last stage's are the final hits
+                    light = kept[-1][1]  # (the same list: read as that stage's ranking)
         except Exception as exc:  # the app's bad input: this retrieval's error, not the app's
             light, error, kept = [], exc, None
             good = isinstance(latency_ms, (int, float)) and not math.isnan(latency_ms)
@@ -219,8 +221,9 @@ class Recorder(RecordedRetrievals):
         self._append(raw)
 
     def _stages(self, stages: Sequence[Stage], convert: Converter | None) -> tuple[Any, ...]:
-        """The stages as the record keeps them: ``(name, light hits, latency, error,
-        kind)`` tuples, the hits copied in the request path as the final hits are."""
+        """The stages as the record keeps them: ``(name, light hits, latency, error, kind,
+        given)`` tuples, the hits copied in the request path as the final hits are
+        (``given``: the ranking of a stage handed over already mapped, else None)."""
         if isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence):
             raise TypeError(f"stages must be a list of Stage records, got {type(stages).__name__}")
         out = []
@@ -228,7 +231,12 @@ class Recorder(RecordedRetrievals):
             if not isinstance(st, Stage):
                 raise TypeError(f"stage {i} must be a ranklens.capture.Stage, got "
                                 f"{type(st).__name__}")  # fmt: skip
-            out.append((st.name, self._light(st.hits, convert), st.latency_ms, st.error, st.kind))
+            given = None  # a stage handed over already mapped keeps its ranking
+            if st.doc_ids:
+                given = (list(st.doc_ids), list(st.scores) or [None] * len(st.doc_ids),
+                         st.duplicates, st.unmapped)  # fmt: skip
+            out.append((st.name, self._light(st.hits, convert), st.latency_ms, st.error, st.kind,
+                        given))  # fmt: skip
         return tuple(out)
 
     def _light(self, hits: Sequence[Any], convert: Converter | None) -> list[LightHit]:

@@ -52,7 +52,10 @@ class Stage:
     hits=nodes, latency_ms=3.2, kind="reranker")`` with ``hits`` in any form the runner
     takes (:class:`~ranklens.Hit`, ids, ``(id, score)`` pairs, dicts); the runner and the
     recorder fill ``doc_ids``, ``scores`` and the hits' records with their ``key``
-    (:mod:`ranklens.capture.stages`)."""
+    (:mod:`ranklens.capture.stages`). A stage handed over with ``doc_ids`` is taken as
+    already mapped: its ``doc_ids`` (in the labels' id space), ``scores`` (None for each
+    when not given) and counts are kept as they are, its hits (if any) recorded beside
+    them. ``scores`` of another length than ``doc_ids`` is an error naming the stage."""
 
     name: str
     doc_ids: list[str] = field(default_factory=list)
@@ -94,6 +97,11 @@ class Stage:
         if type(d) is not int or type(u) is not int or d < 0 or u < 0:
             self.duplicates = STAGE.value("duplicates", d)
             self.unmapped = STAGE.value("unmapped", u)
+        if self.scores and len(self.scores) != len(self.doc_ids):
+            raise ParameterError(
+                f"Stage {self.name!r}: {len(self.scores)} scores for {len(self.doc_ids)} "
+                "doc_ids; give one score per document (None where there is none), or none"
+            )
 
     @property
     def ok(self) -> bool:

@@ -429,7 +429,14 @@ def _mapped(
     query_id: str,
     memo: dict[int, tuple[Any, str | None, dict[str, Any], float | None]],
 ) -> Stage:
-    """One stage mapped (see :func:`map_stages`; first rank wins, as ``map_hits``)."""
+    """One stage mapped (see :func:`map_stages`; first rank wins, as ``map_hits``); a
+    stage handed over with ``doc_ids`` keeps them (already mapped), its hits recorded."""
+    if st.doc_ids:
+        hits = [x if type(x) is Hit else coerce_hit(x, query_id, r)
+                for r, x in enumerate(st.hits, 1)]  # fmt: skip
+        return Stage(st.name, list(st.doc_ids), list(st.scores) or [None] * len(st.doc_ids),
+                     [h.to_json() for h in hits], st.latency_ms, st.error, st.kind,
+                     st.duplicates, st.unmapped)  # fmt: skip
     seen: set[str] = set()
     doc_ids: list[str] = []
     scores: list[float | None] = []
