@@ -4,7 +4,7 @@ mapping to labelled ids (:mod:`.hits`), one record per retrieval (:mod:`.records
 concurrent, resumable runner (:mod:`.runner`, :mod:`.log`, :mod:`.result`,
 :mod:`.progress`), and the :class:`Recorder` for live apps with the framework hooks'
 shared :class:`Instrumentation`. A pipeline's stages (:mod:`.stages`): :class:`Stage`
-records in :attr:`Retrieval.stages`, made by a :class:`Pipeline` of stage callables, handed
+records in ``Retrieval.stages``, made by a :class:`Pipeline` of stage callables, handed
 over by an adapter as :class:`Staged` hits, or given to ``Recorder.record(stages=...)``;
 ``RunResult.staged()`` and ``Recorder.staged()`` give them as a
 :class:`~ranklens.StagedRun`.

@@ -9,7 +9,7 @@ in without the core importing them.
   of them, as any retrieval returns) carrying each stage's output in ``stages``
   (:class:`~ranklens.capture.records.Stage` records, hits in any form the runner takes).
   The runner maps every stage's hits with its ``key`` and keeps them in
-  :attr:`~ranklens.Retrieval.stages`. An adapter of a framework's pipeline returns one
+  ``Retrieval.stages``. An adapter of a framework's pipeline returns one
   from ``retrieve``/``aretrieve``; a plain function may too;
   :class:`~ranklens.capture.stages.Pipeline` is the adapter made of plain stage callables.
 * :class:`AdapterPlugin`: what a framework package registers in the ``ranklens.adapters``
@@ -122,7 +122,7 @@ class Staged(list[Any]):
     :class:`~ranklens.capture.records.Stage` records in pipeline order, their hits in any
     form the runner takes). Return it from an adapter's ``retrieve`` (or a plain
     function retriever) to hand the stages to the runner, which maps each stage's hits
-    with its ``key`` into :attr:`~ranklens.Retrieval.stages`. A stage list that is not
+    with its ``key`` into ``Retrieval.stages``. A stage list that is not
     ``Stage`` records is an error naming the first bad item."""
 
     __slots__ = ("stages",)

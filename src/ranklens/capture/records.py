@@ -1,6 +1,6 @@
 """One record type for one retrieval, whoever made it: the runner (one per labelled query)
 and the :class:`~ranklens.Recorder` (one per retrieval a live app made); and one for each
-stage of a pipeline that made it (:class:`Stage`, kept in :attr:`Retrieval.stages`)."""
+stage of a pipeline that made it (:class:`Stage`, kept in ``Retrieval.stages``)."""
 
 from __future__ import annotations
 
@@ -40,9 +40,9 @@ STAGE = declare("Stage", {
 class Stage:
     """One stage's output for one query: ``name`` (``"bm25"``, ``"rerank"``...),
     ``doc_ids``/``scores`` (its ranking in the labels' id space, mapped by the runner's or
-    the recorder's ``key`` as :attr:`Retrieval.doc_ids` is; repeats and unmapped hits
+    the recorder's ``key`` as ``Retrieval.doc_ids`` is; repeats and unmapped hits
     dropped and counted in ``duplicates``/``unmapped``), ``hits`` (its chunk-level hits, as
-    :attr:`Retrieval.hits` keeps them: text, ``start``/``end``, metadata), ``latency_ms``
+    ``Retrieval.hits`` keeps them: text, ``start``/``end``, metadata), ``latency_ms``
     (wall time of the stage's call; NaN when not measured), ``error`` (``{"type",
     "message"}`` when the stage failed) and ``kind`` (what the stage is, when known:
     ``"retriever"``, ``"fusion"``, ``"reranker"``, ``"filter"``, ``"postprocessor"``,

@@ -66,7 +66,7 @@ class RunResult:
     def staged(self, *, chunks: bool = False) -> StagedRun:
         """The pipeline's stages as runs, one per stage in pipeline order
         (:class:`~ranklens.StagedRun`, with each stage's kind and per-query latency), from
-        the records' :attr:`~ranklens.Retrieval.stages` (a run of a
+        the records' ``Retrieval.stages`` (a run of a
         :class:`~ranklens.Pipeline`, or of an adapter handing its stages over). A failed
         query keeps the stages before its failure and is recorded as failed from there on;
         ``chunks=True`` gives each stage's run of chunks, as :meth:`chunk_run` does for the

@@ -1,4 +1,4 @@
-"""Captured stages as runs: the records' :attr:`~ranklens.Retrieval.stages` turned into a
+"""Captured stages as runs: the records' ``Retrieval.stages`` turned into a
 :class:`~ranklens.StagedRun` (``RunResult.staged()``, ``Recorder.staged()``), one run per
 stage in pipeline order, each query's list the stage's output.
 

@@ -4,7 +4,7 @@ pipeline's final ranking.
 A RAG pipeline passes each query through ordered stages: retrievers, fusion, a reranker,
 filters and postprocessors, context packing. ranklens records every stage's output as a
 :class:`~ranklens.capture.records.Stage` (its hits, its ranking in the labels' id space,
-its latency, its error) in :attr:`~ranklens.Retrieval.stages`, so every stage is judged
+its latency, its error) in ``Retrieval.stages``, so every stage is judged
 against the same labels (``RunResult.staged()``, ``Recorder.staged()``:
 :class:`~ranklens.StagedRun`).
 
