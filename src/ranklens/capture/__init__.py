@@ -11,7 +11,8 @@ over by an adapter as :class:`Staged` hits, or given to ``Recorder.record(stages
 
 The doors the floors above use: the run log (:func:`read_log`, :func:`config_diff`), the
 Recorder's record tuples (:data:`RecordTuple`, :class:`RecordSlots`, :func:`light_of`),
-the key (:data:`KEY`, :func:`check_key`, :func:`suggest_key`), records matched to labelled
+the key (:data:`KEY`, :func:`check_key`, :func:`suggest_key`), a hit read from any form
+a retriever returns (:func:`coerce_hit`), records matched to labelled
 queries (:func:`label_matcher`), plain data of configurations (:func:`plain`) and an
 object's adapter plugin (:func:`plugin_of`, :data:`PACKAGE_HINTS`).
 """
@@ -39,6 +40,7 @@ from .hits import (
     KeyLike,
     LightHit,
     check_key,
+    coerce_hit,
     key_function,
     key_name,
     map_hits,
@@ -81,6 +83,7 @@ __all__ = [
     "arun_retriever",
     "as_retriever",
     "check_key",
+    "coerce_hit",
     "config_diff",
     "fingerprint",
     "key_function",
