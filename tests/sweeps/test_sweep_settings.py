@@ -25,7 +25,9 @@ from ranklens.sweeps import (
     Costs,
     Effect,
     Execution,
+    Naming,
     PairMatrix,
+    Retrieving,
     Selection,
     SweepRow,
     effects,
@@ -186,6 +188,8 @@ def build_tiny(boost: int) -> Any:
         ({"selection": Selection()}, {"folds": 3}, r"both selection= and folds="),
         ({"costs": Costs()}, {"cost": 1.0}, r"both costs= and cost="),
         ({"execution": Execution()}, {"lock_timeout": 1.0}, r"both execution= and lock_t"),
+        ({"retrieving": Retrieving()}, {"key": "parent"}, r"both retrieving= and key="),
+        ({"naming": Naming()}, {"config": {"v": 1}}, r"both naming= and config="),
     ],
 )
 def test_a_settings_object_and_its_flat_keyword_together_are_a_named_error(given, flat, message):
@@ -201,6 +205,9 @@ def test_a_settings_object_and_its_flat_keyword_together_are_a_named_error(given
         (lambda: Costs(cost_per_token=float("nan")), r"^Costs: cost_per_token must be"),
         (lambda: Execution(backend="rey"), r"^Execution: backend .*did you mean 'ray'"),
         (lambda: Execution(lock_timeout=-1), r"^Execution: lock_timeout must be"),
+        (lambda: Retrieving(k=0), r"^Retrieving: k must be a whole number >= 1"),
+        (lambda: Retrieving(key="parnet"), r"^Retrieving: key must be .*did you mean 'parent'"),
+        (lambda: Naming(config=[1]), r"^Naming: config must be a mapping"),
     ],
 )
 def test_settings_objects_are_checked_when_made(make, message):
@@ -208,10 +215,37 @@ def test_settings_objects_are_checked_when_made(make, message):
         make()
 
 
-@pytest.mark.parametrize("attribute", ["stats", "calls", "selection", "costs", "execution"])
+@pytest.mark.parametrize(
+    "attribute", ["stats", "calls", "selection", "costs", "execution", "retrieving", "naming"]
+)
 def test_a_settings_object_of_another_kind_is_named(attribute):
     with pytest.raises(ParameterError, match=rf"^sweep: {attribute} must be a ranklens\.\w+, got"):
         ranklens.sweep(build_tiny, {"boost": [0, 1]}, tiny(), **{attribute: {"folds": 3}})
+
+
+def test_retrieving_and_naming_give_what_their_flat_keywords_gave():
+    """k, key and name, config: the same sweep as objects and flat (one warning per group,
+    showing the new spelling)."""
+    ds, grid = tiny(), {"boost": [0, 1]}
+    named = lambda p: f"b{p['boost']}"  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        by_objects = ranklens.sweep(
+            build_tiny, grid, ds, ["P@1"], stats=Statistics(n_resamples=100),
+            retrieving=Retrieving(k=1, key="id"), naming=Naming(name=named, config={"v": 1}),
+        )  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        flat = ranklens.sweep(
+            build_tiny, grid, ds, ["P@1"], stats=Statistics(n_resamples=100),
+            k=1, key="id", name=named, config={"v": 1},
+        )  # fmt: skip
+    said = [str(w.message) for w in caught if w.category is DeprecationWarning]
+    assert untimed(flat.to_dict()) == untimed(by_objects.to_dict())
+    assert [r.name for r in flat.rows] == ["b0", "b1"]
+    assert any("retrieving=ranklens.Retrieving(k=1, key='id')" in s for s in said)
+    assert any("naming=ranklens.Naming(name=<function" in s for s in said)
+    assert len(said) == 2
 
 
 def test_a_flat_value_is_still_checked_by_the_sweep_declaration():

@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple, TypeVar, cast
 
-from ..capture import KeyLike
-from ..declared import declare
+from ..capture import KeyLike, check_key
+from ..declared import ParameterError, declare
 from ..settings import Calling, Statistics, settled
 from .params import EXECUTING, GROUPED, NAMING, PRICING, RETRIEVING, SELECTING, SWEEP
 
@@ -104,6 +104,13 @@ class Retrieving:
     k: int | None = 10
     key: KeyLike = "id"
     fetch_k: int | None = None
+
+    def __post_init__(self) -> None:
+        check_key(self.key, "Retrieving")  # a misspelled key named when made
+        if self.fetch_k is not None and self.k is not None and self.fetch_k < self.k:
+            raise ParameterError(
+                f"Retrieving: fetch_k must be at least k ({self.k}), got {self.fetch_k}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as keywords."""
