@@ -149,6 +149,7 @@ _LAZY = {
     "InputError": "errors",
     "RanklensWarning": "errors",
     "RunFailuresWarning": "errors",
+    "UnseenStagesWarning": "errors",
     "MetricNameError": "errors",
     "DuplicateDocumentError": "errors",
     # a misspelled keyword option: a named error (a TypeError too) with the closest valid one

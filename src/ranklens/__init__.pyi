@@ -35,6 +35,7 @@ from .errors import MetricNameError as MetricNameError
 from .errors import RanklensError as RanklensError
 from .errors import RanklensWarning as RanklensWarning
 from .errors import RunFailuresWarning as RunFailuresWarning
+from .errors import UnseenStagesWarning as UnseenStagesWarning
 from .errors import UnknownOptionError as UnknownOptionError
 from .estimation import EstimateResult as EstimateResult
 from .estimation import estimate as estimate

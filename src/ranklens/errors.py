@@ -65,6 +65,12 @@ class RanklensWarning(UserWarning):
     """Something ranklens did or saw that may change what a number means (shown once)."""
 
 
+class UnseenStagesWarning(RanklensWarning):
+    """Part of a pipeline's stages is out of its framework hook's sight (a step that emits
+    no span or callback, a component running a pipeline of its own); the message names the
+    step and what to pass instead. Shown once per hook and step."""
+
+
 class RunFailuresWarning(RanklensWarning):
     """Some queries of a run failed; their records say why (``RunResult.failed``)."""
 

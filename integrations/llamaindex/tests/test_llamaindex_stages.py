@@ -42,7 +42,7 @@ from llama_index.core.schema import (
 )
 from llama_index.retrievers.bm25 import BM25Retriever
 from pydantic import PrivateAttr
-from ranklens_llamaindex import LlamaIndexRetriever, UnseenStageWarning, instrument, run
+from ranklens_llamaindex import LlamaIndexRetriever, UnseenStagesWarning, instrument, run
 
 import ranklens
 from ranklens import Calling, Recorder
@@ -330,7 +330,7 @@ def test_fusion_stages_async_and_named(corpus, scifact_slice, dataset):
 def test_what_the_hooks_cannot_see_is_said_once(corpus):
     """A postprocessor that overrides postprocess_nodes itself (no span) changes the
     nodes unseen: the record's last stage is 'unseen' (what the engine really used) and
-    one UnseenStageWarning says what to do; a postprocessor called with no span around it
+    one UnseenStagesWarning says what to do; a postprocessor called with no span around it
     and its retrieval is warned about once, and the retrieval recorded alone."""
 
     class Bypass(BaseNodePostprocessor):
@@ -348,7 +348,7 @@ def test_what_the_hooks_cannot_see_is_said_once(corpus):
         warnings.simplefilter("always")
         with instrument(Recorder(), stages=True) as rec:
             responses = [engine.query(q) for q in questions]
-    unseen = [w for w in caught if issubclass(w.category, UnseenStageWarning)]
+    unseen = [w for w in caught if issubclass(w.category, UnseenStagesWarning)]
     assert len(unseen) == 1 and "postprocess_nodes" in str(unseen[0].message)
     for r, resp in zip(rec.records(), responses):
         assert [s.name for s in r.stages] == ["BM25Retriever", "SimilarityPostprocessor", "unseen"]
@@ -357,10 +357,10 @@ def test_what_the_hooks_cannot_see_is_said_once(corpus):
         assert len(r.stages[-1].hits) == len(r.stages[1].hits) - 1
         assert r.doc_ids == [n.node.id_ for n in resp.source_nodes]
     # offline alike: the adapter says it once per run
-    with pytest.warns(UnseenStageWarning, match="unseen") as offline_caught:
+    with pytest.warns(UnseenStagesWarning, match="unseen") as offline_caught:
         result = ranklens.run_retriever(engine, {"a": questions[0], "b": questions[1]},
                                         calls=QUIET)  # fmt: skip
-    assert sum(issubclass(w.category, UnseenStageWarning) for w in offline_caught) == 1
+    assert sum(issubclass(w.category, UnseenStagesWarning) for w in offline_caught) == 1
     assert all(r.stages[-1].name == "unseen" for r in result.records)
 
     # a postprocessor outside any span holding its retrieval
@@ -375,7 +375,7 @@ def test_what_the_hooks_cannot_see_is_said_once(corpus):
                 return floor.postprocess_nodes(bm25.retrieve(q), query_str=q)
 
             answer(questions[0])
-    orphan = [w for w in caught if issubclass(w.category, UnseenStageWarning)]
+    orphan = [w for w in caught if issubclass(w.category, UnseenStagesWarning)]
     assert len(orphan) == 1 and "get_dispatcher(__name__).span" in str(orphan[0].message)
     records = list(rec.records())
     assert [[s.name for s in r.stages] for r in records] == [["BM25Retriever"]] * 3 + [
@@ -601,7 +601,7 @@ def test_an_async_override_without_a_span_is_unseen(corpus):
 
     bm25 = BM25Retriever.from_defaults(nodes=corpus[:200], similarity_top_k=4)
     engine = _engine(bm25, [AsyncTop2()])
-    with pytest.warns(UnseenStageWarning), instrument(Recorder(), stages=True) as rec:
+    with pytest.warns(UnseenStagesWarning), instrument(Recorder(), stages=True) as rec:
         asyncio.run(engine.aquery("cell biology"))
         engine.query("cell biology")  # the sync path has its span
     unseen, seen = list(rec.records())

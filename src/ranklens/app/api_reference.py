@@ -93,7 +93,7 @@ GROUPS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "Settings and errors",
         "The shared settings objects, the declared-parameter layer and the exceptions.",
         ("Statistics", "Calling", "RanklensError", "InputError", "RanklensWarning",
-         "RunFailuresWarning", "MetricNameError", "DuplicateDocumentError",
+         "RunFailuresWarning", "UnseenStagesWarning", "MetricNameError", "DuplicateDocumentError",
          "UnknownOptionError"),
     ),
 }  # fmt: skip

@@ -43,7 +43,7 @@ from haystack.tracing.tracer import Span, Tracer, enable_tracing
 from haystack.tracing.tracer import tracer as haystack_tracer
 
 from ranklens.capture import Stage
-from ranklens.errors import RanklensWarning
+from ranklens.errors import UnseenStagesWarning
 
 PIPELINE_RUN = "haystack.pipeline.run"
 COMPONENT_RUN = "haystack.component.run"
@@ -54,11 +54,6 @@ _OUTPUT_SPEC = "haystack.component.output_spec"
 _INPUT = "haystack.component.input"
 _OUTPUT = "haystack.component.output"
 _PIPELINE_INPUT = "haystack.pipeline.input_data"
-
-
-class UnseenStagesWarning(RanklensWarning):
-    """Part of a Haystack pipeline's stages is out of the tracer's sight; the message names
-    the component and what to do instead (shown once per tracer and component)."""
 
 
 def trace_ids(span: Span | None) -> tuple[Any, Any]:

@@ -48,16 +48,11 @@ from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransfo
 from pydantic import ConfigDict
 
 from ranklens.capture import Converter, Hit, LightHit, Stage
-from ranklens.errors import InputError
+from ranklens.errors import InputError, UnseenStagesWarning
 
 KIND_KEY = "ranklens_kind"
 """The field of ``serialized`` in which an observed step names its kind (``"compressor"``,
 ``"transformer"``)."""
-
-
-class UnseenStagesWarning(UserWarning):
-    """A pipeline holds steps LangChain's callbacks do not report (said once per stage name
-    and hook), with what to pass instead."""
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from .hooks import (
     instrument,
 )
 from .interleaving import InterleavedRetriever
-from .stages import UnseenStageWarning
+from .stages import UnseenStagesWarning
 
 __version__ = "0.2.0"
 
@@ -34,7 +34,7 @@ __all__ = [
     "RanklensCallbackHandler",
     "RanklensEventHandler",
     "RanklensSpanHandler",
-    "UnseenStageWarning",
+    "UnseenStagesWarning",
     "instrument",
     "node_to_hit",
     "run",

@@ -31,7 +31,7 @@ output, a step outside LlamaIndex's spans changed it (a component that overrides
 ``postprocess_nodes`` itself, or ``_apostprocess_nodes``, which the dispatcher does not wrap;
 plain code between the retriever and the synthesizer); the
 record gets a last stage named ``"unseen"`` holding what the call really returned, and an
-:class:`UnseenStageWarning` says so once, with what to do. A node postprocessor that runs
+:class:`UnseenStagesWarning` says so once, with what to do. A node postprocessor that runs
 with no enclosing span (``retriever.retrieve`` then ``postprocess_nodes`` from undecorated
 code) cannot be tied to its retrieval: warned once, the retrieval recorded alone.
 """
@@ -65,7 +65,7 @@ from pydantic import PrivateAttr
 
 from ranklens.capture import ALL_FIELDS, Hit, LightHit, Stage, Staged
 from ranklens.capture.stages import STAGE_KEY, STAGES_KEY
-from ranklens.errors import InputError, RanklensWarning
+from ranklens.errors import InputError, RanklensWarning, UnseenStagesWarning
 
 from .nodes import to_light
 
@@ -80,12 +80,6 @@ UNFINISHED = "Unfinished"
 
 _RETRIEVE = ("retrieve", "aretrieve")
 _POSTPROCESS = ("_postprocess_nodes", "_apostprocess_nodes")
-
-
-class UnseenStageWarning(RanklensWarning):
-    """A step of a LlamaIndex pipeline the hooks cannot see changed its nodes (or a node
-    postprocessor ran where it cannot be tied to a retrieval); the message says which
-    and what to pass instead. Shown once per tracker."""
 
 
 def _query_text(q: Any) -> str:
@@ -431,14 +425,14 @@ class StageTracker(BaseSpanHandler[Any]):
 
 
 class Once:
-    """Shows each kind of :class:`UnseenStageWarning` once (thread-safe)."""
+    """Shows each kind of :class:`UnseenStagesWarning` once (thread-safe)."""
 
     def __init__(self) -> None:
         self._seen: set[str] = set()
         self._lock = threading.Lock()
 
     def __call__(
-        self, what: str, message: str, category: type[Warning] = UnseenStageWarning
+        self, what: str, message: str, category: type[Warning] = UnseenStagesWarning
     ) -> None:
         with self._lock:
             if what in self._seen:
