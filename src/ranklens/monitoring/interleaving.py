@@ -18,7 +18,6 @@ component), built by the framework package's adapter plugin around an Interleavi
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import json
 import math
@@ -159,7 +158,7 @@ class Interleaving(RetrieverAdapter):
         keys = list(index)
         served = [
             Hit(items[d][0][0], items[d][0][1], None, {IMPRESSION: imp_id, DOC: keys[d]})
-            if items[d][2]  # a plain (id, score) pair, checked when read
+            if items[d][2]  # a plain (id, score) pair, checked when read (else a hit or other)
             else _served(items[d][0], items[d][1], qid, imp_id, keys[d])
             for d in chosen
         ]
@@ -183,11 +182,12 @@ class Interleaving(RetrieverAdapter):
     def _row(self, side: Sequence[Any], qid: Any, index: dict[str, int],
              items: list[tuple[Any, int, bool]]) -> list[int]:  # fmt: skip
         """One ranking's document indices in rank order without repeats, every item read:
-        a list of plain ``(id, score)`` pairs checked and keyed at once, else item by item
-        (:meth:`_read`)."""
+        a list of plain ``(id, score)`` pairs or of hits keyed by ``id`` checked and keyed
+        at once, else item by item (:meth:`_read`)."""
         ids = _plain_ids(side) if self._by_id else None
         if ids is None:
             return list(dict.fromkeys(self._read(side, qid, index, items)))
+        pairs = type(side[0]) is tuple  # else hits, served as tagged copies
         new = [d for d in ids if d not in index] if index else ids
         start = len(items)
         index.update(zip(new, range(start, start + len(new))))
@@ -196,10 +196,10 @@ class Interleaving(RetrieverAdapter):
                 index.pop(d, None)
             return list(dict.fromkeys(self._read(side, qid, index, items)))
         if len(new) == len(ids):
-            items.extend(zip(side, range(1, len(ids) + 1), repeat(True)))
+            items.extend(zip(side, range(1, len(ids) + 1), repeat(pairs)))
             return list(range(start, start + len(ids)))
         where = dict(zip(ids, range(len(ids))))
-        items.extend((side[where[d]], where[d] + 1, True) for d in new)
+        items.extend((side[where[d]], where[d] + 1, pairs) for d in new)
         return list(dict.fromkeys(map(index.__getitem__, ids)))
 
     def _read(self, side: Sequence[Any], qid: Any, index: dict[str, int],
@@ -355,9 +355,16 @@ _Call = Callable[[str, "str | None", "int | None"], Any]
 
 
 def _plain_ids(items: Sequence[Any]) -> list[str] | None:
-    """The ids of a list of plain ``(id, score)`` pairs (each as :func:`_plain_pair`),
-    checked all at once; None when any item is something else."""
-    if not items or set(map(type, items)) != {tuple} or set(map(len, items)) != {2}:
+    """The ids of a list of plain ``(id, score)`` pairs (each as :func:`_plain_pair`) or
+    of hits (their ``id``: ``key="id"``), checked all at once; None when any item is
+    something else or an id is not a non-empty text."""
+    if not items:
+        return None
+    kinds = set(map(type, items))
+    if kinds == {Hit}:
+        hit_ids = [h.id for h in items]
+        return hit_ids if set(map(type, hit_ids)) == {str} and "" not in hit_ids else None
+    if kinds != {tuple} or set(map(len, items)) != {2}:
         return None
     ids, scores = zip(*items)
     if set(map(type, ids)) != {str} or "" in ids or set(map(type, scores)) != {float}:
@@ -386,7 +393,10 @@ def _served(item: Any, rank: int, qid: str, impression: str, doc: str) -> Hit:
 
 
 def _tagged(hit: Hit, impression: str, doc: str) -> Hit:
-    new = copy.copy(hit)
+    """A copy of ``hit`` with the impression and document in its metadata (its fields
+    copied as they are: they were checked when it was made)."""
+    new = object.__new__(Hit)
+    new.__dict__.update(hit.__dict__)
     new.metadata = {**hit.metadata, IMPRESSION: impression, DOC: doc}
     return new
 
