@@ -162,3 +162,26 @@ def test_bad_input_is_named(call, words):
     with pytest.raises((InputError, ValueError, TypeError)) as info:
         call()
     assert words in str(info.value)
+
+
+def test_a_pipeline_of_chunks_judged_on_span_labels():
+    text = "The lighthouse was lit in 1803. Its keeper lived on the rock. It was rebuilt in 1881."
+    spans = ranklens.SpanLabels.from_records(
+        [{"query_id": "q", "doc_id": "D", "start": 0, "end": 31}], texts={"D": text}
+    )
+
+    def chunks(query: str) -> list[dict]:
+        cuts = [(0, 31), (31, 62), (62, len(text))]
+        return [{"id": f"D#{a}", "parent": "D", "start": a, "end": b, "score": 3.0 - i}
+                for i, (a, b) in enumerate(cuts)]  # fmt: skip
+
+    def keeper_first(query: str, hits: list[dict]) -> list[dict]:
+        return [hits[1], hits[2]]  # drops the chunk with the evidence
+
+    pipeline = ranklens.Pipeline([("bm25", chunks), ("rerank", keeper_first, "reranker")])
+    result = ranklens.run_retriever(pipeline, {"q": "when was it lit?"}, key="parent",
+                                    calls=ranklens.Calling(progress=False))  # fmt: skip
+    ev = evaluate_stages(spans, result, ["recall"])
+    (row,) = ev.query("q")
+    assert row["unit"] == "D[0:31]" and row["ranks"] == {"bm25": 1, "rerank": None}
+    assert row["fate"] == "filtered"  # the reranker kept the chunks ranked below it

@@ -55,12 +55,14 @@ from .recorder import Recorder
 from .records import Retrieval, Stage
 from .result import RunResult
 from .runner import TRANSIENT, arun_retriever, run_retriever
-from .stages import Pipeline
+from .stages import STAGE_KEY, STAGES_KEY, Pipeline
 
 __all__ = [
     "ALL_FIELDS",
     "KEY",
     "PACKAGE_HINTS",
+    "STAGES_KEY",
+    "STAGE_KEY",
     "TRANSIENT",
     "AdapterPlugin",
     "Calling",

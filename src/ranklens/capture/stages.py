@@ -477,6 +477,13 @@ def stage_failure(
             stage = running
             error = {"type": type(exc).__name__, "message": str(exc)[:500] or "(no message)"}
             stages = [*stages, Stage(running, error=error, kind=adapter.kinds.get(running))]
+    elif stage is None and callable(getattr(adapter, "progress", None)):
+        # a framework adapter that reports its progress: the stage running at the timeout
+        running, found = adapter.progress(query_id)
+        if running is not None:
+            stage = running
+            error = {"type": type(exc).__name__, "message": str(exc)[:500] or "(no message)"}
+            stages = [*found, Stage(running, error=error)]
     if stages is None:
         return (str(stage) if stage is not None else None), None
     kept = []

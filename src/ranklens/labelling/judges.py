@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..capture import Hit, RetrieverAdapter
+from ..capture import Hit, RetrieverAdapter, state_digest
 from ..capture import run_retriever as run_queries
-from ..capture.identity import state_digest
 from ..declared import (
     CALLING,
     ParameterError,

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..capture import Recorder
 from ..comparison import stats as cstats
 from ..declared import choice, data, declare, mapping, text
 from ..errors import InputError, UnknownOptionError, suggest
@@ -41,6 +42,7 @@ from ..judging.options import JUDGING, check_judging
 from ..judging.stages import FATES, Attribution, trail
 from ..metrics import parse_metric, parse_metrics
 from ..metrics.trec_forms import METRICS
+from ..model.spans import SpanLabels
 from ..model.stages import StagedRun
 from ..settings import Statistics
 from .shards import judge_shard, shard_count, sharded
@@ -244,13 +246,15 @@ class StageEvaluation:
         return f"StageEvaluation({self.name!r}: {' -> '.join(self.stages)}; {fates})"
 
 
-def _staged(obj: Any, name: str | None) -> StagedRun:
-    """A :class:`StagedRun` from what the caller gave (files read per stage)."""
+def _staged(obj: Any, name: str | None, labels: Any = None, spans: bool = False) -> StagedRun:
+    """A :class:`StagedRun` from what the caller gave (files read per stage; a runner's
+    result or a Recorder asked for each stage's chunks when the labels are spans, and a
+    Recorder given the labels to match recorded queries by text)."""
     if isinstance(obj, StagedRun):
         return obj
     staged = getattr(obj, "staged", None)
     if callable(staged):
-        got = staged()
+        got = staged(labels, chunks=spans) if isinstance(obj, Recorder) else staged(chunks=spans)
         if isinstance(got, StagedRun):
             return got
     if isinstance(obj, Mapping) or (isinstance(obj, Sequence) and not isinstance(obj, str)):
@@ -353,8 +357,8 @@ def evaluate_stages(
             f"evaluate_stages() got an unexpected keyword {unknown[0]!r}"
             + suggest(unknown[0], [*EVALUATE_STAGES.options, *JUDGING])
         )
-    pipeline = _staged(staged, name)
     Q = coerce_qrels(qrels)
+    pipeline = _staged(staged, name, qrels, isinstance(Q, SpanLabels))
     parsed = parse_metrics(metrics)
     cut = None if budget is None else _budget_cut(budget, straddle)
     rows = sum(len(r.q) for r in pipeline.runs)

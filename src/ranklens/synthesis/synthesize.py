@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..capture import Hit, RetrieverAdapter
+from ..capture import Hit, RetrieverAdapter, state_digest
 from ..capture import run_retriever as run_items
-from ..capture.identity import state_digest
 from ..capture.records import Retrieval
 from ..declared import (
     AT_LEAST_ONE,

@@ -19,6 +19,8 @@ from haystack import Document, Pipeline
 import ranklens
 from ranklens.capture import (
     ALL_FIELDS,
+    STAGE_KEY,
+    STAGES_KEY,
     AdapterPlugin,
     Calling,
     Hit,
@@ -28,7 +30,6 @@ from ranklens.capture import (
     Staged,
     state_digest,
 )
-from ranklens.capture.stages import STAGE_KEY, STAGES_KEY
 from ranklens.errors import InputError
 
 from .stages import PipelineCall, UnseenStagesWarning, collecting, stage_records, unseen_stages

@@ -63,8 +63,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import PrivateAttr
 
-from ranklens.capture import ALL_FIELDS, Hit, LightHit, Stage, Staged
-from ranklens.capture.stages import STAGE_KEY, STAGES_KEY
+from ranklens.capture import ALL_FIELDS, STAGE_KEY, STAGES_KEY, Hit, LightHit, Stage, Staged
 from ranklens.errors import InputError, RanklensWarning, UnseenStagesWarning
 
 from .nodes import to_light
