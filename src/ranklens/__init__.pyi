@@ -35,8 +35,8 @@ from .errors import MetricNameError as MetricNameError
 from .errors import RanklensError as RanklensError
 from .errors import RanklensWarning as RanklensWarning
 from .errors import RunFailuresWarning as RunFailuresWarning
-from .errors import UnseenStagesWarning as UnseenStagesWarning
 from .errors import UnknownOptionError as UnknownOptionError
+from .errors import UnseenStagesWarning as UnseenStagesWarning
 from .estimation import EstimateResult as EstimateResult
 from .estimation import estimate as estimate
 from .estimation import judge_bias as judge_bias
