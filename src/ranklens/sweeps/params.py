@@ -218,7 +218,8 @@ FILE_KEYS = ("build", "dataset", "grid")
 """What the TOML file of ``ranklens sweep`` must give; its other keys are :data:`SWEEP`'s."""
 
 NOT_IN_FILE = ("build", "grid", "name", "cost", "cost_per_token", "count_tokens", "retry_on",
-               "stats", "calls", "selection", "costs", "execution")  # fmt: skip
+               "stats", "calls", "selection", "costs", "execution", "retrieving",
+               "naming")  # fmt: skip
 """Parameters a TOML file cannot give (functions, types) or gives in its own form."""
 
 CLI = declare(
