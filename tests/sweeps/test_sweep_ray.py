@@ -180,3 +180,25 @@ def test_a_build_that_fails_or_does_not_pickle_on_ray(local_ray):
         row = rows[f"field=text, top_k={k}"]
         assert row.status == "ok" and row.shared_build == 1
         assert "could not be read from Ray's object store" in (row.build_note or "")
+
+
+def test_a_configuration_lost_past_its_retries_is_recorded_and_the_sweep_goes_on(local_ray):
+    """A configuration whose worker dies on every try (``max_retries=0``: once) is a failed
+    row naming the lost task and how to resume; the other configuration runs."""
+    queries = {f"q{i}": f"question {i}" for i in range(4)}
+    ds = ranklens.Dataset(queries=queries, qrels=ranklens.Qrels.from_dict(
+        {q: {"d1": 1} for q in queries}))  # fmt: skip
+
+    def build(field: str) -> Any:
+        def retrieve(query: str) -> list[tuple[str, float]]:
+            if field == "dies":
+                os._exit(1)
+            return [("d1", 1.0)]
+
+        return retrieve
+
+    res = ranklens.sweep(build, {"field": ["dies", "lives"]}, ds, ["P@1"], calls=CALLS,
+                         stats=STATS, execution=on_ray(max_retries=0))  # fmt: skip
+    lost, lives = res.rows
+    assert lost.status == "failed" and "failed past its retries" in (lost.message or "")
+    assert lives.status == "ok" and lives.metrics["P@1"].value == 1.0
