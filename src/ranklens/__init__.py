@@ -109,6 +109,8 @@ _LAZY = {
     "Selection": "sweeps",
     "Costs": "sweeps",
     "Execution": "sweeps",
+    "Retrieving": "sweeps",
+    "Naming": "sweeps",
     # pipeline stages: every stage measured, where the evidence was lost, context budgets
     "evaluate_stages": "stages",
     "StageEvaluation": "stages",

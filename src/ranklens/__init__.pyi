@@ -106,6 +106,8 @@ from .stages import StageLoss as StageLoss
 from .stages import evaluate_stages as evaluate_stages
 from .sweeps import Costs as Costs
 from .sweeps import Execution as Execution
+from .sweeps import Naming as Naming
+from .sweeps import Retrieving as Retrieving
 from .sweeps import Selection as Selection
 from .sweeps import SweepResult as SweepResult
 from .sweeps import sweep as sweep

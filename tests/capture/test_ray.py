@@ -96,34 +96,3 @@ def test_a_killed_actor_is_replaced_and_its_shard_resumed(local_ray, tmp_path):
                                        cache=tmp_path / "logs", k=5,
                                        retry_failed=False)  # fmt: skip
     assert summary(again) == summary(reference) and calls.read_text() == ""
-
-
-def test_a_sweep_runs_each_configuration_on_ray_actors_and_resumes(local_ray, tmp_path):
-    """``sweep(..., backend="ray")``: each configuration's queries in shards on an actor
-    that builds its retriever; the numbers are the local sweep's, and a second call reads
-    every configuration from its shard logs without asking Ray again."""
-    from ranklens.app.demo_data import load
-
-    def build(field: str):
-        from ranklens.app.demo_data import load
-
-        words = {d: set(v[field].lower().split()) for d, v in load().corpus.items()}
-
-        def retrieve(query: str, k: int = 10):
-            q = set(query.lower().split())
-            scored = sorted(((len(q & w), d) for d, w in words.items()), reverse=True)
-            return [(d, float(s)) for s, d in scored[:k]]
-
-        return retrieve
-
-    ds, grid, metrics = load(), {"field": ["text", "title"]}, ["ndcg@10", "mrr@10"]
-    cache = tmp_path / "sweep"
-    options = dict(backend="ray", ray_options={"actors": 1, "shards": 2}, n_resamples=500)
-    on_ray = ranklens.sweep(build, grid, ds, metrics, cache=cache, **options)
-    local = ranklens.sweep(build, grid, ds, metrics, n_resamples=500)
-    assert [r["metrics"] for r in on_ray.rows] == [r["metrics"] for r in local.rows]
-    assert all(r.info["backend"] == "ray" for r in on_ray.results.values())
-    assert len(list(cache.glob("field-*/shard-*.jsonl"))) == 4
-    again = ranklens.sweep(build, grid, ds, metrics, cache=cache, **options)
-    assert [r["resumed"] for r in again.rows] == [True, True]
-    assert again.selection == on_ray.selection

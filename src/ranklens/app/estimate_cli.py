@@ -9,8 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..declared import AT_LEAST_ONE, POSITIVE, count, declare, number
-from ..estimation.estimate import ESTIMATE
-from ..estimation.result import MIN_HUMAN
+from ..estimation import ESTIMATE, MIN_HUMAN
 from .callables import load_callable
 from .evaluate_cli import DEFAULT_METRICS
 from .fusion_cli import named_paths

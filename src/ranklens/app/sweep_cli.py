@@ -38,8 +38,7 @@ from typing import Any
 from ..declared import ParameterError
 from ..errors import InputError, closest
 from ..escape import terminal
-from ..sweeps.groups import grouped
-from ..sweeps.params import CLI, FILE_KEYS, NOT_IN_FILE, SWEEP
+from ..sweeps import CLI, FILE_KEYS, NOT_IN_FILE, SWEEP, grouped
 
 PATHS = ("dataset", "labels", "cache")
 """Keys whose values are paths, read relative to the file."""

@@ -29,8 +29,7 @@ from ..declared import (
 )
 from ..errors import InputError
 from ..io import coerce_qrels
-from ..labelling import Assessment
-from ..labelling.judges import CALLS, CALLS_OPTION, GRADES, a_callable
+from ..labelling import CALLS, CALLS_OPTION, GRADES, Assessment, a_callable
 from ..metrics import parse_metrics
 from ..model import Dataset
 from ..settings import Calling, Statistics, outside_stacklevel, settled

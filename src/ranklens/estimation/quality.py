@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..declared import CALLING, STATISTICS, ParameterError, data, declare, function, mapping, text
-from ..labelling import LabelPool, PoolPair, agreement, assess
-from ..labelling.judges import CALLS, CALLS_OPTION, GRADES
+from ..labelling import CALLS, CALLS_OPTION, GRADES, LabelPool, PoolPair, agreement, assess
 from ..settings import Calling, Statistics, settled
 from .ppi import z_value
 from .records import GradeAgreement, JudgeAgreement, Record

@@ -5,12 +5,26 @@ machinery), measure agreement between judges (:func:`agreement`), merge the judg
 their provenance (:meth:`ranklens.Qrels.merge`) and re-score (:func:`rescore`)."""
 
 from .agreement import Agreement, agreement
-from .judges import Assessment, assess
+from .judges import CALLS, CALLS_OPTION, GRADES, Assessment, a_callable, assess
 from .page import judging_page, read_judgments
 from .pool import STRATEGIES, LabelPool, PoolPair, pool
 from .rescore import Rescoring, rescore
 
 __all__ = [
-    "STRATEGIES", "Agreement", "Assessment", "LabelPool", "PoolPair", "Rescoring", "agreement",
-    "assess", "judging_page", "pool", "read_judgments", "rescore",
+    "CALLS",
+    "CALLS_OPTION",
+    "GRADES",
+    "STRATEGIES",
+    "Agreement",
+    "Assessment",
+    "LabelPool",
+    "PoolPair",
+    "Rescoring",
+    "a_callable",
+    "agreement",
+    "assess",
+    "judging_page",
+    "pool",
+    "read_judgments",
+    "rescore",
 ]  # fmt: skip

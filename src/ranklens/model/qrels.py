@@ -337,9 +337,10 @@ class Qrels(HoldsDocIds):
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{query: {doc: grade}}`` (for grouped qrels: a document's highest group grade)."""
         out: dict[str, dict[str, int]] = {str(qid): {} for qid in self.query_ids}
+        ids = self.doc_ids.tolist()  # read once: the property interns on each access
         for qc, dc, g in zip(self.q.tolist(), self.d.tolist(), self.grade.tolist()):
             row = out[self.query_ids[qc]]
-            doc = self.doc_ids[dc]
+            doc = ids[dc]
             row[doc] = max(g, row.get(doc, g))
         return out
 
@@ -347,12 +348,13 @@ class Qrels(HoldsDocIds):
         """``{query: [[doc, ...], ...]}`` (for plain qrels: one group per labelled document)."""
         out: dict[str, list[list[str]]] = {str(qid): [] for qid in self.query_ids}
         last = -1
+        ids = self.doc_ids.tolist()  # read once: the property interns on each access
         for qc, dc, u in zip(self.q.tolist(), self.d.tolist(), self.unit.tolist()):
             groups = out[self.query_ids[qc]]
             if u != last:
                 groups.append([])
                 last = u
-            groups[-1].append(self.doc_ids[dc])
+            groups[-1].append(ids[dc])
         return out
 
     def group_grades(self) -> dict[str, list[int]]:

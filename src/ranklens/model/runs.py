@@ -366,16 +366,18 @@ class Run(HoldsDocIds):
         """``{query: {doc: score}}``, each query's documents in ranking order."""
         out: dict[str, dict[str, float]] = {str(qid): {} for qid in self.query_ids}
         o = self.order()
+        ids = self.doc_ids.tolist()  # read once: the property interns on each access
         for qc, dc, s in zip(self.q[o].tolist(), self.d[o].tolist(), self.score[o].tolist()):
-            out[self.query_ids[qc]].setdefault(self.doc_ids[dc], s)
+            out[self.query_ids[qc]].setdefault(ids[dc], s)
         return out
 
     def to_lists(self) -> dict[str, list[str]]:
         """``{query: [doc, ...]}`` in ranking order."""
         out: dict[str, list[str]] = {str(qid): [] for qid in self.query_ids}
         o = self.order()
+        ids = self.doc_ids.tolist()  # read once: the property interns on each access
         for qc, dc in zip(self.q[o].tolist(), self.d[o].tolist()):
-            out[self.query_ids[qc]].append(self.doc_ids[dc])
+            out[self.query_ids[qc]].append(ids[dc])
         return out
 
 

@@ -40,10 +40,10 @@ from ..capture import (
     KeyLike,
     RetrieverAdapter,
     as_retriever,
+    coerce_hit,
     key_function,
     plugin_of,
 )
-from ..capture.hits import coerce_hit
 from ..declared import (
     AT_LEAST_ONE,
     POSITIVE,
