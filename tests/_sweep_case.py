@@ -137,3 +137,15 @@ OPTIONS = dict(
 
 SCIFACT_OPTIONS = {**OPTIONS, "config": {"corpus": "scifact-test-40q-3000d-seed0"}}
 """The SciFact sweep's settings."""
+
+
+def as_settings(**given: Any) -> dict[str, Any]:
+    """The sweep's keywords with the flat settings among them grouped into their objects
+    (as a TOML file's keys are, without a warning); settings objects given as they are."""
+    from ranklens.sweeps import grouped
+    from ranklens.sweeps.params import GROUPED
+
+    objects = {k: v for k, v in given.items() if k in GROUPED}
+    rest = {k: v for k, v in given.items() if k not in objects}
+    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
+    return {**settings, **rest}

@@ -8,20 +8,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from _sweep_case import as_settings
 
 import ranklens
 from ranklens.app.demo_data import load
-from ranklens.sweeps.groups import grouped
-from ranklens.sweeps.params import GROUPED
-
-
-def as_settings(**given):
-    """The sweep's keywords with the flat settings among them grouped into their objects
-    (as a TOML file's keys are, without a warning); settings objects given as they are."""
-    objects = {k: v for k, v in given.items() if k in GROUPED}
-    rest = {k: v for k, v in given.items() if k not in objects}
-    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
-    return {**settings, **rest}
 
 
 def build(field: str, boost: int, delay: float):

@@ -22,10 +22,9 @@ import warnings
 from pathlib import Path
 
 import pytest
+from _sweep_case import as_settings
 
 import ranklens
-from ranklens.sweeps.groups import grouped
-from ranklens.sweeps.params import GROUPED
 
 pytest.importorskip("ranklens_llamaindex")
 pytest.importorskip("ranklens_langchain")
@@ -78,15 +77,6 @@ MERROW_CHILD = textwrap.dedent(
     ranklens.sweep(build, GRID, load(), cache={cache!r}, **OPTIONS)
     """
 )
-
-
-def as_settings(**given):
-    """The sweep's keywords with the flat settings among them grouped into their objects
-    (as a TOML file's keys are, without a warning); settings objects given as they are."""
-    objects = {k: v for k, v in given.items() if k in GROUPED}
-    rest = {k: v for k, v in given.items() if k not in objects}
-    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
-    return {**settings, **rest}
 
 
 def query_lines(log: Path) -> list[str]:

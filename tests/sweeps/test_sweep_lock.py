@@ -15,12 +15,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+from _sweep_case import as_settings
 
 import ranklens
 from ranklens.errors import RanklensWarning
-from ranklens.sweeps.groups import grouped
 from ranklens.sweeps.lock import LOCK, SweepLocked, holder, locked
-from ranklens.sweeps.params import GROUPED
 
 BUILD = textwrap.dedent(
     """
@@ -60,15 +59,6 @@ CHILD = textwrap.dedent(
                        concurrency=1, n_resamples=100, progress=False)
     """
 )
-
-
-def as_settings(**given):
-    """The sweep's keywords with the flat settings among them grouped into their objects
-    (as a TOML file's keys are, without a warning); settings objects given as they are."""
-    objects = {k: v for k, v in given.items() if k in GROUPED}
-    rest = {k: v for k, v in given.items() if k not in objects}
-    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
-    return {**settings, **rest}
 
 
 @pytest.fixture

@@ -11,23 +11,14 @@ import re
 import warnings
 
 import pytest
+from _sweep_case import as_settings
 
 import ranklens
 from ranklens.declared import ParameterError
 from ranklens.errors import InputError, RanklensWarning
-from ranklens.sweeps.groups import grouped
-from ranklens.sweeps.params import GROUPED, SWEEP
+from ranklens.sweeps.params import SWEEP
 
 FAST = dict(n_resamples=200, progress=False, concurrency=2)
-
-
-def as_settings(**given):
-    """The sweep's keywords with the flat settings among them grouped into their objects
-    (as a TOML file's keys are, without a warning); settings objects given as they are."""
-    objects = {k: v for k, v in given.items() if k in GROUPED}
-    rest = {k: v for k, v in given.items() if k not in objects}
-    settings = grouped("sweep", objects, rest, warn=False)._asdict()  # takes its keys
-    return {**settings, **rest}
 
 
 def fast_settings(**given):
