@@ -6,12 +6,13 @@ components for pipelines (:mod:`.components`)."""
 from __future__ import annotations
 
 from ranklens.capture import Instrumentation
+from ranklens.errors import UnseenStagesWarning
 
 from .adapter import PLUGIN, HaystackRetriever, run, to_hit, to_light
 from .components import RanklensEvaluator, RanklensRecorder
 from .hooks import RanklensTracer, instrument
 from .interleaving import InterleavedRetriever
-from .stages import UnseenStagesWarning, unseen_stages
+from .stages import unseen_stages
 
 __version__ = "0.2.0"
 

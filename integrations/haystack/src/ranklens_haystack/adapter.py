@@ -30,9 +30,9 @@ from ranklens.capture import (
     Staged,
     state_digest,
 )
-from ranklens.errors import InputError
+from ranklens.errors import InputError, UnseenStagesWarning
 
-from .stages import PipelineCall, UnseenStagesWarning, collecting, stage_records, unseen_stages
+from .stages import PipelineCall, collecting, stage_records, unseen_stages
 
 QUERY_SOCKETS = ("query", "text")
 """Pipeline inputs that receive the query text by default."""

@@ -6,12 +6,13 @@ over a labelled query set (:mod:`.adapter`), record live retrievals through call
 from __future__ import annotations
 
 from ranklens.capture import Instrumentation
+from ranklens.errors import UnseenStagesWarning
 
 from .adapter import PLUGIN, LangChainRetriever, run, to_hit, to_light
 from .bm25 import BM25sRetriever
 from .hooks import AsyncRanklensCallbackHandler, RanklensCallbackHandler, instrument
 from .interleaving import InterleavedRetriever
-from .stages import ObservedStep, UnseenStagesWarning, observe
+from .stages import ObservedStep, observe
 
 __version__ = "0.2.0"
 

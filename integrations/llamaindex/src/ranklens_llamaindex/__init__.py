@@ -11,6 +11,7 @@ pipeline stage by stage, its retrievers and node postprocessors (:mod:`.stages`:
 from __future__ import annotations
 
 from ranklens.capture import Instrumentation
+from ranklens.errors import UnseenStagesWarning
 
 from .adapter import PLUGIN, LlamaIndexRetriever, run, to_hit, to_light
 from .hooks import (
@@ -20,7 +21,6 @@ from .hooks import (
     instrument,
 )
 from .interleaving import InterleavedRetriever
-from .stages import UnseenStagesWarning
 
 __version__ = "0.2.0"
 
