@@ -27,7 +27,7 @@ RECORDS = {
     "Qrels", "Run", "SpanLabels", "Judged", "Evaluation", "Report", "FusionTuning",
     "HoleRange", "LabelPool", "EstimateResult", "RunResult", "Retrieval", "SweepResult",
     "TargetVerdict", "Plan", "Reanchored", "Versions", "Snapshots", "Family", "Param",
-    "Metric",
+    "Metric", "StageEvaluation", "StageLoss",
 }  # fmt: skip
 NOT_CALLABLE_ENTRIES = {"__version__", "stats"}
 """A version string, and the statistics module (whose functions are internal helpers)."""

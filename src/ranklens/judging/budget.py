@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..declared import AT_LEAST_ONE, choice, count, declare
 from ..errors import InputError
 from ..model import Run
 from ..model import segments as seg
@@ -52,6 +53,13 @@ STRADDLE = ("exclude", "include", "partial")
 """What the chunk straddling a budget's end counts for."""
 
 
+BUDGET = declare("Budget", {
+    "amount": count(None, AT_LEAST_ONE, "the budget: how many characters or tokens"),
+    "unit": choice("tok", ("tok", "char"), "tokens ('tok') or characters ('char')"),
+})  # fmt: skip
+
+
+@BUDGET.checks
 @dataclass(frozen=True)
 class Budget:
     """A context budget: ``amount`` characters (``unit="char"``) or tokens (``"tok"``).

@@ -32,7 +32,7 @@ passes, however the result looks) has every loss "filtered".
 first stage did not find it), s for filtered or cut at s, ``n_stages`` for outside the
 budget (the context, after the last stage) and −1 for found.
 
-The walk reads only judged arrays (:attr:`Judged.u_q`, ``u_rank``, ``u_id``, ``unit_q``,
+The walk reads only judged arrays (``Judged.u_q``, ``u_rank``, ``u_id``, ``unit_q``,
 ``unit_g``, ``lens``), so ids, grouped labels, spans, conventions (duplicates, ties) and
 versions enter through judging as for every metric.
 """
@@ -152,7 +152,7 @@ class Attribution:
         return {f: int(n[i]) for i, f in enumerate(FATES)}
 
     def per_query(self) -> dict[str, np.ndarray]:
-        """Per query (aligned with :attr:`query_ids`), the number of relevant units of each
+        """Per query (aligned with ``query_ids``), the number of relevant units of each
         fate, ``relevant`` (R_q) and per stage ``lost at <stage>`` (units whose fate
         happened there)."""
         n_q = len(self.query_ids)

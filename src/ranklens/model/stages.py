@@ -32,6 +32,7 @@ STAGED_RUN = declare("StagedRun", {
 })  # fmt: skip
 
 
+@STAGED_RUN.checks
 class StagedRun:
     """The runs of a pipeline's stages, in pipeline order.
 
@@ -55,7 +56,6 @@ class StagedRun:
 
     __slots__ = ("inputs", "kinds", "latency_ms", "name", "names", "runs")
 
-    @STAGED_RUN.checks
     def __init__(
         self,
         stages: Mapping[str, Any] | Sequence[tuple[str, Any]],
