@@ -90,7 +90,7 @@ def test_the_budget_dataclass_refuses_what_a_name_cannot_say():
 
     with pytest.raises(InputError, match=">= 1"):  # the declared check, before any work
         Budget(0, "tok")
-    with pytest.raises(InputError, match="'tok'.*'char'"):
+    with pytest.raises(InputError, match=r"'tok'.*'char'"):
         Budget(10, "words")
     with pytest.raises(InputError, match="whole number"):
         Budget(1.5, "char")  # type: ignore[arg-type]

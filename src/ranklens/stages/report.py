@@ -86,7 +86,8 @@ QUERY = declare("StageEvaluation.query_text", {
 })  # fmt: skip
 
 FOUND, OUTSIDE = FATES.index("found"), FATES.index("outside the budget")
-"""The fate codes the renderers read (``Attribution.fate`` indexes :data:`~ranklens.judging.stages.FATES`)."""
+"""The fate codes the renderers read (``Attribution.fate`` indexes
+:data:`~ranklens.judging.stages.FATES`)."""
 NOT_RETRIEVED = "not retrieved"
 """The first stage's drop in the waterfall: relevant units its list does not hold."""
 DROPS = (NOT_RETRIEVED, "cut by rank", "filtered", "outside the budget")
