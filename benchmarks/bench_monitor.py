@@ -21,7 +21,7 @@ import numpy as np
 
 from ranklens import Recorder
 from ranklens.app.demo_data import load
-from ranklens.monitoring import Monitor
+from ranklens.monitoring import Monitor, Windowing
 
 N, ROUNDS = 20_000, 7
 
@@ -41,8 +41,9 @@ def main() -> None:
 
     def one_round(monitor: bool) -> tuple[float, float]:
         rec = Recorder(spill=False, max_records=N + 1)
-        m = Monitor(rec, window=1000, labels=ds, metrics=["ndcg@10"], background=False,
-                    queue_size=N + 1) if monitor else None  # fmt: skip
+        m = Monitor(rec, window=1000, labels=ds, metrics=["ndcg@10"],
+                    windowing=Windowing(background=False, queue_size=N + 1)
+                    ) if monitor else None  # fmt: skip
         t = time.process_time()
         for (qid, text), h in traffic:
             rec.record(text, h, query_id=qid, latency_ms=3.0)

@@ -47,7 +47,7 @@ def make(n_q: int, seed: int = 0) -> tuple[Any, dict[str, Any]]:
     for i in range(n_q):
         mine = docs[i * k : (i + 1) * k]
         pick = rng.choice(mine, 20, replace=False)
-        other = rng.integers(10**6, 2 * 10**6, 10)
+        other = 10**6 + rng.choice(10**6, 10, replace=False)  # never retrieved, distinct
         lq += [f"q{i}"] * 30
         ld += [f"d{x}" for x in np.concatenate([pick, other])]
         lg += rng.integers(0, 3, 30).tolist()
@@ -104,7 +104,13 @@ def run(task: str, n_q: int, memory: str) -> tuple[float, float]:
     out = ctx.Queue()
     p = ctx.Process(target=worker, args=(task, n_q, memory, out))
     p.start()
-    got = out.get()
+    while True:  # a worker that dies says so, never a wait forever
+        try:
+            got = out.get(timeout=5)
+            break
+        except Exception:
+            if not p.is_alive():
+                raise SystemExit(f"the {task} worker died (exit code {p.exitcode})") from None
     p.join()
     return got
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +130,8 @@ class StageEvaluation:
     counts: dict[str, dict[str, int]]
     budget: str | None = None
     straddle: str = "exclude"
-    labels: list[str] = field(default_factory=list, repr=False)
+    label_source: tuple[Any, int] | None = field(default=None, repr=False)
+    """The labels and the relevance level the units' names are read from, on first use."""
     stats: Statistics = STATS
     kinds: dict[str, str | None] = field(default_factory=dict)
 
@@ -168,6 +169,16 @@ class StageEvaluation:
         """Where each relevant unit of one query went: its rank at every stage (None where
         absent), its fate and where it happened."""
         return trail(self.attribution, str(query_id), self.labels or None)
+
+    @cached_property
+    def labels(self) -> list[str]:
+        """Each relevant unit's name, aligned with the attribution's units: the document
+        id, a group's ids joined by ``|``, or a span as ``doc[start:end]`` (read from the
+        labels when first asked: the drill-downs need it, the numbers do not)."""
+        if self.label_source is None:
+            return []
+        Q, level = self.label_source
+        return _unit_labels(Q, self.attribution, level)
 
     def table(self, digits: int = 4, color: bool | None = None) -> str:
         """The stage table and the losses for a terminal (colours when ``color``, by
@@ -279,28 +290,34 @@ def _staged(obj: Any, name: str | None, labels: Any = None, spans: bool = False)
 
 def _unit_labels(Q: Any, att: Attribution, level: int) -> list[str]:
     """Each relevant unit's name in the attribution's order: the document id, a group's
-    ids joined by ``|``, or a span as ``doc[start:end]``."""
+    ids joined by ``|``, or a span as ``doc[start:end]`` (vectorised over the labels' rows;
+    units of several rows joined in one pass)."""
+    rows = np.flatnonzero(Q.grade >= level)
+    rows = rows[np.lexsort((rows, Q.unit[rows], Q.q[rows]))]  # by query, unit, row
+    q, unit = Q.q[rows], Q.unit[rows]
+    names = np.asarray(Q.doc_ids, dtype=object)[Q.d[rows]]
+    if getattr(Q, "start", None) is not None:
+        names = np.array([f"{d}[{int(a)}:{int(b)}]" for d, a, b in
+                          zip(names, Q.start[rows], Q.end[rows])], dtype=object)  # fmt: skip
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = (q[1:] != q[:-1]) | (unit[1:] != unit[:-1])
+    starts = np.flatnonzero(first)
+    ends = np.append(starts[1:], len(rows))
+    label = names[starts].astype(object)
+    for i in np.flatnonzero(ends - starts > 1):  # groups of several documents or spans
+        label[i] = "|".join(str(x) for x in names[starts[i] : ends[i]])
+    uq = q[starts]  # each relevant unit's query code, in order
+    # the attribution's units: (query id, k) -> the label of that query's k-th unit
     qids = np.asarray(Q.query_ids).astype(str)
-    docs = np.asarray(Q.doc_ids).astype(str)[Q.d]
-    spans = getattr(Q, "start", None)
-    by_query: dict[str, list[str]] = {}
-    for qi, qid in enumerate(qids):
-        lo, hi = np.searchsorted(Q.q, [qi, qi + 1])
-        rows = np.arange(lo, hi)
-        rows = rows[Q.grade[rows] >= level]
-        names: list[str] = []
-        for u in np.unique(Q.unit[rows]):
-            members = rows[Q.unit[rows] == u]
-            if spans is not None:
-                parts = [f"{docs[r]}[{int(Q.start[r])}:{int(Q.end[r])}]" for r in members]
-            else:
-                parts = [str(docs[r]) for r in members]
-            names.append("|".join(parts))
-        by_query[qid] = names
-    out = []
-    for q, k in zip(att.unit_q, att.unit_k):
-        names = by_query.get(str(att.query_ids[q]), [])
-        out.append(names[k] if k < len(names) else f"unit {int(k) + 1}")
+    aq = np.searchsorted(qids, np.asarray(att.query_ids).astype(str)[att.unit_q])
+    aq = np.minimum(aq, max(len(qids) - 1, 0))
+    lo = np.searchsorted(uq, aq, side="left")
+    hi = np.searchsorted(uq, aq, side="right")
+    at = lo + att.unit_k
+    ok = at < hi
+    out = [f"unit {int(kk) + 1}" for kk in att.unit_k]
+    for u in np.flatnonzero(ok):
+        out[u] = str(label[at[u]])
     return out
 
 
@@ -409,7 +426,7 @@ def evaluate_stages(
         counts=counts,
         budget=budget,
         straddle=straddle,
-        labels=_unit_labels(Q, att, level),
+        label_source=(Q, level),
         stats=stats,
         kinds=dict(pipeline.kinds),
     )
