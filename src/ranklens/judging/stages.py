@@ -336,11 +336,21 @@ def kept_depths(
     keys = [_ranked_keys(r, query_ids, options) for r in runs]
     reads = inputs if inputs is not None else [[s - 1] if s else [] for s in range(n_s)]
     for s in range(n_s):
-        _, ckey, _ = keys[s]
+        if not reads[s]:
+            continue
+        ckey = np.sort(keys[s][1])
         for i in reads[s]:
             pq, pkey, prank = keys[i]
-            held = np.isin(pkey, ckey)
-            np.maximum.at(out[:, s], pq[held], prank[held])
+            if not len(ckey):
+                continue
+            pos = np.minimum(np.searchsorted(ckey, pkey), len(ckey) - 1)
+            held = np.flatnonzero(ckey[pos] == pkey)
+            if not len(held):
+                continue
+            # rows are in rank order within each query: a query's deepest kept row is its last
+            hq = pq[held]
+            last = held[np.r_[hq[1:] != hq[:-1], True]]
+            out[pq[last], s] = np.maximum(out[pq[last], s], prank[last])
     return out
 
 
@@ -361,9 +371,11 @@ def _ranked_keys(
     qi = at[q_codes][rows].astype(np.int64)
     h = run.docs.hashes()[order][rows]
     key = h ^ (qi.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-    first = np.unique(key, return_index=True)[1]
-    firsts = np.zeros(len(key), dtype=bool)
-    firsts[first] = True
+    if options.convention.duplicates == "error":  # judging refused any repeat already
+        firsts = np.ones(len(key), dtype=bool)
+    else:
+        firsts = np.zeros(len(key), dtype=bool)
+        firsts[np.unique(key, return_index=True)[1]] = True
     if options.convention.duplicates == "first":  # judging drops the repeats: ranks close up
         qi, key, firsts = qi[firsts], key[firsts], firsts[firsts]
     # rank within the query (judging's ranks count every row it keeps)
