@@ -9,11 +9,18 @@ Scenarios (``ids/labels``):
 * ids ``beir``: string ids of BEIR's many shapes over a 5M space (``4983``, ``ug7v899j``,
   ``doc123456``, ``<dbpedia:Aoka_Ruvo_Mifa>``, ``test-enviro-aekdhefqb-pro02b``,
   ``c67482ba-2019-04-18T13:32:05Z-00000-000``), query ids of mixed shapes too.
+* ids ``uniform``, ``digits`` and ``long``: ids drawn uniformly (no popularity skew) from
+  a 1M-document space, so that a 100k x 100 run holds nearly every id about ten times and
+  no id is hot in the cache: ``d`` and six digits (``d004217``), digits alone (``4217``),
+  or 36-character ids (``doc-`` and 32 hex digits, as hashed or UUID-like ids are).
 * ids ``small``: the former synthetic shape, ``D<n>`` ids from a corpus of
   ``max(50 x depth, 10,000)`` (each id repeated ~1,000 times at 100k x 100): kept as one row
   to show how a small vocabulary flatters.
 * labels ``deep`` (TREC style): ~10 relevant documents per query (grades 1-3, 70% of them
   retrieved, towards the top) and ~20 judged non-relevant (a third retrieved).
+* labels ``flat``: exactly 30 judged documents per query, grades 0-3 alike, each judged
+  document retrieved with probability 1/2 at any rank (not towards the top): many label
+  rows fall in the run, spread over its whole depth.
 * labels ``sparse`` (RAG style): 1-3 relevant documents per query (grade 1, 60% retrieved),
   nothing else judged.
 
@@ -25,6 +32,7 @@ in rank order, as retrieval tools write them.
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 from pathlib import Path
 
@@ -33,7 +41,12 @@ import numpy as np
 DATA = Path(__file__).resolve().parent / "_data"
 MSMARCO_DOCS = 8_841_823
 BEIR_DOCS = 5_000_000
-SCENARIOS = ("msmarco/deep", "msmarco/sparse", "beir/deep", "beir/sparse", "small/deep")
+UNIFORM_DOCS = 1_000_000
+UNIFORM = ("uniform", "digits", "long")  # ids drawn uniformly from UNIFORM_DOCS
+SCENARIOS = (
+    "msmarco/deep", "msmarco/sparse", "beir/deep", "beir/sparse", "small/deep",
+    "uniform/deep", "uniform/flat", "digits/flat", "long/flat",
+)  # fmt: skip
 
 
 def _doc_numbers(rng: np.random.Generator, shape: tuple[int, ...], space: int) -> np.ndarray:
@@ -45,9 +58,11 @@ def _doc_numbers(rng: np.random.Generator, shape: tuple[int, ...], space: int) -
     return (rank * 2_654_435_761 + 97) % space  # 2654435761 is prime, coprime to both spaces
 
 
-def _distinct_rows(rng: np.random.Generator, n: int, depth: int, space: int) -> np.ndarray:
-    """(n, depth) document numbers, distinct within each row."""
-    docs = _doc_numbers(rng, (n, depth), space)
+def _distinct_rows(
+    rng: np.random.Generator, n: int, depth: int, space: int, uniform: bool = False
+) -> np.ndarray:
+    """(n, depth) document numbers, distinct within each row (skewed, or ``uniform``)."""
+    docs = rng.integers(0, space, (n, depth)) if uniform else _doc_numbers(rng, (n, depth), space)
     while True:
         srt = np.sort(docs, axis=1)
         dup_rows = np.flatnonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))
@@ -107,6 +122,15 @@ def _names(numbers: np.ndarray, ids: str, prefix: str) -> np.ndarray:
         names = uniq.astype(str).astype(object)
     elif ids == "beir":
         names = np.array([beir_id(int(x)) for x in uniq.tolist()], dtype=object)
+    elif ids == "uniform":
+        names = np.array([f"{prefix.lower()}{x:06d}" for x in uniq.tolist()], dtype=object)
+    elif ids == "digits":
+        names = uniq.astype(str).astype(object)
+    elif ids == "long":
+        names = np.array(
+            [f"doc-{hashlib.md5(str(x).encode()).hexdigest()}" for x in uniq.tolist()],
+            dtype=object,
+        )
     else:
         names = np.array([f"{prefix}{x}" for x in uniq.tolist()], dtype=object)
     return names[inv.reshape(numbers.shape)]
@@ -117,21 +141,31 @@ def generate_arrays(n: int, depth: int, scenario: str, seed: int = 0) -> dict:
     ids, labels = scenario.split("/")
     rng = np.random.default_rng(seed)
     space = {"msmarco": MSMARCO_DOCS, "beir": BEIR_DOCS}.get(ids, max(50 * depth, 10_000))
+    uniform = ids in UNIFORM
+    if uniform:
+        space = UNIFORM_DOCS
     if ids == "small":
         docs = np.stack([rng.choice(space, depth, replace=False) for _ in range(n)])
     else:
-        docs = _distinct_rows(rng, n, depth, space)
+        docs = _distinct_rows(rng, n, depth, space, uniform)
     # retrieved judged documents: per query, the first k of a top-weighted random order
     if labels == "deep":
         n_rel = np.minimum(1 + rng.poisson(9, n), depth)
         ret_rel = rng.binomial(n_rel, 0.7)
         n_non = rng.poisson(20, n)
         ret_non = np.minimum(rng.binomial(n_non, 1 / 3), depth - ret_rel)
+    elif labels == "flat":
+        grades30 = rng.integers(0, 4, (n, 30))
+        n_rel = (grades30 > 0).sum(axis=1)
+        n_non = 30 - n_rel
+        ret_rel = np.minimum(rng.binomial(n_rel, 0.5), depth)
+        ret_non = np.minimum(rng.binomial(n_non, 0.5), depth - ret_rel)
     else:
         n_rel = rng.integers(1, 4, n)
         ret_rel = rng.binomial(n_rel, 0.6)
         n_non = ret_non = np.zeros(n, dtype=np.int64)
-    weight = 1.0 / (np.arange(depth) + 5.0)
+    # top-weighted picks of the retrieved judged documents (flat labels: any rank alike)
+    weight = np.ones(depth) if labels == "flat" else 1.0 / (np.arange(depth) + 5.0)
     keys = np.log(rng.random((n, depth))) / weight  # Efraimidis-Spirakis: largest k
     pos = np.argsort(-keys, axis=1)
     k_ret = ret_rel + ret_non
@@ -143,7 +177,10 @@ def generate_arrays(n: int, depth: int, scenario: str, seed: int = 0) -> dict:
     # judged documents not retrieved: fresh draws (a draw that is in the run is dropped)
     n_out = (n_rel - ret_rel) + (n_non - ret_non)
     out_row = np.repeat(np.arange(n), n_out)
-    out_doc = _doc_numbers(rng, (len(out_row),), space)
+    if uniform:
+        out_doc = rng.integers(0, space, len(out_row))
+    else:
+        out_doc = _doc_numbers(rng, (len(out_row),), space)
     within_out = np.arange(len(out_row)) - np.repeat(np.cumsum(n_out) - n_out, n_out)
     out_rel = within_out < (n_rel - ret_rel)[out_row]
     in_run = (docs[out_row] == out_doc[:, None]).any(axis=1)
@@ -158,6 +195,8 @@ def generate_arrays(n: int, depth: int, scenario: str, seed: int = 0) -> dict:
     j_rel = np.concatenate([is_rel, out_rel])
     if labels == "deep":
         grade = np.where(j_rel, rng.choice([1, 2, 3], len(j_rel), p=[0.5, 0.3, 0.2]), 0)
+    elif labels == "flat":
+        grade = np.where(j_rel, rng.integers(1, 4, len(j_rel)), 0)
     else:
         grade = j_rel.astype(np.int64)
     o = np.lexsort((rng.random(len(j_row)), j_row))

@@ -5,6 +5,10 @@
     uv run python benchmarks/bench_end_to_end.py --issue    # the rows of issue 38
     uv run python benchmarks/bench_end_to_end.py --scenarios beir/sparse,small/deep \
         --sizes 10000x100,100000x100 --phases files,dicts,forms
+    uv run python benchmarks/bench_end_to_end.py --cold --no-pretouch \
+        --scenarios msmarco/deep,uniform/deep,uniform/flat,digits/flat,long/flat \
+        --sizes 10000x100,100000x100 --phases files,dicts,npdicts,forms \
+        --without ranx,ranx_plain   # issue 49's rows
 
 Data: ``_realistic.py`` (the headline scenario is ``msmarco/deep``: MS MARCO-like numeric ids
 from an 8.8M space, TREC-style deep judgments; see that module for the others). Each size's
@@ -18,7 +22,9 @@ on two; a fair measure on a machine shared with other work):
 
   (a) files   from TREC files to means
   (b) dicts   from Python dicts to means (ranx twice: through Qrels/Run objects, and its
-              fastest path, evaluate() on plain dicts)
+              fastest path, evaluate() on plain dicts); ``npdicts``: the same with each
+              score a numpy.float64 scalar, as ``dict(zip(ids, scores_row))`` gives
+              (ranklens and pytrec_eval; ranx is left out)
   (c) forms   ranklens from the other in-memory forms of the same run, labels as dicts:
               ranked lists ``{q: [doc, ...]}``, ``{q: [(doc, score), ...]}``, a runner's
               ``RunResult`` and a pandas DataFrame (query_id, doc_id, score); each against
@@ -26,6 +32,11 @@ on two; a fair measure on a machine shared with other work):
   (d) reeval  re-evaluating ready objects (ranklens: judged arrays; pytrec_eval: its
               evaluator's evaluate(); ranx: evaluate on built Qrels/Run)
   (e) fresh   a whole fresh process at 10k x 100: import, load files, evaluate, exit
+
+``--cold`` times each worker's first call (imports and first-use costs in it) instead of a
+call after a warm-up; ``--no-pretouch`` leaves the machine's memory untouched before the
+run (on a freshly started VM, the first touch of guest memory is slow). The run says which
+it did, and ends with every row against pytrec_eval, worst first.
 
 Before timing, the three tools' per-query values are compared (ranx gets the run with ties
 already broken the trec_eval way, as ranx's own tie order is arbitrary), and every form's
@@ -99,8 +110,12 @@ def work(tool: str, phase: str, n: int, depth: int, reps: int, scenario: str) ->
     times: list[float] = []
     cpu: list[float] = []
     means: dict = {}
-    if phase in ("dicts", "forms"):
+    if phase in ("dicts", "npdicts", "forms"):
         qrels, run = dicts(n, depth, scenario)
+    if phase == "npdicts":  # scores as numpy.float64 scalars, as dict(zip(ids, row)) gives
+        import numpy as np
+
+        run = {q: dict(zip(h, np.fromiter(h.values(), np.float64, len(h)))) for q, h in run.items()}
     if phase == "forms":
         other = form_of(run, tool.split(":")[1])
         del run
@@ -122,7 +137,7 @@ def work(tool: str, phase: str, n: int, depth: int, reps: int, scenario: str) ->
         if phase == "files":
             for _ in range(reps):
                 means = timed(lambda: ranklens.evaluate(str(qp), str(rp), RANKLENS).aggregate)
-        elif phase == "dicts":
+        elif phase in ("dicts", "npdicts"):
             for _ in range(reps):
                 means = timed(lambda: ranklens.evaluate(qrels, run, RANKLENS).aggregate)
         elif phase == "forms":
@@ -146,7 +161,7 @@ def work(tool: str, phase: str, n: int, depth: int, reps: int, scenario: str) ->
         if phase == "files":
             for _ in range(reps):
                 means = timed(from_files)
-        elif phase == "dicts":
+        elif phase in ("dicts", "npdicts"):
             for _ in range(reps):
                 means = timed(lambda: _pytrec_means(
                     pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC)).evaluate(run)))  # fmt: skip
@@ -332,6 +347,7 @@ def warm_memory(gb: float = 6.0) -> None:
 TOOLS = {
     "files": ["ranklens", "pytrec_eval", "ranx"],
     "dicts": ["ranklens", "pytrec_eval", "ranx", "ranx_plain"],
+    "npdicts": ["ranklens", "pytrec_eval"],
     "forms": ["pytrec_eval", *(f"ranklens:{f}" for f in FORMS)],
     "reeval": ["ranklens", "pytrec_eval", "ranx"],
 }
@@ -429,13 +445,16 @@ def issue_table(scenario: str, res: dict) -> None:
         lines = [("TREC files -> six means", "files/ranklens", "files/pytrec_eval", "files/ranx"),
                  ("Python dicts -> six means", "dicts/ranklens", "dicts/pytrec_eval",
                   "dicts/ranx")]  # fmt: skip
+        lines.append(("dicts, numpy.float64 scores", "npdicts/ranklens", "npdicts/pytrec_eval",
+                      ""))  # fmt: skip
         for title, ours, pt, rx in lines:
             o, p, r = row.get(ours), row.get(pt), row.get(rx)
-            if o is None:
+            if o is None or p is None:
                 continue
+            vs_ranx = f"  ranx {r['median']:7.3f} ({_ratio(o['median'], r['median'])})" if r else ""
             print(f"   {title:34} {o['median']:7.3f}  pytrec_eval {p['median']:7.3f} "
-                  f"({_ratio(o['median'], p['median'])}; {_ratio(o['cpu'], p['cpu'])})  "
-                  f"ranx {r['median']:7.3f} ({_ratio(o['median'], r['median'])})")  # fmt: skip
+                  f"({_ratio(o['median'], p['median'])}; {_ratio(o['cpu'], p['cpu'])})"
+                  f"{vs_ranx}")  # fmt: skip
         if "dicts/ranklens" in row:
             mem = "/".join(f"{row[f'dicts/{t}']['peak_mb']:.0f}"
                            for t in ("ranklens", "pytrec_eval", "ranx"))  # fmt: skip
@@ -466,12 +485,26 @@ def main() -> None:
         "--scenarios", default=HEADLINE, help=f"comma-separated, of {', '.join(SCENARIOS)}"
     )
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--without", default="", help="leave these tools out, e.g. ranx,ranx_plain")
+    ap.add_argument(
+        "--cold",
+        action="store_true",
+        help="time each worker process's first call (no warm-up call before it)",
+    )
+    ap.add_argument("--no-pretouch", action="store_true",
+                    help="leave the machine's memory as it is (no throwaway process touching "
+                    "6 GB first): on a freshly started VM, first touches of guest memory are "
+                    "slow and fall on whichever tool allocates them")  # fmt: skip
     args = ap.parse_args()
+    if args.cold:
+        os.environ["BENCH_COLD"] = "1"  # the workers inherit it
     if args.worker:
         tool, phase, n, depth, reps, scenario = args.worker
         # untimed warm-up on the small size: imports, caches and numba's compiled code are
-        # loaded before timing (phase "fresh" measures a cold process)
-        work(tool, phase, 1_000, 100, 1, scenario)
+        # loaded before timing (phase "fresh" measures a cold process); --cold times the
+        # process's first call instead (lazy imports and first-use costs included)
+        if not os.environ.get("BENCH_COLD"):
+            work(tool, phase, 1_000, 100, 1, scenario)
         print(json.dumps(work(tool, phase, int(n), int(depth), int(reps), scenario)))
         return
     import platform
@@ -498,21 +531,26 @@ def main() -> None:
         sizes = [tuple(int(x) for x in sz.split("x")) for sz in args.sizes.split(",")]
     default = ["files", "dicts", "forms"] if args.issue else ["files", "dicts", "reeval", "fresh"]
     phases = args.phases.split(",") if args.phases else default
-    results: dict = {"versions": versions, "scenarios": {}}
-    warm_memory()
+    results: dict = {"versions": versions, "scenarios": {}, "cold": args.cold,
+                     "pretouched": not args.no_pretouch}  # fmt: skip
+    if not args.no_pretouch:
+        warm_memory()
+    workers = "cold (the first call timed)" if args.cold else "warm (one call on 1k x 100 first)"
+    touched = "no" if args.no_pretouch else "yes (6 GB, once)"
+    print(f"memory pre-touched: {touched}; workers: {workers}")
     for scenario in scenarios:
         check_agreement(scenario)
         res = results["scenarios"][scenario] = {}
         for n, depth in sizes:
             paths(n, depth, scenario)
-            if {"dicts", "forms"} & set(phases):
+            if {"dicts", "npdicts", "forms"} & set(phases):
                 ensure_dicts(n, depth, scenario)  # written once, before any timing
             data = describe_data(n, depth, scenario)
             row: dict = {}
-            for phase in ("files", "dicts", "forms", "reeval"):
+            for phase in ("files", "dicts", "npdicts", "forms", "reeval"):
                 if phase not in phases:
                     continue
-                tools = TOOLS[phase]
+                tools = [t for t in TOOLS[phase] if t not in args.without.split(",")]
                 if phase == "forms" and "dicts" in phases:
                     tools = tools[1:]  # pytrec_eval from dicts was timed just before
                 # one repetition per worker, the tools taking turns, so that the machine's
@@ -564,8 +602,39 @@ def main() -> None:
                 f"later calls {later:.3f} s (ratio {fc['calls'][0] / later:.2f})"
             )
         issue_table(scenario, res)
+    worst_rows(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+def worst_rows(results: dict) -> None:
+    """Every (scenario, size, path) by its ratio to pytrec_eval (wall), the worst first: the
+    headline's row beside the worst, so that no shape of data hides behind another."""
+    rows = []
+    for scenario, res in results["scenarios"].items():
+        for size, got in res.items():
+            if not isinstance(got, dict) or "rows" not in got:
+                continue
+            row = got["rows"]
+            for key, o in row.items():
+                phase, tool = key.split("/", 1)
+                if not tool.startswith("ranklens"):
+                    continue
+                ref = "dicts" if phase == "forms" else phase
+                p = row.get(f"{ref}/pytrec_eval") or row.get(f"{phase}/pytrec_eval")
+                if p is None:
+                    continue
+                path = tool.split(":")[1] if ":" in tool else phase
+                rows.append((p["median"] / o["median"], scenario, size, path, o["peak_mb"],
+                             p["peak_mb"]))  # fmt: skip
+    if not rows:
+        return
+    rows.sort()
+    print(f"\n== every row against pytrec_eval, worst first (cold: {results['cold']}, memory "
+          f"pre-touched: {results['pretouched']}) ==")  # fmt: skip
+    print(f"{'ratio':>6}  {'scenario':16} {'size':>10}  {'path':10} {'peak MB rl / pt':>16}")
+    for ratio, scenario, size, path, mo, mp in rows:
+        print(f"{ratio:5.2f}x  {scenario:16} {size:>10}  {path:10} {mo:7.0f} / {mp:<7.0f}")
 
 
 if __name__ == "__main__":

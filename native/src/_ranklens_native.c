@@ -13,21 +13,67 @@
 #include <stdint.h>
 #include <string.h>
 
-/* A score as a double: 1 when read, 0 when not a plain int or float (-1 on error). */
+/* numpy's scalar types, registered by ranklens (set_number_types) so that this module needs
+ * no numpy: floats other than float64 (float16, float32), and integers. */
+static PyObject *float_types = NULL, *int_types = NULL;
+
+static int registered(PyObject *types, PyObject *v) {
+    if (types == NULL) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(types); i++)
+        if ((PyObject *)Py_TYPE(v) == PyTuple_GET_ITEM(types, i)) return 1;
+    return 0;
+}
+
+/* An integer (exact int, or a registered numpy integer) as a long long: 1 when read, 0 when
+ * not such an integer or beyond 64 bits (-1 on error). */
+static int integer_of(PyObject *v, long long *out) {
+    PyObject *num = NULL;
+    if (!PyLong_CheckExact(v)) {
+        if (!registered(int_types, v)) return 0;
+        num = PyNumber_Index(v);
+        if (num == NULL) return -1;
+        v = num;
+    }
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    Py_XDECREF(num);
+    if (x == -1 && PyErr_Occurred()) return -1;
+    if (overflow) return 0;
+    *out = x;
+    return 1;
+}
+
+/* A score as a double: 1 when read, 0 when not a plain int or float, a float subclass
+ * (numpy.float64) or a registered numpy number (-1 on error). Each is read as numpy reads it
+ * into a float64 array: a float exactly, float16 and float32 widened exactly, an integer
+ * rounded to the nearest double. */
 static int score_of(PyObject *v, double *out) {
-    if (PyFloat_CheckExact(v)) {
+    if (PyFloat_Check(v)) {
         *out = PyFloat_AS_DOUBLE(v);
         return 1;
     }
-    if (PyLong_CheckExact(v)) {
-        int overflow = 0;
-        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-        if (x == -1 && PyErr_Occurred()) return -1;
-        if (overflow) return 0;
-        *out = (double)x;
+    if (registered(float_types, v)) {
+        double x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) return -1;
+        *out = x;
         return 1;
     }
-    return 0;
+    long long x;
+    int got = integer_of(v, &x);
+    if (got > 0) *out = (double)x;
+    return got;
+}
+
+/* set_number_types(floats, ints): the numpy scalar types read as numbers (tuples of types). */
+static PyObject *set_number_types(PyObject *self, PyObject *args) {
+    PyObject *floats, *ints;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &floats, &PyTuple_Type, &ints))
+        return NULL;
+    Py_INCREF(floats);
+    Py_INCREF(ints);
+    Py_XSETREF(float_types, floats);
+    Py_XSETREF(int_types, ints);
+    Py_RETURN_NONE;
 }
 
 /* The number of entries in a list of dicts, or -1 when an item is not exactly a dict. */
@@ -133,7 +179,8 @@ error:
 }
 
 /* label_grades(dicts): every grade of a list of {doc: grade} dicts, in order, as int64s;
- * None when a dict is not exactly a dict or a grade not an int within 64 bits or a bool. */
+ * None when a dict is not exactly a dict or a grade not an int within 64 bits (exact, or a
+ * registered numpy integer) or a bool. */
 static PyObject *label_grades(PyObject *self, PyObject *args) {
     PyObject *dicts;
     if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &dicts)) return NULL;
@@ -150,17 +197,15 @@ static PyObject *label_grades(PyObject *self, PyObject *args) {
             if (at >= total) goto none;
             if (PyBool_Check(value)) {
                 buf[at++] = value == Py_True;
-            } else if (PyLong_CheckExact(value)) {
-                int overflow = 0;
-                long long x = PyLong_AsLongLongAndOverflow(value, &overflow);
-                if (x == -1 && PyErr_Occurred()) {
+            } else {
+                long long x;
+                int got = integer_of(value, &x);
+                if (got < 0) {
                     Py_DECREF(out);
                     return NULL;
                 }
-                if (overflow) goto none;
+                if (got == 0) goto none;
                 buf[at++] = (int64_t)x;
-            } else {
-                goto none;
             }
         }
     }
@@ -282,21 +327,68 @@ error:
     return NULL;
 }
 
-/* tie_places(dicts, above, tied, docs, by_id): for each labelled document docs[i] tied
- * with others in the dict dicts[i] (in score order: its tied documents are the entries
- * above[i] .. above[i] + tied[i] - 1), how many of them rank before it: those whose id is
- * greater (by_id, trec_eval's order: code point order) or that come earlier in the dict.
- * above and tied are int64 buffers; n int64s. None when an entry is not there or the
- * document is not among them. */
+/* The tied entries of dict d read from its entry at ordinal first - 1 on (PyDict_Next's
+ * position is the entry's index in a dict that never lost an entry): 1 when the entry before
+ * scores above x (or first is 0), the next size entries score x and the one after (if any)
+ * below it, so that they are the run of x in d, whatever its layout; then *before counts
+ * those ranking before doc and *seen says whether doc was among them. 0 when a check fails
+ * (the caller reads d from its start), -1 on error. */
+static int tied_at(PyObject *d, int64_t first, int64_t size, double x, int f32, PyObject *doc,
+                   int by_id, Py_ssize_t *before, int *seen) {
+    Py_ssize_t pos = first > 0 ? (Py_ssize_t)first - 1 : 0, n = PyDict_GET_SIZE(d);
+    PyObject *key, *value;
+    double v;
+    int got;
+    *before = 0;
+    *seen = 0;
+    if (first + size > n) return 0;
+    if (first > 0) {
+        if (!PyDict_Next(d, &pos, &key, &value)) return 0;
+        if ((got = score_of(value, &v)) <= 0) return got;
+        if (f32) v = (double)(float)v;
+        if (!(v > x)) return 0;
+    }
+    for (int64_t k = 0; k < size; k++) {
+        if (!PyDict_Next(d, &pos, &key, &value)) return 0;
+        if ((got = score_of(value, &v)) <= 0) return got;
+        if (f32) v = (double)(float)v;
+        if (v != x || !PyUnicode_CheckExact(key)) return 0;
+        int cmp = PyUnicode_Compare(key, doc);
+        if (cmp == -1 && PyErr_Occurred()) return -1;
+        if (by_id) {
+            *before += cmp > 0;
+            *seen |= cmp == 0;
+        } else if (!*seen) {
+            if (cmp == 0) *seen = 1; else (*before)++;
+        }
+    }
+    if (first + size < n) {
+        if (!PyDict_Next(d, &pos, &key, &value)) return 0;
+        if ((got = score_of(value, &v)) <= 0) return got;
+        if (f32) v = (double)(float)v;
+        if (!(v < x)) return 0;
+    }
+    return 1;
+}
+
+/* tie_places(dicts, above, tied, docs, by_id[, scores, f32]): for each labelled document
+ * docs[i] tied with others in the dict dicts[i] (in score order: its tied documents are the
+ * entries above[i] .. above[i] + tied[i] - 1), how many of them rank before it: those whose
+ * id is greater (by_id, trec_eval's order: code point order) or that come earlier in the
+ * dict. above and tied are int64 buffers; n int64s. Given the tied scores (doubles, rounded
+ * to float32 with f32, as the caller ranked them), the tied entries are read where they
+ * stand, checked by their scores; else (or when a check fails) the dict is read from its
+ * start. None when an entry is not there or the document is not among them. */
 static PyObject *tie_places(PyObject *self, PyObject *args) {
     PyObject *dicts, *docs;
-    Py_buffer above, tied;
-    int by_id;
-    if (!PyArg_ParseTuple(args, "O!y*y*O!p", &PyList_Type, &dicts, &above, &tied, &PyList_Type,
-                          &docs, &by_id))
+    Py_buffer above, tied, xs = {0};
+    int by_id, f32 = 0;
+    if (!PyArg_ParseTuple(args, "O!y*y*O!p|y*p", &PyList_Type, &dicts, &above, &tied,
+                          &PyList_Type, &docs, &by_id, &xs, &f32))
         return NULL;
     PyObject *out = NULL;
     Py_ssize_t n = PyList_GET_SIZE(dicts);
+    const double *x = xs.buf != NULL && xs.len == n * 8 ? (const double *)xs.buf : NULL;
     if (PyList_GET_SIZE(docs) != n || above.len != n * 8 || tied.len != n * 8) goto none;
     out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     if (out == NULL) goto error;
@@ -308,6 +400,17 @@ static PyObject *tie_places(PyObject *self, PyObject *args) {
         if (!PyDict_CheckExact(d) || !PyUnicode_CheckExact(doc)) goto none;
         Py_ssize_t pos = 0, k = 0, before = 0;
         int seen = 0;
+        if (x != NULL) {
+            int got = tied_at(d, first[i], size[i], x[i], f32, doc, by_id, &before, &seen);
+            if (got < 0) goto error;
+            if (got > 0) {
+                if (!seen) goto none;
+                buf[i] = before;
+                continue;
+            }
+            before = 0;
+            seen = 0;
+        }
         while (k < first[i] + size[i] && PyDict_Next(d, &pos, &key, &value)) {
             if (k++ < first[i]) continue;  /* entries before the tie: not dereferenced */
             if (!PyUnicode_CheckExact(key)) goto none;
@@ -325,19 +428,107 @@ static PyObject *tie_places(PyObject *self, PyObject *args) {
         if (k != first[i] + size[i] || !seen) goto none;
         buf[i] = before;
     }
-    PyBuffer_Release(&above);
-    PyBuffer_Release(&tied);
-    return out;
+    goto done;
 none:
     Py_XDECREF(out);
-    PyBuffer_Release(&above);
-    PyBuffer_Release(&tied);
-    Py_RETURN_NONE;
+    out = Py_None;
+    Py_INCREF(out);
+    goto done;
 error:
     Py_XDECREF(out);
+    out = NULL;
+done:
     PyBuffer_Release(&above);
     PyBuffer_Release(&tied);
-    return NULL;
+    if (xs.obj != NULL) PyBuffer_Release(&xs);
+    return out;
+}
+
+/* label_docs(labels, which, within): the documents labels[which[i]] holds at position
+ * within[i] (a dict's keys in order, or a list's or tuple's items); which and within are
+ * int64 buffers. None when a container is not a dict, list or tuple or too short. */
+static PyObject *label_docs(PyObject *self, PyObject *args) {
+    PyObject *labels;
+    Py_buffer which, within;
+    if (!PyArg_ParseTuple(args, "O!y*y*", &PyList_Type, &labels, &which, &within)) return NULL;
+    Py_ssize_t n = which.len / 8, n_lab = PyList_GET_SIZE(labels);
+    PyObject *out = NULL;
+    if (within.len != which.len) goto none;
+    out = PyList_New(n);
+    if (out == NULL) goto done;
+    const int64_t *w = (const int64_t *)which.buf, *at = (const int64_t *)within.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (w[i] < 0 || w[i] >= n_lab || at[i] < 0) goto none;
+        PyObject *lab = PyList_GET_ITEM(labels, w[i]), *item = NULL, *value;
+        if (PyDict_CheckExact(lab)) {
+            Py_ssize_t pos = 0;
+            for (int64_t k = 0; k <= at[i]; k++)
+                if (!PyDict_Next(lab, &pos, &item, &value)) goto none;
+        } else if (PyList_CheckExact(lab) || PyTuple_CheckExact(lab)) {
+            if (at[i] >= PySequence_Fast_GET_SIZE(lab)) goto none;
+            item = PySequence_Fast_GET_ITEM(lab, at[i]);
+        } else {
+            goto none;
+        }
+        Py_INCREF(item);
+        PyList_SET_ITEM(out, i, item);
+    }
+    goto done;
+none:
+    Py_XDECREF(out);
+    out = Py_None;
+    Py_INCREF(out);
+done:
+    PyBuffer_Release(&which);
+    PyBuffer_Release(&within);
+    return out;
+}
+
+/* ranks(ranked, start, length, s): in the descending segments ranked[start[i]:start[i] +
+ * length[i]] (doubles; start and length int64s), the number of entries above s[i] and the
+ * number equal to it from there: a binary search per entry. (above, tied) as int64 bytes;
+ * None when an s[i] is not in its segment. */
+static PyObject *ranks(PyObject *self, PyObject *args) {
+    Py_buffer ranked, start, length, s;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*", &ranked, &start, &length, &s)) return NULL;
+    PyObject *above = NULL, *tied = NULL, *res = NULL;
+    Py_ssize_t n = s.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t total = ranked.len / (Py_ssize_t)sizeof(double);
+    if (start.len != n * 8 || length.len != n * 8 || s.len != n * 8) goto none;
+    above = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    tied = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (above == NULL || tied == NULL) goto done;
+    const double *r = (const double *)ranked.buf, *sv = (const double *)s.buf;
+    const int64_t *st = (const int64_t *)start.buf, *ln = (const int64_t *)length.buf;
+    int64_t *a = (int64_t *)PyBytes_AS_STRING(above), *t = (int64_t *)PyBytes_AS_STRING(tied);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t lo = 0, hi = ln[i], b = st[i];
+        double x = sv[i];
+        if (b < 0 || hi < 0 || b + hi > total) goto none;
+        const double *seg = r + b;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (seg[mid] > x) lo = mid + 1; else hi = mid;
+        }
+        int64_t k = lo;
+        while (k < ln[i] && seg[k] == x) k++;
+        if (k == lo) goto none;
+        a[i] = lo;
+        t[i] = k - lo;
+    }
+    res = PyTuple_Pack(2, above, tied);
+    goto done;
+none:
+    res = Py_None;
+    Py_INCREF(res);
+done:
+    Py_XDECREF(above);
+    Py_XDECREF(tied);
+    PyBuffer_Release(&ranked);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&length);
+    PyBuffer_Release(&s);
+    return res;
 }
 
 static PyMethodDef methods[] = {
@@ -345,7 +536,10 @@ static PyMethodDef methods[] = {
     {"lookups", lookups, METH_VARARGS, "Each labelled document's score in the run's dicts."},
     {"label_grades", label_grades, METH_VARARGS, "Every grade of a list of {doc: grade} dicts."},
     {"tie_places", tie_places, METH_VARARGS, "How many tied documents rank before each."},
+    {"label_docs", label_docs, METH_VARARGS, "The labelled documents at given positions."},
     {"pair_scores", pair_scores, METH_VARARGS, "The scores of lists of (doc, score) pairs."},
+    {"ranks", ranks, METH_VARARGS, "Entries above and tied with each score in its segment."},
+    {"set_number_types", set_number_types, METH_VARARGS, "numpy's scalar types read as numbers."},
     {"pack_ids", pack_ids, METH_VARARGS, "The ids of containers as packed UTF-8 bytes."},
     {NULL, NULL, 0, NULL},
 };

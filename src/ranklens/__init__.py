@@ -120,9 +120,9 @@ _LAZY = {
     "Pipeline": "capture",
     "Stage": "capture",
     # use-case profiles: declarations (profiles), verdicts against targets and the planner
-    # (comparison); ranklens.evaluate is the evaluation floor's one evaluate, reached through
-    # comparison.targets, whose import registers the profile=/targets= verdicts with it
-    "evaluate": "comparison.targets",
+    # (comparison); ranklens.evaluate is the evaluation floor's one evaluate, which finds the
+    # profile=/targets= verdicts by name (entry point group ranklens.hooks) when asked
+    "evaluate": "evaluation",
     "Profile": "profiles",
     "Target": "profiles",
     "Typical": "profiles",

@@ -187,6 +187,24 @@ def test_bad_verdict_requests_are_named_errors():
         ranklens.plan_queries("ndcg@10 >= 0.7")
 
 
+def test_a_plain_evaluation_leaves_the_comparison_floor_unloaded_and_verdicts_load_it():
+    """``ranklens.evaluate`` is the evaluation floor's: without a profile or targets it never
+    imports ``ranklens.comparison`` (a first call's cost); with them it finds the verdicts
+    through the ``ranklens.hooks`` entry point, in a fresh process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ranklens\n"
+        "ev = ranklens.evaluate({'q': ['a']}, {'q': ['a', 'b']}, ['P@1'])\n"
+        "print(any(m.startswith('ranklens.comparison') for m in sys.modules))\n"
+        "ev = ranklens.evaluate({'q': ['a']}, {'q': ['a', 'b']}, ['P@1'], targets={'P@1': 0.5})\n"
+        "print(ev.verdicts[0].metric, ev.verdicts[0].value, 'ranklens.comparison' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "P@1", "1.0", "True"]
+
+
 def test_one_evaluate_with_one_table_whatever_the_path_it_is_reached_by():
     import ranklens.comparison.targets as targets
     import ranklens.evaluation as evaluation
@@ -207,27 +225,17 @@ def test_one_evaluate_with_one_table_whatever_the_path_it_is_reached_by():
     assert top.verdicts[0].method == "wilson" and top["P@1"] == pytest.approx(2 / 3)
 
 
-def test_the_evaluation_floor_alone_names_what_verdicts_need():
-    """Without the comparison floor loaded (which evaluation cannot import), a profile is
-    refused with the fix; plain evaluations work."""
-    import subprocess
-    import sys
+def test_the_evaluation_floor_alone_names_what_verdicts_need(monkeypatch):
+    """Where the verdicts cannot be found (no ``ranklens.hooks`` entry point: ranklens run
+    from sources that were never installed), a profile is refused with the fix."""
+    import ranklens.evaluation as evaluation
+    import ranklens.plugins as plugins
 
-    code = (
-        "import sys\n"
-        "from ranklens.evaluation import evaluate\n"
-        "from ranklens.errors import InputError\n"
-        "assert 'ranklens.comparison' not in sys.modules\n"
-        "print(evaluate({'q': ['a']}, {'q': ['a', 'b']}, ['P@2'])['P@2'])\n"
-        "try:\n"
-        "    evaluate({'q': ['a']}, {'q': ['a']}, targets={'P@1': 0.5})\n"
-        "except InputError as e:\n"
-        "    print(e)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.splitlines()  # fmt: skip
-    assert out[0] == "0.5"
-    assert "ranklens.comparison, which is not loaded; call ranklens.evaluate" in out[1]
+    monkeypatch.setattr(evaluation, "HOOKS", {})
+    monkeypatch.setattr(plugins, "entry_point_table", lambda group: {})
+    assert evaluation.evaluate({"q": ["a"]}, {"q": ["a", "b"]}, ["P@2"])["P@2"] == 0.5
+    with pytest.raises(InputError, match=r"ranklens\.comparison, which is not loaded; call"):
+        evaluation.evaluate({"q": ["a"]}, {"q": ["a"]}, targets={"P@1": 0.5})
 
 
 def test_compare_with_a_profile_renders_verdicts_everywhere_and_round_trips(tmp_path):

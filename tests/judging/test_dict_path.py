@@ -30,7 +30,10 @@ METRICS = [
 # ids around the 8-byte words the hash and the tie order read, and odd ones
 DOCS = ["d1", "d10", "D1", "z", "ab" * 4, "ab" * 4 + "c", "x" * 17, "é", "7067032", "a\nb",
         "n\0", "n"]  # fmt: skip
-SCORES = [0.0, 0.5, 1.0, 1.0 + 1e-9, 2.0, -1.0, 3]
+# scores and grades: Python's numbers and numpy's scalars, as retrievers give them
+SCORES = [0.0, 0.5, 1.0, 1.0 + 1e-9, 2.0, -1.0, 3, np.float32(0.5), np.float32(1.0 + 1e-7),
+          np.float64(2.0), np.int64(3), np.float16(-1)]  # fmt: skip
+GRADES = st.integers(-1, 3) | st.integers(-1, 3).map(np.int64) | st.integers(0, 3).map(np.int8)
 QUERIES = ["a", "b", "c", "d", "e", "é"]
 
 
@@ -39,7 +42,7 @@ def labels(draw):
     """``{q: {doc: grade}}`` or ``{q: [doc, ...]}`` (lists may repeat a document)."""
     qids = draw(st.lists(st.sampled_from(QUERIES[:5]), min_size=1, max_size=4, unique=True))
     if draw(st.booleans()):
-        return {q: draw(st.dictionaries(st.sampled_from(DOCS), st.integers(-1, 3), max_size=7))
+        return {q: draw(st.dictionaries(st.sampled_from(DOCS), GRADES, max_size=7))
                 for q in qids}  # fmt: skip
     return {q: draw(st.lists(st.sampled_from(DOCS), max_size=5)) for q in qids}
 
@@ -264,7 +267,8 @@ def test_a_large_run_of_each_form_is_read_without_interning():
 
 def test_the_c_helpers_read_what_numpy_reads_and_leave_the_rest():
     """The compiled helpers give numpy's values for plain ids, ints and floats, and None
-    (the numpy path decides) for anything else: bools, numpy scalars, ints past 64 bits,
+    and numpy's integer and float scalars (as numpy reads them into arrays), and None (the
+    numpy path decides) for anything else: bools, numpy bools, long doubles, ints past 64 bits,
     str subclasses, empty or non-UTF-8 ids, other containers, hits that are not pairs."""
     native = native_mod.NATIVE
     if native is None:
@@ -275,9 +279,16 @@ def test_the_c_helpers_read_what_numpy_reads_and_leave_the_rest():
 
     got = native.run_scores([{"a": 1.5, "b": 2, "c": -(2**62)}, {}, {"d": float("nan")}])
     assert np.array_equal(np.frombuffer(got), [1.5, 2.0, float(-(2**62)), np.nan], equal_nan=True)
-    for odd in ({"a": True}, {"a": np.float64(1.0)}, {"a": 2**64}, {"a": "1"}, {1: 1.0},
-                {Sub("a"): 1.0}, {"": 1.0}):  # fmt: skip
+    for odd in ({"a": True}, {"a": np.bool_(True)}, {"a": np.longdouble(1)}, {"a": 2**64},
+                {"a": np.uint64(2**64 - 1)}, {"a": "1"}, {1: 1.0}, {Sub("a"): 1.0},
+                {"": 1.0}):  # fmt: skip
         assert native.run_scores([odd]) is None, odd
+    # numpy's scalars read as numpy reads them into a float64 array
+    mixed = {"a": np.float64(0.1), "b": np.float32(0.1), "c": np.float16(0.1), "d": np.int64(-7),
+             "e": np.uint8(200), "f": np.int32(2**31 - 1)}  # fmt: skip
+    got = native.run_scores([mixed])
+    assert np.frombuffer(got).tobytes() == np.array(list(mixed.values())).astype(float).tobytes()
+    assert np.frombuffer(native.run_scores([{"b": np.float32(0.1)}]))[0] == float(np.float32(0.1))
     assert native.run_scores([{"a": 1.0}, [("b", 1.0)]]) is None  # not a dict
     run = {"q": {"a": 3.0, "b": 1}}
     got = native.lookups(run, ["q", "x"], [{"a": 1, "z": 2}, ["a"]], 3)
@@ -299,5 +310,12 @@ def test_the_c_helpers_read_what_numpy_reads_and_leave_the_rest():
     assert np.frombuffer(scores).tolist() == [1.5, 2.0]
     for odd in ([[("a", True)]], [[("a",)]], [[("a", 1.0, 2)]], [["a"]], [[("a", "1")]]):
         assert native.pair_scores(odd) is None, odd
-    for odd in ({"a": 1.0}, {"a": np.int64(1)}, {"a": 2**63}):
+    for odd in ({"a": 1.0}, {"a": np.float32(1)}, {"a": 2**63}, {"a": np.uint64(2**63)}):
         assert native.label_grades([odd]) is None, odd
+    got = native.label_grades([{"a": np.int64(2), "b": np.int8(-1), "c": np.uint16(3)}])
+    assert np.frombuffer(got, np.int64).tolist() == [2, -1, 3]
+    above, tied = native.ranks(np.array([3.0, 2.0, 2.0, 1.0, 5.0]), np.array([0, 0, 4]),
+                               np.array([4, 4, 1]), np.array([2.0, 1.0, 5.0]))  # fmt: skip
+    assert np.frombuffer(above, np.int64).tolist() == [1, 3, 0]
+    assert np.frombuffer(tied, np.int64).tolist() == [2, 1, 1]
+    assert native.ranks(np.array([3.0]), np.array([0]), np.array([1]), np.array([2.0])) is None

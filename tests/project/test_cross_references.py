@@ -111,7 +111,7 @@ def test_every_docstring_reference_resolves(module, target):
     assert _resolve(target, module, namespace), f"{module}: :role:`{target}` names nothing"
 
 
-NOT_PYTHON = ("ranklens.adapters", "ranklens.renderers")
+NOT_PYTHON = ("ranklens.adapters", "ranklens.renderers", "ranklens.hooks")
 """Names written like paths that are not Python objects: entry-point groups."""
 METRIC_NAMES = ("ranklens.monitor.", "ranklens.window.", "ranklens.retrieval.", "ranklens.metric",
                 "ranklens.signal")  # fmt: skip

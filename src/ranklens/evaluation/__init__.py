@@ -351,7 +351,9 @@ class VerdictHook(Protocol):
 
 HOOKS: dict[str, VerdictHook] = {}
 """The registered verdict hook (``"verdicts"``), set by :mod:`ranklens.comparison.targets`
-when it is imported (``ranklens.evaluate`` imports it)."""
+when it is imported, which :func:`verdict_hook` does through the entry point group
+``ranklens.hooks`` the first time verdicts are asked for (a plain evaluation never loads the
+comparison floor)."""
 
 
 def register_verdicts(hook: VerdictHook) -> None:
@@ -447,6 +449,12 @@ def evaluate(
 def verdict_hook() -> VerdictHook:
     """The registered verdict hook, or an error saying how to load it."""
     hook = HOOKS.get("verdicts")
+    if hook is None:  # the comparison floor's, found by name (loading it registers it)
+        from ..plugins import entry_point_table  # importlib.metadata: only when asked
+
+        found = entry_point_table("ranklens.hooks").get("verdicts")
+        if found is not None:
+            hook = HOOKS.setdefault("verdicts", found.load())
     if hook is None:
         raise InputError(
             "evaluate: verdicts against a profile or targets are computed by "

@@ -117,13 +117,12 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     s = found[h_rows]
     del found
     start, length = seg_start[h_q], lens[h_q]
-    above = _count_above(ranked, start, length, s)  # scores > s
-    tied = _tied(ranked, start + above, start + length, s)  # scores == s (at least 1)
+    above, tied = _places(ranked, start, length, s)
     rank = above + 1
     at = np.flatnonzero(tied > 1)
     if len(at):
-        moved = _tie_places(run, eval_ids, q_vals, scores, r_off, ev_seg, unsorted,
-                            h_rows[at], h_q[at], above[at], tied[at], s[at], opts.ties,
+        moved = _tie_places(run, eval_ids, q_vals, q_lens, scores, r_off, ev_seg, unsorted,
+                            h_rows[at], h_q[at], above[at], tied[at], s[at], opts,
                             native)  # fmt: skip
         if moved is None:
             return None
@@ -261,6 +260,24 @@ def _ranked_scores(scores: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, set
     return out, set(seg.tolist())
 
 
+def _places(
+    ranked: np.ndarray, start: np.ndarray, length: np.ndarray, s: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each score ``s`` in its descending segment ``ranked[start:start + length]``: the
+    entries above it and the entries equal to it (at least 1, itself): a binary search per
+    score in C when the helpers are built, else vectorised over all scores at once."""
+    native = compiled.NATIVE
+    found = getattr(native, "ranks", None)
+    if found is not None and len(s):
+        f8, i8 = np.float64, np.int64
+        got = found(*(np.ascontiguousarray(a, t) for a, t in
+                      ((ranked, f8), (start, i8), (length, i8), (s, f8))))  # fmt: skip
+        if got is not None:
+            return np.frombuffer(got[0], np.int64), np.frombuffer(got[1], np.int64)
+    above = _count_above(ranked, start, length, s)  # scores > s
+    return above, _tied(ranked, start + above, start + length, s)  # scores == s
+
+
 def _count_above(
     ranked: np.ndarray, start: np.ndarray, length: np.ndarray, s: np.ndarray
 ) -> np.ndarray:
@@ -318,22 +335,32 @@ def _tie_counts(ranked: np.ndarray, off: np.ndarray, evaluated: np.ndarray) -> t
 
 
 def _tie_places(
-    run: dict[Any, Any], eval_ids: list[Any], q_vals: list[Any], scores: np.ndarray,
-    r_off: np.ndarray, ev_seg: np.ndarray, unsorted: set[int], rows: np.ndarray,
-    hq: np.ndarray, above: np.ndarray, tied: np.ndarray, s: np.ndarray, ties: str,
-    native: Any = None,
+    run: dict[Any, Any], eval_ids: list[Any], q_vals: list[Any], q_lens: np.ndarray,
+    scores: np.ndarray, r_off: np.ndarray, ev_seg: np.ndarray, unsorted: set[int],
+    rows: np.ndarray, hq: np.ndarray, above: np.ndarray, tied: np.ndarray, s: np.ndarray,
+    opts: JudgeOptions, native: Any = None,
 ) -> np.ndarray | None:  # fmt: skip
     """For labelled documents tied with others in score (label rows ``rows``): how many of
     their tied documents rank before them (ids greater, trec_eval's order; or earlier in
     the dict under ``ties="input"``)."""
+    ties = opts.ties
     seg = ev_seg[hq]
     dicts = list(map(run.__getitem__, map(eval_ids.__getitem__, hq.tolist())))
-    labelled = list(chain.from_iterable(q_vals))
-    docs = list(map(labelled.__getitem__, rows.tolist()))
-    del labelled
+    docs = None
+    if native is not None and hasattr(native, "label_docs"):  # only the tied rows' labels
+        q_off = np.cumsum(q_lens) - q_lens
+        which = np.searchsorted(q_off, rows, side="right") - 1
+        docs = native.label_docs(
+            q_vals, which.astype(np.int64), (rows - q_off[which]).astype(np.int64)
+        )
+    if docs is None:
+        labelled = list(chain.from_iterable(q_vals))
+        docs = list(map(labelled.__getitem__, rows.tolist()))
+        del labelled
     if native is not None and not unsorted:  # counted in C, the entries before not read
+        f32 = opts.score_precision == "float32"
         got = native.tie_places(dicts, above.astype(np.int64), tied.astype(np.int64), docs,
-                                ties == "trec")  # fmt: skip
+                                ties == "trec", s.astype(np.float64), f32)  # fmt: skip
         if got is not None:
             return np.frombuffer(got, dtype=np.int64)
     # a query in score order: its ties are consecutive, sliced in C from the nearer end

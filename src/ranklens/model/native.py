@@ -15,3 +15,11 @@ except ImportError:  # pragma: no cover - not built here: numpy alone
 
 NATIVE: Any = _loaded
 """The compiled module, or None (set to None to use numpy alone)."""
+
+if _loaded is not None and hasattr(_loaded, "set_number_types"):
+    import numpy as np  # the helpers read numpy's scalars as numpy reads them into arrays
+
+    _loaded.set_number_types(
+        (np.float16, np.float32),  # float64 is a float: read as one
+        tuple({np.dtype(c).type for c in "bhilqpBHILQP"}),  # every C integer type
+    )

@@ -89,12 +89,15 @@ def seg_reverse_cummax(x: np.ndarray, off: np.ndarray, block: int = 1 << 22) -> 
     return out
 
 
-def sorted_with_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_with_rows(key: np.ndarray, grouped: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(sorted keys, row of each)``, ties kept in row order.
 
     When key and row index fit in 63 bits together they are packed into one int64 and
     sorted with a plain ``np.sort``, several times faster than ``argsort`` on 10^7 rows.
-    """
+    The packed keys are distinct, so any sort gives the same order: ``grouped`` (the keys
+    already in order but for short stretches, as rows grouped by query and ranked within
+    each) picks the merge sort, which finds the ordered stretches (about 5x faster there,
+    20% slower on keys in random order)."""
     n = len(key)
     if n == 0:
         return key, np.zeros(0, dtype=np.int64)
@@ -103,7 +106,7 @@ def sorted_with_rows(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if kmax.bit_length() + ibits <= 63:
         packed = key << ibits
         packed |= np.arange(n, dtype=np.int64)
-        packed.sort()
+        packed.sort(kind="stable" if grouped else None)
         rows = packed & ((1 << ibits) - 1)
         packed >>= ibits  # in place: the sorted keys
         return packed, rows
@@ -120,7 +123,8 @@ def order_by(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
     if int(primary.max()).bit_length() + sbits <= 62:
         key = primary.astype(np.int64) << sbits
         key |= secondary
-        return sorted_with_rows(key)[1]
+        grouped = len(primary) > 1 and bool((primary[1:] >= primary[:-1]).all())
+        return sorted_with_rows(key, grouped)[1]
     return np.lexsort((secondary, primary))
 
 
