@@ -178,6 +178,171 @@ error:
     return NULL;
 }
 
+/* A query's hits as a table of its ids (open addressing over their hashes), reused from one
+ * query to the next: each entry is a position + 1 (0: empty) and the id's hash. */
+typedef struct {
+    Py_ssize_t cap;
+    int64_t *at;
+    Py_hash_t *hash;
+} id_table;
+
+/* The id of hit j: the item itself (kind 1, a ranked list) or the first of a (doc, score)
+ * pair (kind 2); NULL when the hit is not of its kind. */
+static PyObject *hit_id(PyObject *hits, Py_ssize_t j, int kind) {
+    PyObject *hit = PySequence_Fast_GET_ITEM(hits, j);
+    if (kind == 1) return hit;
+    if ((!PyTuple_CheckExact(hit) && !PyList_CheckExact(hit)) || PySequence_Fast_GET_SIZE(hit) != 2)
+        return NULL;
+    return PySequence_Fast_GET_ITEM(hit, 0);
+}
+
+/* Fill the table with the ids of hits (a list or tuple): 1 when every id is a non-empty str
+ * and none repeats, 0 when not (the caller steps aside), -1 on error. */
+static int fill_table(id_table *t, PyObject *hits, int kind) {
+    Py_ssize_t m = PySequence_Fast_GET_SIZE(hits), cap = 16;
+    while (cap < 2 * m) cap <<= 1;
+    if (cap > t->cap) {
+        int64_t *at = PyMem_Realloc(t->at, (size_t)cap * sizeof(int64_t));
+        if (at == NULL) { PyErr_NoMemory(); return -1; }
+        t->at = at;
+        Py_hash_t *hash = PyMem_Realloc(t->hash, (size_t)cap * sizeof(Py_hash_t));
+        if (hash == NULL) { PyErr_NoMemory(); return -1; }
+        t->hash = hash;
+        t->cap = cap;
+    }
+    memset(t->at, 0, (size_t)cap * sizeof(int64_t));
+    Py_ssize_t mask = cap - 1;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *id = hit_id(hits, j, kind);
+        if (id == NULL || !PyUnicode_CheckExact(id) || PyUnicode_GET_LENGTH(id) == 0) return 0;
+        Py_hash_t h = PyObject_Hash(id);
+        if (h == -1) return -1;
+        Py_ssize_t i = (Py_ssize_t)((size_t)h & (size_t)mask);
+        while (t->at[i]) {
+            if (t->hash[i] == h) {
+                int cmp = PyUnicode_Compare(id, hit_id(hits, t->at[i] - 1, kind));
+                if (cmp == -1 && PyErr_Occurred()) return -1;
+                if (cmp == 0) return 0;  /* a document twice: the conventions decide */
+            }
+            i = (i + 1) & mask;
+        }
+        t->at[i] = j + 1;
+        t->hash[i] = h;
+    }
+    t->cap = cap;  /* the part in use */
+    return 1;
+}
+
+/* The position of id among the table's hits, -1 when absent (-2 on error). */
+static Py_ssize_t find_id(id_table *t, PyObject *hits, int kind, PyObject *id) {
+    Py_hash_t h = PyObject_Hash(id);
+    if (h == -1) return -2;
+    Py_ssize_t mask = t->cap - 1, i = (Py_ssize_t)((size_t)h & (size_t)mask);
+    while (t->at[i]) {
+        if (t->hash[i] == h) {
+            PyObject *other = hit_id(hits, t->at[i] - 1, kind);
+            int cmp = other == id ? 0 : PyUnicode_Compare(id, other);
+            if (cmp == -1 && PyErr_Occurred()) return -2;
+            if (cmp == 0) return t->at[i] - 1;
+        }
+        i = (i + 1) & mask;
+    }
+    return -1;
+}
+
+/* seq_lookups(run, qids, labels, n, kind): as lookups, for a run whose hits are lists or
+ * tuples: ranked ids (kind 1: the document at position j scores -j, as a ranked list is
+ * read) or (doc, score) pairs (kind 2). Each query's ids are checked (non-empty str, none
+ * twice) as its table is built. None when anything is not so. */
+static PyObject *seq_lookups(PyObject *self, PyObject *args) {
+    PyObject *run, *qids, *labels;
+    Py_ssize_t n;
+    int kind;
+    if (!PyArg_ParseTuple(args, "O!O!O!ni", &PyDict_Type, &run, &PyList_Type, &qids,
+                          &PyList_Type, &labels, &n, &kind))
+        return NULL;
+    if (PyList_GET_SIZE(qids) != PyList_GET_SIZE(labels) || (kind != 1 && kind != 2))
+        Py_RETURN_NONE;
+    id_table t = {0, NULL, NULL};
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (out == NULL) return NULL;
+    double *buf = (double *)PyBytes_AS_STRING(out);
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(qids); i++) {
+        PyObject *hits = PyDict_GetItemWithError(run, PyList_GET_ITEM(qids, i));
+        if (hits == NULL && PyErr_Occurred()) goto error;
+        if (hits != NULL) {
+            if (!PyList_CheckExact(hits) && !PyTuple_CheckExact(hits)) goto none;
+            int got = fill_table(&t, hits, kind);
+            if (got < 0) goto error;
+            if (got == 0) goto none;
+        }
+        PyObject *lab = PyList_GET_ITEM(labels, i);
+        PyObject *item = NULL, *value;
+        Py_ssize_t pos = 0, size;
+        int is_dict = PyDict_CheckExact(lab);
+        if (!is_dict && !PyList_CheckExact(lab) && !PyTuple_CheckExact(lab)) goto none;
+        size = is_dict ? PyDict_GET_SIZE(lab) : PySequence_Fast_GET_SIZE(lab);
+        if (at + size > n) goto none;
+        for (Py_ssize_t j = 0; j < size; j++) {
+            if (is_dict) {
+                if (!PyDict_Next(lab, &pos, &item, &value)) goto none;
+            } else {
+                item = PySequence_Fast_GET_ITEM(lab, j);
+            }
+            if (!PyUnicode_CheckExact(item)) goto none;
+            Py_ssize_t k = hits == NULL ? -1 : find_id(&t, hits, kind, item);
+            if (k == -2) goto error;
+            if (k < 0) {
+                buf[at++] = NAN;
+            } else if (kind == 1) {
+                buf[at++] = -(double)k;
+            } else {
+                int got = score_of(PySequence_Fast_GET_ITEM(PySequence_Fast_GET_ITEM(hits, k), 1),
+                                   &buf[at]);
+                if (got < 0) goto error;
+                if (got == 0) goto none;
+                at++;
+            }
+        }
+    }
+    if (at != n) goto none;
+    PyMem_Free(t.at);
+    PyMem_Free(t.hash);
+    return out;
+none:
+    PyMem_Free(t.at);
+    PyMem_Free(t.hash);
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+error:
+    PyMem_Free(t.at);
+    PyMem_Free(t.hash);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* seq_check(values, kind): True when every list or tuple of hits in values has ids that are
+ * non-empty strs, none twice (kind as for seq_lookups); None when not. */
+static PyObject *seq_check(PyObject *self, PyObject *args) {
+    PyObject *values;
+    int kind;
+    if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &values, &kind)) return NULL;
+    if (kind != 1 && kind != 2) Py_RETURN_NONE;
+    id_table t = {0, NULL, NULL};
+    int got = 1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(values) && got > 0; i++) {
+        PyObject *hits = PyList_GET_ITEM(values, i);
+        if (!PyList_CheckExact(hits) && !PyTuple_CheckExact(hits)) got = 0;
+        else got = fill_table(&t, hits, kind);
+    }
+    PyMem_Free(t.at);
+    PyMem_Free(t.hash);
+    if (got < 0) return NULL;
+    if (got == 0) Py_RETURN_NONE;
+    Py_RETURN_TRUE;
+}
+
 /* label_grades(dicts): every grade of a list of {doc: grade} dicts, in order, as int64s;
  * None when a dict is not exactly a dict or a grade not an int within 64 bits (exact, or a
  * registered numpy integer) or a bool. */
@@ -397,9 +562,28 @@ static PyObject *tie_places(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *d = PyList_GET_ITEM(dicts, i), *doc = PyList_GET_ITEM(docs, i);
         PyObject *key, *value;
-        if (!PyDict_CheckExact(d) || !PyUnicode_CheckExact(doc)) goto none;
+        if (!PyUnicode_CheckExact(doc)) goto none;
         Py_ssize_t pos = 0, k = 0, before = 0;
         int seen = 0;
+        if (PyList_CheckExact(d) || PyTuple_CheckExact(d)) {  /* (doc, score) pairs in order */
+            if (first[i] < 0 || first[i] + size[i] > PySequence_Fast_GET_SIZE(d)) goto none;
+            for (int64_t j = first[i]; j < first[i] + size[i]; j++) {
+                key = hit_id(d, j, 2);
+                if (key == NULL || !PyUnicode_CheckExact(key)) goto none;
+                int cmp = PyUnicode_Compare(key, doc);
+                if (cmp == -1 && PyErr_Occurred()) goto error;
+                if (by_id) {
+                    before += cmp > 0;
+                    seen |= cmp == 0;
+                } else if (!seen) {
+                    if (cmp == 0) seen = 1; else before++;
+                }
+            }
+            if (!seen) goto none;
+            buf[i] = before;
+            continue;
+        }
+        if (!PyDict_CheckExact(d)) goto none;
         if (x != NULL) {
             int got = tied_at(d, first[i], size[i], x[i], f32, doc, by_id, &before, &seen);
             if (got < 0) goto error;
@@ -536,6 +720,8 @@ static PyMethodDef methods[] = {
     {"lookups", lookups, METH_VARARGS, "Each labelled document's score in the run's dicts."},
     {"label_grades", label_grades, METH_VARARGS, "Every grade of a list of {doc: grade} dicts."},
     {"tie_places", tie_places, METH_VARARGS, "How many tied documents rank before each."},
+    {"seq_lookups", seq_lookups, METH_VARARGS, "Each labelled document's score in lists of hits."},
+    {"seq_check", seq_check, METH_VARARGS, "Whether lists of hits have plain ids, none twice."},
     {"label_docs", label_docs, METH_VARARGS, "The labelled documents at given positions."},
     {"pair_scores", pair_scores, METH_VARARGS, "The scores of lists of (doc, score) pairs."},
     {"ranks", ranks, METH_VARARGS, "Entries above and tied with each score in its segment."},

@@ -595,5 +595,8 @@ def test_tokenizers_of_ones_own_and_their_faults():
         ranklens.evaluate(labels, run, ["evidence_recall"], tokenizer=lambda t: ["Ġthe"])
     with pytest.raises(ranklens.MetricNameError, match="precision_omega needs the whole chunking"):
         ranklens.evaluate(labels, run, ["precision_omega"])
-    with pytest.raises(InputError, match="tokenizer= and chunking= are for span labels"):
-        ranklens.evaluate({"q": ["d"]}, {"q": ["d"]}, ["P@1"], tokenizer="words")
+    for run in ({"q": ["d"]}, {"q": {"d": 1.0}}, {"q": [("d", 1.0)]}):  # every form, never ignored
+        with pytest.raises(InputError, match="tokenizer= and chunking= are for span labels"):
+            ranklens.evaluate({"q": ["d"]}, run, ["P@1"], tokenizer="words")
+        with pytest.raises(InputError, match="tokenizer= and chunking= are for span labels"):
+            ranklens.evaluate({"q": {"d": 1}}, run, ["P@1"], chunking={"d": ("d", 0, 1)})

@@ -193,7 +193,10 @@ def judge(
     paused = gc.isenabled()
     gc.disable()
     try:
-        joined = join_dicts(qrels, run, opts) if versions is None else None
+        # the dict join reads plain ids only: versions, tokenizers and chunkings (span labels,
+        # or the error saying they are for span labels) go the columnar way
+        plain = versions is None and tokenizer is None and chunking is None
+        joined = join_dicts(qrels, run, opts) if plain else None
         if joined is None:
             Q = coerce_qrels(qrels)
             placed: Sequence[int] = (0, 0)

@@ -28,7 +28,8 @@ from .options import JudgeOptions
 
 def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     """The :class:`~.join.Join` of ``{query: {doc: grade}}`` or ``{query: [doc, ...]}``
-    labels with a ``{query: {doc: score}}`` run (dicts, string ids), ranked trec_eval's way
+    labels with a ``{query: {doc: score}}`` run (dicts, string ids; with the C helpers also
+    ``{query: [doc, ...]}`` or ``{query: [(doc, score), ...]}``), ranked trec_eval's way
     (score descending, ties by id descending, or in input order under ``ties="input"``);
     None for anything else, which the columnar join reads (see the module docstring)."""
     conv = opts.convention
@@ -43,7 +44,20 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     if not all(map(isinstance, run, repeat(str))) or "" in run:
         return None
     native = compiled.NATIVE
-    scores = _native_scores(native, r_vals)  # every id and score checked in C, when built
+    kind = _hit_kind(native, r_vals)  # 0 dicts; 1 ranked lists, 2 (doc, score) pairs, in C
+    if kind < 0:
+        return None
+    if kind == 1:  # a ranked list's document at position j scores -j, as the columns read it
+        r_lens = np.fromiter(map(len, r_vals), dtype=np.int64, count=len(r_vals))
+        scores = -(np.arange(int(r_lens.sum())) - np.repeat(np.cumsum(r_lens) - r_lens, r_lens))
+        scores = scores.astype(np.float64)
+    elif kind == 2:  # every pair and score checked in C (the ids as each query is read)
+        got = native.pair_scores(r_vals)
+        if got is None:
+            return None
+        scores = np.frombuffer(got, dtype=np.float64)
+    else:
+        scores = _native_scores(native, r_vals)  # every id and score checked in C, when built
     if scores is None:
         native = None  # something the C helpers do not read: the numpy path throughout
         if not all(type(v) is dict for v in r_vals) or not _valid_docs(r_vals):
@@ -96,7 +110,10 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     row_q = np.repeat(pos_q, q_lens)
     sel = row_q >= 0
     if native is not None:  # looked up in C (each labelled id checked there)
-        got = native.lookups(run, qids, q_vals, len(grades))
+        if kind:  # each labelled query's hits as a table of their ids, checked as it is built
+            got = native.seq_lookups(run, qids, q_vals, len(grades), kind)
+        else:
+            got = native.lookups(run, qids, q_vals, len(grades))
         if got is None:
             return None
         found = np.frombuffer(got, dtype=np.float64)
@@ -134,6 +151,13 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     tied_docs, tie_queries = _tie_counts(ranked, r_off, evaluated)
     del ranked
 
+    ignored_ids = [q for q in run if q not in qrels]
+    if (
+        kind
+        and ignored_ids
+        and native.seq_check(list(map(run.__getitem__, ignored_ids)), kind) is None
+    ):
+        return None  # an unlabelled query's ids are not all plain (or one repeats): the columns
     labelled = row_q >= 0
     unit_q, unit_g = row_q[labelled], grades[labelled]
     return Join(
@@ -153,7 +177,7 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
         doc_label=unit_g,
         n_gt_ids=np.bincount(unit_q[unit_g > 0], minlength=n_q),
         missing_ids=[q for q, p in zip(qids, present_all.tolist()) if not p],
-        ignored_ids=_sorted_ids([q for q in run if q not in qrels]),
+        ignored_ids=_sorted_ids(ignored_ids),
         no_rel_ids=no_rel_ids,
         dropped=0,
         kept_dups=0,
@@ -175,6 +199,20 @@ def _valid_docs(r_vals: list[dict[Any, Any]]) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _hit_kind(native: Any, r_vals: list[Any]) -> int:
+    """How the run's hits come: 0 as dicts (or anything the C helpers do not read as lists),
+    1 as ranked lists of ids, 2 as lists of ``(doc, score)`` pairs, read by the C helpers;
+    -1 for lists of forms mixed (the columnar path)."""
+    if native is None or not hasattr(native, "seq_lookups") or not r_vals:
+        return 0
+    if type(r_vals[0]) is dict or not all(type(v) is list or type(v) is tuple for v in r_vals):
+        return 0
+    firsts = {type(v[0]) for v in r_vals if v}
+    if firsts <= {tuple, list}:
+        return 2
+    return 1 if firsts.isdisjoint({tuple, list}) else -1
 
 
 def _native_scores(native: Any, r_vals: list[Any]) -> np.ndarray | None:
@@ -363,6 +401,8 @@ def _tie_places(
                                 ties == "trec", s.astype(np.float64), f32)  # fmt: skip
         if got is not None:
             return np.frombuffer(got, dtype=np.int64)
+    # lists of (doc, score) pairs not in score order: their ids, read as a dict's keys
+    dicts = [d if type(d) is dict else [p[0] for p in d] for d in dicts]
     # a query in score order: its ties are consecutive, sliced in C from the nearer end
     n = np.fromiter(map(len, dicts), np.int64, len(dicts))
     back = above + tied > n // 2
