@@ -47,10 +47,11 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     kind = _hit_kind(native, r_vals)  # 0 dicts; 1 ranked lists, 2 (doc, score) pairs, in C
     if kind < 0:
         return None
+    scores: np.ndarray | None
     if kind == 1:  # a ranked list's document at position j scores -j, as the columns read it
-        r_lens = np.fromiter(map(len, r_vals), dtype=np.int64, count=len(r_vals))
-        scores = -(np.arange(int(r_lens.sum())) - np.repeat(np.cumsum(r_lens) - r_lens, r_lens))
-        scores = scores.astype(np.float64)
+        n_hits = np.fromiter(map(len, r_vals), dtype=np.int64, count=len(r_vals))
+        at = np.arange(int(n_hits.sum())) - np.repeat(np.cumsum(n_hits) - n_hits, n_hits)
+        scores = (-at).astype(np.float64)
     elif kind == 2:  # every pair and score checked in C (the ids as each query is read)
         got = native.pair_scores(r_vals)
         if got is None:
