@@ -4,11 +4,14 @@ the run's own dicts (see :func:`join_dicts`).
 A run given as dicts is already a hash table per query, so each labelled document is
 looked up in it directly instead of packing and hashing every retrieved id for the columnar
 join of :mod:`.join` (which would hold several times the run in arrays); a label's rank is
-then counted from the query's scores. Everything the columnar path would refuse or convert
-(an id that is not a string, an empty id, a score that is not a finite number, labels with a
-repeated document, grouped labels) makes this path step aside
-(None), so both paths give the same numbers and errors: ``tests/judging/test_dict_path.py`` checks
-them equal to the last bit.
+then counted from the query's scores. With the compiled helpers, a run of ranked lists
+(``{query: [doc, ...]}``) or of ``(doc, score)`` pairs is read the same way: each labelled
+query's hits are put in a small hash table of their ids, in C, and looked up there.
+Everything the columnar path would refuse or convert (an id that is not a string, an empty
+id, a score that is not a finite number, labels with a repeated document, a document
+retrieved twice, grouped labels) makes this path step aside (None), so both paths give the
+same numbers and errors: ``tests/judging/test_dict_path.py`` checks them equal to the last
+bit.
 """
 
 from __future__ import annotations
