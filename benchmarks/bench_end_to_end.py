@@ -456,7 +456,7 @@ def issue_table(scenario: str, res: dict) -> None:
                   f"({_ratio(o['median'], p['median'])}; {_ratio(o['cpu'], p['cpu'])})"
                   f"{vs_ranx}")  # fmt: skip
         if "dicts/ranklens" in row:
-            mem = "/".join(f"{row[f'dicts/{t}']['peak_mb']:.0f}"
+            mem = "/".join(f"{row[f'dicts/{t}']['peak_mb']:.0f}" if f"dicts/{t}" in row else "-"
                            for t in ("ranklens", "pytrec_eval", "ranx"))  # fmt: skip
             print(f"   {'peak memory, dicts (MB, rl/pt/rx)':34} {mem}")
         for form in FORMS:
