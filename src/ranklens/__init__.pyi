@@ -27,7 +27,6 @@ from .comparison import power as power
 from .comparison import register_renderer as register_renderer
 from .comparison.planner import Plan as Plan
 from .comparison.planner import plan_queries as plan_queries
-from .comparison.targets import evaluate as evaluate
 from .comparison.verdict import TargetVerdict as TargetVerdict
 from .errors import DuplicateDocumentError as DuplicateDocumentError
 from .errors import InputError as InputError
@@ -42,6 +41,7 @@ from .estimation import estimate as estimate
 from .estimation import judge_bias as judge_bias
 from .estimation import plan_labels as plan_labels
 from .evaluation import Evaluation as Evaluation
+from .evaluation import evaluate as evaluate
 from .evaluation.groups import evaluate_judgment_groups as evaluate_judgment_groups
 from .evaluation.per_query import write_per_query as write_per_query
 from .evaluation.stream import evaluate_file as evaluate_file

@@ -334,3 +334,39 @@ def test_a_misspelled_option_is_named_never_blamed_on_the_backend():
         ranklens.run_retriever(lambda q: ["a"], {"q": "x"}, progress=False, concurency=2)
     with pytest.raises(UnknownOptionError, match="unexpected keyword 'log'"):
         ranklens.run_retriever(lambda q: ["a"], {"q": "x"}, progress=False, log="x.jsonl")
+
+
+@pytest.mark.parametrize("case", ["plain", "repeats", "failed", "int ids", "none shared"])
+def test_a_result_evaluates_its_lists_as_its_run_does(case):
+    """``RunResult.evaluate`` with labels as dicts reads the records' lists as they are (the
+    dict join, in C where built): per-query values, counts and notes equal the run's
+    columns' (``evaluate(Qrels, result.run)``) on every case, errors name the run."""
+    from ranklens.errors import NoSharedQueryError
+
+    docs = {"q1": ["a", "b", "c"], "q2": ["c", "a"], "q3": ["x", "b", "a"]}
+    if case == "repeats":
+        docs["q1"] = ["a", "b", "a", "c"]
+
+    def retriever(text):
+        if case == "failed" and text == "q2":
+            raise TimeoutError("slow")
+        return [{"id": d} for d in docs[text]]
+
+    labels = {"q1": {"a": 1, "c": 2}, "q2": ["a"], "q3": {"b": 1, "z": 3}, "q4": {"a": 1}}
+    if case == "int ids":
+        labels = {"q1": {1: 1}, "q2": {"a": 2}}
+    if case == "none shared":
+        labels = {"other": ["a"]}
+    res = ranklens.run_retriever(retriever, {q: q for q in docs}, name="bm25")
+    metrics = ["P@2", "ndcg", "map", "recall@2"]
+    opts = {"duplicates": "first"} if case == "repeats" else {}
+    if case == "none shared":
+        with pytest.raises(NoSharedQueryError, match="run 'bm25' shares no query id"):
+            res.evaluate(labels, metrics)
+        return
+    got = res.evaluate(labels, metrics, **opts)
+    want = ranklens.evaluate(ranklens.Qrels.coerce(labels), res.run, metrics, **opts)
+    assert got.query_ids == want.query_ids and got.counts == want.counts
+    assert got.notes() == want.notes()
+    for m in metrics:
+        assert got.per_query[m].tobytes() == want.per_query[m].tobytes()

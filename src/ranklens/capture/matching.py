@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import InputError, RanklensWarning
 from ..evaluation import Evaluation
+from ..io import coerce_qrels
 from ..model import Run
 from .hits import key_name, normalise_text
 from .records import Retrieval
@@ -184,7 +185,8 @@ def warn_if_wrong_key(ev: Evaluation, records: dict[str, Retrieval], qrels: Any,
     c = ev.counts
     if not c["hits_retrieved"] or c["hits_labelled"] > LOW_MATCH * c["hits_retrieved"]:
         return
-    found = suggest_key(records, qrels.to_dict(), key or "id")
+    labels = qrels.to_dict() if hasattr(qrels, "to_dict") else coerce_qrels(qrels).to_dict()
+    found = suggest_key(records, labels, key or "id")
     if found is not None:
         best, n, have = found
         warnings.warn(

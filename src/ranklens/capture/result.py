@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import NoSharedQueryError
 from ..evaluation import Evaluation, evaluate
 from ..io import coerce_qrels, write_run
 from ..judging.options import failure_note, failure_summary
@@ -142,6 +143,10 @@ class RunResult:
     ) -> Evaluation:
         """Evaluate the run (on span labels, its chunks: :meth:`chunk_run`); failed queries
         score 0 unless ``skip_failed`` (then they are left out of the labels too)."""
+        if type(qrels) is dict and not self.failed:  # the hits' lists joined as they are
+            ev = self._evaluate_lists(qrels, metrics, kwargs)
+            if ev is not None:
+                return ev
         q = coerce_qrels(qrels)
         if skip_failed and self.failed:
             failed = {r.query_id for r in self.failed}
@@ -150,6 +155,21 @@ class RunResult:
             return evaluate(q, self.chunk_run(), metrics, **kwargs)
         ev = evaluate(q, self.run, metrics, **kwargs)
         warn_if_wrong_key(ev, {_id(r): r for r in self.records}, q, self.config.get("key"))
+        return ev
+
+    def _evaluate_lists(
+        self, qrels: dict[Any, Any], metrics: Any, kwargs: dict[str, Any]
+    ) -> Evaluation | None:
+        """Labels given as dicts, every query answered: the records' ranked lists of ids
+        evaluated as they are (the dict join reads them in place, with the compiled helpers)
+        instead of first making the :attr:`run`'s columns; the same numbers. None when no
+        labelled query was answered (the run's columns then name the run in the error)."""
+        lists = {_id(r): r.doc_ids for r in self.records}
+        try:
+            ev = evaluate(qrels, lists, metrics, **kwargs)
+        except NoSharedQueryError:
+            return None
+        warn_if_wrong_key(ev, {_id(r): r for r in self.records}, qrels, self.config.get("key"))
         return ev
 
     def to_trec(self, path: str | Path) -> None:
