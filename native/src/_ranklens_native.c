@@ -123,61 +123,6 @@ static PyObject *run_scores(PyObject *self, PyObject *args) {
     return out;
 }
 
-/* lookups(run, qids, labels, n): for each query id of qids and its labels (a dict, whose
- * keys are read, or a list or tuple of ids), the score of each labelled document in the
- * run's dict of that query, NaN where it has none: n doubles. None when a labelled id is
- * not a str, a score not a plain number, or the count is not n. */
-static PyObject *lookups(PyObject *self, PyObject *args) {
-    PyObject *run, *qids, *labels;
-    Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "O!O!O!n", &PyDict_Type, &run, &PyList_Type, &qids,
-                          &PyList_Type, &labels, &n))
-        return NULL;
-    if (PyList_GET_SIZE(qids) != PyList_GET_SIZE(labels)) Py_RETURN_NONE;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
-    if (out == NULL) return NULL;
-    double *buf = (double *)PyBytes_AS_STRING(out);
-    Py_ssize_t at = 0;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(qids); i++) {
-        PyObject *hits = PyDict_GetItemWithError(run, PyList_GET_ITEM(qids, i));
-        if (hits == NULL && PyErr_Occurred()) goto error;
-        if (hits != NULL && !PyDict_CheckExact(hits)) goto none;
-        PyObject *lab = PyList_GET_ITEM(labels, i);
-        PyObject *item = NULL, *value;
-        Py_ssize_t pos = 0, j = 0, size;
-        int is_dict = PyDict_CheckExact(lab);
-        if (!is_dict && !PyList_CheckExact(lab) && !PyTuple_CheckExact(lab)) goto none;
-        size = is_dict ? PyDict_GET_SIZE(lab) : PySequence_Fast_GET_SIZE(lab);
-        if (at + size > n) goto none;
-        for (j = 0; j < size; j++) {
-            if (is_dict) {
-                if (!PyDict_Next(lab, &pos, &item, &value)) goto none;
-            } else {
-                item = PySequence_Fast_GET_ITEM(lab, j);
-            }
-            if (!PyUnicode_CheckExact(item)) goto none;
-            PyObject *score = hits == NULL ? NULL : PyDict_GetItemWithError(hits, item);
-            if (score == NULL) {
-                if (PyErr_Occurred()) goto error;
-                buf[at++] = NAN;
-            } else {
-                int got = score_of(score, &buf[at]);
-                if (got < 0) goto error;
-                if (got == 0) goto none;
-                at++;
-            }
-        }
-    }
-    if (at != n) goto none;
-    return out;
-none:
-    Py_DECREF(out);
-    Py_RETURN_NONE;
-error:
-    Py_DECREF(out);
-    return NULL;
-}
-
 /* A query's hits as a table of its ids (open addressing over their hashes), reused from one
  * query to the next: each entry is a position + 1 (0: empty) and the id's hash. */
 typedef struct {
@@ -250,18 +195,22 @@ static Py_ssize_t find_id(id_table *t, PyObject *hits, int kind, PyObject *id) {
     return -1;
 }
 
-/* seq_lookups(run, qids, labels, n, kind): as lookups, for a run whose hits are lists or
- * tuples: ranked ids (kind 1: the document at position j scores -j, as a ranked list is
- * read) or (doc, score) pairs (kind 2). Each query's ids are checked (non-empty str, none
- * twice) as its table is built. None when anything is not so. */
-static PyObject *seq_lookups(PyObject *self, PyObject *args) {
+/* lookups(run, qids, labels, n[, kind]): for each query id of qids and its labels (a dict,
+ * whose keys are read, or a list or tuple of ids), the score of each labelled document in
+ * the run's hits of that query, NaN where it has none: n doubles. The hits are a dict of
+ * {doc: score} (kind 0), or a list or tuple of ranked ids (kind 1: the document at position
+ * j scores -j, as a ranked list is read) or of (doc, score) pairs (kind 2), whose ids are
+ * put in a table (checked as it is built: non-empty strs, none twice). None when a labelled
+ * id is not a str, a score not a number read here, anything not of its kind, or the count
+ * is not n. */
+static PyObject *lookups(PyObject *self, PyObject *args) {
     PyObject *run, *qids, *labels;
     Py_ssize_t n;
-    int kind;
-    if (!PyArg_ParseTuple(args, "O!O!O!ni", &PyDict_Type, &run, &PyList_Type, &qids,
+    int kind = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O!n|i", &PyDict_Type, &run, &PyList_Type, &qids,
                           &PyList_Type, &labels, &n, &kind))
         return NULL;
-    if (PyList_GET_SIZE(qids) != PyList_GET_SIZE(labels) || (kind != 1 && kind != 2))
+    if (PyList_GET_SIZE(qids) != PyList_GET_SIZE(labels) || kind < 0 || kind > 2)
         Py_RETURN_NONE;
     id_table t = {0, NULL, NULL};
     PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
@@ -271,7 +220,8 @@ static PyObject *seq_lookups(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(qids); i++) {
         PyObject *hits = PyDict_GetItemWithError(run, PyList_GET_ITEM(qids, i));
         if (hits == NULL && PyErr_Occurred()) goto error;
-        if (hits != NULL) {
+        if (hits != NULL && kind == 0 && !PyDict_CheckExact(hits)) goto none;
+        if (hits != NULL && kind != 0) {
             if (!PyList_CheckExact(hits) && !PyTuple_CheckExact(hits)) goto none;
             int got = fill_table(&t, hits, kind);
             if (got < 0) goto error;
@@ -291,15 +241,23 @@ static PyObject *seq_lookups(PyObject *self, PyObject *args) {
                 item = PySequence_Fast_GET_ITEM(lab, j);
             }
             if (!PyUnicode_CheckExact(item)) goto none;
-            Py_ssize_t k = hits == NULL ? -1 : find_id(&t, hits, kind, item);
-            if (k == -2) goto error;
-            if (k < 0) {
+            PyObject *score = NULL;
+            if (hits != NULL && kind == 0) {
+                score = PyDict_GetItemWithError(hits, item);
+                if (score == NULL && PyErr_Occurred()) goto error;
+            } else if (hits != NULL) {
+                Py_ssize_t k = find_id(&t, hits, kind, item);
+                if (k == -2) goto error;
+                if (k >= 0 && kind == 1) {
+                    buf[at++] = -(double)k;
+                    continue;
+                }
+                if (k >= 0) score = PySequence_Fast_GET_ITEM(PySequence_Fast_GET_ITEM(hits, k), 1);
+            }
+            if (score == NULL) {
                 buf[at++] = NAN;
-            } else if (kind == 1) {
-                buf[at++] = -(double)k;
             } else {
-                int got = score_of(PySequence_Fast_GET_ITEM(PySequence_Fast_GET_ITEM(hits, k), 1),
-                                   &buf[at]);
+                int got = score_of(score, &buf[at]);
                 if (got < 0) goto error;
                 if (got == 0) goto none;
                 at++;
@@ -323,7 +281,7 @@ error:
 }
 
 /* seq_check(values, kind): True when every list or tuple of hits in values has ids that are
- * non-empty strs, none twice (kind as for seq_lookups); None when not. */
+ * non-empty strs, none twice (kind as for lookups); None when not. */
 static PyObject *seq_check(PyObject *self, PyObject *args) {
     PyObject *values;
     int kind;
@@ -717,10 +675,9 @@ done:
 
 static PyMethodDef methods[] = {
     {"run_scores", run_scores, METH_VARARGS, "Every score of a list of {doc: score} dicts."},
-    {"lookups", lookups, METH_VARARGS, "Each labelled document's score in the run's dicts."},
+    {"lookups", lookups, METH_VARARGS, "Each labelled document's score in the run's hits."},
     {"label_grades", label_grades, METH_VARARGS, "Every grade of a list of {doc: grade} dicts."},
     {"tie_places", tie_places, METH_VARARGS, "How many tied documents rank before each."},
-    {"seq_lookups", seq_lookups, METH_VARARGS, "Each labelled document's score in lists of hits."},
     {"seq_check", seq_check, METH_VARARGS, "Whether lists of hits have plain ids, none twice."},
     {"label_docs", label_docs, METH_VARARGS, "The labelled documents at given positions."},
     {"pair_scores", pair_scores, METH_VARARGS, "The scores of lists of (doc, score) pairs."},

@@ -114,10 +114,8 @@ def join_dicts(qrels: Any, run: Any, opts: JudgeOptions) -> Join | None:
     row_q = np.repeat(pos_q, q_lens)
     sel = row_q >= 0
     if native is not None:  # looked up in C (each labelled id checked there)
-        if kind:  # each labelled query's hits as a table of their ids, checked as it is built
-            got = native.seq_lookups(run, qids, q_vals, len(grades), kind)
-        else:
-            got = native.lookups(run, qids, q_vals, len(grades))
+        # lists: each labelled query's hits as a table of their ids, checked as it is built
+        got = native.lookups(run, qids, q_vals, len(grades), kind)
         if got is None:
             return None
         found = np.frombuffer(got, dtype=np.float64)
@@ -209,7 +207,7 @@ def _hit_kind(native: Any, r_vals: list[Any]) -> int:
     """How the run's hits come: 0 as dicts (or anything the C helpers do not read as lists),
     1 as ranked lists of ids, 2 as lists of ``(doc, score)`` pairs, read by the C helpers;
     -1 for lists of forms mixed (the columnar path)."""
-    if native is None or not hasattr(native, "seq_lookups") or not r_vals:
+    if native is None or not hasattr(native, "seq_check") or not r_vals:
         return 0
     if type(r_vals[0]) is dict or not all(type(v) is list or type(v) is tuple for v in r_vals):
         return 0
