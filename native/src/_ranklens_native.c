@@ -450,6 +450,19 @@ error:
     return NULL;
 }
 
+/* One tied entry's id against doc: counted in *before when it ranks before doc (its id
+ * greater under by_id, trec_eval's order; else earlier in the dict, until doc is seen);
+ * *seen set when it is doc. 0, or -1 on error. */
+static int place_one(PyObject *key, PyObject *doc, int by_id, Py_ssize_t *before, int *seen) {
+    if (!by_id && *seen) return 0;
+    int cmp = PyUnicode_Compare(key, doc);
+    if (cmp == -1 && PyErr_Occurred()) return -1;
+    if (by_id) *before += cmp > 0;
+    else if (cmp != 0) (*before)++;
+    *seen |= cmp == 0;
+    return 0;
+}
+
 /* The tied entries of dict d read from its entry at ordinal first - 1 on (PyDict_Next's
  * position is the entry's index in a dict that never lost an entry): 1 when the entry before
  * scores above x (or first is 0), the next size entries score x and the one after (if any)
@@ -476,14 +489,7 @@ static int tied_at(PyObject *d, int64_t first, int64_t size, double x, int f32, 
         if ((got = score_of(value, &v)) <= 0) return got;
         if (f32) v = (double)(float)v;
         if (v != x || !PyUnicode_CheckExact(key)) return 0;
-        int cmp = PyUnicode_Compare(key, doc);
-        if (cmp == -1 && PyErr_Occurred()) return -1;
-        if (by_id) {
-            *before += cmp > 0;
-            *seen |= cmp == 0;
-        } else if (!*seen) {
-            if (cmp == 0) *seen = 1; else (*before)++;
-        }
+        if (place_one(key, doc, by_id, before, seen) < 0) return -1;
     }
     if (first + size < n) {
         if (!PyDict_Next(d, &pos, &key, &value)) return 0;
@@ -528,14 +534,7 @@ static PyObject *tie_places(PyObject *self, PyObject *args) {
             for (int64_t j = first[i]; j < first[i] + size[i]; j++) {
                 key = hit_id(d, j, 2);
                 if (key == NULL || !PyUnicode_CheckExact(key)) goto none;
-                int cmp = PyUnicode_Compare(key, doc);
-                if (cmp == -1 && PyErr_Occurred()) goto error;
-                if (by_id) {
-                    before += cmp > 0;
-                    seen |= cmp == 0;
-                } else if (!seen) {
-                    if (cmp == 0) seen = 1; else before++;
-                }
+                if (place_one(key, doc, by_id, &before, &seen) < 0) goto error;
             }
             if (!seen) goto none;
             buf[i] = before;
@@ -556,16 +555,7 @@ static PyObject *tie_places(PyObject *self, PyObject *args) {
         while (k < first[i] + size[i] && PyDict_Next(d, &pos, &key, &value)) {
             if (k++ < first[i]) continue;  /* entries before the tie: not dereferenced */
             if (!PyUnicode_CheckExact(key)) goto none;
-            if (by_id) {
-                int cmp = PyUnicode_Compare(key, doc);
-                if (cmp == -1 && PyErr_Occurred()) goto error;
-                before += cmp > 0;
-                seen |= cmp == 0;
-            } else if (!seen) {
-                int eq = PyUnicode_Compare(key, doc);
-                if (eq == -1 && PyErr_Occurred()) goto error;
-                if (eq == 0) seen = 1; else before++;
-            }
+            if (place_one(key, doc, by_id, &before, &seen) < 0) goto error;
         }
         if (k != first[i] + size[i] || !seen) goto none;
         buf[i] = before;
