@@ -415,8 +415,17 @@ def _describe(d: dict) -> str:
 
 
 def check_forms(row: dict, phases: list[str]) -> None:
-    """Every form's means equal the dicts' means (ranklens), or pytrec_eval's within 1e-9."""
+    """Every form's means equal the dicts' means (ranklens), or pytrec_eval's within 1e-9;
+    the numpy-scalar dicts' too, for both tools (no ratio is reported over outputs that
+    differ)."""
     ref = row.get("dicts/ranklens", {}).get("means")
+    pt_np = row.get("npdicts/pytrec_eval", {}).get("means")
+    np_ours = row.get("npdicts/ranklens", {}).get("means")
+    if np_ours is not None and ref is not None:
+        assert np_ours == ref, ("npdicts", np_ours, ref)
+    if np_ours is not None and pt_np is not None:
+        for mine, other in zip(RANKLENS, PYTREC):
+            assert abs(np_ours[mine] - pt_np[other]) < 1e-9, ("npdicts", mine)
     pt = row.get("forms/pytrec_eval", {}).get("means") or row.get("dicts/pytrec_eval", {}).get(
         "means"
     )
