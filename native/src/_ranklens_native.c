@@ -663,6 +663,258 @@ done:
     return res;
 }
 
+/* numpy's pairwise sum of v[0:n] (np.add.reduce of a float64 row, numpy's pairwise_sum):
+ * fewer than 8 summed in order from 0.0; at most 128 in eight interleaved accumulators
+ * combined as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then the rest in order; a
+ * longer row halved at a multiple of 8. Only additions: no contraction to fused
+ * multiply-adds can change a bit. */
+static double pairwise(const double *v, Py_ssize_t n) {
+    if (n < 8) {
+        double res = 0.;
+        for (Py_ssize_t i = 0; i < n; i++) res += v[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        Py_ssize_t i, m = n - n % 8;
+        for (int j = 0; j < 8; j++) r[j] = v[j];
+        for (i = 8; i < m; i += 8)
+            for (int j = 0; j < 8; j++) r[j] += v[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (i = m; i < n; i++) res += v[i];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise(v, n2) + pairwise(v + n2, n - n2);
+}
+
+/* One ranking's weights: w[own[r]] = table[r], then each document of other not in own
+ * weighted on from table[len(own)] in other's order. 1 when every document 0..n-1 got a
+ * weight exactly once (own without repeats, own and other covering them), else 0. */
+static int rank_weights_of(PyObject *own, PyObject *other, const double *table, Py_ssize_t n,
+                           double *w, char *seen) {
+    memset(seen, 0, (size_t)n);
+    Py_ssize_t r = 0;
+    for (int side = 0; side < 2; side++) {
+        PyObject *seq = side ? other : own;
+        Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+        PyObject **items = PySequence_Fast_ITEMS(seq);
+        for (Py_ssize_t i = 0; i < len; i++) {
+            if (!PyLong_CheckExact(items[i])) return 0;
+            Py_ssize_t d = PyLong_AsSsize_t(items[i]);
+            if (d < 0 || d >= n) {
+                PyErr_Clear();
+                return 0;
+            }
+            if (seen[d]) {
+                if (side == 0) return 0;  /* a repeat within own */
+                continue;
+            }
+            seen[d] = 1;
+            w[d] = table[r++];
+        }
+    }
+    return r == n;
+}
+
+/* prob_row(a, b, n, k, draws, table): one row of probabilistic interleaving (ranklens/
+ * monitoring/interleave.py, probabilistic_row), the same floating-point operations in the
+ * same order: a and b each ranking's document indices (exact ints, no repeats, together
+ * 0..n-1), draws 2k floats (per position the ranker's coin, then the document's draw),
+ * table the rank weights 1/r^tau (at least n floats). (docs, share_a), or None for
+ * anything else. */
+static PyObject *prob_row(PyObject *self, PyObject *args) {
+    PyObject *a_in, *b_in, *draws_in, *table_in;
+    Py_ssize_t n, k;
+    if (!PyArg_ParseTuple(args, "OOnnOO", &a_in, &b_in, &n, &k, &draws_in, &table_in))
+        return NULL;
+    PyObject *a = NULL, *b = NULL, *draws = NULL, *table = NULL, *docs = NULL, *share = NULL;
+    PyObject *res = NULL;
+    double *mem = NULL, *dv = NULL;
+    char *seen = NULL;
+    if (n < 1 || k < 0) goto none;
+    PyObject *given[4] = {a_in, b_in, draws_in, table_in};
+    for (int i = 0; i < 4; i++)
+        if (!PyList_CheckExact(given[i]) && !PyTuple_CheckExact(given[i])) goto none;
+    a = PySequence_Fast(a_in, "a");
+    b = PySequence_Fast(b_in, "b");
+    draws = PySequence_Fast(draws_in, "draws");
+    table = PySequence_Fast(table_in, "table");
+    if (a == NULL || b == NULL || draws == NULL || table == NULL) goto done;
+    if (PySequence_Fast_GET_SIZE(draws) < 2 * k || PySequence_Fast_GET_SIZE(table) < n) goto none;
+    mem = PyMem_Malloc(sizeof(double) * (size_t)(4 * n + 2 * k));
+    seen = PyMem_Malloc((size_t)n);
+    if (mem == NULL || seen == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *wa = mem, *wb = mem + n, *cum = mem + 2 * n, *tv = mem + 3 * n;
+    dv = mem + 4 * n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PySequence_Fast_GET_ITEM(table, i);
+        if (!PyFloat_CheckExact(x)) goto none;
+        tv[i] = PyFloat_AS_DOUBLE(x);
+    }
+    for (Py_ssize_t i = 0; i < 2 * k; i++) {
+        PyObject *x = PySequence_Fast_GET_ITEM(draws, i);
+        if (!PyFloat_CheckExact(x)) goto none;
+        dv[i] = PyFloat_AS_DOUBLE(x);
+    }
+    if (!rank_weights_of(a, b, tv, n, wa, seen) || !rank_weights_of(b, a, tv, n, wb, seen))
+        goto none;
+    docs = PyList_New(0);
+    share = PyList_New(0);
+    if (docs == NULL || share == NULL) goto done;
+    for (Py_ssize_t pos = 0; pos < k; pos++) {
+        double total_a = pairwise(wa, n);
+        if (!(total_a > 0)) break;
+        double total_b = pairwise(wb, n);
+        const double *w = dv[2 * pos] < 0.5 ? wa : wb;
+        cum[0] = w[0];
+        for (Py_ssize_t i = 1; i < n; i++) cum[i] = cum[i - 1] + w[i];
+        double x = dv[2 * pos + 1] * cum[n - 1];
+        Py_ssize_t lo = 0, hi = n;  /* bisect_right, as Python's */
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) / 2;
+            if (x < cum[mid]) hi = mid; else lo = mid + 1;
+        }
+        Py_ssize_t doc = lo < n - 1 ? lo : n - 1;
+        double pa = wa[doc] / total_a;
+        double pb = total_b != 0 ? wb[doc] / total_b : NAN;
+        double s = pa + pb != 0 ? pa / (pa + pb) : NAN;
+        PyObject *d = PyLong_FromSsize_t(doc), *f = PyFloat_FromDouble(s);
+        int bad = d == NULL || f == NULL || PyList_Append(docs, d) < 0 ||
+                  PyList_Append(share, f) < 0;
+        Py_XDECREF(d);
+        Py_XDECREF(f);
+        if (bad) goto done;
+        wa[doc] = wb[doc] = 0.;
+    }
+    res = PyTuple_Pack(2, docs, share);
+    goto done;
+none:
+    res = Py_None;
+    Py_INCREF(res);
+done:
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    Py_XDECREF(draws);
+    Py_XDECREF(table);
+    Py_XDECREF(docs);
+    Py_XDECREF(share);
+    PyMem_Free(mem);
+    PyMem_Free(seen);
+    return res;
+}
+
+/* The id of a plain (id, score) pair as an interleaving serves it as it is: an exact tuple
+ * of two, a non-empty str id and a finite float score; or of a hit (exactly of hit_type,
+ * when given) whose id is a non-empty str. NULL for anything else (a borrowed reference:
+ * the hit's id is held by the hit). */
+static PyObject *plain_pair_id(PyObject *item, PyObject *hit_type) {
+    if (hit_type != NULL && (PyObject *)Py_TYPE(item) == hit_type) {
+        PyObject *dict = PyObject_GenericGetDict(item, NULL);
+        if (dict == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        PyObject *id = PyDict_GetItemString(dict, "id");  /* borrowed, held by the hit */
+        Py_DECREF(dict);
+        if (id == NULL || !PyUnicode_CheckExact(id) || PyUnicode_GET_LENGTH(id) == 0) return NULL;
+        return id;
+    }
+    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2) return NULL;
+    PyObject *id = PyTuple_GET_ITEM(item, 0), *score = PyTuple_GET_ITEM(item, 1);
+    if (!PyUnicode_CheckExact(id) || PyUnicode_GET_LENGTH(id) == 0) return NULL;
+    if (!PyFloat_CheckExact(score) || !isfinite(PyFloat_AS_DOUBLE(score))) return NULL;
+    return id;
+}
+
+/* pair_rows(a, b[, hit_type]): two rankers' answers, each a list of plain (id, score)
+ * pairs or hits (as plain_pair_id), numbered as an interleaving numbers them (ranklens/monitoring/
+ * interleaving.py): A's documents 0 .. len(a) - 1 in A's order, then B's new ones in B's.
+ * (keys, row_b, from_b): every document's id in that numbering, B's ranking as those
+ * numbers (a document B repeats kept at its first place), and for each of B's new documents
+ * its position in b. None when an item is anything else, A holds a document twice or B
+ * holds one of its new documents twice (the caller reads those item by item). */
+static PyObject *pair_rows(PyObject *self, PyObject *args) {
+    PyObject *a, *b, *hit_type = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!|O", &PyList_Type, &a, &PyList_Type, &b, &hit_type))
+        return NULL;
+    Py_ssize_t na = PyList_GET_SIZE(a), nb = PyList_GET_SIZE(b), cap = 16;
+    while (cap < 2 * (na + nb)) cap <<= 1;
+    PyObject *keys = NULL, *row_b = NULL, *from_b = NULL, *res = NULL;
+    int64_t *at = PyMem_Calloc((size_t)cap, sizeof(int64_t));  /* number + 1, 0 empty */
+    Py_hash_t *hash = PyMem_Malloc((size_t)cap * sizeof(Py_hash_t));
+    char *placed = PyMem_Calloc((size_t)(na + nb) + 1, 1);  /* B placed a number already */
+    keys = PyList_New(0);
+    row_b = PyList_New(0);
+    from_b = PyList_New(0);
+    if (at == NULL || hash == NULL || placed == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (keys == NULL || row_b == NULL || from_b == NULL) goto done;
+    Py_ssize_t mask = cap - 1;
+    for (int side = 0; side < 2; side++) {
+        PyObject *items = side ? b : a;
+        Py_ssize_t m = side ? nb : na;
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyObject *id = plain_pair_id(PyList_GET_ITEM(items, j), hit_type);
+            if (id == NULL) goto none;
+            Py_hash_t h = PyObject_Hash(id);
+            if (h == -1) goto done;
+            Py_ssize_t i = (Py_ssize_t)((size_t)h & (size_t)mask), found = -1;
+            while (at[i]) {
+                if (hash[i] == h) {
+                    PyObject *other = PyList_GET_ITEM(keys, at[i] - 1);
+                    int cmp = other == id ? 0 : PyUnicode_Compare(id, other);
+                    if (cmp == -1 && PyErr_Occurred()) goto done;
+                    if (cmp == 0) {
+                        found = at[i] - 1;
+                        break;
+                    }
+                }
+                i = (i + 1) & mask;
+            }
+            if (found >= 0 && (side == 0 || found >= na)) goto none;  /* a repeat: item by item */
+            if (found < 0) {
+                found = PyList_GET_SIZE(keys);
+                if (PyList_Append(keys, id) < 0) goto done;
+                at[i] = found + 1;
+                hash[i] = h;
+                if (side == 1) {
+                    PyObject *pos = PyLong_FromSsize_t(j);
+                    int bad = pos == NULL || PyList_Append(from_b, pos) < 0;
+                    Py_XDECREF(pos);
+                    if (bad) goto done;
+                }
+            }
+            if (side == 1 && !placed[found]) {
+                placed[found] = 1;
+                PyObject *num = PyLong_FromSsize_t(found);
+                int bad = num == NULL || PyList_Append(row_b, num) < 0;
+                Py_XDECREF(num);
+                if (bad) goto done;
+            }
+        }
+    }
+    res = PyTuple_Pack(3, keys, row_b, from_b);
+    goto done;
+none:
+    res = Py_None;
+    Py_INCREF(res);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(row_b);
+    Py_XDECREF(from_b);
+    PyMem_Free(at);
+    PyMem_Free(hash);
+    PyMem_Free(placed);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"run_scores", run_scores, METH_VARARGS, "Every score of a list of {doc: score} dicts."},
     {"lookups", lookups, METH_VARARGS, "Each labelled document's score in the run's hits."},
@@ -673,6 +925,8 @@ static PyMethodDef methods[] = {
     {"pair_scores", pair_scores, METH_VARARGS, "The scores of lists of (doc, score) pairs."},
     {"ranks", ranks, METH_VARARGS, "Entries above and tied with each score in its segment."},
     {"set_number_types", set_number_types, METH_VARARGS, "numpy's scalar types read as numbers."},
+    {"pair_rows", pair_rows, METH_VARARGS, "Two rankers' (id, score) pairs numbered as one."},
+    {"prob_row", prob_row, METH_VARARGS, "One row of probabilistic interleaving."},
     {"pack_ids", pack_ids, METH_VARARGS, "The ids of containers as packed UTF-8 bytes."},
     {NULL, NULL, 0, NULL},
 };

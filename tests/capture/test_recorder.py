@@ -8,7 +8,10 @@ import json
 import math
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ranklens import Dataset, Hit, Qrels, Recorder
 from ranklens.errors import InputError
@@ -133,3 +136,44 @@ def test_metadata_is_kept_as_it_stood_when_retrieved():
     assert rec.doc_metadata() == {"policy-2024": {"updated_at": "2024-01-01", "group": "refunds"}}
     with pytest.raises(InputError, match=r"Recorder\(metadata=True\)"):
         Recorder().doc_metadata()
+
+
+def _as_coerced(hits, meta):
+    """The light tuples of hits made one by one as the runner makes them (coerce_hit)."""
+    from ranklens.capture import coerce_hit
+
+    out = []
+    for i, h in enumerate(hits):
+        hit = coerce_hit(h, "recorded", i + 1)
+        out.append((hit.id, hit.score, hit.text, hit.parent,
+                    dict(hit.metadata) if meta else None, (hit.start, hit.end)))  # fmt: skip
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.text(max_size=3), st.floats()),
+    st.tuples(st.text(max_size=3).map(np.str_), st.floats().map(np.float64)),
+    st.tuples(st.text(max_size=3), st.integers(-3, 3) | st.none() | st.booleans()),
+    st.text(max_size=3), st.text(max_size=3).map(np.str_), st.integers(0, 9),
+    st.builds(Hit, st.text(min_size=1, max_size=3), st.floats(0, 1)),
+    st.fixed_dictionaries({"id": st.text(min_size=1, max_size=3), "score": st.floats(0, 1)}),
+), max_size=8), st.booleans())  # fmt: skip
+def test_plain_hits_are_recorded_as_the_runner_reads_them(hits, meta):
+    """Whatever a retrieval returns (pairs and ids of plain or numpy types, hits, dicts,
+    mixed, NaN or missing scores), the record holds what coerce_hit makes of each, or the
+    retrieval records the error coerce_hit raises."""
+    rec = Recorder(spill=False, metadata=meta)
+    try:
+        want = _as_coerced(hits, meta)
+    except InputError as e:
+        want = e
+    rec.record("q", hits, query_id="q1")
+    raw = next(iter(rec._memory))
+    if isinstance(want, InputError):
+        assert rec.errors == 1 and str(want) in raw[8]
+    else:
+        assert rec.errors == 0 and raw[5] == want
+        assert [type(x[0]) for x in raw[5]] == [type(x[0]) for x in want]  # str, never str_
+    rec.record("q", iter(hits), query_id="q2")  # a generator is read once, as a list is
+    assert list(rec._memory)[1][5:6] == raw[5:6]

@@ -6,6 +6,7 @@ error names the file's own line or row."""
 from __future__ import annotations
 
 import csv
+import gzip
 import itertools
 import json
 
@@ -203,3 +204,35 @@ def test_a_scattered_chunk_is_seen_before_it_is_read():
     lines = grouped.splitlines(keepends=True)
     assert scattered(b"".join(lines[1:] + lines[:1]))  # q0 comes back after q9
     assert not scattered(b"  q0 Q0 d 1 1 r\n")  # indented: left to the reader
+
+
+def test_a_trec_file_is_sized_by_its_lines_not_only_its_bytes(tmp_path, monkeypatch):
+    """A plain TREC run past the first bound (nine bytes per byte) is read whole when its
+    lines and bytes, and its labels', fit the budget; a file of long ids (as many lines,
+    more bytes) or a gzipped one still streams. The fixed part is set aside here so that
+    small files show the rule."""
+    from ranklens.evaluation import stream_plan
+    from ranklens.evaluation.stream import streams
+
+    monkeypatch.setattr(stream_plan, "WORKING_FIXED", 0)
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(1000)))
+    short, long_ = tmp_path / "short.run", tmp_path / "long.run"
+    short.write_text("".join(f"q{i % 1000} Q0 d{i} 1 1.5 r\n" for i in range(20_000)))
+    long_.write_text("".join(f"q{i % 1000} Q0 doc-{i:032x} 1 1.5 r\n" for i in range(20_000)))
+    size = short.stat().st_size
+    need = stream_plan.whole_trec_bytes(short, qrels)
+    assert need is not None and need < 9 * size  # below the first bound, above the file
+    long_need = stream_plan.whole_trec_bytes(long_, qrels)
+    assert long_need is not None and long_need > need  # as many lines, more bytes a line
+    budget = (need + long_need) // 2
+    assert budget < 9 * size  # the first bound alone would stream both
+    assert not streams(str(short), budget, str(qrels))
+    assert streams(str(short), need - 1, str(qrels))
+    assert streams(str(long_), budget, str(qrels))
+    gz = tmp_path / "short.run.gz"
+    gz.write_bytes(gzip.compress(short.read_bytes()))
+    assert stream_plan.whole_trec_bytes(gz, qrels) is None
+    assert streams(str(gz), gz.stat().st_size * 9 - 1, str(qrels))
+    # a wrong estimate of the lines would move the line: 20,000 lines counted from the head
+    assert abs(stream_plan.trec_lines(short, size) - 20_000) < 200

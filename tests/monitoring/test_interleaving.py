@@ -8,6 +8,7 @@ interleaving."""
 from __future__ import annotations
 
 import itertools
+import math
 import random
 
 import numpy as np
@@ -276,11 +277,104 @@ def test_probabilistic_row_equals_the_vectorised_row_bit_for_bit(pair, k, seed, 
     ra, rb, (va, vb), n_docs = _rows(*pair)
     docs, share = probabilistic(va, vb, k, n_docs, np.random.default_rng(seed), tau)
     draws = np.random.default_rng(seed).random(2 * k).tolist()  # the same stream, at once
-    got_docs, got_share = probabilistic_row(ra, rb, n_docs, k, draws, tau)
     keep = docs[0] >= 0
-    assert got_docs == docs[0][keep].tolist()
     want = share[0][keep].tolist()
-    assert [s if s == s else "nan" for s in got_share] == [s if s == s else "nan" for s in want]
+    for helpers in _with_and_without_the_compiled_helpers():  # the C row and Python's
+        got_docs, got_share = probabilistic_row(ra, rb, n_docs, k, draws, tau)
+        assert got_docs == docs[0][keep].tolist(), helpers
+        got = [s if s == s else "nan" for s in got_share]
+        assert got == [s if s == s else "nan" for s in want], helpers
+
+
+def _with_and_without_the_compiled_helpers():
+    """Yields "compiled" (when built here) then "python", with ranklens using them or not."""
+    from ranklens.model import native
+
+    loaded = native.NATIVE
+    try:
+        if loaded is not None:
+            yield "compiled"
+        native.NATIVE = None
+        yield "python"
+    finally:
+        native.NATIVE = loaded
+
+
+@st.composite
+def _answer(draw):
+    """One ranker's answer as a plain function or a framework hook gives it: (id, score)
+    pairs, Hits, bare ids or dicts, mixed, sometimes with a repeat, a NaN score, an
+    unnamed hit or an empty id."""
+    ids = draw(st.lists(st.sampled_from([f"d{j}" for j in range(12)]), max_size=14))
+    out = []
+    for j, d in enumerate(ids):
+        form = draw(st.sampled_from(["pair", "pair", "hit", "hit", "id", "dict", "odd"]))
+        score = 1.0 - j / 100
+        if form == "pair":
+            out.append((d, score))
+        elif form == "hit":
+            out.append(ranklens.Hit(d, score, f"text of {d}", {"doc_id": d}))
+        elif form == "id":
+            out.append(d)
+        elif form == "dict":
+            out.append({"id": d, "score": score})
+        else:
+            out.append(draw(st.sampled_from([(d, math.nan), ranklens.Hit(None, 0.5), ("", 1.0),
+                                             (d, 1), [d, score]])))  # fmt: skip
+    return out
+
+
+def _answering(answers):
+    """Two rankers giving, query after query, each pair of ``answers``."""
+    pairs, current = iter(answers), {}
+
+    def a(query):
+        current["pair"] = next(pairs)
+        return current["pair"][0]
+
+    return a, lambda query: current["pair"][1]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_answer(), _answer()), min_size=1, max_size=6),
+       st.sampled_from(["team-draft", "probabilistic"]), st.integers(1, 12))  # fmt: skip
+def test_answers_numbered_in_c_serve_what_python_serves(answers, method, k):
+    """Whatever the answers hold, an interleaving serves (and records) the same hits with
+    the compiled helpers as without them, or refuses the same answer with the same error."""
+    got = {}
+    for helpers in _with_and_without_the_compiled_helpers():
+        a, b = _answering(answers)
+        inter = interleave(a, b, method, k=k, seed=11)
+        out = []
+        for i in range(len(answers)):
+            try:
+                served = inter(f"q{i}", query_id=f"q{i}")
+            except ranklens.InputError as e:
+                out.append(str(e).replace(inter._prefix, "*"))
+                continue
+            imp = dict(list(inter.impressions.values())[-1], id=None, time=None)
+            out.append([repr(imp), [repr(h).replace(inter._prefix, "*") for h in served]])
+        got[helpers] = out
+    assert len(set(map(repr, got.values()))) == 1
+
+
+def test_the_compiled_row_steps_aside_for_rows_it_does_not_read():
+    """Rankings that are not plain ints covering 0 .. n - 1 once each go to the Python
+    row (which reads them as it always has), never to a guess in C."""
+    from ranklens.model import native
+
+    if native.NATIVE is None:
+        pytest.skip("the compiled helpers are not built here")
+    table = [1.0, 0.125, 1 / 27, 1 / 64]
+    draws = [0.3, 0.6] * 4
+    row = native.NATIVE.prob_row
+    assert row([0, 1, 2], [2, 0, 1], 3, 4, draws, table) is not None
+    for a, b, n in [([0, 1, 1], [2], 3), ([0, 1], [1], 3), ([0, 5], [1], 3),
+                    ([0, True], [1], 2), ([0.0, 1], [1], 2), ([], [], 1)]:  # fmt: skip
+        assert row(a, b, n, 4, draws, table) is None, (a, b, n)
+    assert row([0, 1], [1, 0], 2, 4, draws[:7], table) is None  # too few draws
+    assert row([0, 1], [1, 0], 2, 4, [0.3, 1, 0.2, 0.2] * 2, table) is None  # not floats
+    assert row((0, 1), iter([1, 0]), 2, 1, draws, table) is None  # not a list
 
 
 @settings(max_examples=200, deadline=None)
@@ -360,8 +454,9 @@ def test_seeded_impressions_unchanged(case):
     import hashlib
     import json
 
-    got = json.dumps(_impressions(*case), ensure_ascii=True)
-    assert hashlib.sha256(got.encode()).hexdigest() == SEEDED_IMPRESSIONS[case]
+    for helpers in _with_and_without_the_compiled_helpers():
+        got = json.dumps(_impressions(*case), ensure_ascii=True)
+        assert hashlib.sha256(got.encode()).hexdigest() == SEEDED_IMPRESSIONS[case], helpers
 
 
 def test_a_bad_answer_or_hit_is_refused_as_the_runner_refuses_it():

@@ -13,6 +13,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ranklens
 from ranklens import Recorder, Retrieval
@@ -512,3 +514,28 @@ def test_each_table_checks_through_its_target_before_any_work(table):
         for bad in option.bad_values():
             with pytest.raises(ParameterError, match=rf"^{re.escape(table)}: {name} must be"):
                 declared.target(**needs, **{name: bad})
+
+
+_LIGHT_FIELD = st.one_of(st.none(), st.text(max_size=2), st.floats(), st.integers(-1, 3),
+                         st.just({}), st.just({"doc_id": "d1"}), st.just((None, None)),
+                         st.just((0, 4)), st.just([1]))  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.sampled_from(["d1", "d2", "d3", ""]), st.none() | st.floats(0, 1),
+              st.none() | st.text(max_size=3), st.none() | st.just("p1"),
+              st.none() | st.just({}), st.none() | st.just((None, None))),
+    st.tuples(*[_LIGHT_FIELD] * 6), st.tuples(*[_LIGHT_FIELD] * 5),
+), max_size=6), st.booleans(), st.booleans())  # fmt: skip
+def test_light_hits_keyed_by_id_map_as_their_hits_do(light, ids, texts):
+    """The monitor reads a record's light hits keyed by id without making Hit objects
+    when each is plain; the event and the fields it counts as malformed are those the
+    hits give, whatever the hits hold (odd types, NaN scores, ranges, short tuples)."""
+    from ranklens.monitoring.intake import Intake
+
+    raw = (1.0, "q", "q1", None, None, light, None, 3.0, None, None)
+    fast, slow = Intake("id", 0.0, ids, texts), Intake("id", 0.0, ids, texts)
+    slow.by_id = False  # every hit made and keyed by key_function("id")
+    assert fast.from_raw(raw) == slow.from_raw(raw)
+    assert fast.malformed == slow.malformed

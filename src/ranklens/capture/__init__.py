@@ -44,6 +44,7 @@ from .hits import (
     key_function,
     key_name,
     map_hits,
+    plain_hit,
     text_hash,
 )
 from .identity import fingerprint, plain, state_digest
@@ -94,6 +95,7 @@ __all__ = [
     "light_of",
     "map_hits",
     "plain",
+    "plain_hit",
     "plugin_of",
     "plugins",
     "read_log",

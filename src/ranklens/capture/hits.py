@@ -368,9 +368,9 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
     if t is tuple and len(item) == 2:  # the usual (id, score) pair, made as Hit() makes it
         i, sc = item
         if type(i) is str and i and type(sc) is float and sc - sc == 0:
-            return _plain_hit(i, sc)
+            return plain_hit(i, sc)
     elif t is str:
-        return _plain_hit(item, None)
+        return plain_hit(item, None)
     if isinstance(item, str | int):
         return Hit(str(item))
     if isinstance(item, tuple | list) and len(item) == 2:
@@ -404,12 +404,13 @@ def coerce_hit(item: Any, query_id: str, rank: int) -> Hit:
     )
 
 
-def _plain_hit(id_: str, score: float | None) -> Hit:
-    """``Hit(id_, score)`` for a text id and a finite float or None (nothing to check):
-    a function retriever's hits are made per document."""
+def plain_hit(id_: str, score: float | None, metadata: dict[str, Any] | None = None) -> Hit:
+    """``Hit(id_, score, None, metadata)`` for a text id, a finite float or None and a dict
+    (the caller has checked them: nothing is checked again): a function retriever's hits
+    are made per document, and so are the hits an interleaving serves."""
     hit = object.__new__(Hit)
-    hit.__dict__.update(id=id_, score=score, text=None, metadata={}, parent=None, start=None,
-                        end=None)  # fmt: skip
+    hit.__dict__.update(id=id_, score=score, text=None, metadata={} if metadata is None else
+                        metadata, parent=None, start=None, end=None)  # fmt: skip
     return hit
 
 

@@ -33,6 +33,9 @@ from .recorded import RecordedRetrievals
 from .records import Retrieval, Stage
 from .spill import SpillFile
 
+_NO_SPAN = (None, None)
+"""A light hit's ``(start, end)`` when it has no character range."""
+
 RECORDER = declare("Recorder", {
     "key": KEY,
     "max_records": count(10_000, AT_LEAST_ONE, "records kept in memory before spilling"),
@@ -248,14 +251,32 @@ class Recorder(RecordedRetrievals):
         if convert is not None:
             return [convert(h, needs) for h in hits]
         meta = "metadata" in needs  # copied as it stands now: the app may change it later
-        try:
-            return [(h.id, h.score, h.text, h.parent, dict(h.metadata) if meta else None,
-                     (h.start, h.end)) for h in hits]  # fmt: skip
-        except AttributeError:  # plain ids, (id, score) pairs or dicts, as the runner takes
-            hits = [h if isinstance(h, Hit) else coerce_hit(h, "recorded", i + 1)
-                    for i, h in enumerate(hits)]  # fmt: skip
-            return [(h.id, h.score, h.text, h.parent, dict(h.metadata) if meta else None,
-                     (h.start, h.end)) for h in hits]  # fmt: skip
+        if type(hits) is not list and type(hits) is not tuple:
+            hits = list(hits)  # read once: a generator is read by one of the two loops below
+        if not hits or (type(hits[0]) is not tuple and type(hits[0]) is not str):
+            try:
+                return [(h.id, h.score, h.text, h.parent, dict(h.metadata) if meta else None,
+                         (h.start, h.end)) for h in hits]  # fmt: skip
+            except AttributeError:
+                pass
+        # plain ids, (id, score) pairs or dicts, as the runner takes them: a pair of a
+        # non-empty text (numpy's str_ too) and a finite float (numpy's float64 too), or a
+        # text id, gives the light tuple coerce_hit's hit would give without making the hit
+        out: list[LightHit] = []
+        for i, h in enumerate(hits):
+            t = type(h)
+            if t is tuple and len(h) == 2:
+                d, sc = h
+                if isinstance(d, str) and d and isinstance(sc, float) and sc - sc == 0:
+                    out.append((str(d), float(sc), None, None, {} if meta else None, _NO_SPAN))
+                    continue
+            elif isinstance(h, str):
+                out.append((str(h), None, None, None, {} if meta else None, _NO_SPAN))
+                continue
+            hit = h if isinstance(h, Hit) else coerce_hit(h, "recorded", i + 1)
+            out.append((hit.id, hit.score, hit.text, hit.parent,
+                        dict(hit.metadata) if meta else None, (hit.start, hit.end)))  # fmt: skip
+        return out
 
     def _append(self, raw: RecordTuple) -> None:
         self._memory.append(raw)

@@ -44,7 +44,14 @@ from .per_query import write_per_query
 from .progress import ByteProgress
 from .run_files import run_files
 from .sources import file_format, files_format
-from .stream_plan import BYTES_PER_CHUNK_BYTE, StreamedEvaluation, finish, plan, score_files
+from .stream_plan import (
+    BYTES_PER_CHUNK_BYTE,
+    StreamedEvaluation,
+    finish,
+    plan,
+    score_files,
+    whole_trec_bytes,
+)
 
 DEFAULT_MEMORY = 2_000_000_000
 """The default budget in bytes (about 2 GB)."""
@@ -53,8 +60,9 @@ DEFAULT_MEMORY = 2_000_000_000
 def streams(run: Any, memory: int | float | str | None, qrels: Any = None) -> bool:
     """Whether :func:`ranklens.evaluate` gives the path ``run`` to :func:`evaluate_file`: a
     folder (a run in shards) always; a TREC, JSONL or Parquet file whose in-memory working
-    set (about nine times its size, and reading the labels when ``qrels`` is a TREC file)
-    would pass ``memory`` (default about 2 GB)."""
+    set would pass ``memory`` (default about 2 GB): at most about nine times its size, and
+    reading the labels when ``qrels`` is a TREC file; a plain TREC file past that bound is
+    sized by its lines and bytes and its labels' (:func:`.stream_plan.whole_trec_bytes`)."""
     if not isinstance(run, (str, Path)) or memory == float("inf"):
         return False
     p = Path(run)
@@ -69,6 +77,9 @@ def streams(run: Any, memory: int | float | str | None, qrels: Any = None) -> bo
         fmt = file_format(p)
     except InputError:  # a single JSON object: read whole
         return False
+    if fmt == "trec":  # sized by its lines: the first bound is far above short ids' needs
+        need = whole_trec_bytes(p, qrels)
+        return need is None or need > budget
     return not (fmt == "jsonl" and is_run_log(p))  # a runner's log: read whole
 
 

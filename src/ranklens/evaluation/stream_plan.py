@@ -29,8 +29,22 @@ from .sources import chunks, shards
 from .stream_versions import VERSION_ROW_BYTES, StreamVersions, split_versions, with_versions
 
 BYTES_PER_CHUNK_BYTE = 9
-"""Judging a run file whole holds about this many bytes per byte of it (ids, codes,
-orders; measured with few labels per query)."""
+"""Judging a run file whole holds at most about this many bytes per byte of it (ids,
+codes, orders; measured with few labels per query): the first, cheap bound. A TREC file
+is then sized by its lines (:func:`whole_trec_bytes`)."""
+LINE_BYTES = 48
+"""Judging a TREC run file whole holds about this many bytes per line of it ..."""
+FILE_BYTES = 1.0
+"""... beside about this many per byte of it (its ids), and ..."""
+LABEL_LINE_BYTES = 220
+"""... about this many per line of a TREC qrels file read with it (the labels, their side
+of the join and of the judged arrays) ..."""
+LABEL_FILE_BYTES = 1.1
+"""... beside about this many per byte of it. Measured (peak resident size, 10^7 run
+lines of 40 and of 99 bytes, 3 x 10^6 label lines of 20 and of 78 bytes): 46 and 0.92 for
+runs, 216 and 1.1 for labels; benchmarks/README.md has the runs."""
+WHOLE_MARGIN = 1.15
+"""What the estimate of a whole read is raised by before it is held against the budget."""
 RUN_BYTES = 6
 """A chunk's working set per byte of run file in it (reading, the join, the judged
 arrays), measured on MS MARCO-shaped runs ..."""
@@ -46,6 +60,31 @@ BUDGET_SHARE = 0.9
 it)."""
 MIN_CHUNK = 1 << 16
 """The smallest chunk read (a query longer than a chunk is read whole all the same)."""
+
+
+def trec_lines(path: Path, size: int) -> int:
+    """About how many lines a plain TREC file of ``size`` bytes holds, from the lines in
+    its first MiB."""
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 20)
+    return max(1, round(size * max(head.count(b"\n"), 1) / max(len(head), 1)))
+
+
+def whole_trec_bytes(run: Path, qrels: Any) -> int | None:
+    """About the peak of judging the plain (not gzipped) TREC run file ``run`` whole, with
+    ``qrels`` when it is a plain TREC qrels file too (labels held in memory are in the
+    process's size already): see :data:`LINE_BYTES`. None for any other file."""
+    if run.name.endswith(".gz"):
+        return None
+    size = run.stat().st_size
+    need = LINE_BYTES * trec_lines(run, size) + FILE_BYTES * size
+    if isinstance(qrels, (str, Path)) and Path(qrels).is_file():
+        q = Path(qrels)
+        if q.name.endswith(".gz") or q.suffix.lower() in (".json", ".jsonl", ".parquet", ".csv"):
+            return None
+        qsize = q.stat().st_size
+        need += LABEL_LINE_BYTES * trec_lines(q, qsize) + LABEL_FILE_BYTES * qsize
+    return int(need * WHOLE_MARGIN) + WORKING_FIXED
 
 
 def release_memory() -> None:

@@ -381,6 +381,28 @@ class Qrels(HoldsDocIds):
             )
         return Qrels.from_dict({q: v for q, v in self.to_dict().items() if q in keep})
 
+    def copies(self, names: Mapping[str, str]) -> Qrels:
+        """The labels of ``{new query id: query id}``: each new query labelled exactly as
+        its query is (grades, groups and intents kept; a query labelled with no entries
+        stays so); a query these labels do not hold is left out. One query scored under
+        several names in one evaluation (the monitor scores a window's repeated queries
+        so)."""
+        code = {str(q): i for i, q in enumerate(self.query_ids.tolist())}
+        pairs = [(new, code[old]) for new, old in names.items() if old in code]
+        src = np.array([c for _, c in pairs], dtype=np.int64)
+        lo, hi = self._query_row_off[src], self._query_row_off[src + 1]
+        counts = hi - lo
+        rows = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+        rows += np.arange(int(counts.sum()), dtype=np.int64)
+        new_q = np.repeat(np.array([n for n, _ in pairs], dtype=object), counts)
+        docs = self.doc_ids[self.d[rows]] if len(rows) else np.array([], dtype=object)
+        empty = [n for (n, _), c in zip(pairs, counts.tolist()) if c == 0]
+        return Qrels.from_arrays(
+            new_q, docs, self.grade[rows],
+            self.unit[rows] if self.grouped else None,
+            intents=None if self.intent is None else self.intent[rows], empty_queries=empty,
+        )  # fmt: skip
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Qrels):
             return NotImplemented

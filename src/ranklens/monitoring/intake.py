@@ -37,7 +37,10 @@ class Rejected(Exception):
 
 
 def _real(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    t = type(value)
+    if t is float or t is int:  # the usual case, before the abstract classes' checks
+        return True
+    return isinstance(value, numbers.Real) and t is not bool
 
 
 class Intake:
@@ -48,6 +51,7 @@ class Intake:
 
     def __init__(self, key: Any, offset: float, ids: bool, texts: bool):
         self.key_fn: Callable[[Hit], str | None] = key_function(key)
+        self.by_id = isinstance(key, str) and key == "id"
         self.offset, self.ids, self.texts = offset, ids, texts
         self.malformed: dict[str, int] = {}
 
@@ -120,6 +124,44 @@ class Intake:
             texts.append(h.text)
         return docs, (texts if self.texts else None)
 
+    def _map_light(self, light: list[Any]) -> tuple[list[str], list[str | None] | None] | None:
+        """:meth:`_map` of light hits keyed by ``id``, read as they are: each an id that is
+        a text, a finite float score or None, a text, parent and metadata of their usual
+        types or None, and no character range, so that :meth:`Hit.from_light` would make
+        the same hit without a change or an error. None when a hit is anything else (each
+        is then made a Hit and checked)."""
+        seen: set[str] = set()
+        docs: list[str] = []
+        texts: list[str | None] = []
+        missing = 0
+        for x in light:
+            if type(x) is not tuple or len(x) != 6:
+                return None
+            d, sc, text, parent, meta, span = x
+            if type(d) is not str:
+                return None
+            if sc is not None and (type(sc) is not float or sc - sc != 0):
+                return None
+            if text is not None and type(text) is not str:
+                return None
+            if (parent is not None and type(parent) is not str) or (
+                meta is not None and type(meta) is not dict
+            ):
+                return None
+            if span is not None and span != (None, None):
+                return None
+            if not d:
+                missing += 1
+            elif not self.ids:
+                docs.append(d)  # the hits' own ids, counted as they are (_doc_ids)
+            elif d not in seen:
+                seen.add(d)
+                docs.append(d)
+                texts.append(text)
+        for _ in range(missing):
+            self.note(NO_ID)
+        return docs, (texts if self.ids and self.texts else None)
+
     # ---------------------------------------------------------------- records
     def from_raw(self, raw: tuple[Any, ...]) -> Event:
         """The event of a Recorder's record tuple."""
@@ -134,7 +176,8 @@ class Intake:
         try:
             light = light_of(raw)
             top = self._score(light[0][1]) if light else None
-            docs, texts = self._map([Hit.from_light(x) for x in light])
+            mapped = self._map_light(light) if self.by_id else None
+            docs, texts = mapped or self._map([Hit.from_light(x) for x in light])
         except Exception as exc:  # a raising key= or converter: this retrieval's failure
             return Event(t, query, qid, latency, type(exc).__name__, [], None)
         return Event(t, query, qid, latency, None, docs, top, texts)

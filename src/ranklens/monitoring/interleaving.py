@@ -42,6 +42,7 @@ from ..capture import (
     as_retriever,
     coerce_hit,
     key_function,
+    plain_hit,
     plugin_of,
 )
 from ..declared import (
@@ -58,6 +59,7 @@ from ..declared import (
     path,
     renamed_option,
 )
+from ..model import native as compiled
 from .interleave import TAU, probabilistic_row, team_draft_row
 from .options import aliased, ids, key
 
@@ -139,34 +141,63 @@ class Interleaving(RetrieverAdapter):
                 draws = self._rng.random(2 * self.k).tolist()
             self._count += 1
             imp_id = f"{self._prefix}-{self._count}"
-        index: dict[str, int] = {}
-        items: list[tuple[Any, int, bool]] = []
-        # A's items all read first (a document both rankings hold is served as A's hit,
-        # and an unnamed hit's stand-in id counts the documents before it)
-        row_a = self._row(items_a, qid, index, items)
-        b = self._read(items_b, qid, index, items)
-        extra: dict[str, list[int] | list[float]]
-        if self.method == "team-draft":
-            coins = [c < 0.5 for c in draws]
-            chosen, teams = team_draft_row(iter(row_a), b, self.k, coins)  # B read lazily
-            extra = {"teams": teams}
+        native = compiled.NATIVE
+        joined = None
+        if (self._by_id and type(items_a) is list and type(items_b) is list
+                and native is not None and hasattr(native, "pair_rows")):  # fmt: skip
+            # plain (id, score) pairs or hits with text ids: numbered in C as _row numbers
+            # them (keys: each document's id; row_b: B's ranking; from_b: each of B's new
+            # documents in B)
+            joined = native.pair_rows(items_a, items_b, Hit)
+        if joined is not None:
+            keys, row_b, from_b = joined
+            na = len(items_a)
+            chosen, extra = self._draft(list(range(na)), row_b, len(keys), draws)
+            served = []
+            for d in chosen:
+                item = items_a[d] if d < na else items_b[from_b[d - na]]
+                served.append(
+                    plain_hit(item[0], item[1], {IMPRESSION: imp_id, DOC: keys[d]})
+                    if type(item) is tuple
+                    else _tagged(item, imp_id, keys[d])
+                )
         else:
-            row_b = self._row(items_b, qid, index, items)
-            chosen, share = probabilistic_row(row_a, row_b, max(len(items), 1), self.k, draws,
-                                              self.tau)  # fmt: skip
-            extra = {"share_a": share}
-        keys = list(index)
-        served = [
-            Hit(items[d][0][0], items[d][0][1], None, {IMPRESSION: imp_id, DOC: keys[d]})
-            if items[d][2]  # a plain (id, score) pair, checked when read (else a hit or other)
-            else _served(items[d][0], items[d][1], qid, imp_id, keys[d])
-            for d in chosen
-        ]
+            index: dict[str, int] = {}
+            items: list[tuple[Any, int, bool]] = []
+            # A's items all read first (a document both rankings hold is served as A's
+            # hit, and an unnamed hit's stand-in id counts the documents before it)
+            row_a = self._row(items_a, qid, index, items)
+            if self.method == "team-draft":  # B read lazily, as far as the draft reaches
+                chosen, extra = self._draft(row_a, self._read(items_b, qid, index, items), 0,
+                                            draws)  # fmt: skip
+            else:
+                row_b = self._row(items_b, qid, index, items)
+                chosen, extra = self._draft(row_a, row_b, len(items), draws)
+            keys = list(index)
+            served = [
+                plain_hit(items[d][0][0], items[d][0][1], {IMPRESSION: imp_id, DOC: keys[d]})
+                if items[d][2]  # a plain (id, score) pair, checked when read (else a hit)
+                else _served(items[d][0], items[d][1], qid, imp_id, keys[d])
+                for d in chosen
+            ]
         record = {"id": imp_id, "method": self.method, "names": list(self.names),
                   "query": query, "query_id": query_id, "time": time.time(),
                   "docs": [keys[d] for d in chosen], **extra, "clicks": []}  # fmt: skip
         self._store(record)
         return served
+
+    def _draft(self, row_a: list[int], b: Iterable[int], n_docs: int,
+               draws: list[float]) -> tuple[list[int], dict[str, Any]]:  # fmt: skip
+        """The documents served and the impression's credit (``teams`` or ``share_a``):
+        ``row_a`` A's ranking, ``b`` B's (an iterator read as far as team draft reaches, a
+        list for the probabilistic method), ``n_docs`` the documents numbered (read by
+        the probabilistic method only), ``draws`` this impression's random numbers."""
+        if self.method == "team-draft":
+            chosen, teams = team_draft_row(iter(row_a), iter(b), self.k, [c < 0.5 for c in draws])
+            return chosen, {"teams": teams}
+        chosen, share = probabilistic_row(row_a, list(b), max(n_docs, 1), self.k, draws,
+                                          self.tau)  # fmt: skip
+        return chosen, {"share_a": share}
 
     def _doc(self, item: Any, qid: Any, rank: int) -> str | None:
         """The key of one item (a hit or a plain function's item; ``rank`` 1-based)."""
@@ -385,9 +416,9 @@ def _served(item: Any, rank: int, qid: str, impression: str, doc: str) -> Hit:
     """The hit served for ``item``, tagged with its impression and document."""
     tags = {IMPRESSION: impression, DOC: doc}
     if type(item) is tuple and len(item) == 2 and _plain_pair(item):
-        return Hit(item[0], item[1], None, tags)
+        return plain_hit(item[0], item[1], tags)
     if type(item) is str and item:
-        return Hit(item, None, None, tags)
+        return plain_hit(item, None, tags)
     hit = item if isinstance(item, Hit) else coerce_hit(item, qid, rank)
     return _tagged(hit, impression, doc)
 

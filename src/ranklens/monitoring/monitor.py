@@ -62,6 +62,13 @@ from .windows import (
 log = logging.getLogger("ranklens")
 
 
+SLICE = 50e-6
+"""Seconds of the background thread's work between two moments it gives up the GIL."""
+
+YIELD = 20e-6
+"""How long it sleeps then (the operating system's timer rounds this up: tens of µs)."""
+
+
 class Monitor:
     """Watch live retrievals in windows; see the module docstring and docs/monitoring.md.
 
@@ -210,7 +217,27 @@ class Monitor:
     # ------------------------------------------------------------ the worker
     def _run(self, interval: float) -> None:
         while not self._stop.wait(interval):
+            self._drain()
             self.flush()
+
+    def _drain(self) -> None:
+        """The background thread's reading of the queue: records in slices of about
+        :data:`SLICE` seconds of work, the GIL given up after each (a short sleep). An app
+        thread that wants the GIL back (its retriever done) then waits for one slice at
+        most, not for the interpreter's switch interval (5 ms) while a whole backlog is
+        read. :meth:`flush` then closes the windows that are due."""
+        now = self.clock()
+        for _ in range(len(self._queue) + 1):  # what is queued now; later ones next time
+            with self._lock:
+                end = time.perf_counter() + SLICE
+                try:
+                    while self._queue and time.perf_counter() < end:
+                        self._take_one(self._queue.popleft(), now)
+                except Exception as exc:  # a fault of the monitor: counted, never the app's
+                    self._fault("internal", exc)
+                if not self._queue:
+                    return
+            time.sleep(YIELD)
 
     @FLUSH.checks
     def flush(self, close: bool = False) -> list[Window]:

@@ -3,7 +3,8 @@
 * :func:`labelled_values`: each retrieval of a labelled query scored by the usual metrics
   (:func:`ranklens.evaluate`, trec_eval's definitions, grouped labels as judged
   everywhere). A query asked several times counts each time: identical rankings are
-  scored once, the others in rounds holding each query once; a labelled retrieval that
+  scored once, and a query's other rankings under names of their own, labelled as it is
+  (:meth:`~ranklens.Qrels.copies`), all in one evaluation; a labelled retrieval that
   failed or found nothing scores 0, as the runner scores a failed query.
 * :func:`judged_values`: a sample of retrievals whose top hits a model judge grades
   (:func:`ranklens.assess`: concurrency, timeouts and retries from the runner, off the
@@ -25,6 +26,7 @@ import numpy as np
 
 from ..comparison import stats
 from ..evaluation import evaluate
+from ..io import coerce_qrels
 from ..model import Run
 from ..settings import Calling
 
@@ -64,6 +66,17 @@ def labelled_values(
             where.append({})
         rounds[r][qid] = list(docs)
         where[r][qid] = idx
+    if len(rounds) > 1:
+        # one evaluation: round r's query q named "r\x1fq" (no two rounds share a name),
+        # labelled as q is (Qrels.copies: grades, groups and intents kept)
+        names: dict[str, str] = {}
+        one_run: dict[str, list[str]] = {}
+        one_where: dict[str, list[int]] = {}
+        for r, (round_run, round_places) in enumerate(zip(rounds, where)):
+            for q, ranked in round_run.items():
+                alias = f"{r}\x1f{q}"
+                names[alias], one_run[alias], one_where[alias] = q, ranked, round_places[q]
+        rounds, where, qrels = [one_run], [one_where], coerce_qrels(qrels).copies(names)
     for run_dict, places in zip(rounds, where):
         ev = evaluate(qrels, Run.from_dict(run_dict), list(metrics), missing="skip",
                       duplicates="first", relevance_level=relevance_level)  # fmt: skip
