@@ -5,6 +5,7 @@ alike; the numbers stay those of the in-memory evaluation, to the last bit."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -125,7 +126,13 @@ def test_the_shard_count_follows_what_reading_the_labels_takes(tmp_path):
     labels in memory or in another format are read whole."""
     qrels, _ = write_case(tmp_path, n_queries=300)
     need = labelshards.label_bytes(qrels)
-    assert need == qrels.stat().st_size * labelshards.LABEL_READ_BYTES
+    size, lines = qrels.stat().st_size, qrels.read_bytes().count(b"\n")
+    assert need == pytest.approx(labelshards.LABEL_READ_LINE_BYTES * lines
+                                 + labelshards.LABEL_READ_FILE_BYTES * size, rel=0.01)  # fmt: skip
+    gz = tmp_path / "qrels.txt.gz"
+    gz.write_bytes(gzip.compress(qrels.read_bytes()))
+    read = gz.stat().st_size * labelshards.GZ_RATIO * labelshards.LABEL_READ_BYTES
+    assert labelshards.label_bytes(gz) == read
     assert labelshards.label_shard_count(qrels, "trec", float("inf")) == 1
     assert labelshards.label_shard_count(qrels, "trec", 10**12) == 1
     held = labelshards.resident_bytes()

@@ -4,9 +4,10 @@ read and its run streamed (in chunks, :mod:`.stream_plan`) on their own, so neit
 nor the run is ever whole in memory; the parts are merged as :func:`~.stream_plan.finish` merges
 chunks, into the numbers ``evaluate`` gives, to the last bit.
 
-Reading a TREC qrels file peaks at about :data:`LABEL_READ_BYTES` bytes per byte of it;
-when that would take the process past :data:`LABEL_SHARE` of the budget, the labels are
-sharded. TREC runs only: a JSONL or Parquet run's labels are read whole.
+Reading a TREC qrels file peaks at about :data:`LABEL_READ_LINE_BYTES` bytes per line of
+it and :data:`LABEL_READ_FILE_BYTES` per byte (a gzipped one :data:`LABEL_READ_BYTES` per
+byte once read); when that would take the process past :data:`LABEL_SHARE` of the budget,
+the labels are sharded. TREC runs only: a JSONL or Parquet run's labels are read whole.
 """
 
 from __future__ import annotations
@@ -38,12 +39,20 @@ from .stream_plan import (
     resident_bytes,
     score_files,
     settle,
+    trec_lines,
 )
 from .stream_versions import split_versions
 
 LABEL_READ_BYTES = 8
-"""Reading a TREC qrels file peaks at about this many bytes per byte of it (measured: 7.2,
-400 MB for a 55 MB file of 3 million labels; the labels kept take under half of that)."""
+"""Reading a gzipped TREC qrels file peaks at about this many bytes per byte of it once
+read (measured: 7.2, 400 MB for a 55 MB file of 3 million labels; the labels kept take
+under half of that). A plain file is sized by its lines and bytes: ..."""
+LABEL_READ_LINE_BYTES = 150
+"""... about this many bytes per line ..."""
+LABEL_READ_FILE_BYTES = 0.6
+"""... beside this many per byte of it (measured: 3 x 10^6 labels of 20 and of 78 bytes a
+line peaked at 448 and 550 MB: 138 a line and 0.59 a byte; eight bytes a byte would have
+said 482 MB and 1.9 GB)."""
 LABEL_SHARE = 0.9
 """The most of the budget the process may hold once one shard of labels is being read."""
 GZ_RATIO = 4
@@ -58,8 +67,10 @@ def label_bytes(qrels: Any) -> int:
     p = Path(qrels)
     if not p.is_file() or find_format("qrels", p) is not None:
         return 0
-    size = p.stat().st_size * (GZ_RATIO if p.name.endswith(".gz") else 1)
-    return size * LABEL_READ_BYTES
+    size = p.stat().st_size
+    if p.name.endswith(".gz"):
+        return size * GZ_RATIO * LABEL_READ_BYTES
+    return int(LABEL_READ_LINE_BYTES * trec_lines(p, size) + LABEL_READ_FILE_BYTES * size)
 
 
 def label_shard_count(qrels: Any, fmt: str, memory: int | float) -> int:
