@@ -395,7 +395,7 @@ class Qrels(HoldsDocIds):
         rows = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
         rows += np.arange(int(counts.sum()), dtype=np.int64)
         new_q = np.repeat(np.array([n for n, _ in pairs], dtype=object), counts)
-        docs = self.doc_ids[self.d[rows]] if len(rows) else np.array([], dtype=object)
+        docs = self.docs.strings(rows)  # only these rows' ids (nothing interned)
         empty = [n for (n, _), c in zip(pairs, counts.tolist()) if c == 0]
         return Qrels.from_arrays(
             new_q, docs, self.grade[rows],
