@@ -63,3 +63,17 @@ def test_copies_keep_a_query_labelled_with_nothing_and_leave_out_unknown_ones():
     assert copy.to_groups() == {"a": [["d1", "d2"], ["d3"]], "b": [],
                                 "d": [["d1", "d2"], ["d3"]]}  # fmt: skip
     assert copy.group_grades()["d"] == [2, 1]
+
+
+def test_copies_of_labels_read_from_a_file_are_those_of_the_labels_in_memory(tmp_path):
+    """Labels read from a TREC file keep their ids as bytes until needed: the copies read
+    only the copied rows' ids, and equal the copies of the same labels built in memory."""
+    from ranklens import read_qrels
+
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\nq3 0 d9 1\n")
+    names = {"a": "q1", "b": "q2", "c": "q1", "x": "q7"}
+    from_file = read_qrels(path).copies(names)
+    in_memory = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}, "q3": {"d9": 1}})
+    assert from_file.to_dict() == in_memory.copies(names).to_dict() == {
+        "a": {"d1": 2, "d2": 0}, "b": {"d3": 1}, "c": {"d1": 2, "d2": 0}}  # fmt: skip
