@@ -915,6 +915,270 @@ done:
     return res;
 }
 
+static const double POW10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15};
+
+/* trec_split(body, n_fields, fields, nums): one block of a TREC file's whole lines
+ * (ranklens/io/scan.py), split as _split_plain splits it and its number fields parsed as
+ * _parse_numbers parses them: when every byte at or below 0x20 is a line feed or the one
+ * delimiter (a tab if the first content line holds one, else a space), and every content
+ * line (blank lines skipped) holds exactly n_fields non-empty fields, one delimiter
+ * between each two, not starting with '#'. fields: the field numbers whose (start, length)
+ * are wanted; nums: (field, kind) pairs, kind 0 an integer, 1 a float. Returns (starts,
+ * lengths, values, slow): per wanted field int64 bytes of starts and of lengths; per number
+ * field a bytearray of int64s or doubles and int64 bytes of the rows left to Python's parser
+ * (anything but a plain decimal of at most 15 digits, or 18 for an integer: those rows'
+ * values are 0 here); and (start, length) of the last line's last field. None when a line
+ * is not so (numpy's split reads the block then). */
+/* Split the block's content lines into pos (per line, each field's start and one past
+ * the line's end: n_fields + 1 int64s): 0 when done, 1 when a line is not plain, 2 when
+ * memory ran out. No Python object is touched: called without the GIL. */
+static int split_lines(const unsigned char *b, Py_ssize_t n, int n_fields, int64_t **pos_out,
+                       Py_ssize_t *lines_out) {
+    unsigned char delim = ' ';  /* a tab if the first content line holds one */
+    Py_ssize_t i = 0;
+    while (i < n && b[i] == '\n') i++;
+    for (; i < n && b[i] != '\n'; i++)
+        if (b[i] == '\t') { delim = '\t'; break; }
+    Py_ssize_t cap = 1024, lines = 0;
+    int64_t *pos = PyMem_RawMalloc(sizeof(int64_t) * (size_t)(cap * (n_fields + 1)));
+    if (pos == NULL) return 2;
+    *pos_out = pos;
+    i = 0;
+    while (i < n) {
+        if (b[i] == '\n') { i++; continue; }  /* a blank line */
+        if (b[i] == '#') return 1;
+        if (lines == cap) {
+            cap *= 2;
+            int64_t *more = PyMem_RawRealloc(pos, sizeof(int64_t) * (size_t)(cap * (n_fields + 1)));
+            if (more == NULL) return 2;
+            *pos_out = pos = more;
+        }
+        int64_t *row = pos + lines * (n_fields + 1);
+        int f = 0;
+        row[0] = i;
+        for (;; i++) {
+            if (i >= n) return 1;  /* a block ends with a line feed */
+            unsigned char c = b[i];
+            if (c > 0x20) continue;
+            if (c == delim) {
+                if (i == row[f] || f + 1 >= n_fields) return 1;  /* an empty field, or more */
+                row[++f] = i + 1;
+                continue;
+            }
+            if (c != '\n' || i == row[f] || f != n_fields - 1) return 1;
+            row[n_fields] = i + 1;  /* the last field ends one before: at the line feed */
+            i++;
+            break;
+        }
+        lines++;
+    }
+    *lines_out = lines;
+    return 0;
+}
+
+/* Field j of each line parsed as _parse_numbers parses it into out (int64s, or doubles
+ * when is_float); the rows it leaves to Python's parser (anything but a plain decimal of
+ * at most 15 digits, or 18 for an integer; their values 0 here) into slow: their count.
+ * No Python object is touched. */
+static Py_ssize_t parse_numbers(const unsigned char *b, const int64_t *pos, Py_ssize_t lines,
+                                int n_fields, int j, int is_float, char *out, int64_t *slow) {
+    Py_ssize_t n_slow = 0;
+    for (Py_ssize_t r = 0; r < lines; r++) {
+        const int64_t *row = pos + r * (n_fields + 1);
+        const unsigned char *c = b + row[j], *end = b + row[j + 1] - 1;
+        int neg = 0, dots = 0, frac = 0, bad = end - c > 32;
+        uint64_t mant = 0;
+        if (c < end && (*c == '-' || *c == '+')) neg = *c++ == '-';
+        const unsigned char *first = c;
+        while (c < end && (unsigned)(*c - '0') < 10) mant = mant * 10 + (uint64_t)(*c++ - '0');
+        Py_ssize_t digits = c - first;
+        if (c < end && *c == '.') {  /* one dot, anywhere: the digits after it */
+            dots = 1;
+            const unsigned char *after = ++c;
+            while (c < end && (unsigned)(*c - '0') < 10) mant = mant * 10 + (uint64_t)(*c++ - '0');
+            frac = (int)(c - after);
+            digits += frac;
+        }
+        bad |= c != end || digits == 0 || (is_float ? digits > 15 : (dots > 0 || digits > 18));
+        if (bad) {
+            slow[n_slow++] = r;
+            memset(out + r * 8, 0, 8);
+        } else if (is_float) {  /* exact mantissa by an exact power of ten: one rounding */
+            double v = (double)(int64_t)mant / POW10[frac];
+            if (neg) v = -v;
+            memcpy(out + r * 8, &v, 8);
+        } else {
+            int64_t v = neg ? -(int64_t)mant : (int64_t)mant;
+            memcpy(out + r * 8, &v, 8);
+        }
+    }
+    return n_slow;
+}
+
+static PyObject *trec_split(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    int n_fields;
+    PyObject *fields, *nums;
+    if (!PyArg_ParseTuple(args, "y*iO!O!", &buf, &n_fields, &PyTuple_Type, &fields,
+                          &PyTuple_Type, &nums))
+        return NULL;
+    const unsigned char *b = (const unsigned char *)buf.buf;
+    Py_ssize_t n = buf.len, n_want = PyTuple_GET_SIZE(fields), n_num = PyTuple_GET_SIZE(nums);
+    PyObject *res = NULL, *starts = NULL, *lengths = NULL, *values = NULL, *slow = NULL;
+    int64_t *pos = NULL, *slow_rows = NULL;
+    Py_ssize_t lines = 0;
+    int want[64], num_field[64], num_kind[64], status;
+    if (n_fields < 1 || n_fields > 64 || n_want > 64 || n_num > 64) goto none;
+    for (Py_ssize_t i = 0; i < n_want; i++) {
+        want[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(fields, i));
+        if (PyErr_Occurred()) goto done;
+        if (want[i] < 0 || want[i] >= n_fields) goto none;
+    }
+    for (Py_ssize_t i = 0; i < n_num; i++) {
+        PyObject *spec = PyTuple_GET_ITEM(nums, i);
+        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2) goto none;
+        num_field[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+        num_kind[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(spec, 1));
+        if (PyErr_Occurred()) goto done;
+        if (num_field[i] < 0 || num_field[i] >= n_fields) goto none;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    status = split_lines(b, n, n_fields, &pos, &lines);
+    Py_END_ALLOW_THREADS
+    if (status == 1) goto none;
+    if (status == 2) { PyErr_NoMemory(); goto done; }
+    starts = PyList_New(n_want);
+    lengths = PyList_New(n_want);
+    values = PyList_New(n_num);
+    slow = PyList_New(n_num);
+    slow_rows = PyMem_RawMalloc(sizeof(int64_t) * (size_t)((lines + 1) * (n_num + 1)));
+    if (slow_rows == NULL) { PyErr_NoMemory(); goto done; }
+    if (starts == NULL || lengths == NULL || values == NULL || slow == NULL) goto done;
+    for (Py_ssize_t w = 0; w < n_want; w++) {
+        PyObject *st = PyBytes_FromStringAndSize(NULL, lines * 8);
+        PyObject *ln = PyBytes_FromStringAndSize(NULL, lines * 8);
+        if (st == NULL || ln == NULL) { Py_XDECREF(st); Py_XDECREF(ln); goto done; }
+        PyList_SET_ITEM(starts, w, st);
+        PyList_SET_ITEM(lengths, w, ln);
+    }
+    for (Py_ssize_t k = 0; k < n_num; k++) {
+        PyObject *vals = PyByteArray_FromStringAndSize(NULL, lines * 8);
+        if (vals == NULL) goto done;
+        PyList_SET_ITEM(values, k, vals);
+    }
+    Py_ssize_t n_slow[64];
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t w = 0; w < n_want; w++) {
+        int64_t *sp = (int64_t *)PyBytes_AS_STRING(PyList_GET_ITEM(starts, w));
+        int64_t *lp = (int64_t *)PyBytes_AS_STRING(PyList_GET_ITEM(lengths, w));
+        int j = want[w];
+        for (Py_ssize_t r = 0; r < lines; r++) {
+            const int64_t *row = pos + r * (n_fields + 1);
+            sp[r] = row[j];
+            lp[r] = row[j + 1] - 1 - row[j];
+        }
+    }
+    for (Py_ssize_t k = 0; k < n_num; k++)
+        n_slow[k] = parse_numbers(b, pos, lines, n_fields, num_field[k], num_kind[k] == 1,
+                                  PyByteArray_AS_STRING(PyList_GET_ITEM(values, k)),
+                                  slow_rows + k * (lines + 1));
+    Py_END_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < n_num; k++) {
+        PyObject *sl = PyBytes_FromStringAndSize((const char *)(slow_rows + k * (lines + 1)),
+                                                 n_slow[k] * 8);
+        if (sl == NULL) goto done;
+        PyList_SET_ITEM(slow, k, sl);
+    }
+    {
+        /* the last line's last field: (start, length), or (0, 0) without a content line */
+        const int64_t *row = lines ? pos + (lines - 1) * (n_fields + 1) : NULL;
+        long long at = row ? row[n_fields - 1] : 0;
+        long long len = row ? row[n_fields] - 1 - row[n_fields - 1] : 0;
+        res = Py_BuildValue("(OOOO(LL))", starts, lengths, values, slow, at, len);
+    }
+    goto done;
+none:
+    res = Py_None;
+    Py_INCREF(res);
+done:
+    Py_XDECREF(starts);
+    Py_XDECREF(lengths);
+    Py_XDECREF(values);
+    Py_XDECREF(slow);
+    PyMem_RawFree(pos);
+    PyMem_RawFree(slow_rows);
+    PyBuffer_Release(&buf);
+    return res;
+}
+
+/* The first k (1..8) bytes at p as a little-endian 64-bit word (the rest zero). */
+static uint64_t le_word(const unsigned char *p, Py_ssize_t k) {
+    uint64_t v = 0;
+    for (Py_ssize_t i = k - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* pack_hash(body, start, length): the ids body[start[i]:start[i] + length[i]] (start and
+ * length int64s) packed one after another with 8 zero bytes after them (a bytearray) and
+ * each one's 64-bit hash as ranklens/model/idbytes.py's hash_slices computes it (uint64
+ * bytes): the length times 0x9E3779B97F4A7C15, then per 8-byte little-endian word (one
+ * at least, zero past the id's end) x ^= word, x *= 0xBF58476D1CE4E5B9, x ^= x >> 31, and
+ * splitmix64's finish. None when a slice is outside body. */
+static PyObject *pack_hash(PyObject *self, PyObject *args) {
+    Py_buffer body, start, length;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &body, &start, &length)) return NULL;
+    PyObject *packed = NULL, *hashes = NULL, *res = NULL;
+    Py_ssize_t n = start.len / 8, total = 0;
+    const int64_t *st = (const int64_t *)start.buf, *ln = (const int64_t *)length.buf;
+    const unsigned char *b = (const unsigned char *)body.buf;
+    if (length.len != start.len) goto none;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (st[i] < 0 || ln[i] < 0 || st[i] + ln[i] > body.len) goto none;
+        total += ln[i];
+    }
+    packed = PyByteArray_FromStringAndSize(NULL, total + 8);
+    hashes = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (packed == NULL || hashes == NULL) goto done;
+    unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(packed);
+    uint64_t *h = (uint64_t *)PyBytes_AS_STRING(hashes);
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char *p = b + st[i];
+        Py_ssize_t len = (Py_ssize_t)ln[i];
+        memcpy(out + at, p, (size_t)len);
+        at += len;
+        uint64_t x = (uint64_t)len * 0x9E3779B97F4A7C15ULL;
+        Py_ssize_t w = 0;
+        do {
+            Py_ssize_t k = len - w < 8 ? len - w : 8;
+            x ^= k > 0 ? le_word(p + w, k) : 0;
+            x *= 0xBF58476D1CE4E5B9ULL;
+            x ^= x >> 31;
+            w += 8;
+        } while (w < len);
+        x ^= x >> 30;
+        x *= 0x94D049BB133111EBULL;
+        x ^= x >> 31;
+        h[i] = x;
+    }
+    memset(out + at, 0, 8);
+    Py_END_ALLOW_THREADS
+    res = PyTuple_Pack(2, packed, hashes);
+    goto done;
+none:
+    res = Py_None;
+    Py_INCREF(res);
+done:
+    Py_XDECREF(packed);
+    Py_XDECREF(hashes);
+    PyBuffer_Release(&body);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&length);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"run_scores", run_scores, METH_VARARGS, "Every score of a list of {doc: score} dicts."},
     {"lookups", lookups, METH_VARARGS, "Each labelled document's score in the run's hits."},
@@ -926,6 +1190,8 @@ static PyMethodDef methods[] = {
     {"ranks", ranks, METH_VARARGS, "Entries above and tied with each score in its segment."},
     {"set_number_types", set_number_types, METH_VARARGS, "numpy's scalar types read as numbers."},
     {"pair_rows", pair_rows, METH_VARARGS, "Two rankers' (id, score) pairs numbered as one."},
+    {"pack_hash", pack_hash, METH_VARARGS, "Ids packed and hashed as hash_slices hashes them."},
+    {"trec_split", trec_split, METH_VARARGS, "A TREC block's fields split and numbers parsed."},
     {"prob_row", prob_row, METH_VARARGS, "One row of probabilistic interleaving."},
     {"pack_ids", pack_ids, METH_VARARGS, "The ids of containers as packed UTF-8 bytes."},
     {NULL, NULL, 0, NULL},

@@ -329,3 +329,110 @@ def test_scanner_reads_plain_files_exactly_as_the_line_parser(tmp_path_factory, 
         # the scanner read it itself
         spec = (4, 0, [2], [(3, "int")]) if kind == "qrels" else (6, 0, [2], [(4, "float")])
         assert scan_mod.scan(p, *spec, more_fields=kind == "run") is not None
+
+
+@settings(max_examples=500, deadline=None)
+@given(data=st.data())
+def test_the_compiled_split_is_numpys_split_to_the_bit(data):
+    """The compiled helpers split a block of plain lines and parse its numbers in one pass
+    (``_split_compiled``); whenever they answer, numpy's split (``_split_plain``) answers
+    too, with the same fields, and every number is the one ``_parse_numbers`` gives, bit
+    for bit (rows C leaves to Python's parser included); a plainly laid out block is always
+    answered."""
+    from ranklens.model import native
+    from ranklens.model.idbytes import PAD
+
+    if native.NATIVE is None:
+        pytest.skip("the compiled helpers are not built here")
+    kind = data.draw(st.sampled_from(["qrels", "run"]))
+    n_fields = 4 if kind == "qrels" else 6
+    plain = _plain_files(n_fields).map(  # ids without control bytes: mostly C's to read
+        lambda f: (f[0].replace(b"\x00", b"").replace(b"\x01", b""), f[1])
+    )
+    drawn = data.draw(st.one_of(plain, plain, plain, _files(n_fields)))
+    content, odd = drawn if isinstance(drawn, tuple) else (drawn, "any")
+    if not content.endswith(b"\n"):
+        content += b"\n"  # a block is whole lines
+    nums = [(3, "int")] if kind == "qrels" else [(3, "int"), (4, "float")]
+    a = np.zeros(len(content) + PAD, dtype=np.uint8)
+    a[: len(content)] = np.frombuffer(content, dtype=np.uint8)
+    body = a[: len(content)]
+    got = scan_mod._split_compiled(body, n_fields, 0, [2], nums)
+    if odd is None and b"\x00" not in content and b"\x01" not in content:
+        assert got is not None  # plain lines: read in C
+    if got is None:
+        return
+    field, numbers, last = got
+    plain = scan_mod._split_plain(body, n_fields)
+    assert plain is not None
+    for j in {0, 2}:
+        assert np.array_equal(field(j)[0], plain(j)[0]) and np.array_equal(field(j)[1], plain(j)[1])
+    if not len(plain(0)[0]):
+        return
+    assert last == (plain(n_fields - 1)[0][-1], plain(n_fields - 1)[1][-1])
+    for (j, kind_), (values, slow) in zip(nums, numbers):
+        want = scan_mod._parse_numbers(a, *plain(j), kind_)
+        mine = scan_mod._parse_slowly(a, *plain(j), kind_, slow, values) if len(slow) else values
+        if want is None:
+            assert mine is None
+        else:
+            assert mine is not None and np.array_equal(mine.view(np.int64), want.view(np.int64))
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_the_scanner_reads_as_the_line_parser_without_the_compiled_helpers(
+    tmp_path_factory, data, monkeypatch
+):
+    """The scanner's numpy split and parse, which read every block when the compiled
+    helpers are not built (and any block they step aside from), against the line parser."""
+    from ranklens.model import native
+
+    monkeypatch.setattr(native, "NATIVE", None)
+    _, p, reader, _ = _drawn_file(tmp_path_factory, data, monkeypatch, _plain_files)
+    assert _outcome(reader, p, None) == _outcome(reader, p, False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=40), max_size=30), st.binary(max_size=20))
+def test_ids_packed_and_hashed_in_c_are_numpys_bytes_and_hashes(ids, gap):
+    """The scanner's ids packed and hashed in one pass in C (``_packed_ids``) are the bytes
+    ``gather_packed`` packs and the hashes ``hash_slices`` computes, for ids of any length
+    (empty, around the 8-byte words, longer than the fixed-width limit) and any bytes."""
+    from ranklens.model import native
+    from ranklens.model.idbytes import PAD, gather_packed, hash_slices
+
+    if native.NATIVE is None:
+        pytest.skip("the compiled helpers are not built here")
+    joined = gap.join(ids)
+    a = np.zeros(len(joined) + PAD, dtype=np.uint8)
+    a[: len(joined)] = np.frombuffer(joined, dtype=np.uint8)
+    length = np.array([len(x) for x in ids], dtype=np.int64)
+    lo = np.zeros(len(ids), dtype=np.int64)
+    if len(ids) > 1:
+        lo[1:] = np.cumsum(length[:-1] + len(gap))
+    packed, hashes = scan_mod._packed_ids(a, lo, length)
+    assert packed.tobytes() == gather_packed(a, lo, length)[1].tobytes()
+    assert np.array_equal(hashes, hash_slices(a, lo, length))
+
+
+def test_scores_the_compiled_split_leaves_to_python_are_read_alike(tmp_path, monkeypatch):
+    """Exponents, long mantissas and odd scores in a plainly laid out run: C splits the
+    block and leaves those rows to Python's parser; the run equals the line parser's and
+    the numpy scanner's, and a score that is not a number is still named by its line."""
+    from ranklens.model import native
+
+    p = tmp_path / "r.run"
+    scores = ["1.5e-3", "0.12345678901234567", "-2E5", "7", "3.25", "1e-300", "+.5"]
+    p.write_text("".join(f"q{i % 3} Q0 d{i} {i + 1} {s} sys\n" for i, s in enumerate(scores)))
+    want = _outcome(read_trec_run, p, False)
+    assert want[0] == "run" and _outcome(read_trec_run, p, None) == want
+    if native.NATIVE is not None:
+        monkeypatch.setattr(native, "NATIVE", None)
+        assert _outcome(read_trec_run, p, None) == want
+        monkeypatch.undo()
+    p.write_text(p.read_text().replace("3.25", "3,25"))
+    with pytest.raises(InputError, match=r"r\.run:5:"):
+        read_trec_run(p)

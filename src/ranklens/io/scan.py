@@ -8,6 +8,11 @@ bytes (:class:`~ranklens.model.ids.DocIds`), numbers parsed column by column. No
 loop runs over lines or ids: only over the distinct query ids of consecutive blocks of
 lines.
 
+With the compiled helpers (``ranklens-native``) a plainly laid out block is split, its
+numbers parsed and its ids packed and hashed in C, in one pass each, without the GIL (the
+same fields, numbers, bytes and hashes as numpy's: tested on generated blocks); anything
+else, or no helpers, is read by numpy as below.
+
 A block is split the fast way when every line holds exactly the expected fields separated
 by single delimiters of one kind (space or tab), else by runs of any ASCII whitespace as
 ``bytes.split`` splits them (padded columns, CRLF line ends, extra run columns, blank and
@@ -31,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model import native as compiled
 from ..model.idbytes import PAD, fixed_words, gather_packed, hash_slices
 from ..model.ids import DocIds
 from ..model.vocab import BadIdError, encode
@@ -192,7 +198,13 @@ def _block(
             str(data, "utf-8")
         except UnicodeDecodeError:
             return None
-    split = _split_plain(body, n_fields)
+    numbers = last = None
+    split: FieldSplit | None
+    in_c = _split_compiled(body, n_fields, qid, ids, nums)
+    if in_c is not None:  # split and numbers parsed in C (the plain layout only)
+        split, numbers, last = in_c
+    else:
+        split = _split_plain(body, n_fields)
     if split is None:  # not one delimiter between fields: any ASCII whitespace
         split = _split_any(body, n_fields, more_fields)
     if split is None:
@@ -204,16 +216,70 @@ def _block(
     # packed bytes and hashes (computed here, on the block's thread)
     for j in ids:
         lo, length = field(j)
-        packed = gather_packed(a, lo, length)[1]
-        parts.ids.append((length.astype(np.int32), packed, hash_slices(a, lo, length)))
-    for j, kind in nums:
-        values = _parse_numbers(a, *field(j), kind)
+        parts.ids.append((length.astype(np.int32), *_packed_ids(a, lo, length)))
+    for i, (j, kind) in enumerate(nums):
+        values: np.ndarray | None
+        if numbers is not None:  # the rows C left (exponents, long mantissas, odd ones)
+            parsed, slow = numbers[i]
+            values = parsed
+            if len(slow):  # where those rows' fields are, asked of C again (rarely needed)
+                at = compiled.NATIVE.trec_split(body, n_fields, (j,), ())
+                starts = np.frombuffer(at[0][0], dtype=np.int64)
+                lengths = np.frombuffer(at[1][0], dtype=np.int64)
+                values = _parse_slowly(a, starts, lengths, kind, slow, parsed)
+        else:
+            values = _parse_numbers(a, *field(j), kind)
         if values is None:
             return None
         parts.nums.append(values)
-    lo, length = field(n_fields - 1)
-    parts.last = bytes(body[int(lo[-1]) : int(lo[-1] + length[-1])])
+    if last is None:
+        lo, length = field(n_fields - 1)
+        last = int(lo[-1]), int(length[-1])
+    parts.last = bytes(body[last[0] : last[0] + last[1]])
     return parts
+
+
+def _split_compiled(
+    body: np.ndarray, n_fields: int, qid: int, ids: list[int], nums: list[tuple[int, str]]
+) -> tuple[FieldSplit, list[tuple[np.ndarray, np.ndarray]], tuple[int, int]] | None:
+    """:func:`_split_plain` and :func:`_parse_numbers` in the compiled helpers, in one pass
+    over the block: ``(field, numbers, last)``: the query and id fields' ``(start,
+    length)`` (``field(j)``; field 0 too), per number field its values and the rows left to
+    :func:`_parse_slowly`, and where the last line's last field is. None without the
+    helpers or when the block is not laid out plainly (numpy's split reads it then, as it
+    always has)."""
+    native = compiled.NATIVE
+    if native is None or not hasattr(native, "trec_split"):
+        return None
+    wanted = sorted({0, qid, *ids})  # the numbers and the last field are read in C
+    got = native.trec_split(body, n_fields, tuple(wanted),
+                            tuple((j, int(kind == "float")) for j, kind in nums))  # fmt: skip
+    if got is None:
+        return None
+    starts, lengths, values, slow, last = got
+    where = {
+        j: (np.frombuffer(s, dtype=np.int64), np.frombuffer(n, dtype=np.int64))
+        for j, s, n in zip(wanted, starts, lengths)
+    }
+    numbers = [
+        (np.frombuffer(v, dtype=np.float64 if kind == "float" else np.int64),
+         np.frombuffer(r, dtype=np.int64))
+        for (_, kind), v, r in zip(nums, values, slow)
+    ]  # fmt: skip
+    return where.__getitem__, numbers, last
+
+
+def _packed_ids(a: np.ndarray, lo: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ids ``a[lo:lo + length]`` packed (then :data:`PAD` zero bytes) and their
+    hashes (:func:`~ranklens.model.idbytes.hash_slices`): in one pass in the compiled
+    helpers when they are built, else by numpy (the same bytes and hashes: tested)."""
+    native = compiled.NATIVE
+    if native is not None and hasattr(native, "pack_hash"):
+        got = native.pack_hash(a, np.ascontiguousarray(lo, dtype=np.int64),
+                               np.ascontiguousarray(length, dtype=np.int64))  # fmt: skip
+        if got is not None:
+            return np.frombuffer(got[0], dtype=np.uint8), np.frombuffer(got[1], dtype=np.uint64)
+    return gather_packed(a, lo, length)[1], hash_slices(a, lo, length)
 
 
 def _split_plain(body: np.ndarray, n_fields: int) -> FieldSplit | None:
