@@ -1119,15 +1119,17 @@ static uint64_t le_word(const unsigned char *p, Py_ssize_t k) {
     return v;
 }
 
-/* pack_hash(body, start, length): the ids body[start[i]:start[i] + length[i]] (start and
- * length int64s) packed one after another with 8 zero bytes after them (a bytearray) and
+/* pack_hash(body, start, length[, pack]): the ids body[start[i]:start[i] + length[i]]
+ * (start and length int64s) packed one after another with 8 zero bytes after them (a
+ * bytearray; empty when pack is false: the hashes only) and
  * each one's 64-bit hash as ranklens/model/idbytes.py's hash_slices computes it (uint64
  * bytes): the length times 0x9E3779B97F4A7C15, then per 8-byte little-endian word (one
  * at least, zero past the id's end) x ^= word, x *= 0xBF58476D1CE4E5B9, x ^= x >> 31, and
  * splitmix64's finish. None when a slice is outside body. */
 static PyObject *pack_hash(PyObject *self, PyObject *args) {
     Py_buffer body, start, length;
-    if (!PyArg_ParseTuple(args, "y*y*y*", &body, &start, &length)) return NULL;
+    int pack = 1;
+    if (!PyArg_ParseTuple(args, "y*y*y*|p", &body, &start, &length, &pack)) return NULL;
     PyObject *packed = NULL, *hashes = NULL, *res = NULL;
     Py_ssize_t n = start.len / 8, total = 0;
     const int64_t *st = (const int64_t *)start.buf, *ln = (const int64_t *)length.buf;
@@ -1137,17 +1139,17 @@ static PyObject *pack_hash(PyObject *self, PyObject *args) {
         if (st[i] < 0 || ln[i] < 0 || st[i] + ln[i] > body.len) goto none;
         total += ln[i];
     }
-    packed = PyByteArray_FromStringAndSize(NULL, total + 8);
+    packed = PyByteArray_FromStringAndSize(NULL, pack ? total + 8 : 0);
     hashes = PyBytes_FromStringAndSize(NULL, n * 8);
     if (packed == NULL || hashes == NULL) goto done;
-    unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(packed);
+    unsigned char *out = pack ? (unsigned char *)PyByteArray_AS_STRING(packed) : NULL;
     uint64_t *h = (uint64_t *)PyBytes_AS_STRING(hashes);
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t at = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         const unsigned char *p = b + st[i];
         Py_ssize_t len = (Py_ssize_t)ln[i];
-        memcpy(out + at, p, (size_t)len);
+        if (out != NULL) memcpy(out + at, p, (size_t)len);
         at += len;
         uint64_t x = (uint64_t)len * 0x9E3779B97F4A7C15ULL;
         Py_ssize_t w = 0;
@@ -1163,7 +1165,7 @@ static PyObject *pack_hash(PyObject *self, PyObject *args) {
         x ^= x >> 31;
         h[i] = x;
     }
-    memset(out + at, 0, 8);
+    if (out != NULL) memset(out + at, 0, 8);
     Py_END_ALLOW_THREADS
     res = PyTuple_Pack(2, packed, hashes);
     goto done;
