@@ -116,7 +116,7 @@ def work(tool: str, phase: str, n: int, depth: int, reps: int, scenario: str) ->
         import numpy as np
 
         run = {q: dict(zip(h, np.fromiter(h.values(), np.float64, len(h)))) for q, h in run.items()}
-    if phase == "forms":
+    if phase == "forms" and ":" in tool:  # pytrec_eval's row of this phase is from dicts
         other = form_of(run, tool.split(":")[1])
         del run
 
@@ -161,7 +161,7 @@ def work(tool: str, phase: str, n: int, depth: int, reps: int, scenario: str) ->
         if phase == "files":
             for _ in range(reps):
                 means = timed(from_files)
-        elif phase in ("dicts", "npdicts"):
+        elif phase in ("dicts", "npdicts", "forms"):
             for _ in range(reps):
                 means = timed(lambda: _pytrec_means(
                     pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC)).evaluate(run)))  # fmt: skip
