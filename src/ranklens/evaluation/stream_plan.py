@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, NoSharedQueryError
-from ..io import coerce_qrels
+from ..io import coerce_qrels, find_format
 from ..judging import JudgeCounts, JudgeOptions, judge
 from ..judging.overlap_check import no_relevant_query, no_shared_query
 from ..metrics import Metric
@@ -80,7 +80,7 @@ def whole_trec_bytes(run: Path, qrels: Any) -> int | None:
     need = LINE_BYTES * trec_lines(run, size) + FILE_BYTES * size
     if isinstance(qrels, (str, Path)) and Path(qrels).is_file():
         q = Path(qrels)
-        if q.name.endswith(".gz") or q.suffix.lower() in (".json", ".jsonl", ".parquet", ".csv"):
+        if q.name.endswith(".gz") or find_format("qrels", q) is not None:  # not plain TREC
             return None
         qsize = q.stat().st_size
         need += LABEL_LINE_BYTES * trec_lines(q, qsize) + LABEL_FILE_BYTES * qsize

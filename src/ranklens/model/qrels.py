@@ -31,7 +31,7 @@ from ..errors import DuplicateDocumentError, InputError
 from .ids import DocIds, HoldsDocIds, first_repeat
 from .labels import SubtopicRows, check_grade, group_columns, subtopic_columns
 from .mappings import check_query_keys, flat_numbers, label_columns
-from .segments import blocks_in_order, repeats, sorted_with_rows
+from .segments import blocks_in_order, gather_ranges, repeats, sorted_with_rows
 from .vocab import encode_columns, encode_nested
 
 QrelsLike = Union["Qrels", Mapping[str, Any], str, Path]
@@ -392,8 +392,7 @@ class Qrels(HoldsDocIds):
         src = np.array([c for _, c in pairs], dtype=np.int64)
         lo, hi = self._query_row_off[src], self._query_row_off[src + 1]
         counts = hi - lo
-        rows = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-        rows += np.arange(int(counts.sum()), dtype=np.int64)
+        rows = gather_ranges(lo, counts)
         new_q = np.repeat(np.array([n for n, _ in pairs], dtype=object), counts)
         docs = self.docs.strings(rows)  # only these rows' ids (nothing interned)
         empty = [n for (n, _), c in zip(pairs, counts.tolist()) if c == 0]

@@ -178,6 +178,15 @@ def seg_running_count(q_sorted: np.ndarray) -> np.ndarray:
     return idx - first + 1
 
 
+def gather_ranges(first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The rows ``first[i] .. first[i] + sizes[i] - 1`` of every range ``i``, one range
+    after another (int64)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    out: np.ndarray = np.repeat(np.asarray(first, dtype=np.int64) - np.cumsum(sizes) + sizes,
+                                sizes) + np.arange(int(sizes.sum()), dtype=np.int64)  # fmt: skip
+    return out
+
+
 def blocks_in_order(key: np.ndarray) -> np.ndarray | None:
     """The rows of ``key`` (e.g. query codes) with its blocks of equal keys put in key
     order, each block's rows kept in order: a stable sort by key, in one gather. None when
@@ -188,5 +197,4 @@ def blocks_in_order(key: np.ndarray) -> np.ndarray | None:
     if len(order) > 1 and bool((block_key[order][1:] == block_key[order][:-1]).any()):
         return None
     sizes = np.diff(np.append(starts, len(key)))[order]
-    first = starts[order]
-    return np.repeat(first - np.cumsum(sizes) + sizes, sizes) + np.arange(len(key))
+    return gather_ranges(starts[order], sizes)

@@ -229,15 +229,19 @@ class Monitor:
         now = self.clock()
         for _ in range(len(self._queue) + 1):  # what is queued now; later ones next time
             with self._lock:
-                end = time.perf_counter() + SLICE
                 try:
-                    while self._queue and time.perf_counter() < end:
-                        self._take_one(self._queue.popleft(), now)
+                    self._take_queued(now, time.perf_counter() + SLICE)
                 except Exception as exc:  # a fault of the monitor: counted, never the app's
                     self._fault("internal", exc)
                 if not self._queue:
                     return
             time.sleep(YIELD)
+
+    def _take_queued(self, now: float, until: float = math.inf) -> None:
+        """Queued records into their windows, oldest first, until the queue is empty or
+        ``time.perf_counter()`` passes ``until``."""
+        while self._queue and time.perf_counter() < until:
+            self._take_one(self._queue.popleft(), now)
 
     @FLUSH.checks
     def flush(self, close: bool = False) -> list[Window]:
@@ -247,8 +251,7 @@ class Monitor:
             self._closed_now = []
             try:
                 now = self.clock()
-                while self._queue:
-                    self._take_one(self._queue.popleft(), now)
+                self._take_queued(now)
                 if self.size:
                     self._tick(now)
                 if close:

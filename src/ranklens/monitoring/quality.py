@@ -55,36 +55,29 @@ def labelled_values(
     for i, pair in enumerate(samples):
         if pair[1]:
             slots.setdefault(pair, []).append(i)
-    rounds: list[dict[str, list[str]]] = []
-    where: list[dict[str, list[int]]] = []
-    depth: dict[str, int] = {}
-    for (qid, docs), idx in slots.items():
-        r = depth.get(qid, 0)
-        depth[qid] = r + 1
-        if r == len(rounds):
-            rounds.append({})
-            where.append({})
-        rounds[r][qid] = list(docs)
-        where[r][qid] = idx
-    if len(rounds) > 1:
-        # one evaluation: round r's query q named "r\x1fq" (no two rounds share a name),
-        # labelled as q is (Qrels.copies: grades, groups and intents kept)
-        names: dict[str, str] = {}
-        one_run: dict[str, list[str]] = {}
-        one_where: dict[str, list[int]] = {}
-        for r, (round_run, round_places) in enumerate(zip(rounds, where)):
-            for q, ranked in round_run.items():
-                alias = f"{r}\x1f{q}"
-                names[alias], one_run[alias], one_where[alias] = q, ranked, round_places[q]
-        rounds, where, qrels = [one_run], [one_where], coerce_qrels(qrels).copies(names)
-    for run_dict, places in zip(rounds, where):
-        ev = evaluate(qrels, Run.from_dict(run_dict), list(metrics), missing="skip",
-                      duplicates="first", relevance_level=relevance_level)  # fmt: skip
-        # first rank wins, as the Recorder maps hits
-        for m, name in zip(metrics, ev.metrics):
-            vals = ev.per_query[name.name]
-            for q, v in zip(ev.query_ids, vals):
-                out[m][places[q]] = v
+    if not slots:  # every labelled retrieval failed or found nothing: each scores 0
+        return out
+    asked = [qid for qid, _ in slots]
+    if len(set(asked)) < len(asked):
+        # a query asked again with another ranking: the k-th of its rankings named
+        # "k\x1fquery" (no two share a name), labelled as the query is (Qrels.copies:
+        # grades, groups and intents kept), so that all are scored in one evaluation
+        depth: dict[str, int] = {}
+        names = []
+        for qid in asked:
+            depth[qid] = depth.get(qid, -1) + 1
+            names.append(f"{depth[qid]}\x1f{qid}")
+        qrels = coerce_qrels(qrels).copies(dict(zip(names, asked)))
+    else:
+        names = asked
+    run_dict = {name: list(docs) for name, (_, docs) in zip(names, slots)}
+    places = dict(zip(names, slots.values()))
+    ev = evaluate(qrels, Run.from_dict(run_dict), list(metrics), missing="skip",
+                  duplicates="first", relevance_level=relevance_level)  # fmt: skip
+    # first rank wins, as the Recorder maps hits
+    for m, name in zip(metrics, ev.metrics):
+        for q, v in zip(ev.query_ids, ev.per_query[name.name]):
+            out[m][places[q]] = v
     return out
 
 
